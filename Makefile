@@ -1,0 +1,42 @@
+# pinseal — see README.md. Two commands on a fresh machine: `make demo`, `make test`.
+GO       ?= go
+GOBIN    ?= $(shell $(GO) env GOPATH)/bin
+VERSION  ?= v0.1.0-dev
+LDFLAGS  := -X github.com/pinseal/pinseal/internal/version.Version=$(VERSION)
+BIN      := bin
+
+.PHONY: all build demo test test-unit vet fmt bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+
+## demo: build the example provider package from pinned upstream files served on 127.0.0.1, then verify it
+demo: build
+	./scripts/demo.sh
+
+## test: every test: vet, unit, fuzz seeds, integration against real peers (registry, cosign, oras, chromium)
+test: vet
+	$(GO) test -tags integration -count=1 -timeout 30m ./...
+
+## test-unit: the fast tests only (no external peers)
+test-unit:
+	$(GO) test -count=1 ./...
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet -tags integration ./...
+
+## bench: benchmarks with ratios against GNU gzip, a shell pipeline and the upstream CLIs
+bench: build
+	./scripts/bench.sh
+
+## fuzz: run each fuzz target for FUZZTIME (default 30s)
+FUZZTIME ?= 30s
+fuzz:
+	./scripts/fuzz.sh $(FUZZTIME)
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,173 @@
+package blob
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var manifest = []byte(strings.Repeat("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", 200))
+
+func stdGzip(t testing.TB, data []byte, hdr gzip.Header) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Header = hdr
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestCompressDeterministic(t *testing.T) {
+	first, err := CompressBytes(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tz := range []string{"UTC", "America/New_York", "Asia/Kolkata"} {
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			t.Skipf("no tzdata: %v", err)
+		}
+		old := time.Local
+		time.Local = loc
+		got, err := CompressBytes(manifest)
+		time.Local = old
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, first) {
+			t.Fatalf("TZ=%s: output differs from first run", tz)
+		}
+	}
+	h, err := ReadHeader(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Reproducible() || h.MTime != 0 || h.Flags != 0 {
+		t.Fatalf("header not clean: %+v problems=%v", h, h.Problems())
+	}
+	info := Inspect(bytes.NewReader(first), 0)
+	if info.Err != nil {
+		t.Fatalf("inspect own output: %v", info.Err)
+	}
+	if info.RawSize != int64(len(manifest)) || info.RawSHA256 != Digest(sha(manifest)) {
+		t.Fatalf("inflated size/digest wrong: %d", info.RawSize)
+	}
+}
+
+// TestGNUGzipInterop checks that blobs GNU gzip made are read the same way
+// and that GNU gzip accepts ours.
+func TestGNUGzipInterop(t *testing.T) {
+	gz, err := exec.LookPath("gzip")
+	if err != nil {
+		t.Skip("GNU gzip not installed")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "core-components.yaml")
+	if err := os.WriteFile(src, manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args     []string
+		wantName bool
+	}{{[]string{"-9", "-n", "-c"}, false}, {[]string{"-9", "-c"}, true}} {
+		out, err := exec.Command(gz, append(tc.args, src)...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := Inspect(bytes.NewReader(out), 0)
+		if info.Err != nil {
+			t.Fatalf("gzip %v: %v", tc.args, info.Err)
+		}
+		if got := info.Header.HasName; got != tc.wantName {
+			t.Fatalf("gzip %v: HasName=%v", tc.args, got)
+		}
+		if tc.wantName && (info.Header.Name != "core-components.yaml" || info.Header.MTime == 0 || info.Header.Reproducible()) {
+			t.Fatalf("gzip without -n: header %+v", info.Header)
+		}
+		if info.RawSHA256 != Digest(sha(manifest)) {
+			t.Fatal("digest of GNU blob differs")
+		}
+	}
+	ours, _ := CompressBytes(manifest)
+	cmd := exec.Command(gz, "-t")
+	cmd.Stdin = bytes.NewReader(ours)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gzip -t rejects our blob: %v %s", err, out)
+	}
+}
+
+func TestInspectCorrupt(t *testing.T) {
+	good, _ := CompressBytes(manifest)
+	flipped := bytes.Clone(good)
+	flipped[len(flipped)-6] ^= 0xff // CRC byte
+	sizeWrong := bytes.Clone(good)
+	sizeWrong[len(sizeWrong)-1] ^= 0x01
+	bomb, _ := CompressBytes(make([]byte, 4<<20))
+	named := stdGzip(t, manifest, gzip.Header{Name: "x.yaml", ModTime: time.Unix(1700000000, 0), Comment: "hi", Extra: []byte{1, 2, 3, 4}})
+	for _, tc := range []struct {
+		name  string
+		in    []byte
+		limit int64
+		want  Kind
+	}{
+		{"empty", nil, 0, NotGzip},
+		{"not gzip", []byte("apiVersion: v1\n"), 0, NotGzip},
+		{"header cut", good[:5], 0, Truncated},
+		{"body cut", good[:len(good)/2], 0, Truncated},
+		{"trailer cut", good[:len(good)-3], 0, Truncated},
+		{"bad crc", flipped, 0, BadChecksum},
+		{"bad size", sizeWrong, 0, BadChecksum},
+		{"multi member", append(bytes.Clone(good), good...), 0, MultiMember},
+		{"trailing", append(bytes.Clone(good), 0, 0, 0), 0, Trailing},
+		{"bad method", append([]byte{0x1f, 0x8b, 7}, good[3:]...), 0, BadHeader},
+		{"reserved flags", append([]byte{0x1f, 0x8b, 8, 0x80}, good[4:]...), 0, BadHeader},
+		{"bad deflate", append(bytes.Clone(good[:10]), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), 0, BadData},
+		{"bomb", bomb, 1 << 20, TooLarge},
+		{"named name cut", named[:14], 0, Truncated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			info := Inspect(bytes.NewReader(tc.in), tc.limit)
+			ce, ok := IsCorrupt(info.Err)
+			if !ok {
+				t.Fatalf("want %s, got err=%v", tc.want, info.Err)
+			}
+			if ce.Kind != tc.want {
+				t.Fatalf("want %s, got %s (%v)", tc.want, ce.Kind, ce)
+			}
+			if info.Size != int64(len(tc.in)) || info.SHA256 != Digest(sha(tc.in)) {
+				t.Fatalf("compressed size/digest must cover all input: %d vs %d", info.Size, len(tc.in))
+			}
+		})
+	}
+	info := Inspect(bytes.NewReader(named), 0)
+	if info.Err != nil {
+		t.Fatal(info.Err)
+	}
+	p := strings.Join(info.Header.Problems(), "; ")
+	for _, want := range []string{`file name "x.yaml"`, "2023-11-14T22:13:20Z", `comment "hi"`, "4 bytes of extra"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("problems %q lack %q", p, want)
+		}
+	}
+}
+
+func TestBombStopsEarly(t *testing.T) {
+	bomb, _ := CompressBytes(make([]byte, 64<<20))
+	info := Inspect(bytes.NewReader(bomb), 1<<20)
+	if ce, ok := IsCorrupt(info.Err); !ok || ce.Kind != TooLarge || !strings.Contains(ce.Detail, "1048576") {
+		t.Fatalf("got %v", info.Err)
+	}
+	if info.RawSize != 1<<20 {
+		t.Fatalf("RawSize %d", info.RawSize)
+	}
+}

@@ -1,0 +1,67 @@
+package blob
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"io"
+	"testing"
+)
+
+func sha(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// FuzzReadHeader: any input gives a header or an error, never a panic, and
+// a header never claims more bytes than it was given.
+func FuzzReadHeader(f *testing.F) {
+	good, _ := CompressBytes([]byte("kind: Metadata\n"))
+	f.Add(good)
+	f.Add([]byte{0x1f, 0x8b, 8, 0x1f, 0, 0, 0, 0, 0, 3})
+	f.Add([]byte{0x1f, 0x8b, 8, 0x04, 0, 0, 0, 0, 0, 3, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := ReadHeader(b)
+		if err == nil && h.Len > len(b) {
+			t.Fatalf("header length %d > input %d", h.Len, len(b))
+		}
+		if err != nil {
+			if _, ok := IsCorrupt(err); !ok {
+				t.Fatalf("error is not a CorruptError: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzInspect: Inspect never panics, bounds its output, and whatever it
+// accepts the standard library's reader accepts with the same content.
+func FuzzInspect(f *testing.F) {
+	good, _ := CompressBytes([]byte("apiVersion: v1\nkind: Namespace\n"))
+	f.Add(good)
+	f.Add(append(bytes.Clone(good), good...))
+	f.Add(good[:len(good)-2])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		info := Inspect(bytes.NewReader(b), 1<<20)
+		if info.Size != int64(len(b)) {
+			t.Fatalf("size %d != %d", info.Size, len(b))
+		}
+		if info.RawSize > 1<<20 {
+			t.Fatalf("inflated past the limit: %d", info.RawSize)
+		}
+		if info.Err != nil {
+			return
+		}
+		if info.Members != 1 {
+			t.Fatalf("accepted with %d members", info.Members)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("accepted, but compress/gzip refuses the header: %v", err)
+		}
+		zr.Multistream(false)
+		out, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("accepted, but compress/gzip refuses the data: %v", err)
+		}
+		if sha(out) != [32]byte(info.RawSHA256) {
+			t.Fatal("inflated digest differs from compress/gzip's")
+		}
+	})
+}

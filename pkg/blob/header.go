@@ -1,0 +1,128 @@
+package blob
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// gzip header flags (RFC 1952 section 2.3.1).
+const (
+	flagText    = 1 << 0
+	flagHCRC    = 1 << 1
+	flagExtra   = 1 << 2
+	flagName    = 1 << 3
+	flagComment = 1 << 4
+	flagReserve = 0xe0
+)
+
+// maxHeaderString bounds FNAME and FCOMMENT so a hostile header cannot make
+// the reader buffer without end.
+const maxHeaderString = 64 << 10
+
+// ReadHeader parses the gzip member header at the start of b. It needs only
+// the header bytes, not the whole blob.
+func ReadHeader(b []byte) (Header, error) {
+	return readHeader(bufio.NewReader(bytes.NewReader(b)))
+}
+
+// readHeader parses one member header from r, consuming exactly its bytes.
+func readHeader(r *bufio.Reader) (Header, error) {
+	var h Header
+	var fixed [10]byte
+	n, err := io.ReadFull(r, fixed[:])
+	h.Len = n
+	if err != nil {
+		if n >= 2 && (fixed[0] != 0x1f || fixed[1] != 0x8b) {
+			return h, &CorruptError{Kind: NotGzip, Offset: 0, Detail: "no gzip magic (1f 8b)"}
+		}
+		if n == 0 {
+			return h, &CorruptError{Kind: NotGzip, Offset: 0, Detail: "empty input"}
+		}
+		return h, &CorruptError{Kind: Truncated, Offset: int64(n), Detail: "header cut short"}
+	}
+	if fixed[0] != 0x1f || fixed[1] != 0x8b {
+		return h, &CorruptError{Kind: NotGzip, Offset: 0, Detail: fmt.Sprintf("no gzip magic: starts with %02x %02x", fixed[0], fixed[1])}
+	}
+	h.Method, h.Flags = fixed[2], fixed[3]
+	if h.Method != 8 {
+		return h, &CorruptError{Kind: BadHeader, Offset: 2, Detail: fmt.Sprintf("compression method %d, want 8 (deflate)", h.Method)}
+	}
+	if h.Flags&flagReserve != 0 {
+		return h, &CorruptError{Kind: BadHeader, Offset: 3, Detail: fmt.Sprintf("reserved flag bits set (%#02x)", h.Flags)}
+	}
+	h.MTime = binary.LittleEndian.Uint32(fixed[4:8])
+	if h.MTime != 0 {
+		h.ModTime = time.Unix(int64(h.MTime), 0).UTC()
+	}
+	h.XFL, h.OS = fixed[8], fixed[9]
+
+	short := func(what string) error {
+		return &CorruptError{Kind: Truncated, Offset: int64(h.Len), Detail: "header cut short in " + what}
+	}
+	if h.Flags&flagExtra != 0 {
+		var l [2]byte
+		if _, err := io.ReadFull(r, l[:]); err != nil {
+			return h, short("FEXTRA length")
+		}
+		h.Len += 2
+		h.Extra = make([]byte, binary.LittleEndian.Uint16(l[:]))
+		if _, err := io.ReadFull(r, h.Extra); err != nil {
+			return h, short("FEXTRA")
+		}
+		h.Len += len(h.Extra)
+		h.HasExtra = true
+	}
+	readString := func(what string) (string, error) {
+		var buf []byte
+		for {
+			c, err := r.ReadByte()
+			if err != nil {
+				return "", short(what)
+			}
+			h.Len++
+			if c == 0 {
+				return string(buf), nil
+			}
+			if len(buf) >= maxHeaderString {
+				return "", &CorruptError{Kind: BadHeader, Offset: int64(h.Len), Detail: what + " longer than 64 KiB"}
+			}
+			buf = append(buf, c)
+		}
+	}
+	if h.Flags&flagName != 0 {
+		if h.Name, err = readString("FNAME"); err != nil {
+			return h, err
+		}
+		h.HasName = true
+	}
+	if h.Flags&flagComment != 0 {
+		if h.Comment, err = readString("FCOMMENT"); err != nil {
+			return h, err
+		}
+		h.HasComm = true
+	}
+	if h.Flags&flagHCRC != 0 {
+		var c [2]byte
+		if _, err := io.ReadFull(r, c[:]); err != nil {
+			return h, short("FHCRC")
+		}
+		h.Len += 2
+		h.HasHCRC = true
+	}
+	return h, nil
+}
+
+// errorKind maps a decompressor error to a corruption kind.
+func errorKind(err error) Kind {
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return Truncated
+	default:
+		return BadData
+	}
+}

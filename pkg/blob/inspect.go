@@ -1,0 +1,104 @@
+package blob
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+
+	"github.com/klauspost/compress/flate"
+)
+
+// countingHash hashes and counts what passes through it.
+type countingHash struct {
+	h hash.Hash
+	n int64
+}
+
+func (c *countingHash) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return c.h.Write(p)
+}
+
+// Inspect reads a blob once, streaming: it parses the header, inflates the
+// first member while hashing the output (SHA-256 and CRC-32), checks the
+// trailer, and looks for anything after it. It never holds the blob or its
+// inflated form in memory. Inflating stops once limit bytes (DefaultLimit
+// when limit <= 0) have come out, so a gzip bomb is reported, not expanded.
+//
+// Info.Err is nil only for exactly one complete, valid gzip member.
+func Inspect(r io.Reader, limit int64) Info {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	raw := &countingHash{h: sha256.New()}
+	br := bufio.NewReaderSize(io.TeeReader(r, raw), 64<<10)
+	var info Info
+	finish := func() Info {
+		// Hash the rest of the input so Size and SHA256 cover every byte.
+		// The read is bounded by what the caller gave us (a file or a
+		// decoded ConfigMap value); draining does not allocate.
+		_, _ = io.Copy(io.Discard, br)
+		info.Size = raw.n
+		copy(info.SHA256[:], raw.h.Sum(nil))
+		return info
+	}
+
+	h, err := readHeader(br)
+	info.Header = h
+	if err != nil {
+		info.HeaderErr = err
+		info.Err = err
+		return finish()
+	}
+	info.Members = 1
+
+	out := &countingHash{h: sha256.New()}
+	crc := crc32.NewIEEE()
+	fr := flate.NewReader(br)
+	n, err := io.CopyN(io.MultiWriter(out, crc), fr, limit+1)
+	_ = fr.Close()
+	info.RawSize = n
+	switch {
+	case n > limit:
+		info.RawSize = limit
+		info.Err = &CorruptError{Kind: TooLarge, Offset: -1, Detail: fmt.Sprintf("inflates to more than %d bytes; stopped there (raise the limit if this blob is genuine)", limit)}
+		return finish()
+	case err != nil && err != io.EOF:
+		info.Err = &CorruptError{Kind: errorKind(err), Offset: raw.n - int64(br.Buffered()), Detail: "deflate data: " + err.Error()}
+		return finish()
+	}
+	copy(info.RawSHA256[:], out.h.Sum(nil))
+
+	var trailer [8]byte
+	if _, err := io.ReadFull(br, trailer[:]); err != nil {
+		info.Err = &CorruptError{Kind: Truncated, Offset: raw.n - int64(br.Buffered()), Detail: "trailer (CRC-32 and size) missing or cut short"}
+		return finish()
+	}
+	wantCRC := binary.LittleEndian.Uint32(trailer[:4])
+	wantSize := binary.LittleEndian.Uint32(trailer[4:])
+	if got := crc.Sum32(); got != wantCRC {
+		info.Err = &CorruptError{Kind: BadChecksum, Offset: -1, Detail: fmt.Sprintf("CRC-32 of the data is %08x, trailer says %08x", got, wantCRC)}
+		return finish()
+	}
+	if got := uint32(n); got != wantSize {
+		info.Err = &CorruptError{Kind: BadChecksum, Offset: -1, Detail: fmt.Sprintf("inflated size mod 2^32 is %d, trailer says %d", got, wantSize)}
+		return finish()
+	}
+
+	end := raw.n - int64(br.Buffered())
+	next, err := br.Peek(2)
+	switch {
+	case len(next) == 0 && err != nil:
+		// Clean end of input.
+	case len(next) == 2 && next[0] == 0x1f && next[1] == 0x8b:
+		info.Members = 2
+		info.Err = &CorruptError{Kind: MultiMember, Offset: end, Detail: "a second gzip member follows the first; the operator and most tools read only one"}
+	default:
+		info.Err = &CorruptError{Kind: Trailing, Offset: end, Detail: "bytes follow the gzip trailer"}
+	}
+	return finish()
+}

@@ -1,0 +1,171 @@
+// Package model is the in-memory picture of a tree of provider packages that
+// the checks run over. The loader (pkg/load) fills it from disk, Helm
+// renders and registries; the checks (pkg/check) only read it.
+package model
+
+import (
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// Operator API group/version of the provider kinds.
+const OperatorAPIVersion = "operator.cluster.x-k8s.io/v1alpha2"
+
+// ProviderKinds are the cluster-api-operator provider kinds, mapped to the
+// provider type used in clusterctl file names (<type>-components.yaml).
+var ProviderKinds = map[string]string{
+	"CoreProvider":             "core",
+	"BootstrapProvider":        "bootstrap",
+	"ControlPlaneProvider":     "control-plane",
+	"InfrastructureProvider":   "infrastructure",
+	"IPAMProvider":             "ipam",
+	"AddonProvider":            "addon",
+	"RuntimeExtensionProvider": "runtime-extension",
+}
+
+// Annotations and labels the operator reads.
+const (
+	CompressedAnnotation = "provider.cluster.x-k8s.io/compressed"
+	VersionLabel         = "provider.cluster.x-k8s.io/version"
+)
+
+// Location points into a file of a package.
+type Location struct {
+	File string `json:"file,omitempty"` // slash path relative to the package directory
+	Line int    `json:"line,omitempty"` // 1-based, 0 when unknown
+}
+
+// Tree is every provider package found under a root.
+type Tree struct {
+	Root     string     // absolute root directory
+	Packages []*Package // sorted by Path
+	// Core is the package holding the tree's CoreProvider, nil if none.
+	Core *Package
+}
+
+// Package is one provider package: a Helm chart or a plain manifest
+// directory holding provider objects or the ConfigMaps they select.
+type Package struct {
+	Path      string // slash path relative to the tree root ("." for the root)
+	Dir       string // absolute directory
+	Chart     bool   // rendered with Helm
+	Namespace string // from Makefile NAMESPACE=, the objects, --namespace or the default
+
+	// Pins are the package's pins (never nil once loaded; Source is ""
+	// when the package carries none).
+	Pins *pin.Set
+
+	Providers  []*Provider
+	ConfigMaps []*ConfigMap
+	// Files are the vendored files under files/ (and any pinned "to"
+	// path), by slash path relative to the package directory.
+	Files map[string]*File
+
+	// Problems found while loading (render failure, bad YAML, unreadable
+	// file, symlink out of the tree). Each becomes a finding.
+	Problems []Problem
+}
+
+// Problem is something the loader could not make sense of.
+type Problem struct {
+	Check    string // catalog ID the problem belongs to (e.g. "blob-corrupt"), or "package-load"
+	Provider string // Kind/name, if known
+	Location
+	Message string
+	Hint    string
+}
+
+// File is a vendored file.
+type File struct {
+	Path   string
+	Size   int64
+	SHA256 blob.Digest
+	// Blob is set for gzip files (by magic), inspected without holding them.
+	Blob *blob.Info
+}
+
+// Provider is one cluster-api-operator provider object.
+type Provider struct {
+	Kind      string
+	Name      string
+	Namespace string
+	Version   string // spec.version
+	// Selector is spec.fetchConfig.selector; nil when the provider fetches
+	// by URL or OCI instead.
+	Selector *Selector
+	FetchURL string // spec.fetchConfig.url
+	FetchOCI string // spec.fetchConfig.oci
+	Location
+}
+
+// ID is "Kind/name", the form used in findings.
+func (p *Provider) ID() string { return p.Kind + "/" + p.Name }
+
+// Type is the clusterctl provider type (core, bootstrap, ...).
+func (p *Provider) Type() string { return ProviderKinds[p.Kind] }
+
+// Selector is a Kubernetes label selector as written in the object.
+type Selector struct {
+	MatchLabels      map[string]string
+	MatchExpressions []Requirement
+}
+
+// Requirement is one matchExpressions entry.
+type Requirement struct {
+	Key      string
+	Operator string // In, NotIn, Exists, DoesNotExist
+	Values   []string
+}
+
+// ConfigMap is a rendered ConfigMap that holds provider components.
+type ConfigMap struct {
+	Name        string
+	Namespace   string
+	Labels      map[string]string
+	Annotations map[string]string
+	Location
+
+	// Components is what the cluster gets under the "components" key.
+	Components *Components
+	// Metadata is data.metadata parsed as clusterctl Metadata; nil when absent.
+	Metadata    *Metadata
+	MetadataRaw []byte
+}
+
+// Components describes the "components" entry of a ConfigMap.
+type Components struct {
+	InBinaryData bool        // binaryData.components (else data.components)
+	Gzip         bool        // starts with the gzip magic
+	Size         int64       // bytes as stored (decoded from base64)
+	SHA256       blob.Digest // of the stored bytes
+	Blob         *blob.Info  // set when Gzip: header, inflated digest, corruption
+	// BlobFile is the vendored file with exactly these bytes, "" if none.
+	BlobFile string
+	// YAMLFile is the vendored YAML these components should equal,
+	// matched by pin, else by content, else by name; "" if none matched.
+	YAMLFile  string
+	MatchedBy string // "pin", "content", "name"
+	// Diff is set when the (inflated) components differ from YAMLFile.
+	Diff *Diff
+}
+
+// Diff says where two texts first differ.
+type Diff struct {
+	Line    int    // first differing line (1-based) of the YAML file
+	Offset  int64  // first differing byte offset
+	Excerpt string // a short unified-diff excerpt, "-" YAML, "+" blob
+}
+
+// Metadata is clusterctl's Metadata (metadata.yaml).
+type Metadata struct {
+	Kind          string // may be empty: real trees omit `kind: Metadata`
+	ReleaseSeries []ReleaseSeries
+	Err           error // parse error, nil if it parsed
+}
+
+// ReleaseSeries maps a major.minor to an API contract.
+type ReleaseSeries struct {
+	Major    int
+	Minor    int
+	Contract string // v1beta1, v1beta2
+}

@@ -1,0 +1,74 @@
+// Package pin reads, validates and fetches the pins of a provider package:
+// the upstream files a package vendors, each pinned by the SHA-256 of its
+// bytes. Pins come from a strict pin.yaml beside the chart or, where a
+// package has none, from the variables of its Makefile.
+package pin
+
+// FileName is the name of the pin file inside a package directory.
+const FileName = "pin.yaml"
+
+// File is the parsed pin.yaml of one package. Its field names are the stable
+// contract documented in api/pin.schema.json.
+type File struct {
+	Providers []Provider `json:"providers"`
+}
+
+// Provider pins one cluster-api-operator provider of the package.
+type Provider struct {
+	// Kind is the operator kind: CoreProvider, BootstrapProvider, ...
+	Kind string `json:"kind"`
+	// Name is the provider name (metadata.name of the provider object).
+	Name string `json:"name"`
+	// Version is the upstream release, e.g. v0.7.7.
+	Version string `json:"version"`
+	// Release is the ConfigMap name and spec.version, e.g.
+	// v0.7.7-infraprovider-proxmox. Its version part must equal Version.
+	Release string `json:"release"`
+	// Sources are the pinned upstream files.
+	Sources []Source `json:"sources"`
+	// Patches are unified diffs (paths relative to the package directory)
+	// applied in order after fetching; each names the file it changes.
+	Patches []string `json:"patches,omitempty"`
+	// Blob is the gzip blob built from the components file, relative to the
+	// package directory, e.g. files/components.gz.
+	Blob string `json:"blob,omitempty"`
+}
+
+// Source is one pinned upstream file.
+type Source struct {
+	// URL is where the bytes come from: http, https or file.
+	URL string `json:"url"`
+	// SHA256 is the lowercase hex SHA-256 of the upstream bytes.
+	SHA256 string `json:"sha256"`
+	// To is the vendored path relative to the package directory.
+	To string `json:"to"`
+}
+
+// Set is everything one package pins, from whichever place it pins it.
+type Set struct {
+	// Source is where the pins were read: "pin.yaml", "Makefile",
+	// "Dockerfile", or "" when the package carries no pin at all.
+	Source string
+	// File is the parsed pin.yaml, or the equivalent assembled from
+	// Makefile variables (URL + SHA-256 pairs). Nil when nothing is pinned
+	// by digest.
+	File *File
+	// Versions are upstream version variables (CABPT_UPSTREAM_VERSION =
+	// v0.6.12, ARG VERSION=v1.2.3). Known is false for values computed by
+	// $(shell …) or other expansions: reported as unknown, never guessed.
+	Versions []Var
+	// Unpinned are upstream URLs the package downloads with no SHA-256.
+	Unpinned []Var
+	// Namespace and Name are the Makefile's NAMESPACE and NAME, if set.
+	Namespace string
+	Name      string
+}
+
+// Var is one variable read from a Makefile or Dockerfile.
+type Var struct {
+	Name  string
+	Value string
+	Known bool   // false when the value is computed ($(shell …), $(VAR) that does not resolve)
+	File  string // slash path relative to the package directory
+	Line  int    // 1-based
+}

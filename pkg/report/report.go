@@ -1,0 +1,106 @@
+// Package report is the result of a verification: findings, the packages
+// seen and a summary. Its JSON form is the stable contract described by
+// api/report.schema.json; the CLI and the HTTP service emit the same.
+package report
+
+// SchemaVersion identifies the JSON report format.
+const SchemaVersion = "pinseal.report/v1"
+
+// Severity of a finding after policy.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Off     Severity = "off" // never emitted in a report
+)
+
+// Report is the outcome of one verification run.
+type Report struct {
+	SchemaVersion string           `json:"schemaVersion"`
+	Tool          Tool             `json:"tool"`
+	Root          string           `json:"root,omitempty"` // what was verified: a directory or an artifact reference
+	Findings      []Finding        `json:"findings"`
+	Packages      []PackageSummary `json:"packages"`
+	Summary       Summary          `json:"summary"`
+}
+
+// Tool names the program that made the report.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Finding is one thing that does not hold.
+type Finding struct {
+	Check    string   `json:"check"`
+	Severity Severity `json:"severity"`
+	Package  string   `json:"package"`            // slash path relative to the root
+	Provider string   `json:"provider,omitempty"` // Kind/name
+	File     string   `json:"file,omitempty"`     // slash path relative to the root
+	Line     int      `json:"line,omitempty"`
+	Message  string   `json:"message"`
+	Hint     string   `json:"hint,omitempty"`   // what to do about it
+	Detail   string   `json:"detail,omitempty"` // e.g. a diff excerpt
+	Waiver   *Waiver  `json:"waiver,omitempty"` // set when a waiver downgraded it
+}
+
+// Waiver records why a finding does not count.
+type Waiver struct {
+	Reason  string `json:"reason"`
+	Expires string `json:"expires"` // YYYY-MM-DD
+}
+
+// PackageSummary is one package seen.
+type PackageSummary struct {
+	Path      string            `json:"path"`
+	Namespace string            `json:"namespace,omitempty"`
+	Providers []ProviderSummary `json:"providers"`
+}
+
+// ProviderSummary is one provider seen.
+type ProviderSummary struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Version   string `json:"version,omitempty"`   // spec.version
+	ConfigMap string `json:"configMap,omitempty"` // the ConfigMap its selector picks
+	Artifact  string `json:"artifact,omitempty"`  // registry reference with digest, when checked
+}
+
+// Summary counts.
+type Summary struct {
+	Packages  int  `json:"packages"`
+	Providers int  `json:"providers"`
+	Errors    int  `json:"errors"`
+	Warnings  int  `json:"warnings"`
+	Waived    int  `json:"waived"`
+	Passed    bool `json:"passed"` // no error findings
+}
+
+// Tally recomputes the summary from the findings and packages.
+func (r *Report) Tally() {
+	s := Summary{Packages: len(r.Packages)}
+	for _, p := range r.Packages {
+		s.Providers += len(p.Providers)
+	}
+	for _, f := range r.Findings {
+		switch {
+		case f.Waiver != nil:
+			s.Waived++
+		case f.Severity == Error:
+			s.Errors++
+		case f.Severity == Warning:
+			s.Warnings++
+		}
+	}
+	s.Passed = s.Errors == 0
+	r.Summary = s
+}
+
+// ExitCode is 1 when the report has error findings, else 0.
+func (r *Report) ExitCode() int {
+	if r.Summary.Errors > 0 {
+		return 1
+	}
+	return 0
+}
