@@ -62,13 +62,13 @@ type Scan struct {
 
 // Finding is a report finding tracked across the scans of one source.
 type Finding struct {
-	Key    string `json:"key"`
-	Source string `json:"source"`
-	report.Finding
-	FirstSeen time.Time `json:"firstSeen"`
-	LastSeen  time.Time `json:"lastSeen"`
-	FirstScan int64     `json:"firstScan"`
-	LastScan  int64     `json:"lastScan"`
+	Key            string `json:"key"`
+	Source         string `json:"source"`
+	report.Finding `json:"finding"`
+	FirstSeen      time.Time `json:"firstSeen"`
+	LastSeen       time.Time `json:"lastSeen"`
+	FirstScan      int64     `json:"firstScan"`
+	LastScan       int64     `json:"lastScan"`
 }
 
 // Changes are the findings a scan opened and resolved compared with the

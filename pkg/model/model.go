@@ -41,6 +41,9 @@ type Tree struct {
 	Packages []*Package // sorted by Path
 	// Core is the package holding the tree's CoreProvider, nil if none.
 	Core *Package
+	// Problems found outside any package while walking the tree (an
+	// unreadable directory that may hide packages). File is relative to Root.
+	Problems []Problem
 }
 
 // Package is one provider package: a Helm chart or a plain manifest
@@ -147,6 +150,10 @@ type Components struct {
 	MatchedBy string // "pin", "content", "name"
 	// Diff is set when the (inflated) components differ from YAMLFile.
 	Diff *Diff
+	// DecodeErr is set when binaryData.components is not valid base64: the
+	// loader reports it as a blob-corrupt Problem, and no byte-level field
+	// above (Gzip, Size, SHA256, Blob, BlobFile, Diff) is meaningful.
+	DecodeErr error
 }
 
 // Diff says where two texts first differ.

@@ -137,11 +137,31 @@ func (p *parser) fileDiff() (*FileDiff, error) {
 			return nil, err
 		}
 		fd.Hunks = append(fd.Hunks, h)
+		if p.i < len(p.lines) && p.strayHunkLine(p.lines[p.i]) {
+			return nil, p.errf("hunk %s has more lines than its header counts (line %q follows it)", h.Header, trimNL(p.lines[p.i]))
+		}
 	}
 	if len(fd.Hunks) == 0 {
 		return nil, &ParseError{Patch: p.name, Line: fd.Line, Msg: fmt.Sprintf("file diff for %s has no @@ hunk", fd.Target())}
 	}
 	return fd, nil
+}
+
+// strayHunkLine reports whether l, right after a hunk's counted lines,
+// looks like one more hunk line: a miscounted hunk that would otherwise be
+// silently cut short. A file header pair and git's "-- " signature
+// separator are not.
+func (p *parser) strayHunkLine(l string) bool {
+	if l == "" || (l[0] != ' ' && l[0] != '-' && l[0] != '+') {
+		return false
+	}
+	if trimNL(l) == "--" || trimNL(l) == "-- " {
+		return false
+	}
+	if strings.HasPrefix(l, "--- ") && p.i+1 < len(p.lines) && strings.HasPrefix(p.lines[p.i+1], "+++ ") {
+		return false
+	}
+	return true
 }
 
 // headerName extracts the path from the text after "--- " / "+++ ":
@@ -201,9 +221,17 @@ func (p *parser) hunk() (*Hunk, error) {
 			return nil, p.errf("hunk %s has more lines than its header counts", h.Header)
 		}
 		p.i++
+		if !strings.HasSuffix(text, "\n") {
+			// The patch file itself lacks its final newline; the target's
+			// missing newline is only ever said by a "\ No newline" marker.
+			text += "\n"
+		}
 		if p.i < len(p.lines) && strings.HasPrefix(p.lines[p.i], `\`) {
 			// "\ No newline at end of file" (localised text varies).
 			text = strings.TrimSuffix(text, "\n")
+			if text == "" {
+				return nil, p.errf("an empty line is marked %q: a line without a newline must have text", trimNL(p.lines[p.i]))
+			}
 			p.i++
 		}
 		h.Lines = append(h.Lines, Line{Op: op, Text: text})

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/pinseal/pinseal/pkg/build"
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// buildOptions are the flags of `builder build`.
+type buildOptions struct {
+	cache   string
+	offline bool
+	timeout time.Duration
+	retries int
+	dryRun  bool
+	json    bool
+	verbose bool
+}
+
+func newBuildCmd() *cobra.Command {
+	o := &buildOptions{}
+	cmd := &cobra.Command{
+		Use:   "build [DIR...]",
+		Short: "Fetch pinned upstream files, verify SHA-256, apply patches, write vendored YAML and the reproducible blob",
+		Long: `Build each provider package DIR (default "."): fetch every source its pin.yaml
+(or Makefile URL + SHA-256 variables) pins, verify the SHA-256 before anything
+is written, apply patches in order, and write the vendored files and the gzip
+blob atomically. Files that already hold the right content are not touched;
+an existing blob that inflates to exactly the new YAML with a clean header
+(e.g. made by GNU gzip -9 -n) is kept.
+
+Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
+		Example: `  builder build examples/packages/capi-providers-infraprovider
+  builder build --offline --cache /var/cache/pinseal packages/system/capi-providers-*`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.timeout <= 0 {
+				return usageError{fmt.Errorf("--timeout must be positive, got %s", o.timeout)}
+			}
+			if o.retries < 0 {
+				return usageError{fmt.Errorf("--retries must be 0 or more, got %d", o.retries)}
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			return runBuild(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cache, "cache", pin.DefaultCacheDir(), "content-addressed download cache directory")
+	f.BoolVar(&o.offline, "offline", false, "use the cache (and file: URLs) only, never the network")
+	f.DurationVar(&o.timeout, "timeout", pin.DefaultTimeout, "time limit of one download attempt")
+	f.IntVar(&o.retries, "retries", pin.DefaultRetries, "retries of a failed download (connection error, timeout, HTTP 5xx/408/429)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "fetch, verify, patch and compress, but write nothing; report what would change")
+	f.BoolVar(&o.json, "json", false, "print the results as JSON")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
+	return cmd
+}
+
+func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, dirs []string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	retries := o.retries
+	if retries == 0 {
+		retries = -1 // pin.Fetcher: 0 means the default, negative means none
+	}
+	fetcher := &pin.Fetcher{
+		CacheDir: o.cache,
+		Offline:  o.offline,
+		Timeout:  o.timeout,
+		Retries:  retries,
+	}
+	interactive := isTerminal(stderr)
+	if interactive {
+		fetcher.Progress = stderr
+	}
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	var results []*build.Result
+	failed := 0
+	for _, dir := range dirs {
+		res, err := build.Build(ctx, dir, build.Options{Fetcher: fetcher, Log: log, DryRun: o.dryRun})
+		if err != nil {
+			failed++
+			fmt.Fprintln(stderr, "builder:", err)
+			if errors.Is(err, context.Canceled) {
+				break
+			}
+			continue
+		}
+		results = append(results, res)
+		if !o.json {
+			printResult(stdout, dir, res)
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if results == nil {
+			results = []*build.Result{}
+		}
+		if err := enc.Encode(results); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d packages failed; their files are unchanged", failed, len(dirs))
+	}
+	return nil
+}
+
+func printResult(w io.Writer, dir string, res *build.Result) {
+	fmt.Fprintf(w, "%s (pins from %s)\n", dir, res.Pins)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, f := range res.Files {
+		note := ""
+		if f.Note != "" {
+			note = "  # " + f.Note
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d bytes\tsha256:%s%s\n", f.Status, f.Path, f.Size, f.SHA256, note)
+	}
+	tw.Flush()
+}
+
+// isTerminal reports whether w is a terminal (progress goes there only).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

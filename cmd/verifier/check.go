@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/report"
+	"github.com/pinseal/pinseal/pkg/verify"
+)
+
+// checkOptions are the flags of `verifier check`.
+type checkOptions struct {
+	output     string
+	policyFile string
+	namespace  string
+	workers    int
+	maxInflate int64
+}
+
+// errFindings makes `verifier check` exit 1 (error findings) without being a
+// usage error.
+type errFindings struct{ n int }
+
+func (e errFindings) Error() string {
+	if e.n == 1 {
+		return "1 error finding"
+	}
+	return fmt.Sprintf("%d error findings", e.n)
+}
+
+func newCheckCmd() *cobra.Command {
+	o := &checkOptions{}
+	cmd := &cobra.Command{
+		Use:   "check [ROOT]",
+		Short: "Verify every provider package under ROOT (default .): blobs, YAML, versions, selectors, metadata, pins",
+		Long: `Verify every provider package under ROOT (default: the current directory).
+
+Every Helm chart or plain manifest directory holding cluster-api-operator
+providers or their ConfigMaps is loaded (charts rendered with Helm, default
+values) and checked: blob-yaml, blob-header, blob-corrupt, configmap-version,
+selector-unique, selector-semver, compressed-annotation, metadata-series,
+contract, pin-version, pin-digest, pin-missing. The policy (built-in
+policies/default.yaml, or --policy FILE) sets each check's severity and
+waivers.
+
+Exit status: 0 no error findings, 1 error findings, 2 usage or
+configuration error (bad flag, bad policy file, ROOT missing).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError{fmt.Errorf("check takes at most one ROOT, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := "."
+			if len(args) == 1 {
+				root = args[0]
+			}
+			return runCheck(cmd, root, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", string(report.FormatHuman), "output format: human, json, sarif or github")
+	f.StringVar(&o.policyFile, "policy", "", "policy file (default: the built-in policies/default.yaml)")
+	f.StringVar(&o.namespace, "namespace", "", "namespace of packages that name none (default \"default\")")
+	f.IntVar(&o.workers, "workers", 0, "packages loaded at once (default: number of CPUs)")
+	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
+	return cmd
+}
+
+func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
+	format, err := report.ParseFormat(o.output)
+	if err != nil {
+		return usageError{fmt.Errorf("--output: %w", err)}
+	}
+	pol := policy.Default()
+	if o.policyFile != "" {
+		if pol, err = policy.Load(o.policyFile); err != nil {
+			return usageError{err}
+		}
+	}
+	if o.workers < 0 || o.maxInflate <= 0 {
+		return usageError{errors.New("--workers must be >= 0 and --max-inflate > 0")}
+	}
+	st, err := os.Stat(root)
+	if err != nil {
+		return usageError{fmt.Errorf("ROOT %s: %w (give the root directory of a tree of packages)", root, err)}
+	}
+	if !st.IsDir() {
+		return usageError{fmt.Errorf("ROOT %s is not a directory (give the root directory of a tree of packages)", root)}
+	}
+
+	r, err := verify.Run(cmd.Context(), root, verify.Options{
+		Namespace: o.namespace,
+		Limit:     o.maxInflate,
+		Workers:   o.workers,
+		Policy:    pol,
+	})
+	if err != nil {
+		// The tree could not be checked at all: not a findings result.
+		return usageError{err}
+	}
+	out := cmd.OutOrStdout()
+	if err := report.Write(out, r, format, report.Options{Color: colorFor(out), Rules: check.Rules()}); err != nil {
+		return err
+	}
+	if r.ExitCode() != 0 {
+		return errFindings{r.Summary.Errors}
+	}
+	return nil
+}
+
+// colorFor reports whether w is a terminal that wants colour (NO_COLOR
+// unset, TERM not dumb).
+func colorFor(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	return term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,316 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Config is the service configuration, read from a strict YAML file
+// (examples/serve.yaml documents every key). Relative paths in the file are
+// relative to the file's directory.
+type Config struct {
+	// Listen is the address to serve on, e.g. 127.0.0.1:8080.
+	Listen string `json:"listen"`
+	// DataDir holds the SQLite database and temporary upload directories.
+	DataDir string `json:"dataDir"`
+	// TokensFile holds the bearer tokens that may POST, one a line (blank
+	// lines and lines starting with # are ignored). Tokens may also come
+	// from the environment variable PINSEAL_TOKENS (comma or newline
+	// separated).
+	TokensFile string `json:"tokensFile,omitempty"`
+	// PublicReads lets GET requests through without a token.
+	PublicReads bool `json:"publicReads,omitempty"`
+	// Policy is the verification policy of POST /v1/verify ("" = default).
+	Policy string `json:"policy,omitempty"`
+	// Registries are the registries (HOST[:PORT]) or repository prefixes
+	// (HOST[:PORT]/PATH) that references may point into; nothing else is
+	// ever fetched.
+	Registries []string `json:"registries,omitempty"`
+	// Sources are the trees scanned on a schedule.
+	Sources []SourceConfig `json:"sources,omitempty"`
+	// Limits bound requests and scans.
+	Limits Limits `json:"limits"`
+	// Webhook is told about scans that find new error findings.
+	Webhook *WebhookConfig `json:"webhook,omitempty"`
+}
+
+// SourceConfig is one scanned tree.
+type SourceConfig struct {
+	// Name identifies the source in the API ([a-z0-9][a-z0-9._-]*).
+	Name string `json:"name"`
+	// Path is the checkout to scan.
+	Path string `json:"path"`
+	// Interval between scheduled scans (e.g. 1h); 0 or omitted: only
+	// on demand (POST /v1/scans).
+	Interval Duration `json:"interval,omitempty"`
+	// Registry is the registry prefix for the registry checks
+	// (HOST[:PORT]/PATH, within Registries); omitted: no registry checks.
+	Registry string `json:"registry,omitempty"`
+	// Policy is the verification policy file ("" = default).
+	Policy string `json:"policy,omitempty"`
+}
+
+// Limits bound what one request or scan may use.
+type Limits struct {
+	// MaxBodyBytes bounds a request body (413 beyond). Default 64 MiB.
+	MaxBodyBytes int64 `json:"maxBodyBytes,omitempty"`
+	// MaxTarFiles bounds the entries of an uploaded tree. Default 10000.
+	MaxTarFiles int `json:"maxTarFiles,omitempty"`
+	// MaxTarBytes bounds the uncompressed size of an uploaded tree.
+	// Default 512 MiB.
+	MaxTarBytes int64 `json:"maxTarBytes,omitempty"`
+	// RequestTimeout bounds one request. Default 60s.
+	RequestTimeout Duration `json:"requestTimeout,omitempty"`
+	// ReadHeaderTimeout bounds reading request headers. Default 10s.
+	ReadHeaderTimeout Duration `json:"readHeaderTimeout,omitempty"`
+	// ScanTimeout bounds one scan. Default 30m.
+	ScanTimeout Duration `json:"scanTimeout,omitempty"`
+	// ShutdownTimeout is how long shutdown waits for requests and scans
+	// before it fails the scans still running. Default 30s.
+	ShutdownTimeout Duration `json:"shutdownTimeout,omitempty"`
+	// MaxConcurrentVerifies bounds verifications running at once (uploads
+	// and references); more wait. Default 4.
+	MaxConcurrentVerifies int `json:"maxConcurrentVerifies,omitempty"`
+	// VerifyCacheEntries bounds the cache of artifact verifications.
+	// Default 1024.
+	VerifyCacheEntries int `json:"verifyCacheEntries,omitempty"`
+}
+
+// WebhookConfig is the one URL the service POSTs events to.
+type WebhookConfig struct {
+	// URL is an absolute http or https URL. Redirects are not followed.
+	URL string `json:"url"`
+	// Timeout bounds one call. Default 5s.
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// Duration is a time.Duration written as "90s", "1h".
+type Duration time.Duration
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string such as \"30s\" or \"1h\"")
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// D is the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// DefaultListen is where the service listens unless told otherwise.
+const DefaultListen = "127.0.0.1:8080"
+
+// LoadConfig reads and validates a config file.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	var c Config
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	c.resolvePaths(filepath.Dir(path))
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// ExampleConfig is what `verifier serve` runs with no config: the example
+// tree under examplesDir, scanned hourly, served on 127.0.0.1.
+func ExampleConfig(examplesDir, dataDir string) *Config {
+	c := &Config{
+		Listen:      DefaultListen,
+		DataDir:     dataDir,
+		PublicReads: true,
+		Sources:     []SourceConfig{{Name: "examples", Path: examplesDir, Interval: Duration(time.Hour)}},
+	}
+	c.applyDefaults()
+	return c
+}
+
+func (c *Config) resolvePaths(base string) {
+	abs := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(base, *p)
+		}
+	}
+	abs(&c.DataDir)
+	abs(&c.TokensFile)
+	abs(&c.Policy)
+	for i := range c.Sources {
+		abs(&c.Sources[i].Path)
+		abs(&c.Sources[i].Policy)
+	}
+}
+
+func (c *Config) applyDefaults() {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	l := &c.Limits
+	setInt64(&l.MaxBodyBytes, 64<<20)
+	setInt64(&l.MaxTarBytes, 512<<20)
+	setInt(&l.MaxTarFiles, 10000)
+	setInt(&l.MaxConcurrentVerifies, 4)
+	setInt(&l.VerifyCacheEntries, 1024)
+	setDur(&l.RequestTimeout, 60*time.Second)
+	setDur(&l.ReadHeaderTimeout, 10*time.Second)
+	setDur(&l.ScanTimeout, 30*time.Minute)
+	setDur(&l.ShutdownTimeout, 30*time.Second)
+	if c.Webhook != nil {
+		setDur(&c.Webhook.Timeout, 5*time.Second)
+	}
+}
+
+func setInt(p *int, v int) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+func setInt64(p *int64, v int64) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+func setDur(p *Duration, v time.Duration) {
+	if *p == 0 {
+		*p = Duration(v)
+	}
+}
+
+var sourceName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// Validate fills in defaults and reports every problem at once.
+func (c *Config) Validate() error {
+	c.applyDefaults()
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen %q: want HOST:PORT such as %s", c.Listen, DefaultListen)
+	}
+	if c.DataDir == "" {
+		bad("dataDir: required (the directory for the database)")
+	}
+	for _, r := range c.Registries {
+		if err := validRegistryPrefix(r); err != nil {
+			bad("registries: %q: %v", r, err)
+		}
+	}
+	seen := map[string]bool{}
+	for i, s := range c.Sources {
+		where := fmt.Sprintf("sources[%d]", i)
+		if !sourceName.MatchString(s.Name) {
+			bad("%s.name %q: want lower-case letters, digits, '.', '_', '-'", where, s.Name)
+		} else if seen[s.Name] {
+			bad("%s.name %q: duplicate", where, s.Name)
+		}
+		seen[s.Name] = true
+		if s.Path == "" {
+			bad("%s.path: required", where)
+		} else if fi, err := os.Stat(s.Path); err != nil || !fi.IsDir() {
+			bad("%s.path %s: not a directory", where, s.Path)
+		}
+		if s.Interval < 0 || (s.Interval > 0 && s.Interval.D() < time.Second) {
+			bad("%s.interval %s: want at least 1s (or omit it for on-demand scans only)", where, s.Interval.D())
+		}
+		if s.Registry != "" {
+			if err := validRegistryPrefix(s.Registry); err != nil {
+				bad("%s.registry %q: %v", where, s.Registry, err)
+			} else if !c.registryAllowed(s.Registry) {
+				bad("%s.registry %q: not within the registries allowlist", where, s.Registry)
+			}
+		}
+		if s.Policy != "" {
+			if _, err := os.Stat(s.Policy); err != nil {
+				bad("%s.policy: %v", where, err)
+			}
+		}
+	}
+	if c.Policy != "" {
+		if _, err := os.Stat(c.Policy); err != nil {
+			bad("policy: %v", err)
+		}
+	}
+	l := c.Limits
+	if l.MaxBodyBytes < 0 || l.MaxTarBytes < 0 || l.MaxTarFiles < 0 || l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 {
+		bad("limits: values must be positive")
+	}
+	for name, d := range map[string]Duration{"requestTimeout": l.RequestTimeout, "readHeaderTimeout": l.ReadHeaderTimeout,
+		"scanTimeout": l.ScanTimeout, "shutdownTimeout": l.ShutdownTimeout} {
+		if d < 0 {
+			bad("limits.%s: must be positive", name)
+		}
+	}
+	if c.Webhook != nil {
+		u, err := url.Parse(c.Webhook.URL)
+		switch {
+		case err != nil || !u.IsAbs() || u.Host == "":
+			bad("webhook.url: want an absolute http or https URL")
+		case u.Scheme != "http" && u.Scheme != "https":
+			bad("webhook.url: scheme %q: want http or https", u.Scheme)
+		case u.User != nil:
+			bad("webhook.url: must not carry user:password (put secrets in the path or query)")
+		}
+		if c.Webhook.Timeout < 0 || c.Webhook.Timeout.D() > time.Minute {
+			bad("webhook.timeout: want between 0 and 1m")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validRegistryPrefix accepts HOST[:PORT][/PATH] without a scheme, tag or digest.
+func validRegistryPrefix(p string) error {
+	if strings.Contains(p, "://") {
+		return errors.New("write HOST[:PORT][/PATH], without a scheme")
+	}
+	host, path, _ := strings.Cut(p, "/")
+	if host == "" || strings.ContainsAny(host, "@ ") {
+		return errors.New("write HOST[:PORT][/PATH]")
+	}
+	if strings.ContainsAny(path, "@: ") || strings.HasSuffix(p, "/") || strings.Contains(path, "//") {
+		return errors.New("the path part must be a repository prefix (no tag, digest or trailing slash)")
+	}
+	return nil
+}
+
+// registryAllowed says whether repository (HOST[:PORT]/PATH) lies within the
+// allowlist: its host equals an entry's host and its path equals or is
+// below the entry's path.
+func (c *Config) registryAllowed(repository string) bool {
+	host, path, _ := strings.Cut(repository, "/")
+	for _, entry := range c.Registries {
+		eh, ep, _ := strings.Cut(entry, "/")
+		if !strings.EqualFold(host, eh) {
+			continue
+		}
+		if ep == "" || path == ep || strings.HasPrefix(path, ep+"/") {
+			return true
+		}
+	}
+	return false
+}

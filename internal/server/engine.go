@@ -1,0 +1,36 @@
+package server
+
+import (
+	"context"
+
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// Engine is the verification engine the service calls, the same one the
+// CLI uses, behind an interface so that the service is tested with a fake.
+// Every method is safe for concurrent use.
+type Engine interface {
+	// CheckTree verifies every provider package under root (a directory).
+	CheckTree(ctx context.Context, root string, opts CheckOptions) (*report.Report, error)
+	// Resolve returns the manifest digest ("sha256:<hex>") that ref
+	// (HOST/REPO:TAG or HOST/REPO@sha256:…) points at.
+	Resolve(ctx context.Context, ref string) (string, error)
+	// VerifyArtifact verifies the registry artifact at ref, which is pinned
+	// by digest (HOST/REPO@sha256:…): signature, provenance and contents.
+	VerifyArtifact(ctx context.Context, ref string, opts VerifyOptions) (*report.Report, error)
+}
+
+// CheckOptions tune a tree check.
+type CheckOptions struct {
+	// Registry is the registry prefix (HOST[:PORT]/PATH) the registry checks
+	// compare with; "" leaves those checks out.
+	Registry string
+	// Policy is a policy file; "" means the default policy.
+	Policy string
+}
+
+// VerifyOptions tune an artifact verification.
+type VerifyOptions struct {
+	// Policy is a policy file; "" means the default policy.
+	Policy string
+}

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pinseal/pinseal/internal/scan"
+	"github.com/pinseal/pinseal/internal/store"
+)
+
+type metrics struct {
+	reg          *prometheus.Registry
+	scanDuration *prometheus.HistogramVec
+	lastSuccess  *prometheus.GaugeVec
+	openFindings *prometheus.GaugeVec
+	requests     *prometheus.CounterVec
+	reqDuration  *prometheus.HistogramVec
+	verifyCache  *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		scanDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pinseal_scan_duration_seconds",
+			Help:    "Duration of drift scans, by source and outcome (succeeded, failed).",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 16), // 50ms .. ~27m
+		}, []string{"source", "status"}),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pinseal_scan_last_success_timestamp_seconds",
+			Help: "Unix time the last successful scan of the source finished.",
+		}, []string{"source"}),
+		openFindings: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pinseal_open_findings",
+			Help: "Open (not waived) findings, by source, check and severity.",
+		}, []string{"source", "check", "severity"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pinseal_http_requests_total",
+			Help: "HTTP requests, by method, route and status code.",
+		}, []string{"method", "route", "code"}),
+		reqDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pinseal_http_request_duration_seconds",
+			Help:    "HTTP request duration, by method and route.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"method", "route"}),
+		verifyCache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pinseal_verify_cache_requests_total",
+			Help: "Artifact verifications answered from the cache (hit) or by the engine (miss).",
+		}, []string{"result"}),
+	}
+	m.reg.MustRegister(m.scanDuration, m.lastSuccess, m.openFindings, m.requests, m.reqDuration, m.verifyCache,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// instrument counts and times requests by their route pattern (not the
+// path, which would make a series per scan id).
+func (m *metrics) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		next.ServeHTTP(ww, r)
+		route := "unmatched"
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			route = rc.RoutePattern()
+		}
+		status := ww.Status()
+		if status == 0 {
+			status = http.StatusOK
+		}
+		m.requests.WithLabelValues(r.Method, route, strconv.Itoa(status)).Inc()
+		m.reqDuration.WithLabelValues(r.Method, route).Observe(time.Since(start).Seconds())
+	})
+}
+
+// initMetrics loads the per-source gauges from the history.
+func (s *Server) initMetrics(ctx context.Context) error {
+	ok, err := s.store.LastScans(ctx, store.Succeeded)
+	if err != nil {
+		return err
+	}
+	for name := range s.sources {
+		if sc, found := ok[name]; found && sc.FinishedAt != nil {
+			s.metrics.lastSuccess.WithLabelValues(name).Set(float64(sc.FinishedAt.Unix()))
+		}
+		if err := s.refreshOpenFindings(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) refreshOpenFindings(ctx context.Context, source string) error {
+	open, err := s.store.OpenFindings(ctx, source, "")
+	if err != nil {
+		return err
+	}
+	type key struct{ check, severity string }
+	counts := map[key]int{}
+	for _, f := range open {
+		if f.Waiver == nil {
+			counts[key{f.Check, string(f.Severity)}]++
+		}
+	}
+	s.metrics.openFindings.DeletePartialMatch(prometheus.Labels{"source": source})
+	for k, n := range counts {
+		s.metrics.openFindings.WithLabelValues(source, k.check, k.severity).Set(float64(n))
+	}
+	return nil
+}
+
+// observeScan updates the scan metrics after each scan.
+func (s *Server) observeScan(res scan.Result) {
+	sc := res.Scan
+	s.metrics.scanDuration.WithLabelValues(sc.Source, string(sc.Status)).Observe(res.Duration.Seconds())
+	if sc.Status != store.Succeeded {
+		return
+	}
+	if sc.FinishedAt != nil {
+		s.metrics.lastSuccess.WithLabelValues(sc.Source).Set(float64(sc.FinishedAt.Unix()))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.refreshOpenFindings(ctx, sc.Source); err != nil {
+		s.log.Error("refresh open findings metric", "source", sc.Source, "err", err)
+	}
+}

@@ -1,0 +1,223 @@
+// Package server is the verifier service: the HTTP API described by
+// api/openapi.yaml (on-demand verification of a registry artifact or an
+// uploaded tree, scheduled drift scans with history, findings), Prometheus
+// metrics, and a server-rendered dashboard. The verification itself is done
+// by an Engine; history lives in internal/store; scans are run by
+// internal/scan.
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	"k8s.io/utils/lru"
+
+	"github.com/pinseal/pinseal/internal/scan"
+	"github.com/pinseal/pinseal/internal/store"
+	"github.com/pinseal/pinseal/internal/version"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// ErrEngineUnavailable is what an Engine returns when this build has no
+// verification engine; the service answers 503.
+var ErrEngineUnavailable = errors.New("verification engine not available in this build")
+
+// Server is the verifier service.
+type Server struct {
+	cfg     *Config
+	engine  Engine
+	log     *slog.Logger
+	store   *store.Store
+	sched   *scan.Scheduler
+	tokens  tokens
+	metrics *metrics
+	handler http.Handler
+
+	sources    map[string]SourceConfig
+	policyHash string // of the verify policy and this build
+	cache      *lru.Cache
+	flights    singleflight.Group
+	verifySem  chan struct{}
+	uploadDir  string
+	ready      atomic.Bool
+}
+
+// New opens the data directory, records as failed any scan a previous
+// process left running (it was killed mid-scan), and builds the HTTP
+// handler. Run serves it.
+func New(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	toks, err := loadTokens(cfg.TokensFile, os.Getenv(TokensEnv))
+	if err != nil {
+		return nil, err
+	}
+	ph, err := policyHash(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	uploadDir := filepath.Join(cfg.DataDir, "uploads")
+	if err := os.MkdirAll(uploadDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create upload directory: %w", err)
+	}
+	// Uploads left behind by a killed process.
+	if old, _ := filepath.Glob(filepath.Join(uploadDir, "verify-*")); len(old) > 0 {
+		for _, d := range old {
+			os.RemoveAll(d)
+		}
+	}
+	st, err := store.Open(ctx, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := st.FailRunning(ctx, "the server stopped during the scan (it was killed or crashed); the scan did not finish"); err != nil {
+		st.Close()
+		return nil, err
+	} else if n > 0 {
+		log.Warn("recorded interrupted scans as failed", "count", n)
+	}
+
+	s := &Server{
+		cfg:        cfg,
+		engine:     eng,
+		log:        log,
+		store:      st,
+		tokens:     toks,
+		metrics:    newMetrics(),
+		sources:    map[string]SourceConfig{},
+		policyHash: ph,
+		cache:      lru.New(cfg.Limits.VerifyCacheEntries),
+		verifySem:  make(chan struct{}, cfg.Limits.MaxConcurrentVerifies),
+		uploadDir:  uploadDir,
+	}
+	var srcs []scan.Source
+	for _, src := range cfg.Sources {
+		s.sources[src.Name] = src
+		srcs = append(srcs, scan.Source{Name: src.Name, Interval: src.Interval.D()})
+	}
+	var hook *scan.Webhook
+	if cfg.Webhook != nil {
+		if hook, err = scan.NewWebhook(cfg.Webhook.URL, cfg.Webhook.Timeout.D()); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("config: %w", err)
+		}
+	}
+	s.sched = scan.New(scan.Options{
+		Store:   st,
+		Sources: srcs,
+		Check:   s.checkSource,
+		Timeout: cfg.Limits.ScanTimeout.D(),
+		Observe: s.observeScan,
+		Webhook: hook,
+		Logger:  log,
+	})
+	if err := s.initMetrics(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if len(toks) == 0 {
+		log.Warn("no bearer tokens configured (tokensFile, " + TokensEnv + "): POST endpoints refuse every request")
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler is the HTTP handler of the service.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Store is the service's history.
+func (s *Server) Store() *store.Store { return s.store }
+
+func (s *Server) checkSource(ctx context.Context, name string) (*report.Report, error) {
+	src := s.sources[name]
+	return s.engine.CheckTree(ctx, src.Path, CheckOptions{Registry: src.Registry, Policy: src.Policy})
+}
+
+// Run starts the scheduled scans and serves on ln until ctx ends; then it
+// stops taking requests, lets running requests and scans finish within
+// limits.shutdownTimeout, records the scans still running as failed, and
+// closes the database.
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.cfg.Limits.ReadHeaderTimeout.D(),
+		// A request's own deadline is limits.requestTimeout; these bound a
+		// slow client on top of it.
+		ReadTimeout:  s.cfg.Limits.RequestTimeout.D() + 5*time.Second,
+		WriteTimeout: s.cfg.Limits.RequestTimeout.D() + 10*time.Second,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:  func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if err := s.sched.Start(ctx); err != nil {
+		s.store.Close()
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	s.ready.Store(true)
+	s.log.Info("serving", "addr", ln.Addr().String(), "sources", len(s.cfg.Sources))
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	s.ready.Store(false)
+	s.log.Info("shutting down", "timeout", s.cfg.Limits.ShutdownTimeout.D())
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.Limits.ShutdownTimeout.D())
+	defer cancel()
+	errs := []error{}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		errs = append(errs, serveErr)
+	}
+	if err := srv.Shutdown(sctx); err != nil {
+		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	}
+	if err := s.sched.Shutdown(sctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.store.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Close releases the database of a Server that was never Run.
+func (s *Server) Close() error {
+	s.sched.Shutdown(context.Background())
+	return s.store.Close()
+}
+
+// policyHash identifies the verification policy of POST /v1/verify together
+// with this build, whose checks and default policy are part of the result.
+// The file is read once: change it, restart.
+func policyHash(path string) (string, error) {
+	h := sha256.New()
+	h.Write([]byte(version.Version + "\x00"))
+	if path == "" {
+		h.Write([]byte("default"))
+	} else {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("policy: %w", err)
+		}
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

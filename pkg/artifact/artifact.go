@@ -1,0 +1,182 @@
+// Package artifact packs one provider release into a reproducible OCI
+// artifact, pushes it to a registry or an OCI image layout without ever
+// moving a release tag, and pulls it back with every byte verified.
+//
+// The artifact is an OCI image manifest (image-spec v1.1) with
+// artifactType ArtifactType, a JSON config (Config) and three layers titled
+// with org.opencontainers.image.title:
+//
+//	components.gz             the vendored gzip blob, byte for byte
+//	metadata.yaml             clusterctl metadata (release series → contract)
+//	<optype>-components.yaml  the raw YAML; cluster-api-operator's
+//	                          spec.fetchConfig.oci installs from this layer
+//
+// Same Release in, same manifest digest out: nothing in the manifest depends
+// on the clock unless SOURCE_DATE_EPOCH says so.
+package artifact
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// Media types of the artifact.
+const (
+	// ArtifactType is the manifest's artifactType.
+	ArtifactType = "application/vnd.pinseal.provider.v1+json"
+	// ConfigMediaType is the media type of the config blob (Config as JSON).
+	ConfigMediaType = "application/vnd.pinseal.provider.config.v1+json"
+	// BlobMediaType is the media type of the components.gz layer.
+	BlobMediaType = "application/vnd.pinseal.provider.components.v1+gzip"
+	// YAMLMediaType is the media type of the raw components YAML layer.
+	YAMLMediaType = "application/vnd.pinseal.provider.components.v1+yaml"
+	// MetadataMediaType is the media type of the metadata.yaml layer.
+	MetadataMediaType = "application/vnd.pinseal.provider.metadata.v1+yaml"
+)
+
+// Layer titles.
+const (
+	BlobTitle     = "components.gz"
+	MetadataTitle = "metadata.yaml"
+)
+
+// Annotation keys set on the manifest beyond the OCI pre-defined ones.
+const (
+	// AnnotationRelease carries the release (ConfigMap name, spec.version).
+	AnnotationRelease = "dev.pinseal.release"
+)
+
+// Types are the provider types a Release may have, as used in repository
+// names (<type>-<name>) and by clusterctl release assets.
+var Types = []string{"core", "bootstrap", "control-plane", "infrastructure", "ipam", "addon", "runtime-extension"}
+
+// operatorTypes maps a provider type to the spelling the cluster-api-operator
+// uses when it looks for "<type>-components.yaml" in an OCI artifact
+// (GenericProvider.GetType() in operator.cluster.x-k8s.io/v1alpha2): the
+// operator writes "controlplane" and "runtimeextension" without the dash, so
+// a layer titled control-plane-components.yaml would not be found.
+var operatorTypes = map[string]string{
+	"core":              "core",
+	"bootstrap":         "bootstrap",
+	"control-plane":     "controlplane",
+	"infrastructure":    "infrastructure",
+	"ipam":              "ipam",
+	"addon":             "addon",
+	"runtime-extension": "runtimeextension",
+}
+
+// ComponentsTitle is the title of the raw YAML layer for a provider type, in
+// the spelling the cluster-api-operator looks for
+// (e.g. "controlplane-components.yaml" for type "control-plane").
+func ComponentsTitle(typ string) string {
+	if t, ok := operatorTypes[typ]; ok {
+		return t + "-components.yaml"
+	}
+	return typ + "-components.yaml"
+}
+
+// Release is one provider release to pack: the identity of the provider and
+// the exact bytes that go into the artifact.
+type Release struct {
+	Kind     string // CoreProvider, BootstrapProvider, ...
+	Name     string // provider name (metadata.name of the provider object)
+	Release  string // ConfigMap name and spec.version; the tag
+	Version  string // upstream version
+	Contract string // API contract of the release series (v1beta1, v1beta2)
+	// Type is core, bootstrap, control-plane, infrastructure, ipam, addon
+	// or runtime-extension.
+	Type     string
+	Blob     []byte // the exact vendored gzip bytes
+	YAML     []byte // the raw components YAML
+	Metadata []byte // clusterctl metadata.yaml
+	Pins     []pin.Source
+	// BuilderVersion is the pinseal version that packs the artifact.
+	BuilderVersion string
+}
+
+// Config is the artifact's config blob. Field names are a stable contract.
+type Config struct {
+	Kind           string       `json:"kind"`
+	Name           string       `json:"name"`
+	Type           string       `json:"type"`
+	Release        string       `json:"release"`
+	Version        string       `json:"version"`
+	Contract       string       `json:"contract"`
+	Pins           []pin.Source `json:"pins"`
+	BuilderVersion string       `json:"builderVersion"`
+}
+
+// Config returns the config blob content of the release.
+func (r Release) Config() Config {
+	pins := r.Pins
+	if pins == nil {
+		pins = []pin.Source{}
+	}
+	return Config{
+		Kind:           r.Kind,
+		Name:           r.Name,
+		Type:           r.Type,
+		Release:        r.Release,
+		Version:        r.Version,
+		Contract:       r.Contract,
+		Pins:           pins,
+		BuilderVersion: r.BuilderVersion,
+	}
+}
+
+// RepositoryName is the repository of the release below a prefix:
+// "<type>-<name>", e.g. "infrastructure-proxmox".
+func (r Release) RepositoryName() string { return r.Type + "-" + r.Name }
+
+// String names the release for messages: "InfrastructureProvider/proxmox v0.7.7-infraprovider-proxmox".
+func (r Release) String() string { return r.Kind + "/" + r.Name + " " + r.Release }
+
+// tagRE is the OCI distribution tag grammar.
+var tagRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+
+// repoComponentRE is one path component of an OCI repository name.
+var repoComponentRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+
+// Validate reports what makes the release unpackable, naming the field.
+func (r Release) Validate() error {
+	var problems []string
+	if r.Kind == "" {
+		problems = append(problems, "kind is empty")
+	}
+	if r.Name == "" {
+		problems = append(problems, "name is empty")
+	}
+	if !isType(r.Type) {
+		problems = append(problems, fmt.Sprintf("type %q is not one of %s", r.Type, strings.Join(Types, ", ")))
+	} else if r.Name != "" && !repoComponentRE.MatchString(r.RepositoryName()) {
+		problems = append(problems, fmt.Sprintf("repository name %q is not a valid OCI repository name (lowercase letters, digits, '.', '_', '-')", r.RepositoryName()))
+	}
+	if !tagRE.MatchString(r.Release) {
+		problems = append(problems, fmt.Sprintf("release %q is not a valid OCI tag (letters, digits, '_', '.', '-'; at most 128)", r.Release))
+	}
+	if len(r.Blob) == 0 {
+		problems = append(problems, "blob is empty")
+	}
+	if len(r.YAML) == 0 {
+		problems = append(problems, "components YAML is empty")
+	}
+	if len(r.Metadata) == 0 {
+		problems = append(problems, "metadata.yaml is empty")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("release %s cannot be packed: %s", r, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func isType(t string) bool {
+	for _, k := range Types {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,167 @@
+package artifact
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+	"sigs.k8s.io/yaml"
+
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// DefaultBlob and DefaultMetadata are the package-relative paths used when a
+// pin names no blob or no metadata source.
+const (
+	DefaultBlob     = "files/components.gz"
+	DefaultMetadata = "files/metadata.yaml"
+)
+
+// maxFileSize bounds each vendored file LoadReleases reads.
+const maxFileSize = MaxLayerSize
+
+// LoadReleases reads the releases of the provider package in dir from its
+// pin.yaml: for each provider the vendored blob (pin "blob", else
+// files/components.gz), the components YAML (the pinned source whose "to"
+// ends in components.yaml), metadata.yaml (the pinned source named
+// metadata.yaml, else files/metadata.yaml) and the contract of the
+// release's series from it. Files are read inside dir only (a symlink out
+// of the package is refused).
+func LoadReleases(dir, builderVersion string) ([]Release, error) {
+	pinPath := filepath.Join(dir, pin.FileName)
+	data, err := os.ReadFile(pinPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no %s: builder push needs a pin file naming each provider's release and files (see api/pin.md)", dir, pin.FileName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := pin.Parse(data, pinPath)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	var out []Release
+	for _, p := range f.Providers {
+		rel, err := releaseOf(root, dir, p, builderVersion)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rel)
+	}
+	return out, nil
+}
+
+func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string) (Release, error) {
+	id := p.Kind + "/" + p.Name
+	typ, ok := model.ProviderKinds[p.Kind]
+	if !ok {
+		return Release{}, fmt.Errorf("%s: %s: kind %q is not a cluster-api-operator provider kind", dir, id, p.Kind)
+	}
+	blobPath := p.Blob
+	if blobPath == "" {
+		blobPath = DefaultBlob
+	}
+	yamlPath, metaPath := "", DefaultMetadata
+	for _, s := range p.Sources {
+		base := path.Base(s.To)
+		switch {
+		case base == "metadata.yaml":
+			metaPath = s.To
+		case strings.HasSuffix(base, "components.yaml") && yamlPath == "":
+			yamlPath = s.To
+		}
+	}
+	if yamlPath == "" {
+		return Release{}, fmt.Errorf("%s: %s: no pinned source is a components file (a \"to\" ending in components.yaml): pin the upstream *-components.yaml", dir, id)
+	}
+	read := func(rel string) ([]byte, error) {
+		f, err := root.Open(filepath.FromSlash(rel))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", dir, id, err)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", dir, id, err)
+		}
+		if fi.Size() > maxFileSize {
+			return nil, fmt.Errorf("%s: %s: %s is %d bytes, more than %d", dir, id, rel, fi.Size(), maxFileSize)
+		}
+		b := make([]byte, fi.Size())
+		if _, err := io.ReadFull(f, b); err != nil {
+			return nil, fmt.Errorf("%s: %s: read %s: %w", dir, id, rel, err)
+		}
+		return b, nil
+	}
+	blob, err := read(blobPath)
+	if err != nil {
+		return Release{}, fmt.Errorf("%w (run builder build first)", err)
+	}
+	yml, err := read(yamlPath)
+	if err != nil {
+		return Release{}, fmt.Errorf("%w (run builder build first)", err)
+	}
+	meta, err := read(metaPath)
+	if err != nil {
+		return Release{}, err
+	}
+	contract, err := Contract(meta, p.Version)
+	if err != nil {
+		return Release{}, fmt.Errorf("%s: %s: %s: %w", dir, id, metaPath, err)
+	}
+	return Release{
+		Kind: p.Kind, Name: p.Name, Release: p.Release, Version: p.Version,
+		Contract: contract, Type: typ,
+		Blob: blob, YAML: yml, Metadata: meta,
+		Pins:           p.Sources,
+		BuilderVersion: builderVersion,
+	}, nil
+}
+
+// metadataDoc is clusterctl's metadata.yaml.
+type metadataDoc struct {
+	ReleaseSeries []struct {
+		Major    *int   `json:"major"`
+		Minor    *int   `json:"minor"`
+		Contract string `json:"contract"`
+	} `json:"releaseSeries"`
+}
+
+// Contract returns the API contract metadata.yaml declares for the release
+// series (major.minor) of version.
+func Contract(metadata []byte, ver string) (string, error) {
+	v, err := version.ParseGeneric(ver)
+	if err != nil {
+		return "", fmt.Errorf("version %q: %w", ver, err)
+	}
+	var md metadataDoc
+	if err := yaml.Unmarshal(metadata, &md); err != nil {
+		return "", fmt.Errorf("not clusterctl metadata: %w", err)
+	}
+	var have []string
+	for _, s := range md.ReleaseSeries {
+		if s.Major == nil || s.Minor == nil || *s.Major < 0 || *s.Minor < 0 {
+			continue
+		}
+		have = append(have, fmt.Sprintf("%d.%d", *s.Major, *s.Minor))
+		if uint(*s.Major) == v.Major() && uint(*s.Minor) == v.Minor() {
+			if s.Contract == "" {
+				return "", fmt.Errorf("release series %d.%d names no contract", *s.Major, *s.Minor)
+			}
+			return s.Contract, nil
+		}
+	}
+	return "", fmt.Errorf("no releaseSeries entry for %d.%d (has: %s): add one with its contract", v.Major(), v.Minor(), strings.Join(have, ", "))
+}

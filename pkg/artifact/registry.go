@@ -1,0 +1,101 @@
+package artifact
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/retry"
+
+	"github.com/pinseal/pinseal/internal/version"
+)
+
+// Options configure how registries are reached. The zero value reaches a
+// TLS registry with the docker config's credentials.
+type Options struct {
+	// PlainHTTP talks plain HTTP instead of HTTPS (a loopback registry).
+	PlainHTTP bool
+	// Credentials looks up registry credentials. Nil means the docker
+	// config ($DOCKER_CONFIG/config.json or ~/.docker/config.json) with its
+	// credential helpers. Credentials never come from flags.
+	Credentials credentials.Store
+	// Transport is the base HTTP transport; nil means a clone of
+	// http.DefaultTransport. Tests put fault injectors here.
+	Transport http.RoundTripper
+	// ResponseTimeout bounds the wait for a registry's response headers
+	// after a request was sent (a hung registry); 0 means 60s.
+	ResponseTimeout time.Duration
+	// Retries is how often a request that failed with a network error, 429
+	// or 5xx is retried with backoff; 0 means 3, negative means never.
+	Retries int
+}
+
+// OpenRegistry opens the registry repository "HOST[:PORT]/REPO".
+func OpenRegistry(name string, opts Options) (Repository, error) {
+	repo, err := remote.NewRepository(name)
+	if err != nil {
+		return nil, fmt.Errorf("repository %q: %w", name, err)
+	}
+	repo.PlainHTTP = opts.PlainHTTP
+	client, err := opts.client()
+	if err != nil {
+		return nil, err
+	}
+	repo.Client = client
+	return &registryRepo{Repository: repo}, nil
+}
+
+type registryRepo struct {
+	*remote.Repository
+}
+
+func (r *registryRepo) Name() string { return r.Reference.Registry + "/" + r.Reference.Repository }
+
+func (o Options) client() (*auth.Client, error) {
+	store := o.Credentials
+	if store == nil {
+		s, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("read registry credentials from the docker config: %w (fix or move $DOCKER_CONFIG/config.json)", err)
+		}
+		store = s
+	}
+	base := o.Transport
+	if base == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		t.ResponseHeaderTimeout = o.ResponseTimeout
+		if t.ResponseHeaderTimeout == 0 {
+			t.ResponseHeaderTimeout = 60 * time.Second
+		}
+		base = t
+	}
+	rt := http.RoundTripper(base)
+	if o.Retries >= 0 {
+		n := o.Retries
+		if n == 0 {
+			n = 3
+		}
+		tr := retry.NewTransport(base)
+		tr.Policy = func() retry.Policy {
+			return &retry.GenericPolicy{
+				Retryable: retry.DefaultPredicate,
+				Backoff:   retry.DefaultBackoff,
+				MinWait:   200 * time.Millisecond,
+				MaxWait:   3 * time.Second,
+				MaxRetry:  n,
+			}
+		}
+		rt = tr
+	}
+	return &auth.Client{
+		Client:     &http.Client{Transport: rt},
+		Header:     http.Header{"User-Agent": {"pinseal/" + version.Version}},
+		Cache:      auth.NewCache(),
+		Credential: credentials.Credential(store),
+	}, nil
+}

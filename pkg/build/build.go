@@ -1,0 +1,421 @@
+// Package build turns a provider package's pins into its vendored files:
+// it fetches every pinned upstream source (SHA-256 verified before anything
+// is written), applies the package's patches in order, compresses each
+// provider's components file into its reproducible gzip blob, and writes
+// all outputs atomically — every file staged before the first rename, so a
+// failed or killed build leaves the old files or the new ones, never half a
+// file and never a mix produced by a failing step.
+//
+// Builds are deterministic: the same pins and patches give the same bytes
+// whatever the time zone, umask or file times. Unchanged files are not
+// rewritten (their mtimes stay), and an existing blob that already inflates
+// to exactly the new YAML with a clean header is kept as is, so trees whose
+// blobs GNU `gzip -9 -n` made do not churn.
+package build
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/patch"
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// Options configure a build.
+type Options struct {
+	// Fetcher downloads and verifies the sources. Required. Relative
+	// file: URLs resolve against the package directory unless its BaseDir
+	// is set.
+	Fetcher *pin.Fetcher
+	// Log receives progress records; nil discards them.
+	Log *slog.Logger
+	// DryRun computes everything (fetch, verify, patch, compress) and
+	// reports what would change, writing nothing.
+	DryRun bool
+}
+
+// Status of one output file.
+type Status string
+
+const (
+	Written    Status = "written"     // new or changed content was written
+	Unchanged  Status = "unchanged"   // the file already held the right content; not touched
+	WouldWrite Status = "would-write" // DryRun: the file would be written
+)
+
+// FileResult is one output file of a build.
+type FileResult struct {
+	Path     string // slash path relative to the package directory
+	Provider string // Kind/name of the provider it belongs to
+	Kind     string // "source" (vendored upstream file, patched) or "blob"
+	Status   Status
+	Size     int64
+	SHA256   string // lowercase hex of the file's content after the build
+	// Note explains an unchanged blob whose bytes differ from ours (e.g.
+	// made by GNU gzip -9 -n, same content, clean header).
+	Note string `json:",omitempty"`
+}
+
+// Result is what a build did.
+type Result struct {
+	Dir   string       // the package directory
+	Pins  string       // where the pins came from: "pin.yaml" or "Makefile"
+	Files []FileResult // in pin order: each provider's sources, then its blob
+}
+
+// Changed reports whether the build wrote (or, in a dry run, would write)
+// any file.
+func (r *Result) Changed() bool {
+	for _, f := range r.Files {
+		if f.Status != Unchanged {
+			return true
+		}
+	}
+	return false
+}
+
+// componentsSuffix marks the source whose bytes the blob holds.
+const componentsSuffix = "components.yaml"
+
+// output is one file the build produces.
+type output struct {
+	rel      string // slash path relative to the package directory
+	provider string
+	kind     string
+	data     []byte
+	// keepBlobIfSameYAML: an existing file that inflates to yaml with a
+	// clean header is kept.
+	yaml []byte
+}
+
+// Build builds the package in dir. On error nothing in dir has changed.
+func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Fetcher == nil {
+		return nil, errors.New("build: Options.Fetcher is nil")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", dir, err)
+	}
+	set, err := pin.LoadDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", dir, err)
+	}
+	if set == nil || set.File == nil || len(set.File.Providers) == 0 {
+		return nil, noPinsError(dir, set)
+	}
+	res := &Result{Dir: abs, Pins: set.Source}
+	log = log.With("package", dir)
+	file := set.File
+	if set.Source != pin.SourcePinFile {
+		file = fromMakefile(abs, file)
+	}
+
+	fetcher := opts.Fetcher
+	if fetcher.BaseDir == "" {
+		f := *fetcher
+		f.BaseDir = abs
+		fetcher = &f
+	}
+	outs, err := plan(ctx, abs, file, fetcher, log)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", dir, err)
+	}
+
+	var writes []atomicfile.File
+	for _, o := range outs {
+		target := filepath.Join(abs, filepath.FromSlash(o.rel))
+		fr := FileResult{Path: o.rel, Provider: o.provider, Kind: o.kind, Size: int64(len(o.data)), SHA256: hexSHA(o.data)}
+		keep, note, err := keepExisting(target, o)
+		if err != nil {
+			return nil, fmt.Errorf("build %s: %w", dir, err)
+		}
+		switch {
+		case keep != nil:
+			fr.Status, fr.Size, fr.SHA256, fr.Note = Unchanged, int64(len(keep)), hexSHA(keep), note
+		case opts.DryRun:
+			fr.Status = WouldWrite
+		default:
+			fr.Status = Written
+			writes = append(writes, atomicfile.File{Path: target, Data: o.data})
+		}
+		res.Files = append(res.Files, fr)
+		log.Debug("output", "file", o.rel, "status", fr.Status, "size", fr.Size)
+	}
+	if len(writes) > 0 {
+		if err := atomicfile.WriteFiles(writes); err != nil {
+			return nil, fmt.Errorf("build %s: write outputs: %w", dir, err)
+		}
+	}
+	log.Info("built", "files", len(res.Files), "written", len(writes), "dry_run", opts.DryRun)
+	return res, nil
+}
+
+// noPinsError explains what a package without digest pins needs.
+func noPinsError(dir string, set *pin.Set) error {
+	where := "it has neither pin.yaml nor URL and SHA-256 variables in its Makefile"
+	if set != nil && set.Source != "" && set.Source != pin.FileName {
+		where = fmt.Sprintf("its %s pins no upstream file by SHA-256", set.Source)
+		if len(set.Versions) > 0 {
+			where += fmt.Sprintf(" (it only names versions, e.g. %s = %s)", set.Versions[0].Name, set.Versions[0].Value)
+		}
+	}
+	return fmt.Errorf("build %s: nothing to build: %s; add %s beside Chart.yaml listing each provider's sources (url, sha256, to) and blob — see api/pin.md",
+		dir, where, filepath.Join(dir, pin.FileName))
+}
+
+// DefaultBlob is the cozystack blob path, used for Makefile pins (which do
+// not name a blob) when the package already has it.
+const DefaultBlob = "files/components.gz"
+
+// fromMakefile completes a File assembled from Makefile variables: the
+// providers get a name for messages, and where the package already holds
+// files/components.gz and exactly one provider has a components source, that
+// provider gets it as its blob — rebuilding the YAML without its blob would
+// make the two diverge, the first trap the verifier looks for.
+func fromMakefile(dir string, f *pin.File) *pin.File {
+	out := &pin.File{Providers: append([]pin.Provider(nil), f.Providers...)}
+	var withComponents []int
+	for i := range out.Providers {
+		p := &out.Providers[i]
+		for _, s := range p.Sources {
+			if strings.HasSuffix(path.Base(s.To), componentsSuffix) {
+				withComponents = append(withComponents, i)
+				break
+			}
+		}
+	}
+	if len(withComponents) == 1 {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(DefaultBlob))); err == nil {
+			out.Providers[withComponents[0]].Blob = DefaultBlob
+		}
+	}
+	return out
+}
+
+// providerID names a provider in messages: Kind/name, or for Makefile
+// pins (which have neither) the upstream version.
+func providerID(p pin.Provider) string {
+	if p.Kind != "" || p.Name != "" {
+		return p.Kind + "/" + p.Name
+	}
+	if p.Version != "" {
+		return "Makefile pin " + p.Version
+	}
+	return "Makefile pin"
+}
+
+// plan fetches, verifies and patches every source and compresses every blob,
+// in memory. Nothing is written.
+func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, log *slog.Logger) ([]output, error) {
+	var outs []output
+	owner := map[string]int{} // rel path -> index in outs
+	for _, p := range f.Providers {
+		pid := providerID(p)
+		// Fetch and verify every source of this provider.
+		content := make(map[string][]byte, len(p.Sources))
+		var order []string
+		for _, s := range p.Sources {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if strings.Contains(s.URL, "$") {
+				return nil, fmt.Errorf("%s: source URL %s is computed by make and cannot be fetched as is; write the URL out in pin.yaml", pid, s.URL)
+			}
+			if s.To == "" {
+				return nil, fmt.Errorf("%s: source %s has no destination (the Makefile does not say where it goes); add pin.yaml with `to` for each source", pid, s.URL)
+			}
+			rel, err := cleanRel(s.To)
+			if err != nil {
+				return nil, fmt.Errorf("%s: source %s: to: %w", pid, s.URL, err)
+			}
+			log.Info("fetch", "provider", pid, "url", s.URL)
+			data, err := fetcher.Fetch(ctx, s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", pid, err)
+			}
+			// The fetcher verifies; check again so no code path can write
+			// unverified bytes.
+			if got := hexSHA(data); !strings.EqualFold(got, s.SHA256) {
+				return nil, &pin.ErrDigestMismatch{URL: s.URL, Want: strings.ToLower(s.SHA256), Got: got, Size: int64(len(data))}
+			}
+			if _, dup := content[rel]; dup {
+				return nil, fmt.Errorf("%s: two sources write %s; give each source its own `to`", pid, rel)
+			}
+			content[rel] = data
+			order = append(order, rel)
+		}
+
+		// Apply patches in order.
+		for _, pp := range p.Patches {
+			if err := applyPatch(dir, pid, pp, content, log); err != nil {
+				return nil, err
+			}
+		}
+
+		for _, rel := range order {
+			if i, ok := owner[rel]; ok {
+				if !bytes.Equal(outs[i].data, content[rel]) {
+					return nil, fmt.Errorf("%s: %s is also written by %s with different content; give each provider its own file", pid, rel, outs[i].provider)
+				}
+				continue
+			}
+			owner[rel] = len(outs)
+			outs = append(outs, output{rel: rel, provider: pid, kind: "source", data: content[rel]})
+		}
+
+		// The blob.
+		if p.Blob == "" {
+			continue
+		}
+		brel, err := cleanRel(p.Blob)
+		if err != nil {
+			return nil, fmt.Errorf("%s: blob: %w", pid, err)
+		}
+		comp, err := componentsFile(pid, order)
+		if err != nil {
+			return nil, err
+		}
+		gz, err := blob.CompressBytes(content[comp])
+		if err != nil {
+			return nil, fmt.Errorf("%s: compress %s: %w", pid, comp, err)
+		}
+		if i, ok := owner[brel]; ok {
+			return nil, fmt.Errorf("%s: blob %s is also an output of %s; give each provider its own blob", pid, brel, outs[i].provider)
+		}
+		owner[brel] = len(outs)
+		outs = append(outs, output{rel: brel, provider: pid, kind: "blob", data: gz, yaml: content[comp]})
+	}
+	return outs, nil
+}
+
+// componentsFile picks the source whose `to` ends with components.yaml.
+func componentsFile(pid string, order []string) (string, error) {
+	var found []string
+	for _, rel := range order {
+		if strings.HasSuffix(path.Base(rel), componentsSuffix) {
+			found = append(found, rel)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", fmt.Errorf("%s: has a blob but no source whose `to` ends with %s (the file the blob compresses); name the components source e.g. files/infrastructure-components.yaml, or drop `blob`", pid, componentsSuffix)
+	default:
+		return "", fmt.Errorf("%s: several sources end with %s (%s); the blob needs exactly one — split the provider or rename the others", pid, componentsSuffix, strings.Join(found, ", "))
+	}
+}
+
+// applyPatch applies one patch file of a provider to its fetched sources.
+func applyPatch(dir, pid, pp string, content map[string][]byte, log *slog.Logger) error {
+	rel, err := cleanRel(pp)
+	if err != nil {
+		return fmt.Errorf("%s: patch %q: %w", pid, pp, err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return fmt.Errorf("%s: read patch: %w", pid, err)
+	}
+	p, err := patch.Parse(rel, data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", pid, err)
+	}
+	for _, fd := range p.Files {
+		target, err := patchTarget(fd, content)
+		if err != nil {
+			return fmt.Errorf("%s: patch %s: %w", pid, rel, err)
+		}
+		out, results, err := fd.Apply(content[target])
+		if err != nil {
+			return fmt.Errorf("%s: %w", pid, err)
+		}
+		for _, r := range results {
+			if r.Offset != 0 {
+				log.Info("patch hunk applied at an offset", "patch", rel, "file", target, "hunk", r.Hunk, "line", r.Line, "offset", r.Offset)
+			}
+		}
+		content[target] = out
+		log.Info("patched", "provider", pid, "patch", rel, "file", target, "hunks", len(results))
+	}
+	return nil
+}
+
+// patchTarget maps a file diff to one of the provider's sources: by its new
+// name, else its old name (both relative to the package directory).
+func patchTarget(fd *patch.FileDiff, content map[string][]byte) (string, error) {
+	if fd.OldName == patch.DevNull || fd.NewName == patch.DevNull {
+		return "", fmt.Errorf("%s: creating or deleting files is not supported; a patch may only change a pinned source", fd.Target())
+	}
+	for _, name := range []string{fd.NewName, fd.OldName} {
+		if rel, err := cleanRel(name); err == nil {
+			if _, ok := content[rel]; ok {
+				return rel, nil
+			}
+		}
+	}
+	names := make([]string, 0, len(content))
+	for k := range content {
+		names = append(names, k)
+	}
+	return "", fmt.Errorf("it changes %s, which is not a source of this provider (sources: %s); the diff's ---/+++ paths must be relative to the package directory, e.g. a/files/x.yaml",
+		fd.Target(), strings.Join(slices.Sorted(slices.Values(names)), ", "))
+}
+
+// keepExisting returns the existing bytes of target when the build must not
+// touch it: identical content, or (for a blob) a clean-header gzip that
+// inflates to exactly the new YAML.
+func keepExisting(target string, o output) ([]byte, string, error) {
+	old, err := os.ReadFile(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", o.rel, err)
+	}
+	if bytes.Equal(old, o.data) {
+		return old, "", nil
+	}
+	if o.kind != "blob" {
+		return nil, "", nil
+	}
+	info := blob.Inspect(bytes.NewReader(old), int64(len(o.yaml))+1)
+	if info.Err != nil || info.HeaderErr != nil || !info.Header.Reproducible() {
+		return nil, "", nil
+	}
+	if info.RawSize != int64(len(o.yaml)) || info.RawSHA256 != sha256.Sum256(o.yaml) {
+		return nil, "", nil
+	}
+	return old, "existing blob kept: same content, clean header (made by another gzip)", nil
+}
+
+// cleanRel checks a package-relative slash path.
+func cleanRel(p string) (string, error) {
+	if err := pin.CheckPath(p); err != nil {
+		return "", fmt.Errorf("path %w", err)
+	}
+	return p, nil
+}
+
+func hexSHA(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

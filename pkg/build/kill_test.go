@@ -1,0 +1,134 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/internal/manifestgen"
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// killVersions are two upstream releases the helper process alternates
+// between, big enough that writing them takes a moment.
+func killVersions(dir string) (pins [2]string, outs [2]map[string][]byte) {
+	for i := range 2 {
+		comp := manifestgen.Generate(manifestgen.Spec{Provider: "infrastructure-proxmox", Prefix: "capmox",
+			Group: "infrastructure.cluster.x-k8s.io", Kinds: []string{"ProxmoxCluster"}, Image: "x", Size: 2 << 20, Seed: int64(i)})
+		meta := []byte(fmt.Sprintf("%sreleaseSeries:\n  - major: 0\n    minor: %d\n    contract: v1beta1\n", "kind: Metadata\n", i))
+		up := filepath.Join(dir, "upstream", fmt.Sprint(i))
+		os.MkdirAll(up, 0o755)
+		os.WriteFile(filepath.Join(up, "infrastructure-components.yaml"), comp, 0o644)
+		os.WriteFile(filepath.Join(up, "metadata.yaml"), meta, 0o644)
+		pins[i] = fmt.Sprintf(`providers:
+- kind: InfrastructureProvider
+  name: proxmox
+  version: v0.7.%[1]d
+  release: v0.7.%[1]d-infraprovider-proxmox
+  sources:
+  - url: file://%[2]s/infrastructure-components.yaml
+    sha256: %[3]s
+    to: files/infrastructure-components.yaml
+  - url: file://%[2]s/metadata.yaml
+    sha256: %[4]s
+    to: files/metadata.yaml
+  blob: files/components.gz
+`, i, filepath.ToSlash(up), shaHex(comp), shaHex(meta))
+		gz, _ := blob.CompressBytes(comp)
+		outs[i] = map[string][]byte{
+			"files/infrastructure-components.yaml": comp,
+			"files/metadata.yaml":                  meta,
+			"files/components.gz":                  gz,
+		}
+	}
+	return pins, outs
+}
+
+// TestKilledBuildHelper is the child process of TestKilledBuild: it
+// rebuilds the package forever, alternating between the two releases.
+func TestKilledBuildHelper(t *testing.T) {
+	dir := os.Getenv("PINSEAL_KILL_HELPER_DIR")
+	if dir == "" {
+		t.Skip("helper process for TestKilledBuild")
+	}
+	pins, _ := killVersions(filepath.Dir(dir))
+	for i := 0; ; i++ {
+		if err := atomicfile.WriteFile(filepath.Join(dir, "pin.yaml"), []byte(pins[i%2]), 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Build(context.Background(), dir, Options{Fetcher: &pin.Fetcher{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestKilledBuild SIGKILLs a process that keeps rebuilding a package at
+// random moments and checks that every output file is then exactly one
+// release's content: the old file or the new one, never half a file.
+func TestKilledBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "pkg")
+	os.MkdirAll(dir, 0o755)
+	_, outs := killVersions(root)
+	r := rand.New(rand.NewSource(time.Now().UnixNano()))
+	// Kill at random moments until several rounds found outputs on disk;
+	// wait longer when the helper had not got that far (slow machine).
+	maxWait, checked, leftovers := 400, 0, 0
+	for round := 0; checked < 6; round++ {
+		if round == 40 {
+			t.Skipf("the helper never got to write outputs in %d rounds", round)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledBuildHelper$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "PINSEAL_KILL_HELPER_DIR="+dir)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(50+r.Intn(maxWait)) * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+
+		found := false
+		for rel := range outs[0] {
+			got, err := os.ReadFile(filepath.Join(dir, rel))
+			if os.IsNotExist(err) {
+				continue // killed before the first build finished
+			}
+			found = true
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, outs[0][rel]) && !bytes.Equal(got, outs[1][rel]) {
+				t.Fatalf("round %d: %s is neither release's content (%d bytes): a half-written file", round, rel, len(got))
+			}
+		}
+		if !found {
+			maxWait *= 2
+			continue
+		}
+		checked++
+		// Only the staged temp files of the killed process may be left over.
+		entries, _ := os.ReadDir(filepath.Join(dir, "files"))
+		for _, e := range entries {
+			_, known := outs[0]["files/"+e.Name()]
+			switch {
+			case strings.HasPrefix(e.Name(), atomicfile.TempPrefix):
+				leftovers++
+			case !known:
+				t.Errorf("unexpected file %s", e.Name())
+			}
+		}
+	}
+	t.Logf("%d rounds checked; %d staged temp files left by killed writes", checked, leftovers)
+}

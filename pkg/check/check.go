@@ -1,0 +1,199 @@
+// Package check holds the verifier's checks: pure functions over an
+// in-memory *model.Tree that return findings, and the catalog that names
+// them (stable IDs, titles, descriptions, default severities). The SARIF
+// rules, the policy schema and the docs are generated from the catalog.
+//
+// Checks never do I/O. Checks that need more than the tree (the registry
+// checks: registry-digest, version-reused, signature, provenance) are in the
+// catalog with a nil Run; whoever gathers their inputs passes runnable
+// checks with those IDs to the engine (verify.Options.Extra).
+package check
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// Func is a check: a pure function of the tree. Findings carry Check,
+// Package, Provider, File (relative to the tree root), Line, Message, Hint
+// and Detail; the engine sets Severity from the policy.
+type Func func(*model.Tree) []report.Finding
+
+// Check is one catalog entry.
+type Check struct {
+	ID          string          // stable: used in output, policy and tests
+	Title       string          // short, for rule lists
+	Description string          // what must hold
+	Severity    report.Severity // default severity (policies/default.yaml agrees)
+	// Run is nil for checks the tree alone cannot answer (registry checks)
+	// and for IDs produced elsewhere (waiver-expired, by the policy).
+	Run Func
+}
+
+// Rule is the check's catalog entry as a report rule (SARIF).
+func (c Check) Rule() report.Rule {
+	return report.Rule{ID: c.ID, Title: c.Title, Description: c.Description, Severity: c.Severity}
+}
+
+// Stable check IDs.
+const (
+	PackageLoad          = "package-load"
+	BlobYAML             = "blob-yaml"
+	BlobHeader           = "blob-header"
+	BlobCorrupt          = "blob-corrupt"
+	ConfigMapVersion     = "configmap-version"
+	SelectorUnique       = "selector-unique"
+	SelectorSemver       = "selector-semver"
+	CompressedAnnotation = "compressed-annotation"
+	MetadataSeries       = "metadata-series"
+	Contract             = "contract"
+	PinVersion           = "pin-version"
+	PinDigest            = "pin-digest"
+	PinMissing           = "pin-missing"
+	RegistryDigest       = "registry-digest"
+	VersionReused        = "version-reused"
+	Signature            = "signature"
+	Provenance           = "provenance"
+	WaiverExpired        = "waiver-expired"
+)
+
+var catalog = []Check{
+	{ID: PackageLoad, Title: "Package loads", Severity: report.Error, Run: packageLoad,
+		Description: "The package renders and its files parse: no render failure, bad YAML, invalid base64, unreadable file or symlink out of the tree."},
+	{ID: BlobYAML, Title: "Blob equals YAML", Severity: report.Error, Run: blobYAML,
+		Description: "gunzip(blob) equals the vendored YAML byte for byte; the finding shows the first differing line and a short diff."},
+	{ID: BlobHeader, Title: "Reproducible gzip header", Severity: report.Error, Run: blobHeader,
+		Description: "The blob's gzip header is reproducible: MTIME 0, no FNAME, FCOMMENT or FEXTRA; the finding says what is embedded."},
+	{ID: BlobCorrupt, Title: "Blob is valid gzip", Severity: report.Error, Run: blobCorrupt,
+		Description: "The blob is one valid, complete gzip stream (CRC and size trailer checked) that inflates within the size limit."},
+	{ID: ConfigMapVersion, Title: "ConfigMap named spec.version", Severity: report.Error, Run: configMapVersion,
+		Description: "The ConfigMap the provider's selector picks has the version spec.version: its provider.cluster.x-k8s.io/version label or, without one, its name."},
+	{ID: SelectorUnique, Title: "Selector matches one ConfigMap", Severity: report.Error, Run: selectorUnique,
+		Description: "In each namespace, across the whole tree, each provider's fetchConfig.selector is valid and matches exactly one ConfigMap."},
+	{ID: SelectorSemver, Title: "Matched ConfigMaps are semver", Severity: report.Error, Run: selectorSemver,
+		Description: "Every ConfigMap a selector matches has a semver version (label or name): one bad match fails the operator's whole version list."},
+	{ID: CompressedAnnotation, Title: "Compressed annotation", Severity: report.Error, Run: compressedAnnotation,
+		Description: `Components are gzip in binaryData exactly when the annotation provider.cluster.x-k8s.io/compressed is "true".`},
+	{ID: MetadataSeries, Title: "Metadata has the release series", Severity: report.Error, Run: metadataSeries,
+		Description: "The ConfigMap's metadata (metadata.yaml) parses and has a releaseSeries entry for the release's major.minor."},
+	{ID: Contract, Title: "Contract served by core", Severity: report.Error, Run: contract,
+		Description: "The contract of the provider's release series is one the tree's core provider serves (skipped when the tree has no core provider)."},
+	{ID: PinVersion, Title: "Pinned version is the release", Severity: report.Error, Run: pinVersion,
+		Description: "The pinned upstream version (pin.yaml, Makefile or Dockerfile variable) is the version part of the ConfigMap name and spec.version; a computed version is reported as unknown."},
+	{ID: PinDigest, Title: "Vendored files match pins", Severity: report.Error, Run: pinDigest,
+		Description: "Every pinned vendored file exists and matches its SHA-256 pin."},
+	{ID: PinMissing, Title: "Upstream files are pinned", Severity: report.Warning, Run: pinMissing,
+		Description: "Every upstream download and vendored file is pinned by SHA-256."},
+	{ID: RegistryDigest, Title: "Registry copy equals tree", Severity: report.Error,
+		Description: "The registry artifact tagged with the release holds exactly the local blob and metadata."},
+	{ID: VersionReused, Title: "Release tag not reused", Severity: report.Error,
+		Description: "The release tag in the registry does not point at content other than the tree's: content changed without a version bump."},
+	{ID: Signature, Title: "Artifact signed", Severity: report.Error,
+		Description: "The artifact carries a valid signature under one of the policy's keys."},
+	{ID: Provenance, Title: "Provenance matches pins", Severity: report.Error,
+		Description: "A provenance attestation exists for the artifact, by an allowed builder, and its materials equal the pins."},
+	{ID: WaiverExpired, Title: "Waiver expired", Severity: report.Error,
+		Description: "A policy waiver is past its expiry date: fix the finding or renew the waiver. Always an error."},
+}
+
+// Catalog returns every catalog entry in a stable order.
+func Catalog() []Check { return slices.Clone(catalog) }
+
+// Builtin returns the checks that run over the tree alone.
+func Builtin() []Check {
+	var out []Check
+	for _, c := range catalog {
+		if c.Run != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Lookup finds a catalog entry by ID.
+func Lookup(id string) (Check, bool) {
+	for _, c := range catalog {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// IDs returns every catalog ID in catalog order.
+func IDs() []string {
+	ids := make([]string, len(catalog))
+	for i, c := range catalog {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// Rules returns the catalog as report rules, plus extra checks whose IDs
+// are not in the catalog.
+func Rules(extra ...Check) []report.Rule {
+	rules := make([]report.Rule, 0, len(catalog)+len(extra))
+	for _, c := range catalog {
+		rules = append(rules, c.Rule())
+	}
+	for _, c := range extra {
+		if _, ok := Lookup(c.ID); !ok {
+			rules = append(rules, c.Rule())
+		}
+	}
+	return rules
+}
+
+// rel makes a package-relative slash path relative to the tree root.
+func rel(pkg *model.Package, file string) string {
+	if file == "" {
+		return ""
+	}
+	if pkg == nil || pkg.Path == "" || pkg.Path == "." {
+		return file
+	}
+	return path.Join(pkg.Path, file)
+}
+
+// pkgPath is the package path as used in findings.
+func pkgPath(pkg *model.Package) string {
+	if pkg == nil || pkg.Path == "" {
+		return "."
+	}
+	return pkg.Path
+}
+
+// newFinding builds a finding located in a package file.
+func newFinding(id string, pkg *model.Package, provider string, loc model.Location, msg, hint string) report.Finding {
+	return report.Finding{
+		Check:    id,
+		Package:  pkgPath(pkg),
+		Provider: provider,
+		File:     rel(pkg, loc.File),
+		Line:     loc.Line,
+		Message:  msg,
+		Hint:     hint,
+	}
+}
+
+// quoteList renders values as `"a", "b"`.
+func quoteList(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}
+
+// shortHex abbreviates a hex digest for messages.
+func shortHex(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

@@ -1,0 +1,161 @@
+package check
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// metadataLocation is the vendored file whose bytes are the ConfigMap's
+// metadata, else the ConfigMap itself.
+func metadataLocation(pkg *model.Package, cm *model.ConfigMap) model.Location {
+	if len(cm.MetadataRaw) > 0 {
+		d := sha256.Sum256(cm.MetadataRaw)
+		for _, name := range sortedKeys(pkg.Files) {
+			if pkg.Files[name].SHA256 == d {
+				return model.Location{File: name}
+			}
+		}
+	}
+	return cm.Location
+}
+
+// series finds the release series for major.minor.
+func series(md *model.Metadata, major, minor uint) (model.ReleaseSeries, bool) {
+	for _, s := range md.ReleaseSeries {
+		if s.Major >= 0 && s.Minor >= 0 && uint(s.Major) == major && uint(s.Minor) == minor {
+			return s, true
+		}
+	}
+	return model.ReleaseSeries{}, false
+}
+
+func listSeries(md *model.Metadata) string {
+	if len(md.ReleaseSeries) == 0 {
+		return "none"
+	}
+	vs := make([]string, len(md.ReleaseSeries))
+	for i, s := range md.ReleaseSeries {
+		vs[i] = fmt.Sprintf("%d.%d", s.Major, s.Minor)
+	}
+	return strings.Join(vs, ", ")
+}
+
+// releaseContract is the contract a ConfigMap's release declares, if its
+// version is semver and its metadata has the series.
+func releaseContract(cm *model.ConfigMap) (contract string, v *version.Version, ok bool) {
+	key, _ := VersionOf(cm)
+	v, err := version.ParseSemantic(key)
+	if err != nil || cm.Metadata == nil || cm.Metadata.Err != nil {
+		return "", v, false
+	}
+	s, ok := series(cm.Metadata, v.Major(), v.Minor())
+	if !ok || s.Contract == "" {
+		return "", v, false
+	}
+	return s.Contract, v, true
+}
+
+// metadataSeries: the ConfigMap's metadata parses and has a releaseSeries
+// for its release's major.minor.
+func metadataSeries(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	ix := NewIndex(t)
+	pick := pickers(t, ix)
+	for _, pkg := range t.Packages {
+		for _, cm := range pkg.ConfigMaps {
+			key, _ := VersionOf(cm)
+			v, err := version.ParseSemantic(key)
+			if err != nil {
+				continue // selector-semver
+			}
+			owner := ownerOf(pkg, cm, pick)
+			loc := metadataLocation(pkg, cm)
+			switch md := cm.Metadata; {
+			case md == nil:
+				out = append(out, newFinding(MetadataSeries, pkg, owner, cm.Location,
+					fmt.Sprintf("ConfigMap %q has no data.metadata: the operator fails the whole version list", cm.Name),
+					"add data.metadata from the vendored metadata.yaml of the same upstream release"))
+			case md.Err != nil:
+				out = append(out, newFinding(MetadataSeries, pkg, owner, loc,
+					fmt.Sprintf("the metadata of ConfigMap %q does not parse: %v", cm.Name, md.Err),
+					"vendor the metadata.yaml of the same upstream release"))
+			default:
+				if _, ok := series(md, v.Major(), v.Minor()); ok {
+					continue
+				}
+				out = append(out, newFinding(MetadataSeries, pkg, owner, loc,
+					fmt.Sprintf("metadata of ConfigMap %q has no releaseSeries for %d.%d (release %s); it lists %s",
+						cm.Name, v.Major(), v.Minor(), key, listSeries(md)),
+					fmt.Sprintf("vendor the metadata.yaml of release %s (it must list major: %d, minor: %d with its contract)", key, v.Major(), v.Minor())))
+			}
+		}
+	}
+	return out
+}
+
+// compatibleContracts are the contracts a core serving contract c runs:
+// Cluster API's contract.GetCompatibleVersions (v1beta2 still serves
+// v1beta1 providers until v1beta1 is removed).
+func compatibleContracts(c string) []string {
+	if c == "v1beta2" {
+		return []string{"v1beta2", "v1beta1"}
+	}
+	return []string{c}
+}
+
+// coreContract finds the contract served by the tree's core provider.
+func coreContract(t *model.Tree, ix *Index) (contract string, core *model.Provider, ok bool) {
+	if t.Core == nil {
+		return "", nil, false
+	}
+	for _, p := range t.Core.Providers {
+		if p.Kind != "CoreProvider" {
+			continue
+		}
+		m, found := ix.Select(t.Core, p).Picked(p.Version)
+		if !found {
+			return "", p, false
+		}
+		c, _, ok := releaseContract(m.ConfigMap)
+		return c, p, ok
+	}
+	return "", nil, false
+}
+
+// contract: each provider release's contract is one the core serves. With
+// no core provider (or no readable core contract) in the tree it is
+// skipped; the other checks say what is wrong with the core.
+func contract(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	ix := NewIndex(t)
+	served, core, ok := coreContract(t, ix)
+	if !ok {
+		return nil
+	}
+	accepted := compatibleContracts(served)
+	providers(t, func(pkg *model.Package, p *model.Provider) {
+		if p.Kind == "CoreProvider" {
+			return
+		}
+		m, found := ix.Select(pkg, p).Picked(p.Version)
+		if !found {
+			return
+		}
+		c, v, ok := releaseContract(m.ConfigMap)
+		if !ok || slices.Contains(accepted, c) {
+			return
+		}
+		out = append(out, newFinding(Contract, m.Package, p.ID(), metadataLocation(m.Package, m.ConfigMap),
+			fmt.Sprintf("release %s of %s declares contract %s (releaseSeries %d.%d), but the core provider %s %s (%s) serves %s",
+				p.Version, p.ID(), c, v.Major(), v.Minor(), core.ID(), core.Version, pkgPath(t.Core), strings.Join(accepted, ", ")),
+			fmt.Sprintf("use a release of %s whose series declares %s, or upgrade the core provider to a release serving %s", p.ID(), served, c)))
+	})
+	return out
+}

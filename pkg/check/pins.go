@@ -1,0 +1,335 @@
+package check
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// pinFile is where a package's pins were read, relative to the package.
+func pinFile(pkg *model.Package) string {
+	if pkg.Pins == nil {
+		return ""
+	}
+	switch pkg.Pins.Source {
+	case "pin.yaml", "":
+		return pin.FileName
+	default:
+		return pkg.Pins.Source
+	}
+}
+
+func findProvider(pkg *model.Package, kind, name string) *model.Provider {
+	for _, p := range pkg.Providers {
+		if p.Kind == kind && p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// releaseTargets are the release names a provider's pinned version must be
+// the version part of: spec.version and the names of the ConfigMaps of its
+// own package that its selector matches.
+type target struct {
+	what, value string
+	loc         model.Location
+}
+
+func releaseTargets(ix *Index, pkg *model.Package, p *model.Provider) []target {
+	var ts []target
+	if p.Version != "" {
+		ts = append(ts, target{"spec.version", p.Version, p.Location})
+	}
+	for _, m := range ix.Select(pkg, p).Matches {
+		if m.Package == pkg {
+			ts = append(ts, target{"ConfigMap name", m.ConfigMap.Name, m.ConfigMap.Location})
+		}
+	}
+	return ts
+}
+
+// mismatches lists the targets whose version part is not version.
+func mismatches(version string, ts []target) []target {
+	var bad []target
+	for _, t := range ts {
+		if !pin.MatchesRelease(version, t.value) {
+			bad = append(bad, t)
+		}
+	}
+	return bad
+}
+
+func describeTargets(ts []target) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("%s %q", t.what, t.value)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// pinVersion: the pinned upstream version is the version part of the
+// ConfigMap name and spec.version.
+func pinVersion(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	ix := NewIndex(t)
+	for _, pkg := range t.Packages {
+		ps := pkg.Pins
+		if ps == nil {
+			continue
+		}
+		pf := model.Location{File: pinFile(pkg)}
+		if ps.File != nil {
+			for _, pp := range ps.File.Providers {
+				if pp.Kind == "" && pp.Name == "" {
+					out = append(out, assembledPin(ix, pkg, pp)...)
+					continue
+				}
+				out = append(out, pinnedProvider(ix, pkg, pf, pp)...)
+			}
+		}
+		for _, v := range ps.Versions {
+			loc := model.Location{File: v.File, Line: v.Line}
+			if loc.File == "" {
+				loc.File = pinFile(pkg)
+			}
+			if !v.Known {
+				out = append(out, newFinding(PinVersion, pkg, "", loc,
+					fmt.Sprintf("version variable %s = %s is computed, so the pinned version is unknown and cannot be compared with the releases", v.Name, v.Value),
+					fmt.Sprintf("set %s to a literal version (e.g. %s = v1.2.3), or pin the package in %s", v.Name, v.Name, pin.FileName)))
+				continue
+			}
+			var owners []*model.Provider
+			var all []target
+			for _, p := range pkg.Providers {
+				if p.Version != "" && pin.MatchesRelease(v.Value, p.Version) {
+					owners = append(owners, p)
+				}
+				all = append(all, releaseTargets(ix, pkg, p)...)
+			}
+			if len(owners) == 0 {
+				if len(all) == 0 {
+					continue // nothing to compare with; other checks report the missing providers
+				}
+				prov := ""
+				if len(pkg.Providers) == 1 {
+					prov = pkg.Providers[0].ID()
+				}
+				out = append(out, newFinding(PinVersion, pkg, prov, loc,
+					fmt.Sprintf("%s pins version %s = %s, but no release of this package is of it: %s", loc.File, v.Name, v.Value, describeTargets(all)),
+					fmt.Sprintf("bump spec.version and the ConfigMap name to %s-<suffix> together with the vendored files, or fix %s", v.Value, v.Name)))
+				continue
+			}
+			for _, p := range owners {
+				if bad := mismatches(v.Value, releaseTargets(ix, pkg, p)); len(bad) > 0 {
+					out = append(out, newFinding(PinVersion, pkg, p.ID(), bad[0].loc,
+						fmt.Sprintf("%s pins version %s = %s but %s is not a release of it", loc.File, v.Name, v.Value, describeTargets(bad)),
+						fmt.Sprintf("rename it to %s-<suffix> like spec.version %q", v.Value, p.Version)))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// pinnedProvider checks one pin.yaml entry against its provider.
+func pinnedProvider(ix *Index, pkg *model.Package, pf model.Location, pp pin.Provider) []report.Finding {
+	var out []report.Finding
+	id := pp.Kind + "/" + pp.Name
+	p := findProvider(pkg, pp.Kind, pp.Name)
+	if p == nil {
+		return []report.Finding{newFinding(PinVersion, pkg, id, pf,
+			fmt.Sprintf("%s pins %s, which this package does not define", pf.File, id),
+			"fix the pin's kind and name, or remove the entry")}
+	}
+	if pp.Version == "" {
+		return nil
+	}
+	if pp.Release != "" && !pin.MatchesRelease(pp.Version, pp.Release) {
+		out = append(out, newFinding(PinVersion, pkg, id, pf,
+			fmt.Sprintf("%s: release %q is not a release of the pinned version %q", pf.File, pp.Release, pp.Version),
+			fmt.Sprintf("name the release after the version, e.g. %s-<suffix>", pp.Version)))
+	}
+	if pp.Release != "" && p.Version != "" && p.Version != pp.Release {
+		out = append(out, newFinding(PinVersion, pkg, id, p.Location,
+			fmt.Sprintf("spec.version is %q but %s pins release %q", p.Version, pf.File, pp.Release),
+			fmt.Sprintf("set spec.version and the ConfigMap name to %q, or re-pin: `builder build %s`", pp.Release, pkgPath(pkg))))
+	}
+	if bad := mismatches(pp.Version, releaseTargets(ix, pkg, p)); len(bad) > 0 {
+		out = append(out, newFinding(PinVersion, pkg, id, bad[0].loc,
+			fmt.Sprintf("%s pins upstream version %q but %s is not a release of it", pf.File, pp.Version, describeTargets(bad)),
+			fmt.Sprintf("bump spec.version and the ConfigMap name to %s-<suffix> together with the vendored files (`builder build %s`), or fix the pin", pp.Version, pkgPath(pkg))))
+	}
+	return out
+}
+
+// assembledPin checks a pin assembled from Makefile URL and SHA-256
+// variables: it names no provider, only the release its URLs download.
+// Versions the Makefile also states in a version variable are checked
+// there, once.
+func assembledPin(ix *Index, pkg *model.Package, pp pin.Provider) []report.Finding {
+	if pp.Version == "" || len(pp.Sources) == 0 {
+		return nil
+	}
+	for _, v := range pkg.Pins.Versions {
+		if v.Known && v.Value == pp.Version {
+			return nil
+		}
+	}
+	var all []target
+	for _, p := range pkg.Providers {
+		if p.Version != "" && pin.MatchesRelease(pp.Version, p.Version) {
+			return nil
+		}
+		all = append(all, releaseTargets(ix, pkg, p)...)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	prov := ""
+	if len(pkg.Providers) == 1 {
+		prov = pkg.Providers[0].ID()
+	}
+	return []report.Finding{newFinding(PinVersion, pkg, prov, model.Location{File: pinFile(pkg)},
+		fmt.Sprintf("%s downloads %s (release %s), but no release of this package is of it: %s", pinFile(pkg), pp.Sources[0].URL, pp.Version, describeTargets(all)),
+		fmt.Sprintf("bump spec.version and the ConfigMap name to %s-<suffix> together with the vendored files, or pin the URL of the release in use", pp.Version))}
+}
+
+// patchedComponents reports whether the source's file is the components
+// file that the pin's patches change (DESIGN: patches apply to the
+// components file): its bytes then differ from the upstream pin by design.
+func patchedComponents(pkg *model.Package, pp pin.Provider, s pin.Source) bool {
+	if len(pp.Patches) == 0 {
+		return false
+	}
+	for _, cm := range pkg.ConfigMaps {
+		if cm.Components != nil && cm.Components.YAMLFile == s.To {
+			return true
+		}
+	}
+	return strings.HasSuffix(path.Base(s.To), "components.yaml")
+}
+
+// pinDigest: every pinned vendored file exists and matches its SHA-256.
+func pinDigest(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	for _, pkg := range t.Packages {
+		if pkg.Pins == nil || pkg.Pins.File == nil {
+			continue
+		}
+		pf := pinFile(pkg)
+		for _, pp := range pkg.Pins.File.Providers {
+			id := pp.Kind + "/" + pp.Name
+			for _, s := range pp.Sources {
+				if s.To == "" || s.SHA256 == "" {
+					continue
+				}
+				f := pkg.Files[s.To]
+				if f == nil {
+					out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: pf},
+						fmt.Sprintf("%s pins %s (from %s) but the file is not vendored", pf, s.To, s.URL),
+						fmt.Sprintf("vendor it: `builder build %s`", pkgPath(pkg))))
+					continue
+				}
+				if strings.EqualFold(f.SHA256.Hex(), s.SHA256) || patchedComponents(pkg, pp, s) {
+					continue
+				}
+				out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: s.To},
+					fmt.Sprintf("%s does not match its pin in %s: sha256 %s, pinned %s (%s)", s.To, pf, f.SHA256.Hex(), strings.ToLower(s.SHA256), s.URL),
+					fmt.Sprintf("restore the upstream bytes: `builder build %s` fetches %s and checks its digest; if upstream really changed, review it and update the pin", pkgPath(pkg), s.URL)))
+			}
+		}
+	}
+	return out
+}
+
+// vendoredYAML lists a package's vendored files that are not gzip blobs
+// (blobs are built, not downloaded), sorted.
+func vendoredYAML(pkg *model.Package) []string {
+	var out []string
+	for _, name := range sortedKeys(pkg.Files) {
+		if pkg.Files[name].Blob == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// pinMissing: every upstream download and vendored file is pinned by
+// SHA-256.
+func pinMissing(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	for _, pkg := range t.Packages {
+		prov := ""
+		if len(pkg.Providers) == 1 {
+			prov = pkg.Providers[0].ID()
+		}
+		var unpinned []pin.Var
+		var file *pin.File
+		if pkg.Pins != nil {
+			unpinned, file = pkg.Pins.Unpinned, pkg.Pins.File
+		}
+		for _, u := range unpinned {
+			out = append(out, newFinding(PinMissing, pkg, prov, model.Location{File: u.File, Line: u.Line},
+				fmt.Sprintf("%s downloads %s = %s with no SHA-256 pin: a release tag is mutable", u.File, u.Name, u.Value),
+				fmt.Sprintf("pin the bytes: add a SHA-256 variable beside %s, or list the source with its sha256 in %s", u.Name, pin.FileName)))
+		}
+		vendored := vendoredYAML(pkg)
+		if len(vendored) == 0 {
+			continue
+		}
+		if file == nil {
+			if len(unpinned) > 0 {
+				continue // already said
+			}
+			out = append(out, newFinding(PinMissing, pkg, prov, model.Location{File: vendored[0]},
+				fmt.Sprintf("package vendors %s with no SHA-256 pin", strings.Join(vendored, ", ")),
+				fmt.Sprintf("add a %s listing each upstream URL with its sha256 and target file (api/pin.schema.json)", pin.FileName)))
+			continue
+		}
+		covered := map[string]bool{}
+		for _, pp := range file.Providers {
+			for _, s := range pp.Sources {
+				if s.SHA256 != "" {
+					covered[s.To] = true
+				}
+			}
+		}
+		for _, name := range vendored {
+			if covered[name] {
+				continue
+			}
+			out = append(out, newFinding(PinMissing, pkg, prov, model.Location{File: name},
+				fmt.Sprintf("%s is vendored but %s pins no source for it", name, pinFile(pkg)),
+				fmt.Sprintf("add its upstream URL and sha256 to %s", pinFile(pkg))))
+		}
+	}
+	return out
+}
+
+// packageLoad passes the loader's problems through; each carries its own
+// check ID (package-load when it belongs to no other check).
+func packageLoad(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	for _, p := range t.Problems {
+		id := p.Check
+		if id == "" {
+			id = PackageLoad
+		}
+		out = append(out, newFinding(id, nil, p.Provider, p.Location, p.Message, p.Hint))
+	}
+	for _, pkg := range t.Packages {
+		for _, p := range pkg.Problems {
+			id := p.Check
+			if id == "" {
+				id = PackageLoad
+			}
+			out = append(out, newFinding(id, pkg, p.Provider, p.Location, p.Message, p.Hint))
+		}
+	}
+	return out
+}

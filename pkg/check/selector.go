@@ -1,0 +1,118 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// nsName renders a namespace for messages.
+func nsName(ns string) string {
+	if ns == "" {
+		return "the default namespace"
+	}
+	return fmt.Sprintf("namespace %q", ns)
+}
+
+// configMapVersion: the ConfigMap the selector picks has the version
+// spec.version (label, else name), as the operator keys it.
+func configMapVersion(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	ix := NewIndex(t)
+	providers(t, func(pkg *model.Package, p *model.Provider) {
+		if p.Selector == nil {
+			return
+		}
+		if p.Version == "" {
+			out = append(out, newFinding(ConfigMapVersion, pkg, p.ID(), p.Location,
+				fmt.Sprintf("%s has no spec.version: the operator installs whichever version it thinks is latest", p.ID()),
+				"set spec.version to the release, the name of the ConfigMap it should install"))
+			return
+		}
+		s := ix.Select(pkg, p)
+		if s.Err != nil || len(s.Matches) == 0 {
+			return // selector-unique says why
+		}
+		if _, ok := s.Picked(p.Version); ok {
+			return
+		}
+		var got []string
+		for _, m := range s.Matches {
+			v, from := VersionOf(m.ConfigMap)
+			if from == "name" {
+				got = append(got, fmt.Sprintf("%q", v))
+			} else {
+				got = append(got, fmt.Sprintf("%q (%s of ConfigMap %q)", v, from, m.ConfigMap.Name))
+			}
+		}
+		m := s.Matches[0]
+		out = append(out, newFinding(ConfigMapVersion, pkg, p.ID(), p.Location,
+			fmt.Sprintf("spec.version is %q but the ConfigMap its selector matches is %s (%s): the operator cannot install %q and keeps the old provider",
+				p.Version, strings.Join(got, ", "), describe(s.Matches), p.Version),
+			fmt.Sprintf("make the ConfigMap name (%s) and spec.version (%s) the same release, then `builder build %s`",
+				rel(m.Package, m.ConfigMap.File), rel(pkg, p.File), pkgPath(pkg))))
+	})
+	return out
+}
+
+// selectorUnique: each provider's selector is valid and matches exactly
+// one ConfigMap in its namespace across the whole tree.
+func selectorUnique(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	ix := NewIndex(t)
+	providers(t, func(pkg *model.Package, p *model.Provider) {
+		if p.Selector == nil {
+			return
+		}
+		s := ix.Select(pkg, p)
+		ns := nsName(Namespace(pkg, p.Namespace))
+		switch {
+		case s.Err != nil:
+			out = append(out, newFinding(SelectorUnique, pkg, p.ID(), p.Location,
+				fmt.Sprintf("%s: %v", p.ID(), s.Err),
+				"use matchLabels, or matchExpressions with operator In, NotIn, Exists or DoesNotExist"))
+		case len(s.Matches) == 0:
+			out = append(out, newFinding(SelectorUnique, pkg, p.ID(), p.Location,
+				fmt.Sprintf("the selector of %s matches no ConfigMap in %s: the operator has nothing to install", p.ID(), ns),
+				"give the package's ConfigMap the selector's labels (or fix the selector)"))
+		case len(s.Matches) > 1:
+			out = append(out, newFinding(SelectorUnique, pkg, p.ID(), p.Location,
+				fmt.Sprintf("the selector of %s matches %d ConfigMaps in %s: %s; newer operators refuse, older ones fail the whole version list on one bad match",
+					p.ID(), len(s.Matches), ns, describe(s.Matches)),
+				"give each provider's ConfigMap a distinguishing label and add it to that provider's selector matchLabels"))
+		}
+	})
+	return out
+}
+
+// selectorSemver: every ConfigMap a selector matches has a semver version.
+func selectorSemver(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	ix := NewIndex(t)
+	pick := pickers(t, ix)
+	for _, pkg := range t.Packages {
+		for _, cm := range pkg.ConfigMaps {
+			ps := pick[cm]
+			if len(ps) == 0 {
+				continue
+			}
+			v, from := VersionOf(cm)
+			if _, err := version.ParseSemantic(v); err == nil {
+				continue
+			}
+			ids := make([]string, len(ps))
+			for i, p := range ps {
+				ids[i] = p.ID()
+			}
+			out = append(out, newFinding(SelectorSemver, pkg, ownerOf(pkg, cm, pick), cm.Location,
+				fmt.Sprintf("ConfigMap %q has version %q (from its %s), which is not semver; it is matched by the selector of %s, so the operator fails the whole version list",
+					cm.Name, v, from, strings.Join(ids, ", ")),
+				fmt.Sprintf("name the ConfigMap after the release (e.g. v1.2.3 or v1.2.3-suffix) or set the label %s to it", model.VersionLabel)))
+		}
+	}
+	return out
+}

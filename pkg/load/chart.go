@@ -1,0 +1,415 @@
+package load
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/ignore"
+
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// markers are byte strings without which a text holds no provider object
+// and no components ConfigMap: a chart or manifest file whose text has none
+// of them is not rendered or parsed.
+var markers = [][]byte{[]byte("operator.cluster.x-k8s.io"), []byte("Provider"), []byte("components")}
+
+func hasMarker(b []byte) bool {
+	for _, m := range markers {
+		if bytes.Contains(b, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// sourced is a rendered or plain object with where it came from.
+type sourced struct {
+	*object
+	File string // slash path relative to the package directory
+	// lineMap maps a line of the parsed text to a line of File (nil:
+	// identity, for plain manifests); 0 when unknown.
+	lineMap func(int) int
+}
+
+// fileLine maps a line of the parsed text to a line of the object's file.
+func (o sourced) fileLine(line int) int {
+	if o.lineMap == nil {
+		return line
+	}
+	return o.lineMap(line)
+}
+
+// renderedLineMap maps lines of a template's rendered output to lines of its
+// source: the same line when both read the same there, else the only source
+// line that reads like the rendered one, else 0. The rendered text is split
+// only when a line is asked for.
+func renderedLineMap(src []byte, rendered string) func(int) int {
+	var rl, sl []string
+	return func(n int) int {
+		if n <= 0 || len(src) == 0 {
+			return 0
+		}
+		if rl == nil {
+			rl = strings.Split(rendered, "\n")
+			sl = strings.Split(string(src), "\n")
+		}
+		if n > len(rl) {
+			return 0
+		}
+		want := rl[n-1]
+		if strings.TrimSpace(want) == "" {
+			return 0
+		}
+		if n <= len(sl) && sl[n-1] == want {
+			return n
+		}
+		found := 0
+		for i, l := range sl {
+			if l == want {
+				if found != 0 {
+					return 0
+				}
+				found = i + 1
+			}
+		}
+		return found
+	}
+}
+
+// collectChart reads the files of the chart in dir the way Helm's
+// loader.LoadDir does (.helmignore, its defaults, Helm's per-file size
+// limit) but without following symlinks out of the tree: a symlink to a file
+// inside the tree is read, one pointing outside is a Problem and skipped.
+// fatal is set when Helm itself would refuse the chart.
+func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, probs []model.Problem, fatal bool) {
+	rules := ignore.Empty()
+	if _, err := os.Lstat(filepath.Join(p.Dir, ignore.HelmIgnore)); err == nil {
+		r, err := ignore.ParseFile(filepath.Join(p.Dir, ignore.HelmIgnore))
+		if err != nil {
+			return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: ignore.HelmIgnore},
+				Message: fmt.Sprintf(".helmignore cannot be read: %v", unwrapPath(err))}}, true
+		}
+		rules = r
+	}
+	rules.AddDefaults()
+	bad := func(rel, msg, hint string) {
+		probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: rel}, Message: msg, Hint: hint})
+	}
+	_ = filepath.WalkDir(p.Dir, func(fp string, d fs.DirEntry, err error) error {
+		n := relSlash(p.Dir, fp)
+		if n == "." {
+			return nil
+		}
+		if err != nil {
+			bad(n, fmt.Sprintf("cannot read %s: %v", n, unwrapPath(err)), "make it readable")
+			fatal = true
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			bad(n, fmt.Sprintf("cannot stat %s: %v", n, unwrapPath(err)), "")
+			fatal = true
+			return nil
+		}
+		if d.IsDir() {
+			if skipDirs[d.Name()] || rules.Ignore(n, fi) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		target := fp
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			t, tfi, prob := l.followLink(p.Dir, fp, n)
+			if prob != nil {
+				probs = append(probs, *prob)
+				return nil
+			}
+			if tfi.IsDir() {
+				// Directory symlinks are not followed (Helm would).
+				l.opts.Logger.Debug("not following directory symlink", "package", p.Path, "file", n)
+				return nil
+			}
+			target, fi = t, tfi
+		}
+		if rules.Ignore(n, fi) {
+			return nil
+		}
+		if !fi.Mode().IsRegular() {
+			bad(n, fmt.Sprintf("%s is not a regular file (%s); Helm refuses to load the chart", n, fi.Mode().Type()), "remove it from the chart or add it to .helmignore")
+			fatal = true
+			return nil
+		}
+		if fi.Size() > loader.MaxDecompressedFileSize {
+			bad(n, fmt.Sprintf("%s is %d bytes, more than the %d Helm loads; Helm refuses the chart", n, fi.Size(), loader.MaxDecompressedFileSize), "")
+			fatal = true
+			return nil
+		}
+		data, err := os.ReadFile(target)
+		if err != nil {
+			bad(n, fmt.Sprintf("cannot read %s: %v", n, unwrapPath(err)), "make it readable")
+			fatal = true
+			return nil
+		}
+		files = append(files, &loader.BufferedFile{Name: n, Data: bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})})
+		return nil
+	})
+	return files, probs, fatal
+}
+
+// followLink resolves the symlink at fp (n relative to the package). It
+// returns a Problem when the link dangles or points outside the tree.
+func (l *scanner) followLink(pkgDir, fp, n string) (string, fs.FileInfo, *model.Problem) {
+	t, err := filepath.EvalSymlinks(fp)
+	if err != nil {
+		return "", nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: n},
+			Message: fmt.Sprintf("symlink %s cannot be resolved: %v; not followed", n, unwrapPath(err)),
+			Hint:    "fix or remove the link"}
+	}
+	if !within(l.root, t) {
+		link, _ := os.Readlink(fp)
+		return "", nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: n},
+			Message: fmt.Sprintf("symlink %s points outside the tree (%s); not followed", n, link),
+			Hint:    "vendor the file into the package instead of linking to it"}
+	}
+	fi, err := os.Stat(t)
+	if err != nil {
+		return "", nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: n},
+			Message: fmt.Sprintf("symlink %s: %v", n, unwrapPath(err))}
+	}
+	return t, fi, nil
+}
+
+// within reports whether path p is root or below it.
+func within(root, p string) bool {
+	r, err := filepath.Rel(root, p)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+}
+
+// chartWorthRendering reports whether any template of the chart (or a
+// packed subchart, which cannot be read cheaply) may produce a provider or
+// components ConfigMap.
+func chartWorthRendering(files []*loader.BufferedFile) bool {
+	for _, f := range files {
+		if strings.HasSuffix(f.Name, ".tgz") && strings.HasPrefix(f.Name, "charts/") {
+			return true
+		}
+		if (strings.HasPrefix(f.Name, "templates/") || strings.Contains(f.Name, "/templates/")) && hasMarker(f.Data) {
+			return true
+		}
+	}
+	return false
+}
+
+// renderChart renders the chart with Helm's engine and its default values,
+// as `helm template -n NAMESPACE NAME .` would, and parses every rendered
+// manifest. The rendered text is dropped once parsed.
+func (l *scanner) renderChart(p *model.Package, files []*loader.BufferedFile, release, namespace string) ([]sourced, []model.Problem) {
+	chrt, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+			Message: fmt.Sprintf("Helm cannot load the chart: %v", err), Hint: "run `helm lint` in the package directory"}}
+	}
+	if release == "" {
+		release = chrt.Name()
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, map[string]any{}); err != nil {
+		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+			Message: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err), Hint: "run `helm dependency build`"}}
+	}
+	vals, err := chartutil.ToRenderValues(chrt, map[string]any{},
+		chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
+			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}}
+	}
+	rendered, err := engine.Render(chrt, vals)
+	if err != nil {
+		file, line := renderErrorLocation(chrt.Name(), err.Error())
+		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: line},
+			Message: fmt.Sprintf("the chart does not render: %v", err),
+			Hint:    fmt.Sprintf("run `helm template -n %s %s .` in the package directory and fix the template", namespace, release)}}
+	}
+	sources := templateSources(chrt)
+	subdirs := subchartDirs(files)
+	keys := make([]string, 0, len(rendered))
+	for k := range rendered {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []sourced
+	var probs []model.Problem
+	prefix := chrt.Name() + "/"
+	for _, k := range keys {
+		text := rendered[k]
+		delete(rendered, k)
+		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
+			continue
+		}
+		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
+		objs, ps := loadObjects([]byte(text), file)
+		lm := renderedLineMap(sources[k], text)
+		for i := range ps {
+			ps[i].Message = strings.Replace(ps[i].Message, fmt.Sprintf("at line %d", ps[i].Line),
+				fmt.Sprintf("at line %d of the rendered output", ps[i].Line), 1)
+			ps[i].Line = lm(ps[i].Line)
+			if ps[i].Hint == "" {
+				ps[i].Hint = fmt.Sprintf("run `helm template -n %s %s .` and look at %s", namespace, release, file)
+			}
+		}
+		probs = append(probs, ps...)
+		kept := false
+		for _, o := range objs {
+			if !isProvider(o) && !isComponentsConfigMap(o) {
+				o.root = nil
+				continue
+			}
+			line := sourceLine(sources[k], o.Kind, o.Name)
+			if line == 0 {
+				line = lm(o.Line)
+			}
+			o.Line = line
+			out = append(out, sourced{object: o, File: file, lineMap: lm})
+			kept = true
+		}
+		if !kept {
+			lm = nil
+		}
+	}
+	return out, probs
+}
+
+var renderErrRE = regexp.MustCompile(`([^\s:()]+/templates/[^\s:()]+):([0-9]+)`)
+
+// renderErrorLocation finds "chart/templates/x.yaml:12" in a Helm error.
+func renderErrorLocation(chartName, msg string) (string, int) {
+	m := renderErrRE.FindStringSubmatch(msg)
+	if m == nil {
+		return "", 0
+	}
+	line, _ := strconv.Atoi(m[2])
+	return strings.TrimPrefix(m[1], chartName+"/"), line
+}
+
+// subchartDirs maps the path Helm gives a subchart's templates
+// ("charts/<chart name>") to its directory ("charts/<dir>"), nested too.
+func subchartDirs(files []*loader.BufferedFile) map[string]string {
+	dirToHelm := map[string]string{"": ""}
+	var dirs []string
+	names := map[string]string{}
+	for _, f := range files {
+		if strings.HasPrefix(f.Name, "charts/") && path.Base(f.Name) == "Chart.yaml" {
+			d := path.Dir(f.Name)
+			var md chart.Metadata
+			if err := sigsyaml.Unmarshal(f.Data, &md); err != nil || md.Name == "" {
+				continue
+			}
+			dirs = append(dirs, d)
+			names[d] = md.Name
+		}
+	}
+	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") < strings.Count(dirs[j], "/") })
+	out := map[string]string{}
+	for _, d := range dirs {
+		// d is <parent dir>/charts/<dir>.
+		parent := strings.TrimSuffix(path.Dir(path.Dir(d)), ".")
+		ph, ok := dirToHelm[parent]
+		if !ok {
+			continue
+		}
+		h := path.Join(ph, "charts", names[d])
+		dirToHelm[d] = h
+		out[h] = d
+	}
+	return out
+}
+
+// subchartPath turns a rendered template path into the file's path in the
+// package, through subchart directories whose name differs from the chart's.
+func subchartPath(file string, subdirs map[string]string) string {
+	best := ""
+	for h := range subdirs {
+		if strings.HasPrefix(file, h+"/") && len(h) > len(best) {
+			best = h
+		}
+	}
+	if best == "" {
+		return file
+	}
+	return subdirs[best] + strings.TrimPrefix(file, best)
+}
+
+// templateSources maps each rendered template name to its source text.
+func templateSources(c *chart.Chart) map[string][]byte {
+	out := map[string][]byte{}
+	var rec func(c *chart.Chart)
+	rec = func(c *chart.Chart) {
+		for _, t := range c.Templates {
+			if t != nil {
+				out[path.Join(c.ChartFullPath(), t.Name)] = t.Data
+			}
+		}
+		for _, d := range c.Dependencies() {
+			rec(d)
+		}
+	}
+	rec(c)
+	return out
+}
+
+// sourceLine finds the line of an object in its template source: the line
+// of `name: <name>` in a document that has `kind: <kind>`, else the line of
+// `kind: <kind>` if that kind appears once in the file, else 0.
+func sourceLine(src []byte, kind, name string) int {
+	if len(src) == 0 || kind == "" {
+		return 0
+	}
+	kindRE := regexp.MustCompile(`^\s*kind:\s*["']?` + regexp.QuoteMeta(kind) + `["']?\s*(#.*)?$`)
+	var nameRE *regexp.Regexp
+	if name != "" {
+		nameRE = regexp.MustCompile(`^\s+name:\s*["']?` + regexp.QuoteMeta(name) + `["']?\s*(#.*)?$`)
+	}
+	lines := strings.Split(string(src), "\n")
+	docKind, docName := 0, 0
+	kindLines := []int{}
+	for i, ln := range lines {
+		if marker([]byte(ln)) != "" {
+			if docKind > 0 && docName > 0 {
+				return docName
+			}
+			docKind, docName = 0, 0
+			continue
+		}
+		if kindRE.MatchString(ln) {
+			docKind = i + 1
+			kindLines = append(kindLines, i+1)
+		}
+		if nameRE != nil && docName == 0 && nameRE.MatchString(ln) {
+			docName = i + 1
+		}
+	}
+	if docKind > 0 && docName > 0 {
+		return docName
+	}
+	if len(kindLines) == 1 {
+		return kindLines[0]
+	}
+	return 0
+}

@@ -1,0 +1,224 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// Bounds of a diff excerpt.
+const (
+	diffContext  = 3    // common lines shown before the first difference
+	diffWindow   = 16   // lines read from each side after it
+	diffMaxLines = 20   // lines in the excerpt
+	diffMaxBytes = 2048 // bytes in the excerpt
+	diffMaxLine  = 160  // characters shown of one line
+	tailKeep     = 4096 // bytes of common prefix kept for context
+)
+
+// inflateReader reads the first gzip member of raw, at most limit bytes.
+// Decompression errors end the stream early (the blob-corrupt check says
+// why); the diff then shows where the blob stops.
+func inflateReader(raw []byte, limit int64) io.Reader {
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return bytes.NewReader(nil)
+	}
+	zr.Multistream(false)
+	return eofOnError{io.LimitReader(zr, limit)}
+}
+
+type eofOnError struct{ r io.Reader }
+
+func (e eofOnError) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = io.EOF
+	}
+	return n, err
+}
+
+// diffStreams compares the YAML (a) with the blob's content (b), streaming,
+// and returns where they first differ with a short unified-diff-like
+// excerpt ("-" YAML, "+" blob); nil when they are equal.
+func diffStreams(a, b io.Reader) *model.Diff {
+	ra := bufio.NewReaderSize(eofOnError{a}, 64<<10)
+	rb := bufio.NewReaderSize(b, 64<<10)
+	var off int64
+	line := 1
+	var tail []byte // last bytes of the common prefix
+	keep := func(p []byte) {
+		line += bytes.Count(p, []byte{'\n'})
+		off += int64(len(p))
+		if len(p) >= tailKeep {
+			tail = append(tail[:0], p[len(p)-tailKeep:]...)
+			return
+		}
+		tail = append(tail, p...)
+		if len(tail) > 2*tailKeep {
+			tail = append(tail[:0], tail[len(tail)-tailKeep:]...)
+		}
+	}
+	for {
+		pa, _ := ra.Peek(32 << 10)
+		pb, _ := rb.Peek(32 << 10)
+		n := min(len(pa), len(pb))
+		i := 0
+		for i < n && pa[i] == pb[i] {
+			i++
+		}
+		if i < n || n == 0 {
+			if len(pa) == 0 && len(pb) == 0 {
+				return nil
+			}
+			keep(pa[:i])
+			_, _ = ra.Discard(i)
+			_, _ = rb.Discard(i)
+			break
+		}
+		keep(pa[:n])
+		_, _ = ra.Discard(n)
+		_, _ = rb.Discard(n)
+	}
+
+	// Context: whole common lines before the differing one, and the common
+	// start of the differing line.
+	var before []string
+	partial := tail
+	if k := bytes.LastIndexByte(tail, '\n'); k >= 0 {
+		partial = tail[k+1:]
+		lines := strings.Split(string(tail[:k]), "\n")
+		if len(lines) > diffContext {
+			lines = lines[len(lines)-diffContext:]
+		} else if int64(len(tail)) < off && len(lines) > 0 {
+			lines = lines[1:] // the first may be cut
+		}
+		before = lines
+	}
+	la := readLines(ra, partial, diffWindow)
+	lb := readLines(rb, partial, diffWindow)
+
+	var out []string
+	out = append(out, fmt.Sprintf("@@ line %d, byte %d @@", line, off))
+	for _, l := range before {
+		out = append(out, " "+show(l))
+	}
+	out = append(out, windowDiff(la, lb)...)
+	if len(la) == 0 {
+		out = append(out, `\ the YAML ends here`)
+	}
+	if len(lb) == 0 {
+		out = append(out, `\ the blob ends here`)
+	}
+	if len(out) > diffMaxLines {
+		out = append(out[:diffMaxLines-1], "…")
+	}
+	var ex strings.Builder
+	for _, l := range out {
+		if ex.Len()+len(l)+1 > diffMaxBytes {
+			ex.WriteString("…\n")
+			break
+		}
+		ex.WriteString(l)
+		ex.WriteByte('\n')
+	}
+	return &model.Diff{Line: line, Offset: off, Excerpt: ex.String()}
+}
+
+// readLines reads up to n lines from r, the first prefixed by head. Lines
+// are cut at diffMaxLine characters (the rest of a long line is skipped).
+func readLines(r *bufio.Reader, head []byte, n int) []string {
+	var out []string
+	cur := append([]byte(nil), head...)
+	for len(out) < n {
+		c, err := r.ReadByte()
+		if err != nil {
+			if len(cur) > 0 {
+				out = append(out, string(cur))
+			}
+			break
+		}
+		if c == '\n' {
+			out = append(out, string(cur))
+			cur = cur[:0]
+			continue
+		}
+		if len(cur) < 4*diffMaxLine {
+			cur = append(cur, c)
+		}
+	}
+	return out
+}
+
+// windowDiff is a small LCS diff of two windows of lines: the first hunk
+// and up to two common lines after it.
+func windowDiff(a, b []string) []string {
+	m, n := len(a), len(b)
+	lcs := make([][]int, m+1)
+	for i := range lcs {
+		lcs[i] = make([]int, n+1)
+	}
+	for i := m - 1; i >= 0; i-- {
+		for j := n - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out []string
+	changed, common := false, 0
+	i, j := 0, 0
+	for i < m || j < n {
+		switch {
+		case i < m && j < n && a[i] == b[j]:
+			out = append(out, " "+show(a[i]))
+			i++
+			j++
+			if changed {
+				if common++; common == 2 {
+					return out // the first hunk and two lines of context
+				}
+			}
+			continue
+		case i < m && (j == n || lcs[i+1][j] >= lcs[i][j+1]):
+			out = append(out, "-"+show(a[i]))
+			i++
+		default:
+			out = append(out, "+"+show(b[j]))
+			j++
+		}
+		changed, common = true, 0
+	}
+	return out
+}
+
+// show makes a line printable: valid UTF-8, control characters escaped,
+// cut at diffMaxLine characters.
+func show(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == diffMaxLine {
+			b.WriteString("…")
+			break
+		}
+		switch {
+		case r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+		n++
+	}
+	return b.String()
+}

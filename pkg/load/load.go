@@ -1,0 +1,277 @@
+// Package load finds every provider package under a directory and builds
+// the in-memory model the checks run over: Helm charts rendered with Helm's
+// own engine (default values), plain manifest directories, the ConfigMaps
+// and cluster-api-operator providers they hold, their vendored files and
+// gzip blobs (inspected streaming, bounded by a size limit), and their pins.
+//
+// Loading never panics on hostile input: what it cannot make sense of
+// (a chart that does not render, YAML that does not parse, duplicate keys,
+// invalid base64, a symlink out of the tree, an unreadable file) becomes a
+// model.Problem of the package, and the scan goes on.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// Problem check IDs the loader uses besides catalog IDs.
+const (
+	// CheckLoad is the check ID of problems that keep (part of) a package
+	// from loading: render failures, YAML that does not parse, duplicate
+	// keys, unreadable files, symlinks out of the tree.
+	CheckLoad = "package-load"
+	// CheckBlobCorrupt is the catalog ID used for components that are not
+	// even valid base64.
+	CheckBlobCorrupt = "blob-corrupt"
+)
+
+// DefaultNamespace is the namespace of packages that name none anywhere and
+// get no Options.Namespace.
+const DefaultNamespace = "default"
+
+// Options tune a load.
+type Options struct {
+	// Namespace is the namespace of packages that name none (neither a
+	// Makefile NAMESPACE= nor metadata.namespace in their objects).
+	// Empty means DefaultNamespace.
+	Namespace string
+	// Limit bounds the inflated size of every blob (blob.DefaultLimit when
+	// <= 0): a gzip bomb stops there and says so.
+	Limit int64
+	// Workers is how many packages load at once (runtime.NumCPU() when <= 0).
+	Workers int
+	// Logger receives debug and warning logs (slog.Default() when nil).
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.Limit <= 0 {
+		o.Limit = blob.DefaultLimit
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.NumCPU()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// skipDirs are directories the walk never enters.
+var skipDirs = map[string]bool{".git": true, "node_modules": true}
+
+// candidate is a directory that may hold a provider package.
+type candidate struct {
+	dir   string // absolute
+	rel   string // slash path relative to the root
+	chart bool
+}
+
+// Tree loads every provider package under root. It returns an error only
+// when root itself cannot be read or ctx ends; everything wrong inside the
+// tree is a Problem of the package (or of the tree, Tree.Problems).
+//
+// Packages load concurrently (Options.Workers at a time); each package's
+// rendered output and blob bytes are dropped once it is loaded, so memory
+// grows with the number of workers, not with the tree.
+func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", root, err)
+	}
+	// The tree is the real directory: symlinks pointing into it are judged
+	// against its resolved path.
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("load tree %s: %w (give an existing directory)", root, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("load tree %s: %w", root, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("load tree %s: not a directory (give the root of a tree of packages)", root)
+	}
+	t := &model.Tree{Root: real}
+	cands, probs := walk(ctx, real)
+	t.Problems = probs
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	results := make([]*model.Package, len(cands))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	l := &scanner{root: real, opts: opts}
+	workers := min(opts.Workers, max(len(cands), 1))
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				results[i] = l.safeLoad(ctx, cands[i])
+			}
+		}()
+	}
+feed:
+	for i := range cands {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	for _, p := range results {
+		if p != nil {
+			t.Packages = append(t.Packages, p)
+		}
+	}
+	sort.Slice(t.Packages, func(i, j int) bool { return t.Packages[i].Path < t.Packages[j].Path })
+	for _, p := range t.Packages {
+		if t.Core != nil {
+			break
+		}
+		for _, pr := range p.Providers {
+			if pr.Kind == "CoreProvider" {
+				t.Core = p
+				break
+			}
+		}
+	}
+	return t, nil
+}
+
+// walk finds candidate package directories: every directory with a
+// Chart.yaml (its whole subtree, subcharts included, is that one chart) and
+// every other directory holding YAML files. Symlinks are not followed.
+func walk(ctx context.Context, root string) ([]candidate, []model.Problem) {
+	var cands []candidate
+	var probs []model.Problem
+	plain := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		rel := relSlash(root, p)
+		if err != nil {
+			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: rel},
+				Message: fmt.Sprintf("cannot read %s: %v; packages under it were not checked", rel, unwrapPath(err)),
+				Hint:    "make it readable"})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if p != root && skipDirs[d.Name()] {
+				return fs.SkipDir
+			}
+			if fi, err := os.Lstat(filepath.Join(p, "Chart.yaml")); err == nil && !fi.IsDir() {
+				cands = append(cands, candidate{dir: p, rel: rel, chart: true})
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			// Not followed. One leading to a directory outside the tree may
+			// hide packages: say so.
+			if t, err := filepath.EvalSymlinks(p); err == nil && !within(root, t) {
+				if fi, err := os.Stat(t); err == nil && fi.IsDir() {
+					link, _ := os.Readlink(p)
+					probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: rel},
+						Message: fmt.Sprintf("symlink %s points outside the tree (%s); not followed, packages there were not checked", rel, link),
+						Hint:    "check that tree on its own, or move the packages into this tree"})
+				}
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && isYAMLName(d.Name()) {
+			dir := filepath.Dir(p)
+			if !plain[dir] {
+				plain[dir] = true
+				cands = append(cands, candidate{dir: dir, rel: relSlash(root, dir)})
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		probs = append(probs, model.Problem{Check: CheckLoad, Message: fmt.Sprintf("walking the tree: %v", err)})
+	}
+	return cands, probs
+}
+
+func isYAMLName(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// relSlash is p relative to root as a slash path ("." for root).
+func relSlash(root, p string) string {
+	r, err := filepath.Rel(root, p)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(r)
+}
+
+// unwrapPath drops the *PathError wrapper (its path is said already).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// scanner holds what every package load shares.
+type scanner struct {
+	root string
+	opts Options
+}
+
+// safeLoad loads one candidate; a panic becomes a package-load Problem of
+// that package rather than ending the scan.
+func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.opts.Logger.Error("loader panic", "package", c.rel, "panic", r, "stack", string(debug.Stack()))
+			p = newPackage(c)
+			p.Problems = append(p.Problems, model.Problem{Check: CheckLoad,
+				Message: fmt.Sprintf("internal error while loading the package: %v", r),
+				Hint:    "report this as a pinseal bug with the package attached"})
+		}
+	}()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return l.loadPackage(ctx, c)
+}
+
+func newPackage(c candidate) *model.Package {
+	return &model.Package{Path: c.rel, Dir: c.dir, Chart: c.chart, Pins: &pin.Set{}, Files: map[string]*model.File{}}
+}

@@ -1,0 +1,359 @@
+package load
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// object is one parsed Kubernetes object of a rendered (or plain) YAML file.
+type object struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string // explicit metadata.namespace, "" if none
+	// Line is the 1-based line of metadata.name (else kind, else the
+	// document start) in the parsed text.
+	Line int
+	root *yaml.Node // the document's top mapping
+}
+
+// maxNodeDepth bounds how deep the loader descends into a document.
+const maxNodeDepth = 500
+
+// loadObjects parses a multi-document YAML text (one rendered template or
+// one plain manifest file) into objects. Every document that does not parse,
+// has duplicate keys or is not a mapping becomes a Problem naming file and
+// line; the other documents are still returned. It never panics.
+func loadObjects(data []byte, file string) ([]*object, []model.Problem) {
+	var objs []*object
+	var probs []model.Problem
+	for _, d := range splitDocs(data) {
+		o, p := parseDoc(d, file)
+		if o != nil {
+			objs = append(objs, o)
+		}
+		probs = append(probs, p...)
+	}
+	return objs, probs
+}
+
+// doc is one YAML document of a multi-document text.
+type doc struct {
+	head []byte // content that followed the "--- " marker on its line
+	text []byte
+	line int // 1-based line of the document's first line in the whole text
+}
+
+func (d doc) bytes() []byte {
+	if len(d.head) == 0 {
+		return d.text
+	}
+	b := make([]byte, 0, len(d.head)+1+len(d.text))
+	b = append(b, d.head...)
+	b = append(b, '\n')
+	return append(b, d.text...)
+}
+
+// splitDocs splits text at document markers ("---" or "..." at column 0).
+// What follows "--- " on the marker line starts the next document (blanked
+// so columns stay), so line numbers stay exact.
+func splitDocs(text []byte) []doc {
+	var docs []doc
+	cur := doc{line: 1}
+	start := 0
+	line := 1
+	for i := 0; i < len(text); line++ {
+		next := len(text)
+		if end := bytes.IndexByte(text[i:], '\n'); end >= 0 {
+			next = i + end + 1
+		}
+		l := text[i:next]
+		if m := marker(l); m != "" {
+			cur.text = text[start:i]
+			docs = append(docs, cur)
+			cur = doc{line: line + 1}
+			if m == "---" {
+				if rest := bytes.TrimRight(l[3:], "\r\n"); len(bytes.TrimSpace(rest)) > 0 {
+					cur = doc{line: line, head: append([]byte("   "), rest...)}
+				}
+			}
+			start = next
+		}
+		i = next
+	}
+	cur.text = text[start:]
+	docs = append(docs, cur)
+	out := docs[:0]
+	for _, d := range docs {
+		if !blank(d.head) || !blank(d.text) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// marker returns "---" or "..." when line is a document marker.
+func marker(l []byte) string {
+	for _, m := range []string{"---", "..."} {
+		if bytes.HasPrefix(l, []byte(m)) {
+			rest := l[3:]
+			if len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r' {
+				return m
+			}
+		}
+	}
+	return ""
+}
+
+// blank reports whether b holds only whitespace and comment lines.
+func blank(b []byte) bool {
+	for len(b) > 0 {
+		l := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			l, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		l = bytes.TrimSpace(l)
+		if len(l) > 0 && l[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line ([0-9]+): `)
+
+// parseDoc parses one document into an object. A document that is empty or
+// null yields nothing.
+func parseDoc(d doc, file string) (o *object, probs []model.Problem) {
+	defer func() {
+		if r := recover(); r != nil {
+			o = nil
+			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: file, Line: d.line},
+				Message: fmt.Sprintf("YAML document at line %d cannot be read: %v", d.line, r)})
+		}
+	}()
+	var n yaml.Node
+	if err := yaml.Unmarshal(d.bytes(), &n); err != nil {
+		line := d.line
+		msg := err.Error()
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			if k, _ := strconv.Atoi(m[1]); k > 0 {
+				line = d.line + k - 1
+			}
+			msg = msg[len(m[0]):]
+		}
+		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: line},
+			Message: fmt.Sprintf("YAML does not parse at line %d: %s", line, msg),
+			Hint:    "fix the YAML (for a chart: run `helm template` and look at this line of the rendered output)"}}
+	}
+	if len(n.Content) == 0 {
+		return nil, nil
+	}
+	root := n.Content[0]
+	lineOf := func(k int) int { return d.line + k - 1 }
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: lineOf(root.Line)},
+			Message: fmt.Sprintf("YAML document at line %d is a %s, not a Kubernetes object (a mapping)", lineOf(root.Line), nodeKind(root))}}
+	}
+	if dups := duplicateKeys(root); len(dups) > 0 {
+		for _, dk := range dups {
+			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: file, Line: lineOf(dk.line)},
+				Message: fmt.Sprintf("duplicate key %q at line %d (first at line %d): Kubernetes keeps only one of them", dk.key, lineOf(dk.line), lineOf(dk.first)),
+				Hint:    "remove one of the two keys"})
+		}
+		return nil, probs
+	}
+	o = &object{root: root, Line: lineOf(root.Line)}
+	o.APIVersion, _ = scalar(lookup(root, "apiVersion"))
+	o.Kind, _ = scalar(lookup(root, "kind"))
+	if k := lookup(root, "kind"); k != nil {
+		o.Line = lineOf(k.Line)
+	}
+	meta := lookup(root, "metadata")
+	o.Name, _ = scalar(lookup(meta, "name"))
+	o.Namespace, _ = scalar(lookup(meta, "namespace"))
+	if nm := lookup(meta, "name"); nm != nil {
+		o.Line = lineOf(nm.Line)
+	}
+	// Rebase every node's line so later lookups report whole-text lines.
+	rebase(root, d.line-1, 0)
+	return o, probs
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "mapping"
+}
+
+// rebase shifts the line of every node under n by off (aliases are not
+// followed: their targets are rebased where they are defined).
+func rebase(n *yaml.Node, off, depth int) {
+	if n == nil || depth > maxNodeDepth {
+		return
+	}
+	n.Line += off
+	if n.Kind == yaml.AliasNode {
+		return
+	}
+	for _, c := range n.Content {
+		rebase(c, off, depth+1)
+	}
+}
+
+type dupKey struct {
+	key         string
+	line, first int
+}
+
+// duplicateKeys finds keys repeated in any mapping of the document.
+func duplicateKeys(root *yaml.Node) []dupKey {
+	var out []dupKey
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if n == nil || depth > maxNodeDepth || n.Kind == yaml.AliasNode {
+			return
+		}
+		if n.Kind == yaml.MappingNode {
+			seen := map[string]int{}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				if k.Kind != yaml.ScalarNode {
+					continue
+				}
+				if first, ok := seen[k.Value]; ok {
+					out = append(out, dupKey{key: k.Value, line: k.Line, first: first})
+				} else {
+					seen[k.Value] = k.Line
+				}
+			}
+		}
+		for _, c := range n.Content {
+			walk(c, depth+1)
+		}
+	}
+	walk(root, 0)
+	return out
+}
+
+// resolve follows an alias to its anchor.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.AliasNode {
+		return nil
+	}
+	return n
+}
+
+// lookup returns the value of key in mapping m, nil when m is not a mapping
+// or has no such key.
+func lookup(m *yaml.Node, key string) *yaml.Node {
+	m = resolve(m)
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Kind == yaml.ScalarNode && k.Value == key {
+			return resolve(m.Content[i+1])
+		}
+	}
+	return nil
+}
+
+// lookupPath looks up a chain of keys.
+func lookupPath(m *yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		m = lookup(m, k)
+	}
+	return m
+}
+
+// scalar returns a scalar node's value; ok is false for a missing node, a
+// null or a non-scalar.
+func scalar(n *yaml.Node) (string, bool) {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return "", false
+	}
+	return n.Value, true
+}
+
+// yaml11Bools are the plain scalars YAML 1.1 (and so Kubernetes'
+// sigs.k8s.io/yaml) reads as booleans though YAML 1.2 reads them as strings.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true, "no": true, "No": true, "NO": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+}
+
+// stringScalar returns a scalar that Kubernetes reads as a string. For a
+// value it would read as a bool, number or null, ok is false and why says so.
+func stringScalar(n *yaml.Node) (s string, ok bool, why string) {
+	n = resolve(n)
+	if n == nil {
+		return "", false, "missing"
+	}
+	if n.Kind != yaml.ScalarNode {
+		return "", false, "a " + nodeKind(n) + ", not a string"
+	}
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return n.Value, true, ""
+	}
+	switch n.Tag {
+	case "!!str", "":
+		if yaml11Bools[n.Value] {
+			return n.Value, false, fmt.Sprintf("%s reads as a boolean in Kubernetes (YAML 1.1); quote it", n.Value)
+		}
+		return n.Value, true, ""
+	case "!!binary":
+		return n.Value, true, ""
+	case "!!null":
+		return "", false, "null"
+	}
+	return n.Value, false, fmt.Sprintf("%s is a %s, not a string; quote it", n.Value, n.ShortTag()[2:])
+}
+
+// stringMap reads a mapping of strings (labels, annotations, matchLabels).
+// Entries Kubernetes would not read as strings are reported by bad.
+func stringMap(n *yaml.Node, bad func(key, why string, line int)) map[string]string {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		if n != nil && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+			bad("", "is a "+nodeKind(n)+", not a mapping", n.Line)
+		}
+		return nil
+	}
+	out := make(map[string]string, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key, ok, why := stringScalar(k)
+		if !ok {
+			bad(k.Value, "key "+why, k.Line)
+			continue
+		}
+		val, ok, why := stringScalar(v)
+		if !ok {
+			bad(key, why, v.Line)
+		}
+		out[key] = val
+	}
+	return out
+}

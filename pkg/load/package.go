@@ -1,0 +1,413 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// operatorGroup is the API group of the provider kinds.
+const operatorGroup = "operator.cluster.x-k8s.io"
+
+func isProvider(o *object) bool {
+	group, _, ok := strings.Cut(o.APIVersion, "/")
+	return ok && group == operatorGroup && model.ProviderKinds[o.Kind] != ""
+}
+
+func isComponentsConfigMap(o *object) bool {
+	if o.Kind != "ConfigMap" || o.APIVersion != "v1" {
+		return false
+	}
+	return lookupPath(o.root, "binaryData", "components") != nil || lookupPath(o.root, "data", "components") != nil
+}
+
+// loadPackage loads one candidate directory; nil when it is not a
+// provider package.
+func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
+	p := newPackage(c)
+	var objs []sourced
+	var probs []model.Problem
+	if c.chart {
+		files, cprobs, fatal := l.collectChart(p)
+		if !fatal && !chartWorthRendering(files) {
+			return nil
+		}
+		l.loadPins(p)
+		probs = append(probs, cprobs...)
+		if !fatal {
+			ns := p.Pins.Namespace
+			if ns == "" {
+				ns = l.opts.Namespace
+			}
+			var rprobs []model.Problem
+			objs, rprobs = l.renderChart(p, files, p.Pins.Name, ns)
+			probs = append(probs, rprobs...)
+		}
+		files = nil //nolint:ineffassign // let the chart's bytes go before the blobs are read
+		if len(objs) == 0 && !hasCheck(probs, CheckLoad) {
+			return nil // renders, but holds no provider and no components
+		}
+	} else {
+		var ok bool
+		objs, probs, ok = l.readPlain(p)
+		if !ok {
+			return nil
+		}
+		l.loadPins(p)
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	p.Problems = append(p.Problems, probs...)
+
+	// Namespace: Makefile, then the objects, then the option.
+	p.Namespace = p.Pins.Namespace
+	if p.Namespace == "" {
+		for _, o := range objs {
+			if o.Namespace != "" {
+				p.Namespace = o.Namespace
+				break
+			}
+		}
+	}
+	if p.Namespace == "" {
+		p.Namespace = l.opts.Namespace
+	}
+
+	var cms []*pendingCM
+	for _, o := range objs {
+		switch {
+		case isProvider(o.object):
+			p.Providers = append(p.Providers, l.provider(p, o))
+		case isComponentsConfigMap(o.object):
+			cms = append(cms, l.configMap(p, o))
+		}
+	}
+	objs = nil
+
+	l.hashFiles(ctx, p)
+	for _, cm := range cms {
+		l.components(p, cm)
+		p.ConfigMaps = append(p.ConfigMaps, cm.ConfigMap)
+		cm.raw = nil
+	}
+	p.Problems = dedupe(p.Problems)
+	return p
+}
+
+// dedupe drops repeated problems (a bad link is seen by the chart reader
+// and by the file hasher).
+func dedupe(probs []model.Problem) []model.Problem {
+	seen := map[model.Problem]bool{}
+	out := probs[:0]
+	for _, p := range probs {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func hasCheck(probs []model.Problem, check string) bool {
+	for _, p := range probs {
+		if p.Check == check {
+			return true
+		}
+	}
+	return false
+}
+
+// loadPins reads the package's pin.yaml or Makefile pins. A pin file that
+// does not parse is a Problem; the package then has an empty pin set.
+func (l *scanner) loadPins(p *model.Package) {
+	set, err := pin.LoadDir(p.Dir)
+	if set != nil {
+		p.Pins = set
+	}
+	if err != nil {
+		file := ""
+		var fe *pin.FieldError
+		line := 0
+		if errors.As(err, &fe) {
+			file, line = relFile(p.Dir, fe.File), fe.Line
+		}
+		if file == "" {
+			file = pin.FileName
+			if _, serr := os.Stat(filepath.Join(p.Dir, pin.FileName)); serr != nil {
+				file = "Makefile"
+			}
+		}
+		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: file, Line: line},
+			Message: fmt.Sprintf("the package's pins cannot be read: %v", err),
+			Hint:    "fix the pin file (see api/pin.md)"})
+	}
+}
+
+// relFile turns a path an error named into one relative to the package.
+func relFile(dir, f string) string {
+	if f == "" {
+		return ""
+	}
+	if filepath.IsAbs(f) {
+		if within(dir, f) {
+			return relSlash(dir, f)
+		}
+		return filepath.ToSlash(f)
+	}
+	return filepath.ToSlash(filepath.Base(f))
+}
+
+// readPlain parses the YAML files directly in a plain manifest directory.
+// ok is false when the directory holds no provider and no components
+// ConfigMap (and no broken file that looks like it meant to).
+func (l *scanner) readPlain(p *model.Package) (objs []sourced, probs []model.Problem, ok bool) {
+	ents, err := os.ReadDir(p.Dir)
+	if err != nil {
+		return nil, nil, false // the walk read it a moment ago; it is gone
+	}
+	suspicious := false
+	for _, e := range ents {
+		if !isYAMLName(e.Name()) {
+			continue
+		}
+		fp := filepath.Join(p.Dir, e.Name())
+		name := e.Name()
+		if e.Type()&os.ModeSymlink != 0 {
+			t, tfi, prob := l.followLink(p.Dir, fp, name)
+			if prob != nil {
+				probs = append(probs, *prob)
+				continue
+			}
+			if !tfi.Mode().IsRegular() {
+				continue
+			}
+			fp = t
+		} else if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := readCapped(fp, l.opts.Limit)
+		if err != nil {
+			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: name},
+				Message: fmt.Sprintf("cannot read %s: %v", name, err), Hint: "make it readable"})
+			suspicious = true
+			continue
+		}
+		if !hasMarker(data) {
+			continue
+		}
+		fobjs, ps := loadObjects(data, name)
+		if len(ps) > 0 && hasProviderMarker(data) {
+			suspicious = true
+		}
+		probs = append(probs, ps...)
+		for _, o := range fobjs {
+			if isProvider(o) || isComponentsConfigMap(o) {
+				objs = append(objs, sourced{object: o, File: name})
+			}
+		}
+	}
+	return objs, probs, len(objs) > 0 || suspicious
+}
+
+// hasProviderMarker reports whether a file that failed to parse looks like
+// it holds provider objects or components ConfigMaps.
+func hasProviderMarker(b []byte) bool {
+	return strings.Contains(string(b), operatorGroup) || strings.Contains(string(b), "binaryData")
+}
+
+// readCapped reads a whole file of at most limit bytes.
+func readCapped(fp string, limit int64) ([]byte, error) {
+	f, err := os.Open(fp)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("more than the %d-byte limit", limit)
+	}
+	return b, nil
+}
+
+// provider builds a model.Provider from a provider object.
+func (l *scanner) provider(p *model.Package, o sourced) *model.Provider {
+	pr := &model.Provider{Kind: o.Kind, Name: o.Name, Namespace: o.Namespace,
+		Location: model.Location{File: o.File, Line: o.Line}}
+	if pr.Namespace == "" {
+		pr.Namespace = p.Namespace
+	}
+	bad := func(field, why string, line int) {
+		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Provider: pr.ID(),
+			Location: model.Location{File: o.File, Line: o.fileLine(line)},
+			Message:  fmt.Sprintf("%s: %s %s", pr.ID(), field, why)})
+	}
+	spec := lookup(o.root, "spec")
+	if v := lookup(spec, "version"); v != nil {
+		s, ok, why := stringScalar(v)
+		if !ok {
+			bad("spec.version", why, v.Line)
+		}
+		pr.Version = s
+	}
+	fc := lookup(spec, "fetchConfig")
+	pr.FetchURL, _ = scalar(lookup(fc, "url"))
+	pr.FetchOCI, _ = scalar(lookup(fc, "oci"))
+	if sel := lookup(fc, "selector"); sel != nil {
+		pr.Selector = &model.Selector{}
+		pr.Selector.MatchLabels = stringMap(lookup(sel, "matchLabels"), func(k, why string, line int) {
+			bad("spec.fetchConfig.selector.matchLabels "+k, why, line)
+		})
+		if exprs := lookup(sel, "matchExpressions"); exprs != nil && exprs.Kind == yaml.SequenceNode {
+			for _, e := range exprs.Content {
+				var r model.Requirement
+				r.Key, _ = scalar(lookup(e, "key"))
+				r.Operator, _ = scalar(lookup(e, "operator"))
+				if vs := lookup(e, "values"); vs != nil && vs.Kind == yaml.SequenceNode {
+					for _, v := range vs.Content {
+						s, _ := scalar(v)
+						r.Values = append(r.Values, s)
+					}
+				}
+				pr.Selector.MatchExpressions = append(pr.Selector.MatchExpressions, r)
+			}
+		}
+	}
+	o.root = nil
+	return pr
+}
+
+// pendingCM is a ConfigMap whose components are not yet inspected.
+type pendingCM struct {
+	*model.ConfigMap
+	raw    []byte // decoded components
+	rawErr error
+	file   string
+	line   int
+}
+
+// configMap builds a model.ConfigMap and decodes its components.
+func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
+	cm := &model.ConfigMap{Name: o.Name, Namespace: o.Namespace, Location: model.Location{File: o.File, Line: o.Line}}
+	if cm.Namespace == "" {
+		cm.Namespace = p.Namespace
+	}
+	bad := func(field, why string, line int) {
+		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad,
+			Location: model.Location{File: o.File, Line: o.fileLine(line)},
+			Message:  fmt.Sprintf("ConfigMap %s: %s %s", cm.Name, field, why)})
+	}
+	meta := lookup(o.root, "metadata")
+	cm.Labels = stringMap(lookup(meta, "labels"), func(k, why string, line int) { bad("label "+k, why, line) })
+	cm.Annotations = stringMap(lookup(meta, "annotations"), func(k, why string, line int) { bad("annotation "+k, why, line) })
+	pc := &pendingCM{ConfigMap: cm, file: o.File, line: o.Line}
+
+	bin := lookupPath(o.root, "binaryData", "components")
+	txt := lookupPath(o.root, "data", "components")
+	comp := &model.Components{}
+	cm.Components = comp
+	switch {
+	case bin != nil:
+		comp.InBinaryData = true
+		if txt != nil {
+			bad("components", "is in both data and binaryData; Kubernetes rejects the ConfigMap", txt.Line)
+		}
+		s, ok := scalar(bin)
+		if !ok {
+			pc.rawErr = fmt.Errorf("binaryData.components is not a base64 string")
+		} else {
+			pc.raw, pc.rawErr = decodeBase64(s)
+		}
+		if pc.rawErr != nil {
+			comp.DecodeErr = pc.rawErr
+			p.Problems = append(p.Problems, model.Problem{Check: CheckBlobCorrupt,
+				Location: model.Location{File: o.File, Line: o.fileLine(bin.Line)},
+				Message:  fmt.Sprintf("ConfigMap %s: binaryData.components is not valid base64: %v", cm.Name, pc.rawErr),
+				Hint:     "binaryData values must be base64 (Helm: {{ .Files.Get \"files/components.gz\" | b64enc }})"})
+		}
+	case txt != nil:
+		s, ok := scalar(txt)
+		if !ok && txt.Kind != yaml.ScalarNode {
+			bad("data.components", "is not a string", txt.Line)
+		}
+		pc.raw = []byte(s)
+	}
+	if md := lookupPath(o.root, "data", "metadata"); md != nil {
+		s, ok := scalar(md)
+		cm.MetadataRaw = []byte(s)
+		cm.Metadata = parseMetadata(cm.MetadataRaw)
+		if !ok && md.Kind != yaml.ScalarNode {
+			cm.Metadata = &model.Metadata{Err: fmt.Errorf("data.metadata is a %s, not a string", nodeKind(md))}
+		}
+	}
+	o.root = nil
+	return pc
+}
+
+// selects reports whether sel matches labels, with Kubernetes semantics
+// (an empty selector matches everything; nil matches nothing).
+func selects(sel *model.Selector, labels map[string]string) bool {
+	if sel == nil {
+		return false
+	}
+	for k, v := range sel.MatchLabels {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	for _, r := range sel.MatchExpressions {
+		v, has := labels[r.Key]
+		in := false
+		for _, x := range r.Values {
+			if x == v {
+				in = true
+			}
+		}
+		switch r.Operator {
+		case "In":
+			if !has || !in {
+				return false
+			}
+		case "NotIn":
+			if has && in {
+				return false
+			}
+		case "Exists":
+			if !has {
+				return false
+			}
+		case "DoesNotExist":
+			if has {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// selectors returns the package's providers whose selector matches cm.
+func selectors(p *model.Package, cm *model.ConfigMap) []*model.Provider {
+	var out []*model.Provider
+	for _, pr := range p.Providers {
+		if (pr.Namespace == cm.Namespace) && selects(pr.Selector, cm.Labels) {
+			out = append(out, pr)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Version == cm.Name && out[j].Version != cm.Name })
+	return out
+}

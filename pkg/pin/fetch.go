@@ -1,0 +1,453 @@
+package pin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pinseal/pinseal/internal/version"
+)
+
+// Defaults of a Fetcher's zero fields.
+const (
+	DefaultTimeout  = 2 * time.Minute
+	DefaultRetries  = 3
+	DefaultBackoff  = 500 * time.Millisecond
+	DefaultMaxBytes = 512 << 20
+	maxBackoff      = 10 * time.Second
+)
+
+// ErrDigestMismatch is returned when fetched bytes do not hash to the pin.
+// Nothing is written (neither the cache nor the package) when it occurs.
+type ErrDigestMismatch struct {
+	URL  string
+	Want string // the pinned SHA-256 (hex)
+	Got  string // the SHA-256 (hex) of the bytes received
+	Size int64  // bytes received
+}
+
+func (e *ErrDigestMismatch) Error() string {
+	return fmt.Sprintf("%s: SHA-256 mismatch: pinned %s, received %s (%d bytes); "+
+		"the upstream file changed or the pin is wrong: check the release and update sha256 only if the new bytes are trusted",
+		e.URL, e.Want, e.Got, e.Size)
+}
+
+// Fetcher fetches pinned sources into a content-addressed cache and checks
+// their SHA-256 before handing them out. The zero value fetches without a
+// cache using the defaults above.
+type Fetcher struct {
+	// CacheDir holds verified bytes at CacheDir/sha256/<hex>; "" disables
+	// the cache. Use DefaultCacheDir() for the usual place.
+	CacheDir string
+	// Offline serves from the cache only (and reads file: URLs).
+	Offline bool
+	// Client does the HTTP requests; nil uses a client with the
+	// environment's proxy settings that refuses https -> http redirects.
+	Client *http.Client
+	// Timeout bounds one attempt (request and body); 0 = DefaultTimeout.
+	Timeout time.Duration
+	// Retries is how many times a failed attempt (connection error, timeout,
+	// HTTP 5xx, 408, 429) is repeated; 0 = DefaultRetries, negative = none.
+	// Other 4xx answers and digest mismatches are not retried.
+	Retries int
+	// Backoff is the wait before the first retry, doubled each time (capped
+	// at 10s); 0 = DefaultBackoff.
+	Backoff time.Duration
+	// MaxBytes bounds one file; 0 = DefaultMaxBytes (512 MiB).
+	MaxBytes int64
+	// Progress receives a byte counter for downloads; nil = quiet.
+	Progress io.Writer
+	// BaseDir resolves relative file: URLs (file:upstream/x.yaml); "" = the
+	// current directory.
+	BaseDir string
+}
+
+// DefaultCacheDir is $XDG_CACHE_HOME/pinseal, else ~/.cache/pinseal.
+func DefaultCacheDir() string {
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "pinseal")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".cache", "pinseal")
+	}
+	return filepath.Join(os.TempDir(), "pinseal-cache")
+}
+
+// CachePath is where the bytes with SHA-256 hex digest live in the cache.
+func (f *Fetcher) CachePath(digest string) string {
+	return filepath.Join(f.CacheDir, "sha256", digest)
+}
+
+// Fetch returns the bytes of src after checking they hash to src.SHA256:
+// from the cache when it holds them (re-hashed; a corrupt entry is removed
+// and fetched again), else from src.URL, then stored in the cache. A
+// mismatch is an *ErrDigestMismatch and writes nothing.
+func (f *Fetcher) Fetch(ctx context.Context, src Source) ([]byte, error) {
+	want := src.SHA256
+	if !ValidSHA256(want) {
+		return nil, fmt.Errorf("%s: pinned sha256 %q is not 64 lowercase hex digits; pin the source before fetching it", src.URL, want)
+	}
+	if err := CheckURL(src.URL); err != nil {
+		return nil, fmt.Errorf("fetching: url %v; use an http, https or file URL", err)
+	}
+	if f.CacheDir != "" {
+		data, err := f.readCache(want)
+		switch {
+		case err == nil:
+			return data, nil
+		case errors.Is(err, errCorruptCache) && f.Offline:
+			return nil, fmt.Errorf("%s: %w; run once without --offline to fetch it again", src.URL, err)
+		case errors.Is(err, errCorruptCache):
+			slog.Warn("discarded a corrupt cache entry", "url", src.URL, "err", err)
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("reading the cache for %s: %w", src.URL, err)
+		}
+	}
+	isFile := strings.HasPrefix(src.URL, "file:")
+	if f.Offline && !isFile {
+		where := "no cache is configured"
+		if f.CacheDir != "" {
+			where = "it is not in the cache " + f.CacheDir
+		}
+		return nil, fmt.Errorf("%s (sha256 %s): offline and %s; run once without --offline to fill the cache", src.URL, want, where)
+	}
+	var data []byte
+	var err error
+	if isFile {
+		data, err = f.readFileURL(src.URL)
+	} else {
+		data, err = f.download(ctx, src.URL)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != want {
+		return nil, &ErrDigestMismatch{URL: src.URL, Want: want, Got: got, Size: int64(len(data))}
+	}
+	if f.CacheDir != "" {
+		if err := f.writeCache(want, data); err != nil {
+			slog.Warn("could not store a verified download in the cache", "url", src.URL, "err", err)
+		}
+	}
+	return data, nil
+}
+
+var errCorruptCache = errors.New("cache entry does not match its digest")
+
+func (f *Fetcher) readCache(digest string) ([]byte, error) {
+	p := f.CachePath(digest)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != digest {
+		if rmErr := os.Remove(p); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+			slog.Warn("could not remove a corrupt cache entry", "path", p, "err", rmErr)
+		}
+		return nil, fmt.Errorf("%s: %w (removed)", p, errCorruptCache)
+	}
+	return data, nil
+}
+
+// writeCache stores verified bytes atomically: temp file, sync, rename.
+func (f *Fetcher) writeCache(digest string, data []byte) error {
+	dir := filepath.Join(f.CacheDir, "sha256")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-"+digest[:12]+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename this fails harmlessly
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), f.CachePath(digest))
+}
+
+func (f *Fetcher) maxBytes() int64 {
+	if f.MaxBytes > 0 {
+		return f.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+func tooLarge(u string, limit int64) error {
+	return fmt.Errorf("%s: larger than the %s limit; raise Fetcher.MaxBytes if the file really is that big", u, formatBytes(limit))
+}
+
+// readFileURL reads file:///abs, file:/abs or file:rel (against BaseDir).
+func (f *Fetcher) readFileURL(raw string) ([]byte, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", raw, err)
+	}
+	p := u.Path
+	if u.Opaque != "" {
+		if p, err = url.PathUnescape(u.Opaque); err != nil {
+			return nil, fmt.Errorf("%s: %w", raw, err)
+		}
+	}
+	p = filepath.FromSlash(p)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(f.BaseDir, p)
+	}
+	fh, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", raw, err)
+	}
+	defer fh.Close()
+	limit := f.maxBytes()
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", raw, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(raw, limit)
+	}
+	return data, nil
+}
+
+// retryable marks an attempt error worth repeating.
+type retryable struct{ err error }
+
+func (r retryable) Error() string { return r.err.Error() }
+func (r retryable) Unwrap() error { return r.err }
+
+func (f *Fetcher) client() *http.Client {
+	if f.Client != nil {
+		return f.Client
+	}
+	return defaultClient
+}
+
+var defaultClient = &http.Client{
+	Transport: http.DefaultTransport,
+	CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
+			return fmt.Errorf("refusing redirect from https to %s", req.URL.Redacted())
+		}
+		return nil
+	},
+}
+
+func (f *Fetcher) download(ctx context.Context, u string) ([]byte, error) {
+	retries := f.Retries
+	switch {
+	case retries == 0:
+		retries = DefaultRetries
+	case retries < 0:
+		retries = 0
+	}
+	wait := f.Backoff
+	if wait <= 0 {
+		wait = DefaultBackoff
+	}
+	var last error
+	for attempt := 0; ; attempt++ {
+		data, err := f.attempt(ctx, u)
+		if err == nil {
+			return data, nil
+		}
+		var r retryable
+		if !errors.As(err, &r) || ctx.Err() != nil {
+			return nil, err
+		}
+		last = r.err
+		if attempt >= retries {
+			break
+		}
+		slog.Debug("download failed, retrying", "url", u, "attempt", attempt+1, "wait", wait, "err", r.err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%s: %w (after: %v)", u, ctx.Err(), last)
+		case <-t.C:
+		}
+		wait = min(wait*2, maxBackoff)
+	}
+	return nil, fmt.Errorf("%s: %d attempts failed, last: %w; check the URL and the network, or use --offline with a filled cache", u, retries+1, last)
+}
+
+func (f *Fetcher) attempt(ctx context.Context, u string) ([]byte, error) {
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u, err)
+	}
+	req.Header.Set("User-Agent", "pinseal/"+version.Version)
+	resp, err := f.client().Do(req)
+	if err != nil {
+		return nil, f.classify(ctx, actx, u, timeout, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		err := fmt.Errorf("%s: HTTP %s", u, resp.Status)
+		switch {
+		case resp.StatusCode >= 500, resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooManyRequests:
+			return nil, retryable{err}
+		case resp.StatusCode == http.StatusNotFound:
+			return nil, fmt.Errorf("%w; check the release exists and the URL is right", err)
+		default:
+			return nil, err
+		}
+	}
+	limit := f.maxBytes()
+	if resp.ContentLength > limit {
+		return nil, tooLarge(u, limit)
+	}
+	var body io.Reader = io.LimitReader(resp.Body, limit+1)
+	var pr *progressReader
+	if f.Progress != nil {
+		pr = newProgress(f.Progress, u, resp.ContentLength)
+		body = io.TeeReader(body, pr)
+	}
+	data, err := readAllSized(body, resp.ContentLength, limit)
+	if pr != nil {
+		pr.done(err == nil)
+	}
+	if err != nil {
+		return nil, f.classify(ctx, actx, u, timeout, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(u, limit)
+	}
+	return data, nil
+}
+
+// classify turns a transport error into a retryable one (connection
+// errors, timeouts, cut-off bodies) unless the caller gave up.
+func (f *Fetcher) classify(ctx, actx context.Context, u string, timeout time.Duration, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", u, ctx.Err())
+	}
+	if actx.Err() != nil {
+		return retryable{fmt.Errorf("%s: timed out after %s", u, timeout)}
+	}
+	inner := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		inner = ue.Err
+	}
+	var ne net.Error
+	if errors.As(inner, &ne) || errors.Is(inner, io.ErrUnexpectedEOF) || errors.Is(inner, io.EOF) {
+		return retryable{fmt.Errorf("%s: %w", u, inner)}
+	}
+	return fmt.Errorf("%s: %w", u, inner)
+}
+
+func readAllSized(r io.Reader, size, limit int64) ([]byte, error) {
+	if size > 0 && size <= limit {
+		buf := make([]byte, 0, size+1)
+		for {
+			if len(buf) == cap(buf) {
+				buf = append(buf, 0)[:len(buf)]
+			}
+			n, err := r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if err == io.EOF {
+				return buf, nil
+			}
+			if err != nil {
+				return buf, err
+			}
+		}
+	}
+	return io.ReadAll(r)
+}
+
+// progressReader prints "\r<name> 1.2 MiB / 3.4 MiB (35%)" at most every
+// 100ms, then a final line.
+type progressReader struct {
+	w     io.Writer
+	name  string
+	total int64
+	n     int64
+	last  time.Time
+}
+
+func newProgress(w io.Writer, u string, total int64) *progressReader {
+	name := u
+	if pu, err := url.Parse(u); err == nil && pu.Path != "" {
+		name = pu.Host + "/…/" + filepath.Base(pu.Path)
+	}
+	p := &progressReader{w: w, name: name, total: total}
+	p.print()
+	return p
+}
+
+func (p *progressReader) Write(b []byte) (int, error) {
+	p.n += int64(len(b))
+	if time.Since(p.last) >= 100*time.Millisecond {
+		p.print()
+	}
+	return len(b), nil
+}
+
+func (p *progressReader) print() {
+	p.last = time.Now()
+	if p.total > 0 {
+		pct := p.n * 100 / p.total
+		fmt.Fprintf(p.w, "\rfetching %s %s / %s (%d%%)", p.name, formatBytes(p.n), formatBytes(p.total), pct)
+		return
+	}
+	fmt.Fprintf(p.w, "\rfetching %s %s", p.name, formatBytes(p.n))
+}
+
+func (p *progressReader) done(ok bool) {
+	p.print()
+	if ok {
+		fmt.Fprintln(p.w, " done")
+	} else {
+		fmt.Fprintln(p.w, " failed")
+	}
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return strconv.FormatFloat(float64(n)/(1<<30), 'f', 1, 64) + " GiB"
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}

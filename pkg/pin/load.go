@@ -1,0 +1,117 @@
+package pin
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Sources of a Set.
+const (
+	SourcePinFile    = "pin.yaml"
+	SourceMakefile   = "Makefile"
+	SourceDockerfile = "Dockerfile"
+)
+
+// makefileNames are the names GNU make looks for, in its order.
+var makefileNames = []string{"GNUmakefile", "makefile", "Makefile"}
+
+// LoadDir reads the pins of the package in dir, from the first place that
+// has any:
+//
+//  1. pin.yaml, parsed strictly (Source "pin.yaml");
+//  2. the package Makefile (Source "Makefile"): version variables (names
+//     ending in VERSION), URL variables paired with SHA-256 variables by
+//     name stem (CAPMOX_URL + CAPMOX_SHA256, CABPT_COMPONENTS_URL +
+//     CABPT_COMPONENTS_SHA256) assembled into File, and unpinned URLs
+//     (URL variables with no SHA-256 partner, curl/wget recipe lines with
+//     no digest); in-package includes are read, others ignored;
+//  3. Dockerfile or images/*/Dockerfile (Source "Dockerfile"): ARG VERSION=
+//     and ARG *_VERSION= defaults, RUN curl/wget and ADD <url> without a
+//     digest.
+//
+// Namespace and Name come from the Makefile's NAMESPACE and NAME whatever
+// the source. A package with none of these gives a Set with Source "".
+//
+// A File assembled from a Makefile has one Provider per upstream version
+// with Kind, Name and Release empty (a Makefile does not say them); a
+// source URL the Makefile computes keeps its unexpanded $(…) text. Such a
+// File is not meant for Validate.
+//
+// Files are read through an os.Root, so nothing outside dir is read, even
+// through a symlink. A pin.yaml that fails to parse returns its error (see
+// FieldErrors) together with a Set whose Source is "pin.yaml" and File nil.
+func LoadDir(dir string) (*Set, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the pins of %s: %w", dir, err)
+	}
+	defer root.Close()
+	fsys := root.FS()
+	set := &Set{}
+
+	var mk *makefile
+	for _, name := range makefileNames {
+		data, err := readLimited(fsys, name, maxMakefileSize)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, name), err)
+		}
+		mk = readMakefile(fsys, name, data)
+		if v, ok := mk.value("NAMESPACE"); ok {
+			set.Namespace = v
+		}
+		if v, ok := mk.value("NAME"); ok {
+			set.Name = v
+		}
+		break
+	}
+
+	data, err := readLimited(fsys, FileName, MaxFileSize)
+	switch {
+	case err == nil:
+		set.Source = SourcePinFile
+		f, err := Parse(data, filepath.Join(dir, FileName))
+		if err != nil {
+			return set, err
+		}
+		set.File = f
+		return set, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, FileName), err)
+	}
+
+	if mk != nil {
+		set.File, set.Versions, set.Unpinned = mk.pins()
+		if set.File != nil || len(set.Versions) > 0 || len(set.Unpinned) > 0 {
+			set.Source = SourceMakefile
+			return set, nil
+		}
+	}
+
+	dockerfiles := []string{"Dockerfile"}
+	more, _ := fs.Glob(fsys, "images/*/Dockerfile")
+	sort.Strings(more)
+	dockerfiles = append(dockerfiles, more...)
+	for _, name := range dockerfiles {
+		data, err := readLimited(fsys, name, maxMakefileSize)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, filepath.FromSlash(name)), err)
+		}
+		v, u := readDockerfile(name, data)
+		set.Versions = append(set.Versions, v...)
+		set.Unpinned = append(set.Unpinned, u...)
+	}
+	if len(set.Versions) > 0 || len(set.Unpinned) > 0 {
+		set.Source = SourceDockerfile
+	}
+	return set, nil
+}

@@ -1,0 +1,231 @@
+package pin
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const (
+	shaC = "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6"
+	shaD = "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4"
+)
+
+func pkgDir(name string) string {
+	return filepath.Join("testdata", "tree", "packages", "system", name)
+}
+
+func dump(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+func TestLoadDir(t *testing.T) {
+	capiURL := "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/"
+	cabptURL := "https://github.com/siderolabs/cluster-api-bootstrap-provider-talos/releases/download/v0.6.12/"
+	capmoxURL := "https://github.com/ionos-cloud/cluster-api-provider-proxmox/releases/download/v0.7.7/"
+	for _, tc := range []struct {
+		pkg  string
+		want *Set
+	}{
+		{
+			// Two providers (kubeadm + talos), URL/SHA-256 pairs, export,
+			// ?=, :=, ${…}, a comment after a value, an include outside the
+			// package (whose variables must not count).
+			pkg: "capi-providers-bootstrap",
+			want: &Set{
+				Source: "Makefile", Namespace: "cozy-cluster-api", Name: "capi-providers-bootstrap",
+				File: &File{Providers: []Provider{
+					{Version: "v1.10.1", Sources: []Source{{URL: capiURL + "bootstrap-components.yaml", SHA256: shaA, To: "files/bootstrap-components.yaml"}}},
+					{Version: "v0.6.12", Sources: []Source{{URL: cabptURL + "bootstrap-components.yaml", SHA256: shaB, To: "files/bootstrap-components-talos.yaml"}}},
+				}},
+				Versions: []Var{
+					{Name: "CAPI_VERSION", Value: "v1.10.1", Known: true, File: "Makefile", Line: 5},
+					{Name: "CABPT_UPSTREAM_VERSION", Value: "v0.6.12", Known: true, File: "Makefile", Line: 6},
+				},
+				Unpinned: []Var{
+					{Name: "CABPT_METADATA_URL", Value: cabptURL + "metadata.yaml", Known: true, File: "Makefile", Line: 12},
+				},
+			},
+		},
+		{
+			// NAME=x without spaces, $(shell …), !=, an undefined reference,
+			// a literal URL in a recipe with no digest, a shell substitution.
+			pkg: "capi-providers-proxmox",
+			want: &Set{
+				Source: "Makefile", Namespace: "cozy-cluster-api", Name: "capi-providers-proxmox",
+				File: &File{Providers: []Provider{
+					{Version: "v0.7.7", Sources: []Source{{URL: capmoxURL + "infrastructure-components.yaml", SHA256: shaC, To: "files/infrastructure-components.yaml"}}},
+				}},
+				Versions: []Var{
+					{Name: "CAPMOX_VERSION", Value: "v0.7.7", Known: true, File: "Makefile", Line: 3},
+					{Name: "KUBEVIRT_VERSION", Value: "$(shell curl -s https://api.github.com/repos/kubevirt/kubevirt/releases/latest | jq -r .tag_name)", File: "Makefile", Line: 6},
+					{Name: "IPAM_VERSION", Value: "git describe --tags", File: "Makefile", Line: 7},
+					{Name: "TALOS_VERSION", Value: "$(UNDEFINED_BASE).1", File: "Makefile", Line: 8},
+				},
+				Unpinned: []Var{
+					{Value: capmoxURL + "metadata.yaml", Known: true, File: "Makefile", Line: 14},
+					{Value: "https://raw.githubusercontent.com/ionos-cloud/cluster-api-provider-proxmox/$(git rev-parse HEAD)/README.md", File: "Makefile", Line: 15},
+				},
+			},
+		},
+		{
+			// An in-package include holds the version; literal URLs pinned by
+			// a digest in the same rule; includes that are missing, computed
+			// or absolute are ignored.
+			pkg: "capi-providers-core",
+			want: &Set{
+				Source: "Makefile", Namespace: "cozy-cluster-api", Name: "capi-providers-core",
+				File: &File{Providers: []Provider{
+					{Version: "v1.10.1", Sources: []Source{
+						{URL: capiURL + "core-components.yaml", SHA256: shaD}, // -o $@.tmp: not a known path
+						{URL: capiURL + "metadata.yaml", SHA256: "3f79bb7b435b05321651daefd374cdc681dc06faa65e374e38337b88ca046dea", To: "files/metadata.yaml"},
+					}},
+				}},
+				Versions: []Var{
+					{Name: "CAPI_VERSION", Value: "v1.10.1", Known: true, File: "versions.mk", Line: 2},
+				},
+			},
+		},
+		{
+			// Values set under ifeq are unknown; += appends; define blocks;
+			// a self-reference; $$ (a shell variable).
+			pkg: "capi-providers-conditional",
+			want: &Set{
+				Source: "Makefile", Name: "capi-providers-conditional",
+				Versions: []Var{
+					{Name: "CAPK_VERSION", Value: "v0.1.10", File: "Makefile", Line: 5},
+					{Name: "BASE_VERSION", Value: "v1 .2", Known: true, File: "Makefile", Line: 8},
+					{Name: "SELF_VERSION", Value: "$(SELF_VERSION)", File: "Makefile", Line: 12},
+					{Name: "DOLLAR_VERSION", Value: "$$HOME", File: "Makefile", Line: 13},
+				},
+				Unpinned: []Var{
+					{Name: "EXTRA_URL", Value: "https://example.com/extra.yaml", Known: true, File: "Makefile", Line: 9},
+				},
+			},
+		},
+		{
+			// The cozystack infraprovider: the Makefile pins nothing, the
+			// image's Dockerfile has ARG VERSION= and an unpinned tarball.
+			pkg: "capi-providers-infraprovider",
+			want: &Set{
+				Source: "Dockerfile", Namespace: "cozy-cluster-api", Name: "capi-providers-infraprovider",
+				Versions: []Var{
+					{Name: "VERSION", Value: "v0.1.10", Known: true, File: "images/cluster-api-provider-kubevirt/Dockerfile", Line: 4},
+				},
+				Unpinned: []Var{
+					{Value: "https://github.com/kubernetes-sigs/cluster-api-provider-kubevirt/archive/6dbc11c4d0cbfbdcd618566538c10b0d4a07516b.tar.gz",
+						Known: true, File: "images/cluster-api-provider-kubevirt/Dockerfile", Line: 10},
+				},
+			},
+		},
+		{
+			// ADD --checksum and RUN … sha256sum -c are pinned; the rest not.
+			pkg: "docker-root",
+			want: &Set{
+				Source: "Dockerfile",
+				Versions: []Var{
+					{Name: "CAPK_VERSION", Value: "v0.1.9", Known: true, File: "Dockerfile", Line: 2},
+					{Name: "TOOL_VERSION", Value: "${UNSET_BASE}-1", File: "Dockerfile", Line: 4},
+				},
+				Unpinned: []Var{
+					{Value: "https://example.com/unpinned.tar.gz", Known: true, File: "Dockerfile", Line: 7},
+					{Value: "https://example.com/d.tar.gz", Known: true, File: "Dockerfile", Line: 10},
+				},
+			},
+		},
+		{
+			// pin.yaml wins; NAME/NAMESPACE still come from the Makefile.
+			pkg: "capi-providers-pinfile",
+			want: &Set{
+				Source: "pin.yaml", Namespace: "cozy-cluster-api", Name: "capi-providers-pinfile",
+				File: &File{Providers: []Provider{{
+					Kind: "InfrastructureProvider", Name: "proxmox", Version: "v0.7.7", Release: "v0.7.7-infraprovider-proxmox",
+					Sources: []Source{
+						{URL: capmoxURL + "infrastructure-components.yaml", SHA256: shaA, To: "files/infrastructure-components.yaml"},
+						{URL: capmoxURL + "metadata.yaml", SHA256: shaB, To: "files/metadata.yaml"},
+					},
+					Patches: []string{},
+					Blob:    "files/components.gz",
+				}}},
+			},
+		},
+		{pkg: "plain-chart", want: &Set{}},
+	} {
+		t.Run(tc.pkg, func(t *testing.T) {
+			got, err := LoadDir(pkgDir(tc.pkg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got\n%s\nwant\n%s", dump(got), dump(tc.want))
+			}
+		})
+	}
+}
+
+func TestLoadDirBadPinFile(t *testing.T) {
+	dir := pkgDir("capi-providers-badpin")
+	set, err := LoadDir(dir)
+	if err == nil {
+		t.Fatal("accepted a bad pin.yaml")
+	}
+	if set == nil || set.Source != SourcePinFile || set.File != nil {
+		t.Errorf("set = %+v, want Source pin.yaml and no File", set)
+	}
+	want := filepath.Join(dir, "pin.yaml") + ":9: providers[0].sources[0].sha256:"
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not contain %q", err, want)
+	}
+}
+
+func TestLoadDirMissing(t *testing.T) {
+	dir := t.TempDir()
+	set, err := LoadDir(dir)
+	if err != nil || !reflect.DeepEqual(set, &Set{}) {
+		t.Errorf("empty dir: %+v, %v", set, err)
+	}
+	if _, err := LoadDir(filepath.Join(dir, "nope")); err == nil {
+		t.Error("a missing directory is not an error")
+	}
+}
+
+// A pin.yaml or include that is a symlink out of the package is not read.
+func TestLoadDirSymlinkEscape(t *testing.T) {
+	outside := t.TempDir()
+	good, err := os.ReadFile(filepath.Join("testdata", "pins", "good", "core-minimal.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "pin.yaml"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "v.mk"), []byte("X_VERSION = v9.9.9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	pkg := t.TempDir()
+	if err := os.Symlink(filepath.Join(outside, "v.mk"), filepath.Join(pkg, "v.mk")); err != nil {
+		t.Skipf("no symlinks: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "Makefile"), []byte("include v.mk\nY_VERSION = v1.0.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := LoadDir(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Versions) != 1 || set.Versions[0].Name != "Y_VERSION" {
+		t.Errorf("read through a symlink out of the package: %+v", set.Versions)
+	}
+
+	if err := os.Symlink(filepath.Join(outside, "pin.yaml"), filepath.Join(pkg, "pin.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if set, err := LoadDir(pkg); err == nil {
+		t.Errorf("pin.yaml symlinked out of the package was read: %+v", set)
+	}
+}

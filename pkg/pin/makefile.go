@@ -1,0 +1,675 @@
+package pin
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Limits that keep a hostile Makefile from making the reader slow.
+const (
+	maxMakefileSize = 4 << 20 // bytes per file read
+	maxIncludes     = 32      // files read per package
+	maxExpansion    = 1 << 16 // bytes one value may expand to
+	expandBudget    = 1 << 20 // bytes of work one expansion may do
+	maxExpandDepth  = 64      // nested references
+)
+
+// mkVar is one Make variable as the reader last saw it defined.
+type mkVar struct {
+	name   string
+	value  string // raw text for recursive variables, expanded text for simple ones
+	simple bool   // defined with := / ::= / :::= (value already expanded)
+	known  bool   // false: computed ($(shell …), !=), conditional, or built on unknowns
+	file   string
+	line   int
+}
+
+// mkRecipe is one logical recipe line (continuations joined).
+type mkRecipe struct {
+	text string
+	file string
+	line int
+	rule int // index of the rule it belongs to
+}
+
+// makefile is what the reader learns from a package Makefile and the
+// in-package files it includes.
+type makefile struct {
+	fsys     fs.FS
+	vars     map[string]*mkVar
+	order    []string // variable names in order of first definition
+	recipes  []mkRecipe
+	rules    int
+	read     int // files read
+	included map[string]bool
+}
+
+// readMakefile reads the Makefile named name in fsys (a package directory)
+// and the in-package files it includes. Files outside the package, missing
+// includes and unreadable includes are ignored.
+func readMakefile(fsys fs.FS, name string, data []byte) *makefile {
+	m := &makefile{fsys: fsys, vars: map[string]*mkVar{}, included: map[string]bool{name: true}}
+	// CURDIR is the package directory when make runs there (make -C pkg).
+	m.vars["CURDIR"] = &mkVar{name: "CURDIR", value: ".", simple: true, known: true}
+	m.parse(name, data)
+	return m
+}
+
+var (
+	assignRE = regexp.MustCompile(`^([^\s:#=$(){}!?+]+)\s*(:::=|::=|:=|\?=|\+=|!=|=)\s*(.*)$`)
+	prefixRE = regexp.MustCompile(`^(export|override|private)\s+`)
+	defineRE = regexp.MustCompile(`^define\s+([^\s:#=$(){}!?+]+)\s*(:::=|::=|:=|\?=|\+=|!=|=)?\s*$`)
+)
+
+// logicalLines joins backslash-continued lines. It returns each logical line
+// with the 1-based number of its first physical line; recipe lines keep a
+// leading tab.
+func logicalLines(data []byte) (lines []string, nums []int) {
+	phys := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	for i := 0; i < len(phys); i++ {
+		start := i
+		line := phys[i]
+		for endsWithContinuation(line) && i+1 < len(phys) {
+			i++
+			next := phys[i]
+			if strings.HasPrefix(line, "\t") {
+				// Recipe: make passes backslash-newline to the shell, which
+				// joins the words; drop one leading tab of the next line.
+				line = line[:len(line)-1] + " " + strings.TrimPrefix(next, "\t")
+			} else {
+				line = strings.TrimRight(line[:len(line)-1], " \t") + " " + strings.TrimLeft(next, " \t")
+			}
+		}
+		if endsWithContinuation(line) {
+			line = line[:len(line)-1]
+		}
+		lines = append(lines, line)
+		nums = append(nums, start+1)
+	}
+	return lines, nums
+}
+
+func endsWithContinuation(s string) bool {
+	n := 0
+	for i := len(s) - 1; i >= 0 && s[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// stripComment removes a make comment (an unescaped #) from a non-recipe line.
+func stripComment(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			continue
+		}
+		if s[i] == '#' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+func (m *makefile) parse(file string, data []byte) {
+	m.read++
+	lines, nums := logicalLines(data)
+	cond := 0 // depth of ifeq/ifdef blocks
+	inRule := false
+	for i := 0; i < len(lines); i++ {
+		raw, num := lines[i], nums[i]
+		if strings.HasPrefix(raw, "\t") && inRule {
+			text := strings.TrimLeft(raw[1:], " \t@-+")
+			if strings.HasPrefix(strings.TrimSpace(text), "#") {
+				continue
+			}
+			m.recipes = append(m.recipes, mkRecipe{text: text, file: file, line: num, rule: m.rules})
+			continue
+		}
+		line := strings.TrimSpace(stripComment(raw))
+		if line == "" {
+			continue
+		}
+		word, rest := line, ""
+		if k := strings.IndexAny(line, " \t"); k >= 0 {
+			word, rest = line[:k], strings.TrimSpace(line[k+1:])
+		}
+		switch word {
+		case "ifeq", "ifneq", "ifdef", "ifndef":
+			cond++
+			inRule = false
+			continue
+		case "else":
+			inRule = false
+			continue
+		case "endif":
+			if cond > 0 {
+				cond--
+			}
+			inRule = false
+			continue
+		case "include", "-include", "sinclude":
+			inRule = false
+			m.include(rest)
+			continue
+		case "unexport", "vpath":
+			inRule = false
+			continue
+		case "define", "export", "override", "private":
+			if word == "define" || strings.HasPrefix(rest, "define ") {
+				j := m.define(lines, nums, i, file, cond > 0)
+				i = j
+				inRule = false
+				continue
+			}
+		}
+		body := line
+		for {
+			loc := prefixRE.FindStringIndex(body)
+			if loc == nil {
+				break
+			}
+			body = body[loc[1]:]
+		}
+		if a := assignRE.FindStringSubmatch(body); a != nil {
+			m.assign(a[1], a[2], strings.TrimSpace(a[3]), file, num, cond > 0)
+			inRule = false
+			continue
+		}
+		if strings.Contains(line, ":") {
+			// A rule: "targets: prerequisites [; recipe]".
+			inRule = true
+			m.rules++
+			if k := strings.Index(raw, ";"); k >= 0 && strings.Index(raw, ":") < k {
+				m.recipes = append(m.recipes, mkRecipe{text: strings.TrimSpace(raw[k+1:]), file: file, line: num, rule: m.rules})
+			}
+			continue
+		}
+		inRule = false
+	}
+}
+
+// define reads a define … endef block starting at lines[i] and returns the
+// index of its endef line.
+func (m *makefile) define(lines []string, nums []int, i int, file string, conditional bool) int {
+	head := strings.TrimSpace(stripComment(lines[i]))
+	for {
+		loc := prefixRE.FindStringIndex(head)
+		if loc == nil {
+			break
+		}
+		head = head[loc[1]:]
+	}
+	d := defineRE.FindStringSubmatch(head)
+	var body []string
+	nest := 0
+	j := i + 1
+	for ; j < len(lines); j++ {
+		t := strings.TrimSpace(lines[j])
+		if strings.HasPrefix(t, "define ") || t == "define" {
+			nest++
+		}
+		if t == "endef" || strings.HasPrefix(t, "endef ") {
+			if nest == 0 {
+				break
+			}
+			nest--
+		}
+		body = append(body, lines[j])
+	}
+	if d != nil {
+		op := d[2]
+		if op == "" {
+			op = "="
+		}
+		m.assign(d[1], op, strings.Join(body, "\n"), file, nums[i], conditional)
+	}
+	return j
+}
+
+func (m *makefile) assign(name, op, value, file string, line int, conditional bool) {
+	v := m.vars[name]
+	if v == nil {
+		m.order = append(m.order, name)
+	}
+	switch op {
+	case "?=":
+		if v != nil {
+			return
+		}
+		v = &mkVar{name: name, value: value, known: !conditional}
+	case "+=":
+		if v == nil {
+			v = &mkVar{name: name, value: value, known: !conditional}
+			break
+		}
+		nv := *v
+		if v.simple {
+			add, ok := m.expand(value)
+			nv.value = joinSpace(v.value, add)
+			nv.known = v.known && ok && !conditional
+		} else {
+			nv.value = joinSpace(v.value, value)
+			nv.known = v.known && !conditional
+		}
+		v = &nv
+	case "!=":
+		v = &mkVar{name: name, value: value, known: false}
+	case ":=", "::=":
+		exp, ok := m.expand(value)
+		v = &mkVar{name: name, value: exp, simple: true, known: ok && !conditional}
+		if !ok {
+			v.value = value // keep what was written, for the report
+		}
+	default: // "=", ":::="
+		v = &mkVar{name: name, value: value, known: !conditional}
+	}
+	v.name, v.file, v.line = name, file, line
+	m.vars[name] = v
+}
+
+func joinSpace(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + " " + b
+}
+
+// include reads the in-package files an include line names.
+func (m *makefile) include(arg string) {
+	files, ok := m.expand(arg)
+	if !ok {
+		return
+	}
+	for _, f := range strings.Fields(files) {
+		if path.IsAbs(f) {
+			continue
+		}
+		p := path.Clean(f)
+		if CheckPath(p) != nil || m.included[p] || m.read >= maxIncludes {
+			continue // outside the package, or already read
+		}
+		m.included[p] = true
+		data, err := readLimited(m.fsys, p, maxMakefileSize)
+		if err != nil {
+			continue
+		}
+		m.parse(p, data)
+	}
+}
+
+// expander expands Make references against the variables' current values.
+type expander struct {
+	m        *makefile
+	budget   int
+	visiting map[string]bool
+}
+
+// expand expands $(VAR), ${VAR} and $V in s. Unresolvable references
+// (undefined or computed variables, functions such as $(shell …)) stay in
+// the result as written and make known false.
+func (m *makefile) expand(s string) (string, bool) {
+	e := &expander{m: m, budget: expandBudget, visiting: map[string]bool{}}
+	return e.expand(s, 0)
+}
+
+func (e *expander) expand(s string, depth int) (string, bool) {
+	if depth > maxExpandDepth || e.budget <= 0 {
+		return s, false
+	}
+	if !strings.Contains(s, "$") {
+		e.budget -= len(s)
+		return s, true
+	}
+	var b strings.Builder
+	known := true
+	for i := 0; i < len(s); i++ {
+		if b.Len() > maxExpansion || e.budget <= 0 {
+			return b.String(), false
+		}
+		c := s[i]
+		if c != '$' {
+			b.WriteByte(c)
+			e.budget--
+			continue
+		}
+		if i+1 >= len(s) {
+			b.WriteByte('$')
+			break
+		}
+		if s[i+1] == '$' {
+			// $$ is a literal $ (for the shell): not a value make knows.
+			b.WriteString("$")
+			i++
+			continue
+		}
+		end := groupEnd(s, i)
+		ref := s[i:end]
+		var name string
+		switch s[i+1] {
+		case '(', '{':
+			if ref[len(ref)-1] != map[byte]byte{'(': ')', '{': '}'}[s[i+1]] {
+				b.WriteString(ref) // unterminated
+				known = false
+				i = end - 1
+				continue
+			}
+			name = ref[2 : len(ref)-1]
+		default:
+			name = s[i+1 : end]
+		}
+		val, ok := e.lookup(name, depth)
+		if !ok {
+			b.WriteString(ref)
+			known = false
+		} else {
+			b.WriteString(val)
+			e.budget -= len(val)
+		}
+		i = end - 1
+	}
+	return b.String(), known
+}
+
+// lookup returns the value of the reference $(name): a variable name, or
+// a function call / substitution reference (never known).
+func (e *expander) lookup(name string, depth int) (string, bool) {
+	if strings.ContainsAny(name, " \t,:=") || name == "" {
+		return "", false // a function ($(shell …)) or substitution reference
+	}
+	if strings.Contains(name, "$") {
+		n, ok := e.expand(name, depth+1) // computed name: $(X_$(ARCH))
+		if !ok {
+			return "", false
+		}
+		name = n
+	}
+	v := e.m.vars[name]
+	if v == nil || !v.known || e.visiting[name] {
+		return "", false
+	}
+	if v.simple {
+		return v.value, true
+	}
+	e.visiting[name] = true
+	defer delete(e.visiting, name)
+	return e.expand(v.value, depth+1)
+}
+
+// refs returns the names of the variables s refers to, directly or through
+// other variables.
+func (m *makefile) refs(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(string, int)
+	walk = func(s string, depth int) {
+		if depth > maxExpandDepth || len(out) > 256 {
+			return
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] != '$' || i+1 >= len(s) {
+				continue
+			}
+			if s[i+1] == '$' {
+				i++
+				continue
+			}
+			end := groupEnd(s, i)
+			name := s[i+1 : end]
+			if len(name) >= 2 && (name[0] == '(' || name[0] == '{') {
+				name = name[1 : len(name)-1]
+			}
+			i = end - 1
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			if v := m.vars[name]; v != nil {
+				out = append(out, name)
+				if !v.simple {
+					walk(v.value, depth+1)
+				}
+			}
+		}
+	}
+	walk(s, 0)
+	return out
+}
+
+// value returns the final expansion of variable name: its expanded value
+// when known, else the text as written.
+func (m *makefile) value(name string) (string, bool) {
+	v := m.vars[name]
+	if v == nil {
+		return "", false
+	}
+	if !v.known {
+		return v.value, false
+	}
+	if v.simple {
+		return v.value, true
+	}
+	e := &expander{m: m, budget: expandBudget, visiting: map[string]bool{name: true}}
+	s, ok := e.expand(v.value, 0)
+	if !ok {
+		return v.value, false
+	}
+	return s, true
+}
+
+// isVersionName reports whether a variable holds an upstream version:
+// its name ends in VERSION (CAPMOX_VERSION, CABPT_UPSTREAM_VERSION).
+func isVersionName(name string) bool {
+	return strings.HasSuffix(strings.ToUpper(name), "VERSION")
+}
+
+// shaStem returns the part of a SHA-256 variable's name before its
+// SHA/DIGEST word (CABPT_COMPONENTS_SHA256 -> CABPT_COMPONENTS), "" if the
+// name is not one.
+func shaStem(name string) (string, bool) {
+	u := strings.ToUpper(name)
+	i := strings.Index(u, "SHA")
+	if j := strings.Index(u, "DIGEST"); j >= 0 && (i < 0 || j < i) {
+		i = j
+	}
+	if i < 0 {
+		return "", false
+	}
+	return urlStem(strings.TrimRight(u[:i], "_")), true
+}
+
+// urlStem returns a URL variable's name without its URL word
+// (CAPMOX_URL -> CAPMOX).
+func urlStem(name string) string {
+	u := strings.ToUpper(name)
+	for _, suf := range []string{"_URL", "_URI", "URL"} {
+		if strings.HasSuffix(u, suf) && len(u) > len(suf) {
+			return u[:len(u)-len(suf)]
+		}
+	}
+	return u
+}
+
+var releaseTagRE = regexp.MustCompile(`/(v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?)/`)
+
+// pins turns what the reader learned into a Set's pin fields.
+func (m *makefile) pins() (f *File, versions, unpinned []Var) {
+	type urlVar struct {
+		name, value string
+		known       bool
+		v           *mkVar
+	}
+	var urls []urlVar
+	shas := map[string]string{} // stem -> digest
+	shaPrio := map[string]int{}
+	for _, name := range m.order {
+		v := m.vars[name]
+		val, known := m.value(name)
+		if isVersionName(name) {
+			vv := Var{Name: name, Value: strings.TrimSpace(val), Known: known, File: v.file, Line: v.line}
+			if strings.Contains(vv.Value, "$") {
+				// $$X: a shell variable when the recipe runs, not a value.
+				vv.Known, vv.Value = false, strings.TrimSpace(v.value)
+			}
+			versions = append(versions, vv)
+		}
+		t := strings.TrimSpace(val)
+		if isHTTPURL(t) && !strings.ContainsAny(t, " \t\n") {
+			urls = append(urls, urlVar{name: name, value: t, known: known && !strings.Contains(t, "$"), v: v})
+			continue
+		}
+		if stem, ok := shaStem(name); ok && known {
+			if d := normalizeDigest(t); d != "" {
+				prio := 1
+				if strings.Contains(strings.ToUpper(name), "SHA256") {
+					prio = 2
+				}
+				if prio > shaPrio[stem] {
+					shas[stem], shaPrio[stem] = d, prio
+				}
+			}
+		}
+	}
+
+	// Downloads in recipes, by rule.
+	type dl struct {
+		download
+		r mkRecipe
+	}
+	var dls []dl
+	ruleHex := map[int][]string{}
+	for _, r := range m.recipes {
+		text, _ := m.expand(r.text)
+		for _, d := range findDownloads(text) {
+			dls = append(dls, dl{d, r})
+		}
+		ruleHex[r.rule] = append(ruleHex[r.rule], hexDigests(text)...)
+	}
+	toOf := map[string]string{}
+	for _, d := range dls {
+		if d.To != "" && toOf[d.URL] == "" {
+			toOf[d.URL] = d.To
+		}
+	}
+
+	f = &File{}
+	byVersion := map[string]int{}
+	addSource := func(version string, s Source) {
+		i, ok := byVersion[version]
+		if !ok {
+			i = len(f.Providers)
+			byVersion[version] = i
+			f.Providers = append(f.Providers, Provider{Version: version})
+		}
+		f.Providers[i].Sources = append(f.Providers[i].Sources, s)
+	}
+	versionOf := func(raw, expanded string) string {
+		var found []string
+		for _, r := range m.refs(raw) {
+			if isVersionName(r) {
+				if val, ok := m.value(r); ok && !strings.Contains(val, "$") {
+					found = append(found, strings.TrimSpace(val))
+				}
+			}
+		}
+		if len(found) == 1 {
+			return found[0]
+		}
+		if mm := releaseTagRE.FindStringSubmatch(expanded); mm != nil {
+			return mm[1]
+		}
+		return ""
+	}
+
+	pinnedURL := map[string]bool{}
+	usedHex := map[string]bool{}
+	reported := map[string]bool{}
+	for _, u := range urls {
+		if d, ok := shas[urlStem(u.name)]; ok {
+			pinnedURL[u.value] = true
+			usedHex[d] = true
+			addSource(versionOf(u.v.value, u.value), Source{URL: u.value, SHA256: d, To: toOf[u.value]})
+			continue
+		}
+		reported[u.value] = true
+		unpinned = append(unpinned, Var{Name: u.name, Value: u.value, Known: u.known, File: u.v.file, Line: u.v.line})
+	}
+
+	// Literal downloads: pinned when their rule carries as many digests as
+	// it fetches URLs (echo "<hex>  file" | sha256sum -c).
+	candidates := map[int][]dl{}
+	var ruleOrder []int
+	for _, d := range dls {
+		if pinnedURL[d.URL] || reported[d.URL] {
+			continue
+		}
+		if _, ok := candidates[d.r.rule]; !ok {
+			ruleOrder = append(ruleOrder, d.r.rule)
+		}
+		candidates[d.r.rule] = append(candidates[d.r.rule], d)
+	}
+	for _, rule := range ruleOrder {
+		var hex []string
+		for _, h := range ruleHex[rule] {
+			if !usedHex[h] {
+				hex = append(hex, h)
+			}
+		}
+		cs := candidates[rule]
+		distinct := map[string]bool{}
+		for _, c := range cs {
+			distinct[c.URL] = true
+		}
+		if len(hex) >= len(distinct) {
+			if len(distinct) == 1 && len(hex) == 1 && cs[0].known() {
+				usedHex[hex[0]] = true
+				pinnedURL[cs[0].URL] = true
+				addSource(versionOf("", cs[0].URL), Source{URL: cs[0].URL, SHA256: hex[0], To: toOf[cs[0].URL]})
+			}
+			continue
+		}
+		for _, c := range cs {
+			if reported[c.URL] {
+				continue
+			}
+			reported[c.URL] = true
+			unpinned = append(unpinned, Var{Value: c.URL, Known: c.known(), File: c.r.file, Line: c.r.line})
+		}
+	}
+	if len(f.Providers) == 0 {
+		f = nil
+	}
+	return f, versions, unpinned
+}
+
+// readLimited reads a regular file of fsys, at most limit bytes.
+func readLimited(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	fh, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d bytes", limit)}
+	}
+	return data, nil
+}

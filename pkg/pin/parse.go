@@ -1,0 +1,399 @@
+package pin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/yaml"
+)
+
+// MaxFileSize bounds the size of a pin file Parse accepts.
+const MaxFileSize = 1 << 20
+
+var (
+	fileFields     = []string{"providers"}
+	providerFields = []string{"kind", "name", "version", "release", "sources", "patches", "blob"}
+	sourceFields   = []string{"url", "sha256", "to"}
+)
+
+// Parse reads a pin file strictly and validates it. file names the file in
+// errors (e.g. "packages/system/capi-providers-proxmox/pin.yaml").
+//
+// Rejected: more than one YAML document, anchors and aliases, unknown or
+// repeated fields, values of the wrong type (version: 1.10 is a number; quote
+// it), scalars that YAML 1.1 and 1.2 read differently (name: no), and
+// everything Validate rejects. All problems are returned at once, joined;
+// each is a *FieldError (see FieldErrors) naming the file, the line, the
+// field path and the fix.
+func Parse(data []byte, file string) (*File, error) {
+	if len(data) > MaxFileSize {
+		return nil, &FieldError{File: file, Problem: fmt.Sprintf("is %d bytes, more than the %d a pin file may have", len(data), MaxFileSize),
+			Fix: "keep only the providers[] entries in it"}
+	}
+	root, err := parseNode(data, file)
+	if err != nil {
+		return nil, err
+	}
+	w := &walker{file: file, lines: map[string]int{"": root.Line}, strs: map[string]string{}}
+	w.walkFile(root)
+	errs := w.errs
+	if w.fatal {
+		return nil, errors.Join(errs...)
+	}
+	var f File
+	if len(errs) == 0 {
+		err = yaml.UnmarshalStrict(data, &f)
+	} else {
+		// Unknown or repeated fields are already reported; decode the rest
+		// to report its problems too.
+		err = decodeKnown(data, &f)
+	}
+	if err != nil {
+		errs = append(errs, &FieldError{File: file, Problem: "does not decode: " + err.Error(),
+			Fix: "write it as api/pin.md describes"})
+		return nil, errors.Join(errs...)
+	}
+	got := fileStrings(&f)
+	for _, path := range w.order {
+		if g, ok := got[path]; ok && g != w.strs[path] {
+			errs = append(errs, &FieldError{File: file, Line: w.lines[path], Field: path,
+				Problem: fmt.Sprintf("%q reads as %q to YAML 1.1 parsers", w.strs[path], g),
+				Fix:     fmt.Sprintf("quote it: %q", w.strs[path])})
+		}
+	}
+	errs = append(errs, f.validate(file, w.lines)...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &f, nil
+}
+
+// decodeKnown decodes data into f ignoring unknown fields. Unlike a lenient
+// decode it does not match field names case-insensitively: Kind is not kind.
+func decodeKnown(data []byte, f *File) error {
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	var doc any
+	if err := json.Unmarshal(j, &doc); err != nil {
+		return err
+	}
+	keep := func(v any, fields []string) {
+		if m, ok := v.(map[string]any); ok {
+			for k := range m {
+				if !slices.Contains(fields, k) {
+					delete(m, k)
+				}
+			}
+		}
+	}
+	keep(doc, fileFields)
+	if m, ok := doc.(map[string]any); ok {
+		ps, _ := m["providers"].([]any)
+		for _, p := range ps {
+			keep(p, providerFields)
+			if pm, ok := p.(map[string]any); ok {
+				ss, _ := pm["sources"].([]any)
+				for _, s := range ss {
+					keep(s, sourceFields)
+				}
+			}
+		}
+	}
+	if j, err = json.Marshal(doc); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	return dec.Decode(f)
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line ([0-9]+): `)
+
+// parseNode parses the single YAML document of data and returns its root.
+func parseNode(data []byte, file string) (*yamlv3.Node, error) {
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	var doc yamlv3.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, emptyError(file)
+		}
+		return nil, syntaxError(file, err)
+	}
+	var next yamlv3.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, syntaxError(file, err)
+	case !isEmptyDoc(&next):
+		return nil, &FieldError{File: file, Line: next.Line, Problem: "holds more than one YAML document",
+			Fix: "keep a single document: list every provider under one providers: key"}
+	}
+	if len(doc.Content) == 0 || isEmptyDoc(&doc) {
+		return nil, emptyError(file)
+	}
+	return doc.Content[0], nil
+}
+
+func isEmptyDoc(d *yamlv3.Node) bool {
+	if d.Kind == yamlv3.DocumentNode {
+		if len(d.Content) == 0 {
+			return true
+		}
+		d = d.Content[0]
+	}
+	return d.Kind == yamlv3.ScalarNode && d.ShortTag() == "!!null"
+}
+
+func emptyError(file string) error {
+	return &FieldError{File: file, Problem: "is empty", Fix: "list the package's providers under providers: (see api/pin.md)"}
+}
+
+func syntaxError(file string, err error) error {
+	msg := err.Error()
+	line := 0
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	return &FieldError{File: file, Line: line, Problem: "is not valid YAML: " + msg,
+		Fix: "fix the syntax (indentation, a missing ':' or an unclosed quote)"}
+}
+
+// walker checks the shape of a pin file's node tree: field names, types,
+// duplicates. It records the line of each field and the YAML 1.2 value of
+// each string field.
+type walker struct {
+	file  string
+	lines map[string]int
+	strs  map[string]string
+	order []string // paths of strs, in document order
+	errs  []error
+	fatal bool // a value has the wrong type: the file cannot be decoded
+}
+
+func (w *walker) add(line int, field, problem, fix string, fatal bool) {
+	w.errs = append(w.errs, &FieldError{File: w.file, Line: line, Field: field, Problem: problem, Fix: fix})
+	w.fatal = w.fatal || fatal
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func isNull(n *yamlv3.Node) bool {
+	return n.Kind == yamlv3.ScalarNode && n.ShortTag() == "!!null" && n.Anchor == ""
+}
+
+// usable reports whether n can be looked at (no alias, no anchor).
+func (w *walker) usable(n *yamlv3.Node, path string) bool {
+	switch {
+	case n.Kind == yamlv3.AliasNode:
+		w.add(n.Line, path, "is an alias (*"+n.Value+")", "write the value out; pin files take no anchors or aliases", true)
+		return false
+	case n.Anchor != "":
+		w.add(n.Line, path, "carries an anchor (&"+n.Anchor+")", "remove it; pin files take no anchors or aliases", false)
+	}
+	return true
+}
+
+// mapping returns the known fields of mapping node n by name, reporting
+// unknown and repeated ones.
+func (w *walker) mapping(n *yamlv3.Node, path, what string, fields []string) map[string]*yamlv3.Node {
+	if !w.usable(n, path) {
+		return nil
+	}
+	if n.Kind != yamlv3.MappingNode {
+		w.add(n.Line, path, fmt.Sprintf("is %s, not a mapping", describeNode(n)),
+			fmt.Sprintf("write %s as key: value lines (%s)", what, strings.Join(fields, ", ")), true)
+		return nil
+	}
+	out := map[string]*yamlv3.Node{}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yamlv3.ScalarNode || k.Anchor != "" {
+			w.add(k.Line, path, "has a key that is not a plain name", "use plain field names: "+strings.Join(fields, ", "), true)
+			continue
+		}
+		name := k.Value
+		fp := join(path, name)
+		if prev, ok := seen[name]; ok {
+			w.add(k.Line, fp, fmt.Sprintf("is given twice (first on line %d)", prev), "keep one", false)
+			continue
+		}
+		seen[name] = k.Line
+		known := false
+		for _, f := range fields {
+			if f == name {
+				known = true
+			}
+		}
+		if !known {
+			fix := fmt.Sprintf("%s has the fields %s", what, strings.Join(fields, ", "))
+			if s := suggest(name, fields); s != "" {
+				fix = fmt.Sprintf("did you mean %q? %s", s, fix)
+			}
+			w.add(k.Line, fp, "is not a known field", fix, false)
+			continue
+		}
+		w.lines[fp] = k.Line
+		if isNull(v) {
+			continue
+		}
+		out[name] = v
+	}
+	return out
+}
+
+func (w *walker) sequence(n *yamlv3.Node, path, fix string) []*yamlv3.Node {
+	if !w.usable(n, path) {
+		return nil
+	}
+	if n.Kind != yamlv3.SequenceNode {
+		w.add(n.Line, path, fmt.Sprintf("is %s, not a list", describeNode(n)), fix, true)
+		return nil
+	}
+	return n.Content
+}
+
+func (w *walker) str(n *yamlv3.Node, path string) {
+	if !w.usable(n, path) {
+		return
+	}
+	if n.Kind != yamlv3.ScalarNode || n.ShortTag() != "!!str" {
+		fix := "write a string"
+		if n.Kind == yamlv3.ScalarNode {
+			fix = fmt.Sprintf("quote it: %q", n.Value)
+		}
+		w.add(n.Line, path, fmt.Sprintf("is %s, not a string", describeNode(n)), fix, true)
+		return
+	}
+	w.lines[path] = n.Line
+	w.strs[path] = n.Value
+	w.order = append(w.order, path)
+}
+
+func (w *walker) walkFile(root *yamlv3.Node) {
+	if root.Kind != yamlv3.MappingNode {
+		if !w.usable(root, "") {
+			return
+		}
+		w.add(root.Line, "", fmt.Sprintf("is %s, not a mapping", describeNode(root)),
+			"start the file with providers: and list the providers under it", true)
+		return
+	}
+	top := w.mapping(root, "", "a pin file", fileFields)
+	pv, ok := top["providers"]
+	if !ok {
+		return // Validate reports the missing providers.
+	}
+	for i, p := range w.sequence(pv, "providers", "list the providers as - kind: … entries") {
+		pp := fmt.Sprintf("providers[%d]", i)
+		w.lines[pp] = p.Line
+		fields := w.mapping(p, pp, "a provider", providerFields)
+		for _, name := range []string{"kind", "name", "version", "release", "blob"} {
+			if v, ok := fields[name]; ok {
+				w.str(v, pp+"."+name)
+			}
+		}
+		w.optional(p, pp, "blob", "name the gzip blob file, e.g. files/components.gz, or remove the line")
+		w.optional(p, pp, "patches", "list the patch files, or remove the line")
+		if sv, ok := fields["sources"]; ok {
+			for j, s := range w.sequence(sv, pp+".sources", "list the sources as - url: … entries") {
+				sp := fmt.Sprintf("%s.sources[%d]", pp, j)
+				w.lines[sp] = s.Line
+				sf := w.mapping(s, sp, "a source", sourceFields)
+				for _, name := range sourceFields {
+					if v, ok := sf[name]; ok {
+						w.str(v, sp+"."+name)
+					}
+				}
+			}
+		}
+		if pt, ok := fields["patches"]; ok {
+			for j, x := range w.sequence(pt, pp+".patches", "list the patch files as - patches/0001-….diff entries") {
+				w.str(x, fmt.Sprintf("%s.patches[%d]", pp, j))
+			}
+		}
+	}
+}
+
+// optional reports an optional field of mapping n given as null or "":
+// a pin file says what it means.
+func (w *walker) optional(n *yamlv3.Node, path, name, fix string) {
+	if n.Kind != yamlv3.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value != name || k.Kind != yamlv3.ScalarNode {
+			continue
+		}
+		if isNull(v) || v.Kind == yamlv3.ScalarNode && v.ShortTag() == "!!str" && v.Value == "" {
+			w.add(k.Line, join(path, name), "has no value", fix, false)
+		}
+		return
+	}
+}
+
+func describeNode(n *yamlv3.Node) string {
+	switch n.Kind {
+	case yamlv3.MappingNode:
+		return "a mapping"
+	case yamlv3.SequenceNode:
+		return "a list"
+	case yamlv3.AliasNode:
+		return "an alias"
+	case yamlv3.ScalarNode:
+		switch n.ShortTag() {
+		case "!!str":
+			return fmt.Sprintf("the string %q", n.Value)
+		case "!!int", "!!float":
+			return fmt.Sprintf("the number %s", n.Value)
+		case "!!bool":
+			return fmt.Sprintf("the boolean %s", n.Value)
+		case "!!null":
+			return "null"
+		default:
+			return fmt.Sprintf("a %s value", n.ShortTag())
+		}
+	}
+	return "not a value"
+}
+
+// fileStrings lists the string fields of f by field path.
+func fileStrings(f *File) map[string]string {
+	out := map[string]string{}
+	for i, p := range f.Providers {
+		pp := fmt.Sprintf("providers[%d]", i)
+		out[pp+".kind"] = p.Kind
+		out[pp+".name"] = p.Name
+		out[pp+".version"] = p.Version
+		out[pp+".release"] = p.Release
+		out[pp+".blob"] = p.Blob
+		for j, s := range p.Sources {
+			sp := fmt.Sprintf("%s.sources[%d]", pp, j)
+			out[sp+".url"] = s.URL
+			out[sp+".sha256"] = s.SHA256
+			out[sp+".to"] = s.To
+		}
+		for j, x := range p.Patches {
+			out[fmt.Sprintf("%s.patches[%d]", pp, j)] = x
+		}
+	}
+	return out
+}

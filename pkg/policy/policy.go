@@ -1,0 +1,309 @@
+// Package policy reads verification policies (policies/default.yaml, or a
+// --policy FILE) strictly, and applies them to findings: severity per check,
+// waivers with an expiry date (an expired waiver is itself an error), and,
+// for the registry checks, the trusted keys and allowed builder ids.
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/report"
+	"github.com/pinseal/pinseal/policies"
+)
+
+// Header values of a policy document.
+const (
+	APIVersion = "pinseal/v1"
+	Kind       = "Policy"
+	// DateLayout is the layout of a waiver's expiry date.
+	DateLayout = "2006-01-02"
+)
+
+// DefaultSource names the embedded default policy in messages.
+const DefaultSource = "policies/default.yaml (built in)"
+
+// Policy is a parsed, validated policy.
+type Policy struct {
+	APIVersion string                     `json:"apiVersion" yaml:"apiVersion"`
+	Kind       string                     `json:"kind" yaml:"kind"`
+	Checks     map[string]report.Severity `json:"checks,omitempty" yaml:"checks"`
+	Waivers    []Waiver                   `json:"waivers,omitempty" yaml:"waivers"`
+	// Keys are trusted signing keys: PEM file paths (relative to the policy
+	// file) or inline PEM. Read them with KeyPEMs.
+	Keys []string `json:"keys,omitempty" yaml:"keys"`
+	// Builders are the allowed SLSA builder ids.
+	Builders []string `json:"builders,omitempty" yaml:"builders"`
+
+	// Source is where the policy was read ("" or DefaultSource for the
+	// built-in one); relative key paths resolve against its directory.
+	Source string `json:"-" yaml:"-"`
+}
+
+// Waiver accepts one check's findings on a package until a date.
+type Waiver struct {
+	Package  string `json:"package" yaml:"package"`             // path relative to ROOT, or a path.Match pattern
+	Check    string `json:"check" yaml:"check"`                 // catalog ID
+	Provider string `json:"provider,omitempty" yaml:"provider"` // Kind/name; empty: every provider of the package
+	Reason   string `json:"reason" yaml:"reason"`
+	Expires  string `json:"expires" yaml:"expires"` // YYYY-MM-DD: the last day the waiver holds (UTC)
+}
+
+// ExpiresAt is the instant the waiver stops holding: the end of its expiry
+// day, UTC.
+func (w Waiver) ExpiresAt() time.Time {
+	d, err := time.Parse(DateLayout, w.Expires)
+	if err != nil {
+		return time.Time{}
+	}
+	return d.Add(24 * time.Hour)
+}
+
+// Expired reports whether the waiver no longer holds at now.
+func (w Waiver) Expired(now time.Time) bool { return !now.Before(w.ExpiresAt()) }
+
+// Covers reports whether the waiver applies to f.
+func (w Waiver) Covers(f report.Finding) bool {
+	if w.Check != f.Check {
+		return false
+	}
+	if w.Provider != "" && w.Provider != f.Provider {
+		return false
+	}
+	if w.Package == f.Package {
+		return true
+	}
+	ok, _ := path.Match(w.Package, f.Package)
+	return ok
+}
+
+// Default returns the built-in policy (policies/default.yaml).
+func Default() *Policy {
+	p, err := Parse(policies.Default, DefaultSource)
+	if err != nil {
+		panic(fmt.Sprintf("built-in policy is invalid: %v", err)) // caught by tests
+	}
+	return p
+}
+
+// Load reads and validates a policy file.
+func Load(file string) (*Policy, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read policy: %w", err)
+	}
+	return Parse(data, file)
+}
+
+// Parse reads a policy document strictly (unknown or duplicate fields are
+// errors) and validates it. source names it in errors. It is read as YAML
+// 1.2, so `off` is the string off, not false.
+func Parse(data []byte, source string) (*Policy, error) {
+	empty := fmt.Errorf("policy %s: empty document: start with `apiVersion: %s` and `kind: %s`", source, APIVersion, Kind)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, empty
+	}
+	var p Policy
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, empty
+		}
+		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders; waiver fields: package, check, provider, reason, expires)", source, err)
+	}
+	var more any
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("policy %s: more than one YAML document: keep one policy per file", source)
+	}
+	p.Source = source
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+var providerRE = regexp.MustCompile(`^[A-Za-z]+/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+
+// Validate checks the policy and returns every problem, each saying where
+// and what to do.
+func (p *Policy) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("policy %s: %s: %s", p.Source, field, fmt.Sprintf(format, args...)))
+	}
+	if p.APIVersion != APIVersion {
+		bad("apiVersion", "%q is not supported: use %q", p.APIVersion, APIVersion)
+	}
+	if p.Kind != Kind {
+		bad("kind", "%q: use %q", p.Kind, Kind)
+	}
+	known := settable()
+	for _, id := range sortedKeys(p.Checks) {
+		sev := p.Checks[id]
+		if !slices.Contains(known, id) {
+			if id == check.WaiverExpired {
+				bad("checks."+id, "an expired waiver is always an error and cannot be changed")
+			} else {
+				bad("checks."+id, "unknown check: use one of %s", strings.Join(known, ", "))
+			}
+			continue
+		}
+		switch sev {
+		case report.Error, report.Warning, report.Off:
+		default:
+			bad("checks."+id, "severity %q: use error, warning or off", sev)
+		}
+	}
+	for i, w := range p.Waivers {
+		field := fmt.Sprintf("waivers[%d]", i)
+		if w.Package == "" || strings.HasPrefix(w.Package, "/") {
+			bad(field+".package", "%q: name the package path relative to ROOT", w.Package)
+		} else if _, err := path.Match(w.Package, ""); err != nil {
+			bad(field+".package", "%q is not a valid path pattern: %v", w.Package, err)
+		}
+		if !slices.Contains(known, w.Check) {
+			bad(field+".check", "%q is not a check that can be waived: use one of %s", w.Check, strings.Join(known, ", "))
+		}
+		if w.Provider != "" && !providerRE.MatchString(w.Provider) {
+			bad(field+".provider", "%q: use Kind/name, e.g. BootstrapProvider/talos", w.Provider)
+		}
+		if strings.TrimSpace(w.Reason) == "" {
+			bad(field+".reason", "missing: say why the finding is accepted")
+		}
+		if _, err := time.Parse(DateLayout, w.Expires); err != nil {
+			bad(field+".expires", "%q is not a date: use YYYY-MM-DD (the last day the waiver holds)", w.Expires)
+		}
+	}
+	for i, k := range p.Keys {
+		if strings.TrimSpace(k) == "" {
+			bad(fmt.Sprintf("keys[%d]", i), "empty: give a PEM file path or inline PEM")
+		}
+	}
+	for i, b := range p.Builders {
+		if strings.TrimSpace(b) == "" {
+			bad(fmt.Sprintf("builders[%d]", i), "empty: give a builder id URI")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// settable lists the check IDs a policy may set or waive.
+func settable() []string {
+	var ids []string
+	for _, id := range check.IDs() {
+		if id != check.WaiverExpired {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Severity is the severity the policy gives a check: its own setting, else
+// the catalog default, else error (unknown IDs, e.g. from extra checks).
+func (p *Policy) Severity(id string) report.Severity {
+	if id == check.WaiverExpired {
+		return report.Error
+	}
+	if s, ok := p.Checks[id]; ok {
+		return s
+	}
+	if c, ok := check.Lookup(id); ok && c.Severity != "" {
+		return c.Severity
+	}
+	return report.Error
+}
+
+// Enabled reports whether a check runs at all.
+func (p *Policy) Enabled(id string) bool { return p.Severity(id) != report.Off }
+
+// Apply sets each finding's severity, drops findings of checks that are off,
+// marks findings covered by a live waiver, and adds one error finding per
+// expired waiver (the findings it covered count again). now decides expiry.
+func (p *Policy) Apply(findings []report.Finding, now time.Time) []report.Finding {
+	out := make([]report.Finding, 0, len(findings))
+	for _, f := range findings {
+		sev := p.Severity(f.Check)
+		if sev == report.Off {
+			continue
+		}
+		f.Severity = sev
+		f.Waiver = nil
+		for _, w := range p.Waivers {
+			if w.Covers(f) && !w.Expired(now) {
+				f.Waiver = &report.Waiver{Reason: w.Reason, Expires: w.Expires}
+				break
+			}
+		}
+		out = append(out, f)
+	}
+	for _, w := range p.Waivers {
+		if !w.Expired(now) {
+			continue
+		}
+		what := w.Check
+		if w.Provider != "" {
+			what += " of " + w.Provider
+		}
+		out = append(out, report.Finding{
+			Check:    check.WaiverExpired,
+			Severity: report.Error,
+			Package:  w.Package,
+			Provider: w.Provider,
+			Message:  fmt.Sprintf("the waiver for %s on %s expired on %s (reason: %s)", what, w.Package, w.Expires, w.Reason),
+			Hint:     fmt.Sprintf("fix the finding and remove the waiver, or renew it with a new expiry date in %s", p.sourceName()),
+		})
+	}
+	return out
+}
+
+func (p *Policy) sourceName() string {
+	if p.Source == "" {
+		return DefaultSource
+	}
+	return p.Source
+}
+
+// KeyPEMs returns the trusted keys as PEM bytes: inline entries as they
+// are, file entries read (relative paths resolve against the policy file's
+// directory).
+func (p *Policy) KeyPEMs() ([][]byte, error) {
+	var out [][]byte
+	for i, k := range p.Keys {
+		if strings.Contains(k, "-----BEGIN ") {
+			out = append(out, []byte(k))
+			continue
+		}
+		file := k
+		if !filepath.IsAbs(file) && p.Source != "" && p.Source != DefaultSource {
+			file = filepath.Join(filepath.Dir(p.Source), file)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: keys[%d]: %w", p.sourceName(), i, err)
+		}
+		out = append(out, data)
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

@@ -1,0 +1,198 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// HumanOptions tune the human-readable writer.
+type HumanOptions struct {
+	// Color adds ANSI colours; set it only when writing to a terminal.
+	Color bool
+}
+
+// ANSI SGR sequences.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiCyan   = "\x1b[36m"
+)
+
+type painter bool
+
+func (p painter) paint(code, s string) string {
+	if !p || s == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// label is the severity column of a finding.
+func label(f Finding) (text, code string) {
+	switch {
+	case f.Waiver != nil:
+		return "waived", ansiCyan
+	case f.Severity == Error:
+		return "error", ansiRed
+	case f.Severity == Warning:
+		return "warning", ansiYellow
+	}
+	return string(f.Severity), ""
+}
+
+// WriteHuman writes the report for people: findings grouped by package
+// (packages in path order, each with its providers), then a summary.
+func WriteHuman(w io.Writer, r *Report, o HumanOptions) error {
+	r = r.normalized()
+	p := painter(o.Color)
+	bw := bufio.NewWriter(w)
+
+	byPkg := map[string][]Finding{}
+	for _, f := range r.Findings {
+		byPkg[f.Package] = append(byPkg[f.Package], f)
+	}
+	known := map[string]bool{}
+	for _, pkg := range r.Packages {
+		known[pkg.Path] = true
+		fs := byPkg[pkg.Path]
+		mark := p.paint(ansiGreen, "ok  ")
+		if worst(fs) == Error {
+			mark = p.paint(ansiRed, "FAIL")
+		} else if len(fs) > 0 {
+			mark = p.paint(ansiYellow, "warn")
+		}
+		fmt.Fprintf(bw, "%s %s%s\n", mark, p.paint(ansiBold, pkg.Path), p.paint(ansiDim, pkgInfo(pkg)))
+		writeFindings(bw, p, fs)
+	}
+	// Findings for packages the report does not list (e.g. an expired
+	// waiver naming a package that is gone).
+	var others []string
+	for path := range byPkg {
+		if !known[path] {
+			others = append(others, path)
+		}
+	}
+	slices.Sort(others)
+	for _, path := range others {
+		fs := byPkg[path]
+		mark := p.paint(ansiYellow, "warn")
+		if worst(fs) == Error {
+			mark = p.paint(ansiRed, "FAIL")
+		}
+		fmt.Fprintf(bw, "%s %s\n", mark, p.paint(ansiBold, path))
+		writeFindings(bw, p, fs)
+	}
+
+	s := r.Summary
+	verdict := p.paint(ansiGreen+ansiBold, "PASSED")
+	if !s.Passed {
+		verdict = p.paint(ansiRed+ansiBold, "FAILED")
+	}
+	what := "checked " + plural(s.Packages, "package") + ", " + plural(s.Providers, "provider")
+	if r.Root != "" {
+		what += " under " + r.Root
+	}
+	fmt.Fprintf(bw, "\n%s: %s: %s, %s, %d waived\n", verdict, what,
+		plural(s.Errors, "error"), plural(s.Warnings, "warning"), s.Waived)
+	return bw.Flush()
+}
+
+func pkgInfo(pkg PackageSummary) string {
+	var parts []string
+	if pkg.Namespace != "" {
+		parts = append(parts, "namespace "+pkg.Namespace)
+	}
+	for _, pr := range pkg.Providers {
+		s := pr.Kind + "/" + pr.Name
+		if pr.Version != "" {
+			s += " " + pr.Version
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "  (" + strings.Join(parts, "; ") + ")"
+}
+
+func writeFindings(w io.Writer, p painter, fs []Finding) {
+	for _, f := range fs {
+		text, code := label(f)
+		head := fmt.Sprintf("  %s %s", p.paint(code, fmt.Sprintf("%-7s", text)), p.paint(ansiBold, f.Check))
+		if f.Provider != "" {
+			head += " " + f.Provider
+		}
+		if loc := location(f); loc != "" {
+			head += "  " + p.paint(ansiDim, loc)
+		}
+		fmt.Fprintln(w, head)
+		for _, line := range strings.Split(f.Message, "\n") {
+			fmt.Fprintf(w, "          %s\n", line)
+		}
+		if f.Hint != "" {
+			fmt.Fprintf(w, "          %s %s\n", p.paint(ansiCyan, "fix:"), f.Hint)
+		}
+		if f.Waiver != nil {
+			fmt.Fprintf(w, "          %s %s (until %s)\n", p.paint(ansiCyan, "waived:"), f.Waiver.Reason, f.Waiver.Expires)
+		}
+		if f.Detail != "" {
+			for _, line := range strings.Split(strings.TrimRight(f.Detail, "\n"), "\n") {
+				fmt.Fprintf(w, "          %s %s\n", p.paint(ansiDim, "|"), diffColor(p, line))
+			}
+		}
+	}
+}
+
+func diffColor(p painter, line string) string {
+	switch {
+	case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"), strings.HasPrefix(line, "@@"):
+		return p.paint(ansiDim, line)
+	case strings.HasPrefix(line, "-"):
+		return p.paint(ansiRed, line)
+	case strings.HasPrefix(line, "+"):
+		return p.paint(ansiGreen, line)
+	}
+	return line
+}
+
+// location renders file:line.
+func location(f Finding) string {
+	if f.File == "" {
+		return ""
+	}
+	if f.Line > 0 {
+		return fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	return f.File
+}
+
+// worst is the highest unwaived severity of fs ("" when none).
+func worst(fs []Finding) Severity {
+	var w Severity
+	for _, f := range fs {
+		if f.Waiver != nil {
+			continue
+		}
+		if f.Severity == Error {
+			return Error
+		}
+		if f.Severity == Warning {
+			w = Warning
+		}
+	}
+	return w
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,338 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+func sample() *Report {
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		Tool:          Tool{Name: "verifier", Version: "v0.1.0-test"},
+		Root:          "testdata/tree",
+		Findings: []Finding{
+			{Check: "blob-yaml", Severity: Error, Package: "packages/system/core", Provider: "CoreProvider/cluster-api",
+				File: "packages/system/core/files/core-components.yaml", Line: 42,
+				Message: "binaryData.components inflates to something other than files/core-components.yaml: first difference at line 42",
+				Hint:    "rebuild it: `builder build packages/system/core`",
+				Detail:  "@@ -42 +42 @@\n-        startupProbe:\n+        livenessProbe:"},
+			{Check: "pin-missing", Severity: Warning, Package: "packages/system/bootstrap", File: "packages/system/bootstrap/Makefile", Line: 3,
+				Message: "downloads URL, with no SHA-256, 100% unpinned", Hint: "pin it"},
+			{Check: "blob-header", Severity: Error, Package: "packages/system/core", File: "packages/system/core/files/components.gz",
+				Message: `gzip header embeds file name "core-components.yaml"`, Hint: "gzip -9 -n",
+				Waiver: &Waiver{Reason: "upstream blob, tracked in #12", Expires: "2099-01-01"}},
+			{Check: "waiver-expired", Severity: Error, Package: "packages/gone", Message: "the waiver expired"},
+		},
+		Packages: []PackageSummary{
+			{Path: "packages/system/bootstrap", Namespace: "cozy", Providers: []ProviderSummary{{Kind: "BootstrapProvider", Name: "talos", Version: "v0.6.12-bootstrap-talos", ConfigMap: "v0.6.12-bootstrap-talos"}}},
+			{Path: "packages/system/clean", Namespace: "cozy"},
+			{Path: "packages/system/core", Namespace: "cozy", Providers: []ProviderSummary{{Kind: "CoreProvider", Name: "cluster-api", Version: "v1.10.1-core", ConfigMap: "v1.10.1-core"}}},
+		},
+	}
+	r.Tally()
+	return r
+}
+
+func compileSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "api", "report.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatalf("api/report.schema.json: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("report.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("report.schema.json")
+	if err != nil {
+		t.Fatalf("compile api/report.schema.json: %v", err)
+	}
+	return s
+}
+
+func TestJSONMatchesSchema(t *testing.T) {
+	s := compileSchema(t)
+	for name, r := range map[string]*Report{
+		"sample": sample(),
+		"empty":  {Tool: Tool{Name: "verifier", Version: "x"}},
+	} {
+		var buf bytes.Buffer
+		if err := WriteJSON(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(inst); err != nil {
+			t.Errorf("%s: report does not match api/report.schema.json: %v\n%s", name, err, buf.String())
+		}
+		if !strings.Contains(buf.String(), `"findings": [`) || !strings.Contains(buf.String(), `"packages": [`) {
+			t.Errorf("%s: findings and packages must be arrays, never null:\n%s", name, buf.String())
+		}
+	}
+}
+
+func TestSchemaRejectsBadReports(t *testing.T) {
+	s := compileSchema(t)
+	bad := map[string]string{
+		"unknown severity": `{"schemaVersion":"pinseal.report/v1","tool":{"name":"v","version":"1"},"findings":[{"check":"blob-yaml","severity":"fatal","package":".","message":"m"}],"packages":[],"summary":{"packages":0,"providers":0,"errors":0,"warnings":0,"waived":0,"passed":true}}`,
+		"absolute file":    `{"schemaVersion":"pinseal.report/v1","tool":{"name":"v","version":"1"},"findings":[{"check":"blob-yaml","severity":"error","package":".","file":"/etc/passwd","message":"m"}],"packages":[],"summary":{"packages":0,"providers":0,"errors":1,"warnings":0,"waived":0,"passed":false}}`,
+		"missing summary":  `{"schemaVersion":"pinseal.report/v1","tool":{"name":"v","version":"1"},"findings":[],"packages":[]}`,
+		"unknown field":    `{"schemaVersion":"pinseal.report/v1","tool":{"name":"v","version":"1"},"findings":[],"packages":[],"summary":{"packages":0,"providers":0,"errors":0,"warnings":0,"waived":0,"passed":true},"extra":1}`,
+		"null findings":    `{"schemaVersion":"pinseal.report/v1","tool":{"name":"v","version":"1"},"findings":null,"packages":[],"summary":{"packages":0,"providers":0,"errors":0,"warnings":0,"waived":0,"passed":true}}`,
+	}
+	for name, doc := range bad {
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(inst); err == nil {
+			t.Errorf("%s: schema accepted it", name)
+		}
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	r := sample()
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Summary != r.Summary || len(back.Findings) != 4 || back.Findings[2].Waiver == nil {
+		t.Errorf("round trip lost data: %+v", back)
+	}
+	if r.Summary.Errors != 2 || r.Summary.Warnings != 1 || r.Summary.Waived != 1 || r.Summary.Passed {
+		t.Errorf("tally = %+v", r.Summary)
+	}
+}
+
+func TestSARIF(t *testing.T) {
+	var buf bytes.Buffer
+	rules := []Rule{
+		{ID: "blob-yaml", Title: "Blob equals YAML", Description: "gunzip(blob) equals the YAML", Severity: Error},
+		{ID: "pin-missing", Title: "Pinned", Description: "pinned", Severity: Warning},
+	}
+	if err := WriteSARIF(&buf, sample(), rules); err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Version string `json:"version"`
+		Schema  string `json:"$schema"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Name  string
+					Rules []struct {
+						ID                   string `json:"id"`
+						DefaultConfiguration struct {
+							Level string `json:"level"`
+						} `json:"defaultConfiguration"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				RuleIndex int    `json:"ruleIndex"`
+				Level     string `json:"level"`
+				Message   struct {
+					Text string `json:"text"`
+				} `json:"message"`
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct {
+							URI string `json:"uri"`
+						} `json:"artifactLocation"`
+						Region *struct {
+							StartLine int `json:"startLine"`
+						} `json:"region"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+				Suppressions []struct {
+					Kind          string `json:"kind"`
+					Justification string `json:"justification"`
+				} `json:"suppressions"`
+				PartialFingerprints map[string]string `json:"partialFingerprints"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+		t.Fatalf("SARIF is not JSON: %v", err)
+	}
+	if log.Version != "2.1.0" || !strings.Contains(log.Schema, "sarif-2.1.0") || len(log.Runs) != 1 {
+		t.Fatalf("not a SARIF 2.1.0 log with one run: %s", buf.String())
+	}
+	run := log.Runs[0]
+	if run.Tool.Driver.Name != "verifier" {
+		t.Errorf("driver name %q", run.Tool.Driver.Name)
+	}
+	// The two rules given, plus one for each check without a rule.
+	ids := []string{}
+	for _, r := range run.Tool.Driver.Rules {
+		ids = append(ids, r.ID)
+	}
+	if strings.Join(ids, ",") != "blob-yaml,pin-missing,blob-header,waiver-expired" {
+		t.Errorf("rules = %v", ids)
+	}
+	if run.Tool.Driver.Rules[1].DefaultConfiguration.Level != "warning" {
+		t.Errorf("pin-missing default level = %q", run.Tool.Driver.Rules[1].DefaultConfiguration.Level)
+	}
+	if len(run.Results) != 4 {
+		t.Fatalf("%d results, want 4", len(run.Results))
+	}
+	r0 := run.Results[0]
+	if r0.RuleID != "blob-yaml" || r0.RuleIndex != 0 || r0.Level != "error" {
+		t.Errorf("result 0 = %+v", r0)
+	}
+	loc := r0.Locations[0].PhysicalLocation
+	if loc.ArtifactLocation.URI != "packages/system/core/files/core-components.yaml" || loc.Region == nil || loc.Region.StartLine != 42 {
+		t.Errorf("result 0 location = %+v", loc)
+	}
+	if !strings.Contains(r0.Message.Text, "What to do: rebuild it") {
+		t.Errorf("message lacks the hint: %q", r0.Message.Text)
+	}
+	if run.Results[1].Level != "warning" || run.Results[1].RuleIndex != 1 {
+		t.Errorf("result 1 = %+v", run.Results[1])
+	}
+	waived := run.Results[2]
+	if len(waived.Suppressions) != 1 || waived.Suppressions[0].Kind != "external" || !strings.Contains(waived.Suppressions[0].Justification, "#12") {
+		t.Errorf("waived result suppressions = %+v", waived.Suppressions)
+	}
+	if waived.Locations[0].PhysicalLocation.Region != nil {
+		t.Errorf("no line: region must be absent")
+	}
+	// A finding with no file points at its package.
+	if u := run.Results[3].Locations[0].PhysicalLocation.ArtifactLocation.URI; u != "packages/gone" {
+		t.Errorf("package-level uri = %q", u)
+	}
+	if len(r0.PartialFingerprints["pinsealFinding/v1"]) != 32 {
+		t.Errorf("fingerprint = %v", r0.PartialFingerprints)
+	}
+}
+
+func TestSARIFEscapesURIs(t *testing.T) {
+	r := &Report{Findings: []Finding{{Check: "x", Severity: Error, Package: "a b", File: "a b/c#d.yaml", Message: "m"}}}
+	var buf bytes.Buffer
+	if err := WriteSARIF(&buf, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"uri": "a%20b/c%23d.yaml"`) {
+		t.Errorf("uri not escaped:\n%s", buf.String())
+	}
+}
+
+func TestGitHub(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteGitHub(&buf, sample()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("%d lines, want 4 annotations and a summary:\n%s", len(lines), buf.String())
+	}
+	want0 := "::error file=packages/system/core/files/core-components.yaml,line=42,title=blob-yaml CoreProvider/cluster-api::binaryData.components inflates"
+	if !strings.HasPrefix(lines[0], want0) {
+		t.Errorf("line 0:\n got %s\nwant %s…", lines[0], want0)
+	}
+	if !strings.Contains(lines[0], "%0AWhat to do: rebuild it") || !strings.Contains(lines[0], "%0A-        startupProbe:") {
+		t.Errorf("line 0 lacks the escaped hint and diff: %s", lines[0])
+	}
+	// Properties escape ":" and ","; data escapes "%".
+	if !strings.HasPrefix(lines[1], "::warning file=packages/system/bootstrap/Makefile,line=3,title=pin-missing packages/system/bootstrap::downloads URL, with no SHA-256, 100%25 unpinned") {
+		t.Errorf("line 1: %s", lines[1])
+	}
+	if !strings.HasPrefix(lines[2], "::notice ") || !strings.Contains(lines[2], "title=blob-header packages/system/core (waived)") {
+		t.Errorf("waived finding must be a notice: %s", lines[2])
+	}
+	if !strings.HasPrefix(lines[3], "::error title=waiver-expired packages/gone::") {
+		t.Errorf("line 3: %s", lines[3])
+	}
+	if !strings.Contains(lines[4], "failed") || !strings.Contains(lines[4], "2 errors") {
+		t.Errorf("summary: %s", lines[4])
+	}
+	if got := escapeProperty("a:b,c%d\ne"); got != "a%3Ab%2Cc%25d%0Ae" {
+		t.Errorf("escapeProperty = %q", got)
+	}
+}
+
+func TestHuman(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteHuman(&buf, sample(), HumanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("colour without a terminal:\n%s", out)
+	}
+	for _, want := range []string{
+		"warn packages/system/bootstrap  (namespace cozy; BootstrapProvider/talos v0.6.12-bootstrap-talos)",
+		"ok   packages/system/clean",
+		"FAIL packages/system/core",
+		"  error   blob-yaml CoreProvider/cluster-api  packages/system/core/files/core-components.yaml:42",
+		"fix: rebuild it",
+		"| -        startupProbe:",
+		"waived: upstream blob, tracked in #12 (until 2099-01-01)",
+		"FAIL packages/gone",
+		"FAILED: checked 3 packages, 2 providers under testdata/tree: 2 errors, 1 warning, 1 waived",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("human output lacks %q:\n%s", want, out)
+		}
+	}
+	// Grouped by package, in path order.
+	if strings.Index(out, "packages/system/bootstrap") > strings.Index(out, "packages/system/core") {
+		t.Errorf("packages out of order:\n%s", out)
+	}
+
+	buf.Reset()
+	if err := WriteHuman(&buf, sample(), HumanOptions{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), ansiRed+"FAIL"+ansiReset) {
+		t.Errorf("no colour when asked:\n%q", buf.String())
+	}
+
+	clean := &Report{Packages: []PackageSummary{{Path: "p"}}}
+	clean.Tally()
+	buf.Reset()
+	if err := WriteHuman(&buf, clean, HumanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "PASSED: checked 1 package, 0 providers: 0 errors, 0 warnings, 0 waived") {
+		t.Errorf("clean output:\n%s", buf.String())
+	}
+}
+
+func TestFormats(t *testing.T) {
+	for _, f := range Formats() {
+		got, err := ParseFormat(string(f))
+		if err != nil || got != f {
+			t.Errorf("ParseFormat(%q) = %q, %v", f, got, err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, sample(), f, Options{}); err != nil || buf.Len() == 0 {
+			t.Errorf("Write(%s) = %v, %d bytes", f, err, buf.Len())
+		}
+	}
+	if _, err := ParseFormat("xml"); err == nil || !strings.Contains(err.Error(), "human, json, sarif, github") {
+		t.Errorf("ParseFormat(xml) error = %v", err)
+	}
+	if err := Write(&bytes.Buffer{}, sample(), "xml", Options{}); err == nil {
+		t.Error("Write(xml) succeeded")
+	}
+}
