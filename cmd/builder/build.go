@@ -141,6 +141,9 @@ func printResult(w io.Writer, dir string, res *build.Result) {
 		fmt.Fprintf(tw, "  %s\t%s\t%d bytes\tsha256:%s%s\n", f.Status, f.Path, f.Size, f.SHA256, note)
 	}
 	tw.Flush()
+	for _, r := range res.Removed {
+		fmt.Fprintf(w, "  removed  %s  (left by a killed build)\n", r)
+	}
 }
 
 // isTerminal reports whether w is a terminal (progress goes there only).

@@ -6,5 +6,7 @@ import "github.com/spf13/cobra"
 func commands() []*cobra.Command {
 	return []*cobra.Command{
 		newBuildCmd(),
+		newPushCmd(),
+		newKeygenCmd(),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -23,6 +24,7 @@ type checkOptions struct {
 	namespace  string
 	workers    int
 	maxInflate int64
+	listChecks bool
 }
 
 // errFindings makes `verifier check` exit 1 (error findings) without being a
@@ -60,6 +62,9 @@ configuration error (bad flag, bad policy file, ROOT missing).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.listChecks {
+				return check.WriteMarkdown(cmd.OutOrStdout())
+			}
 			root := "."
 			if len(args) == 1 {
 				root = args[0]
@@ -72,6 +77,7 @@ configuration error (bad flag, bad policy file, ROOT missing).`,
 	f.StringVar(&o.policyFile, "policy", "", "policy file (default: the built-in policies/default.yaml)")
 	f.StringVar(&o.namespace, "namespace", "", "namespace of packages that name none (default \"default\")")
 	f.IntVar(&o.workers, "workers", 0, "packages loaded at once (default: number of CPUs)")
+	f.BoolVar(&o.listChecks, "list-checks", false, "print the check catalog (Markdown) and exit")
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
 	return cmd
 }
@@ -92,6 +98,10 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	}
 	st, err := os.Stat(root)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return usageError{fmt.Errorf("ROOT %s: %w (give the root directory of a tree of packages)", root, err)}
 	}
 	if !st.IsDir() {

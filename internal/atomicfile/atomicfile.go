@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // DefaultPerm is the mode of files that do not exist yet when the caller
@@ -231,4 +232,41 @@ func syncDir(dir string) error {
 		return nil
 	}
 	return err
+}
+
+// StaleAge is how old a leftover temporary file must be before RemoveStale
+// takes it for the remains of a killed writer rather than a live one.
+const StaleAge = 10 * time.Minute
+
+// RemoveStale removes the temporary files (TempPrefix) that killed writers
+// left in dir, if last modified more than age ago (StaleAge when age <= 0),
+// and returns their names. Fresher ones may belong to a writer still at
+// work and are kept.
+func RemoveStale(dir string, age time.Duration) ([]string, error) {
+	if age <= 0 {
+		age = StaleAge
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("remove stale temp files in %s: %w", dir, err)
+	}
+	var removed []string
+	cutoff := time.Now().Add(-age)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), TempPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || fi.ModTime().After(cutoff) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, fmt.Errorf("remove stale temp file: %w", err)
+		}
+		removed = append(removed, e.Name())
+	}
+	return removed, nil
 }

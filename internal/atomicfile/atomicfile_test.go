@@ -184,3 +184,37 @@ func TestWriteFilesDuplicate(t *testing.T) {
 		t.Errorf("file written despite error")
 	}
 }
+
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	files := map[string]bool{ // name -> want removed
+		TempPrefix + "components.gz.123": true,
+		TempPrefix + "x.yaml.456":        false, // fresh: a live writer's
+		"components.gz":                  false,
+		"notes" + TempPrefix:             false,
+	}
+	for name, stale := range files {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("x"), 0o644)
+		if stale || name == "components.gz" {
+			os.Chtimes(p, old, old)
+		}
+	}
+	removed, err := RemoveStale(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0] != TempPrefix+"components.gz.123" {
+		t.Errorf("removed %v", removed)
+	}
+	for name, stale := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if exists := err == nil; exists == stale {
+			t.Errorf("%s: exists=%v, want %v", name, exists, !stale)
+		}
+	}
+	if r, err := RemoveStale(filepath.Join(dir, "missing"), 0); err != nil || r != nil {
+		t.Errorf("missing dir: %v %v", r, err)
+	}
+}

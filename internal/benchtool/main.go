@@ -3,9 +3,11 @@
 //
 //	benchtool gen [-size BYTES] [-seed N] [-provider P -prefix X -group G -kinds A,B -versions V1,V2 -image I] -o FILE
 //	    write a realistic provider manifest (internal/manifestgen)
-//	benchtool gzip FILE
+//	benchtool gzip [-n N] FILE
 //	    write blob.CompressBytes(FILE) to stdout: the builder's blob, as a
-//	    process, so it can be timed the same way as `gzip -9 -n -c FILE`
+//	    process, so it can be timed like `gzip -9 -n -c FILE`; -n compresses
+//	    N times in the one process (as one builder run builds many packages)
+//	    and writes the last result
 package main
 
 import (
@@ -39,7 +41,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool gen [flags] -o FILE | benchtool gzip FILE")
+	fmt.Fprintln(os.Stderr, "usage: benchtool gen [flags] -o FILE | benchtool gzip [-n N] FILE")
 	os.Exit(2)
 }
 
@@ -66,17 +68,23 @@ func gen(args []string) error {
 }
 
 func gz(args []string) error {
-	if len(args) != 1 {
+	fs := flag.NewFlagSet("gzip", flag.ExitOnError)
+	n := fs.Int("n", 1, "compress this many times")
+	fs.Parse(args)
+	if fs.NArg() != 1 || *n < 1 {
 		usage()
 	}
-	in, err := os.ReadFile(args[0])
-	if err != nil {
-		return err
+	var out []byte
+	for range *n {
+		// Read each time, as a build of that many packages would.
+		in, err := os.ReadFile(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		if out, err = blob.CompressBytes(in); err != nil {
+			return err
+		}
 	}
-	out, err := blob.CompressBytes(in)
-	if err != nil {
-		return err
-	}
-	_, err = os.Stdout.Write(out)
+	_, err := os.Stdout.Write(out)
 	return err
 }

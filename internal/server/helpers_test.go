@@ -356,11 +356,25 @@ func tarGz(t testing.TB, entries ...tarEntry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
+	gz.Write(tarBytes(t, entries...))
+	gz.Close()
+	return buf.Bytes()
+}
+
+func newGzipWriter(w io.Writer) *gzip.Writer { return gzip.NewWriter(w) }
+
+// tarBytes builds an (uncompressed) tar of entries.
+func tarBytes(t testing.TB, entries ...tarEntry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
 	for _, e := range entries {
 		hdr := &tar.Header{Name: e.name, Typeflag: e.typ, Linkname: e.linkname, Mode: 0o644, Format: tar.FormatPAX}
 		if e.typ == tar.TypeDir {
 			hdr.Mode = 0o755
+		}
+		if e.typ == tar.TypeXGlobalHeader {
+			hdr = &tar.Header{Typeflag: e.typ, Name: e.name, PAXRecords: map[string]string{"comment": "made by a test"}, Format: tar.FormatPAX}
 		}
 		if e.typ == tar.TypeReg {
 			hdr.Size = int64(len(e.body))
@@ -382,7 +396,6 @@ func tarGz(t testing.TB, entries ...tarEntry) []byte {
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	gz.Close()
 	return buf.Bytes()
 }
 

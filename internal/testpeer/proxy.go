@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -70,6 +71,8 @@ func NewFaultProxy(t testing.TB, upstream string) *FaultProxy {
 	}
 	p := &FaultProxy{done: make(chan struct{})}
 	rp := &httputil.ReverseProxy{
+		// Clients giving up on a hung or dropped request are expected.
+		ErrorLog: log.New(io.Discard, "", 0),
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
 			pr.Out.Host = pr.In.Host

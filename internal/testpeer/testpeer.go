@@ -6,12 +6,16 @@
 package testpeer
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // RequireEnv is the environment variable that turns a missing peer from a
@@ -93,4 +97,29 @@ func Cosign(t testing.TB) string {
 func Oras(t testing.TB) string {
 	t.Helper()
 	return Binary(t, "oras", "go install oras.land/oras/cmd/oras@v1.3.6")
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Stdout, Stderr string
+	Err            error // nil when the command exited 0
+}
+
+// Run runs a peer CLI with a 2-minute limit, an environment of PATH, a
+// temporary HOME (so the peer's caches stay out of the user's home) and
+// env ("K=V"), and returns its output.
+func Run(t testing.TB, env []string, bin string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	home := t.TempDir()
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TUF_ROOT=" + filepath.Join(home, ".sigstore")}, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	return Result{Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
 }

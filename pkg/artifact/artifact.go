@@ -93,8 +93,18 @@ type Release struct {
 	YAML     []byte // the raw components YAML
 	Metadata []byte // clusterctl metadata.yaml
 	Pins     []pin.Source
+	// Patches are the package's patches applied to the pinned sources, in
+	// order. They are recorded in the provenance, not in the artifact (the
+	// YAML layer already holds their result).
+	Patches []Patch
 	// BuilderVersion is the pinseal version that packs the artifact.
 	BuilderVersion string
+}
+
+// Patch is one patch file of a package.
+type Patch struct {
+	Path   string `json:"path"`   // slash path relative to the package directory
+	SHA256 string `json:"sha256"` // lowercase hex of its bytes
 }
 
 // Config is the artifact's config blob. Field names are a stable contract.

@@ -1,10 +1,10 @@
 package artifact
 
 import (
-	"errors"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -35,18 +35,17 @@ const maxFileSize = MaxLayerSize
 // release's series from it. Files are read inside dir only (a symlink out
 // of the package is refused).
 func LoadReleases(dir, builderVersion string) ([]Release, error) {
-	pinPath := filepath.Join(dir, pin.FileName)
-	data, err := os.ReadFile(pinPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no %s: builder push needs a pin file naming each provider's release and files (see api/pin.md)", dir, pin.FileName)
-	}
+	set, err := pin.LoadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	f, err := pin.Parse(data, pinPath)
-	if err != nil {
-		return nil, err
+	switch {
+	case set.Source == "":
+		return nil, fmt.Errorf("%s: no %s: builder push needs a pin file naming each provider's kind, name, release and files (see api/pin.md)", dir, pin.FileName)
+	case set.Source != pin.SourcePinFile || set.File == nil:
+		return nil, fmt.Errorf("%s: pins come from the %s, which does not name the providers' kind, name and release: write a %s to push this package (see api/pin.md)", dir, set.Source, pin.FileName)
 	}
+	f := set.File
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -117,6 +116,15 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 	if err != nil {
 		return Release{}, err
 	}
+	var patches []Patch
+	for _, pp := range p.Patches {
+		b, err := read(pp)
+		if err != nil {
+			return Release{}, err
+		}
+		sum := sha256.Sum256(b)
+		patches = append(patches, Patch{Path: pp, SHA256: hex.EncodeToString(sum[:])})
+	}
 	contract, err := Contract(meta, p.Version)
 	if err != nil {
 		return Release{}, fmt.Errorf("%s: %s: %s: %w", dir, id, metaPath, err)
@@ -126,6 +134,7 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 		Contract: contract, Type: typ,
 		Blob: blob, YAML: yml, Metadata: meta,
 		Pins:           p.Sources,
+		Patches:        patches,
 		BuilderVersion: builderVersion,
 	}, nil
 }

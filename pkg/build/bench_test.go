@@ -20,7 +20,7 @@ import (
 func benchManifest() []byte {
 	return manifestgen.Generate(manifestgen.Spec{
 		Provider: "infrastructure-proxmox", Prefix: "capmox", Group: "infrastructure.cluster.x-k8s.io",
-		Kinds: []string{"ProxmoxCluster", "ProxmoxClusterTemplate", "ProxmoxMachine", "ProxmoxMachineTemplate"},
+		Kinds:    []string{"ProxmoxCluster", "ProxmoxClusterTemplate", "ProxmoxMachine", "ProxmoxMachineTemplate"},
 		Versions: []string{"v1alpha1", "v1alpha2"}, Image: "ghcr.io/ionos-cloud/cluster-api-provider-proxmox:v0.7.7",
 		Size: 1 << 20, Seed: 1,
 	})

@@ -75,6 +75,9 @@ type Result struct {
 	Dir   string       // the package directory
 	Pins  string       // where the pins came from: "pin.yaml" or "Makefile"
 	Files []FileResult // in pin order: each provider's sources, then its blob
+	// Removed are temporary files a killed build had left beside the
+	// outputs (older than atomicfile.StaleAge), removed by this one.
+	Removed []string `json:",omitempty"`
 }
 
 // Changed reports whether the build wrote (or, in a dry run, would write)
@@ -97,8 +100,8 @@ type output struct {
 	provider string
 	kind     string
 	data     []byte
-	// keepBlobIfSameYAML: an existing file that inflates to yaml with a
-	// clean header is kept.
+	// yaml is what a blob holds: an existing blob that inflates to exactly
+	// this, with a clean header, is kept.
 	yaml []byte
 }
 
@@ -165,6 +168,25 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("build %s: write outputs: %w", dir, err)
 		}
 	}
+	if !opts.DryRun {
+		// Temp files a killed build left beside the outputs: the verifier
+		// would take them for unpinned vendored files.
+		dirs := map[string]bool{}
+		for _, o := range outs {
+			d := path.Dir(o.rel)
+			if dirs[d] {
+				continue
+			}
+			dirs[d] = true
+			removed, err := atomicfile.RemoveStale(filepath.Join(abs, filepath.FromSlash(d)), 0)
+			if err != nil {
+				log.Warn("could not remove leftovers of a killed build", "err", err)
+			}
+			for _, r := range removed {
+				res.Removed = append(res.Removed, path.Join(d, r))
+			}
+		}
+	}
 	log.Info("built", "files", len(res.Files), "written", len(writes), "dry_run", opts.DryRun)
 	return res, nil
 }
@@ -172,13 +194,13 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 // noPinsError explains what a package without digest pins needs.
 func noPinsError(dir string, set *pin.Set) error {
 	where := "it has neither pin.yaml nor URL and SHA-256 variables in its Makefile"
-	if set != nil && set.Source != "" && set.Source != pin.FileName {
+	if set != nil && set.Source != "" && set.Source != pin.SourcePinFile {
 		where = fmt.Sprintf("its %s pins no upstream file by SHA-256", set.Source)
 		if len(set.Versions) > 0 {
 			where += fmt.Sprintf(" (it only names versions, e.g. %s = %s)", set.Versions[0].Name, set.Versions[0].Value)
 		}
 	}
-	return fmt.Errorf("build %s: nothing to build: %s; add %s beside Chart.yaml listing each provider's sources (url, sha256, to) and blob — see api/pin.md",
+	return fmt.Errorf("build %s: nothing to build: %s; add %s beside Chart.yaml listing each provider's sources (url, sha256, to) and blob (format: api/pin.schema.json)",
 		dir, where, filepath.Join(dir, pin.FileName))
 }
 
@@ -186,16 +208,15 @@ func noPinsError(dir string, set *pin.Set) error {
 // not name a blob) when the package already has it.
 const DefaultBlob = "files/components.gz"
 
-// fromMakefile completes a File assembled from Makefile variables: the
-// providers get a name for messages, and where the package already holds
+// fromMakefile completes a File assembled from Makefile variables: where the
+// package already holds
 // files/components.gz and exactly one provider has a components source, that
 // provider gets it as its blob — rebuilding the YAML without its blob would
 // make the two diverge, the first trap the verifier looks for.
 func fromMakefile(dir string, f *pin.File) *pin.File {
 	out := &pin.File{Providers: append([]pin.Provider(nil), f.Providers...)}
 	var withComponents []int
-	for i := range out.Providers {
-		p := &out.Providers[i]
+	for i, p := range out.Providers {
 		for _, s := range p.Sources {
 			if strings.HasSuffix(path.Base(s.To), componentsSuffix) {
 				withComponents = append(withComponents, i)
@@ -264,10 +285,18 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 			order = append(order, rel)
 		}
 
-		// Apply patches in order.
-		for _, pp := range p.Patches {
-			if err := applyPatch(dir, pid, pp, content, log); err != nil {
-				return nil, err
+		// Apply patches in order. They change the components file only
+		// (DESIGN, pin.yaml contract): every other vendored file must stay
+		// byte-identical to its pin, which the verifier's pin-digest checks.
+		if len(p.Patches) > 0 {
+			comp, err := componentsFile(pid, order)
+			if err != nil {
+				return nil, fmt.Errorf("%s has patches: %w", pid, err)
+			}
+			for _, pp := range p.Patches {
+				if err := applyPatch(dir, pid, pp, comp, content, log); err != nil {
+					return nil, err
+				}
 			}
 		}
 
@@ -325,8 +354,8 @@ func componentsFile(pid string, order []string) (string, error) {
 	}
 }
 
-// applyPatch applies one patch file of a provider to its fetched sources.
-func applyPatch(dir, pid, pp string, content map[string][]byte, log *slog.Logger) error {
+// applyPatch applies one patch file of a provider to its components file.
+func applyPatch(dir, pid, pp, comp string, content map[string][]byte, log *slog.Logger) error {
 	rel, err := cleanRel(pp)
 	if err != nil {
 		return fmt.Errorf("%s: patch %q: %w", pid, pp, err)
@@ -343,6 +372,9 @@ func applyPatch(dir, pid, pp string, content map[string][]byte, log *slog.Logger
 		target, err := patchTarget(fd, content)
 		if err != nil {
 			return fmt.Errorf("%s: patch %s: %w", pid, rel, err)
+		}
+		if target != comp {
+			return fmt.Errorf("%s: patch %s changes %s, but patches may only change the components file %s: every other vendored file must stay identical to its pinned upstream bytes", pid, rel, target, comp)
 		}
 		out, results, err := fd.Apply(content[target])
 		if err != nil {

@@ -688,3 +688,40 @@ func TestComponentsFile(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildPatchOnlyChangesComponents(t *testing.T) {
+	up := newUpstream(t)
+	dir := t.TempDir()
+	metaPatch := "--- a/files/metadata.yaml\n+++ b/files/metadata.yaml\n@@ -1,2 +1,2 @@\n apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\n-kind: Metadata\n+kind: Metadata # patched\n"
+	writePackage(t, dir, pkgSpec{url: up.URL, patches: []string{"patches/meta.diff"}, patchFiles: map[string]string{"patches/meta.diff": metaPatch}})
+	_, err := Build(context.Background(), dir, Options{Fetcher: fetcher(t)})
+	if err == nil || !strings.Contains(err.Error(), "may only change the components file files/infrastructure-components.yaml") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBuildRemovesStaleTempFiles(t *testing.T) {
+	up := newUpstream(t)
+	dir := t.TempDir()
+	writePackage(t, dir, pkgSpec{url: up.URL})
+	os.MkdirAll(filepath.Join(dir, "files"), 0o755)
+	stale := filepath.Join(dir, "files", atomicfile.TempPrefix+"components.gz.42")
+	fresh := filepath.Join(dir, "files", atomicfile.TempPrefix+"metadata.yaml.43")
+	os.WriteFile(stale, []byte("half"), 0o644)
+	os.WriteFile(fresh, []byte("live"), 0o644)
+	old := time.Now().Add(-2 * atomicfile.StaleAge)
+	os.Chtimes(stale, old, old)
+	res, err := Build(context.Background(), dir, Options{Fetcher: fetcher(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Removed) != 1 || res.Removed[0] != "files/"+filepath.Base(stale) {
+		t.Errorf("removed %v", res.Removed)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Error("stale temp file kept")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Error("fresh temp file (a live writer's) removed")
+	}
+}

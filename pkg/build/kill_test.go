@@ -60,9 +60,15 @@ func TestKilledBuildHelper(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestKilledBuild")
 	}
-	pins, _ := killVersions(filepath.Dir(dir))
+	var pins [2][]byte
+	for i := range pins {
+		var err error
+		if pins[i], err = os.ReadFile(filepath.Join(filepath.Dir(dir), fmt.Sprintf("pin%d.yaml", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := 0; ; i++ {
-		if err := atomicfile.WriteFile(filepath.Join(dir, "pin.yaml"), []byte(pins[i%2]), 0); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, "pin.yaml"), pins[i%2], 0); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := Build(context.Background(), dir, Options{Fetcher: &pin.Fetcher{}}); err != nil {
@@ -81,7 +87,10 @@ func TestKilledBuild(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "pkg")
 	os.MkdirAll(dir, 0o755)
-	_, outs := killVersions(root)
+	pins, outs := killVersions(root)
+	for i, p := range pins {
+		os.WriteFile(filepath.Join(root, fmt.Sprintf("pin%d.yaml", i)), []byte(p), 0o644)
+	}
 	r := rand.New(rand.NewSource(time.Now().UnixNano()))
 	// Kill at random moments until several rounds found outputs on disk;
 	// wait longer when the helper had not got that far (slow machine).

@@ -583,3 +583,47 @@ func TestChecksAreLinear(t *testing.T) {
 		t.Fatalf("checks = %v with %d findings, want 500 pin-missing", got, len(fs))
 	}
 }
+
+func TestVersionVariablesThatAreNoVersions(t *testing.T) {
+	tree := cleanTree()
+	infra(tree).Pins.Versions = append(infra(tree).Pins.Versions,
+		pin.Var{Name: "GO_VERSION", Value: "1.22", Known: true, File: "Makefile", Line: 9},
+		pin.Var{Name: "CHART_VERSION", Value: "latest", Known: true, File: "Makefile", Line: 10})
+	if fs := pinVersion(tree); len(fs) != 0 {
+		t.Fatalf("variables that hold no upstream version were compared: %v", fs)
+	}
+}
+
+func TestAssembledMakefilePin(t *testing.T) {
+	// A Makefile URL + SHA-256 pair names no provider, only its release.
+	tree := cleanTree()
+	pkg := infra(tree)
+	pkg.Pins.Versions = nil
+	for i := range pkg.Pins.File.Providers {
+		pkg.Pins.File.Providers[i].Kind, pkg.Pins.File.Providers[i].Name, pkg.Pins.File.Providers[i].Release = "", "", ""
+	}
+	if fs := runAll(tree); len(fs) != 0 {
+		t.Fatalf("assembled pins of the releases in use: %v", fs)
+	}
+	pkg.Pins.File.Providers[0].Version = "v0.8.0"
+	fs := pinVersion(tree)
+	if len(fs) != 1 || !strings.Contains(fs[0].Message, "release v0.8.0") || !strings.Contains(fs[0].Message, `InfrastructureProvider/proxmox "v0.7.7-infraprovider-proxmox"`) {
+		t.Fatalf("assembled pin of another release: %v", fs)
+	}
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	var b strings.Builder
+	if err := WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, c := range Catalog() {
+		if !strings.Contains(out, "| `"+c.ID+"` | "+string(c.Severity)+" |") {
+			t.Errorf("markdown lacks %s:\n%s", c.ID, out)
+		}
+	}
+	if !strings.Contains(out, "| `signature` | error | registry |") || !strings.Contains(out, "| `pin-missing` | warning | tree |") {
+		t.Errorf("markdown needs column wrong:\n%s", out)
+	}
+}

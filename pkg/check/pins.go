@@ -64,6 +64,15 @@ func mismatches(version string, ts []target) []target {
 	return bad
 }
 
+// describeReleases lists a package's providers with their spec.version.
+func describeReleases(pkg *model.Package) string {
+	parts := make([]string, 0, len(pkg.Providers))
+	for _, p := range pkg.Providers {
+		parts = append(parts, fmt.Sprintf("%s %q", p.ID(), p.Version))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func describeTargets(ts []target) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
@@ -103,6 +112,9 @@ func pinVersion(t *model.Tree) []report.Finding {
 					fmt.Sprintf("set %s to a literal version (e.g. %s = v1.2.3), or pin the package in %s", v.Name, v.Name, pin.FileName)))
 				continue
 			}
+			if pin.ReleaseVersion(v.Value) == "" {
+				continue // not an upstream version (e.g. GO_VERSION = 1.22)
+			}
 			var owners []*model.Provider
 			var all []target
 			for _, p := range pkg.Providers {
@@ -120,7 +132,7 @@ func pinVersion(t *model.Tree) []report.Finding {
 					prov = pkg.Providers[0].ID()
 				}
 				out = append(out, newFinding(PinVersion, pkg, prov, loc,
-					fmt.Sprintf("%s pins version %s = %s, but no release of this package is of it: %s", loc.File, v.Name, v.Value, describeTargets(all)),
+					fmt.Sprintf("%s pins %s = %s, but no release of this package is of that version: %s", loc.File, v.Name, v.Value, describeReleases(pkg)),
 					fmt.Sprintf("bump spec.version and the ConfigMap name to %s-<suffix> together with the vendored files, or fix %s", v.Value, v.Name)))
 				continue
 			}
@@ -195,7 +207,7 @@ func assembledPin(ix *Index, pkg *model.Package, pp pin.Provider) []report.Findi
 		prov = pkg.Providers[0].ID()
 	}
 	return []report.Finding{newFinding(PinVersion, pkg, prov, model.Location{File: pinFile(pkg)},
-		fmt.Sprintf("%s downloads %s (release %s), but no release of this package is of it: %s", pinFile(pkg), pp.Sources[0].URL, pp.Version, describeTargets(all)),
+		fmt.Sprintf("%s downloads %s (release %s), but no release of this package is of that version: %s", pinFile(pkg), pp.Sources[0].URL, pp.Version, describeReleases(pkg)),
 		fmt.Sprintf("bump spec.version and the ConfigMap name to %s-<suffix> together with the vendored files, or pin the URL of the release in use", pp.Version))}
 }
 

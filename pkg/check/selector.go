@@ -43,16 +43,18 @@ func configMapVersion(t *model.Tree) []report.Finding {
 		var got []string
 		for _, m := range s.Matches {
 			v, from := VersionOf(m.ConfigMap)
-			if from == "name" {
-				got = append(got, fmt.Sprintf("%q", v))
+			where := describe([]Match{m})
+			if from != "name" {
+				where = fmt.Sprintf("%s of ConfigMap %s", from, where)
 			} else {
-				got = append(got, fmt.Sprintf("%q (%s of ConfigMap %q)", v, from, m.ConfigMap.Name))
+				where = "ConfigMap " + where
 			}
+			got = append(got, fmt.Sprintf("%q (%s)", v, where))
 		}
 		m := s.Matches[0]
 		out = append(out, newFinding(ConfigMapVersion, pkg, p.ID(), p.Location,
-			fmt.Sprintf("spec.version is %q but the ConfigMap its selector matches is %s (%s): the operator cannot install %q and keeps the old provider",
-				p.Version, strings.Join(got, ", "), describe(s.Matches), p.Version),
+			fmt.Sprintf("spec.version is %q but its selector matches only version %s: the operator cannot install %q and keeps the old provider",
+				p.Version, strings.Join(got, ", "), p.Version),
 			fmt.Sprintf("make the ConfigMap name (%s) and spec.version (%s) the same release, then `builder build %s`",
 				rel(m.Package, m.ConfigMap.File), rel(pkg, p.File), pkgPath(pkg))))
 	})

@@ -100,27 +100,31 @@ func diffStreams(a, b io.Reader) *model.Diff {
 		}
 		before = lines
 	}
-	la := readLines(ra, partial, diffWindow)
-	lb := readLines(rb, partial, diffWindow)
+	if len(partial) > diffMaxLine/2 {
+		// A long line: show the part around the difference.
+		partial = append([]byte("…"), partial[len(partial)-diffMaxLine/2:]...)
+	}
+	la, endA := readLines(ra, partial, diffWindow)
+	lb, endB := readLines(rb, partial, diffWindow)
 
-	var out []string
-	out = append(out, fmt.Sprintf("@@ line %d, byte %d @@", line, off))
+	head := []string{fmt.Sprintf("@@ line %d, byte %d @@", line, off)}
 	for _, l := range before {
-		out = append(out, " "+show(l))
+		head = append(head, " "+show(l))
 	}
-	out = append(out, windowDiff(la, lb)...)
-	if len(la) == 0 {
-		out = append(out, `\ the YAML ends here`)
+	var trailer []string
+	if endA && (len(la) == 0 || len(la) < len(lb)) {
+		trailer = append(trailer, `\ the YAML ends here`)
 	}
-	if len(lb) == 0 {
-		out = append(out, `\ the blob ends here`)
+	if endB && (len(lb) == 0 || len(lb) < len(la)) {
+		trailer = append(trailer, `\ the blob ends here`)
 	}
-	if len(out) > diffMaxLines {
-		out = append(out[:diffMaxLines-1], "…")
+	body := windowDiff(la, lb)
+	if room := diffMaxLines - len(head) - len(trailer); len(body) > room {
+		body = append(body[:room-1], "…")
 	}
 	var ex strings.Builder
-	for _, l := range out {
-		if ex.Len()+len(l)+1 > diffMaxBytes {
+	for _, l := range append(append(head, body...), trailer...) {
+		if ex.Len()+len(l)+1 > diffMaxBytes-len("…\n") {
 			ex.WriteString("…\n")
 			break
 		}
@@ -130,21 +134,28 @@ func diffStreams(a, b io.Reader) *model.Diff {
 	return &model.Diff{Line: line, Offset: off, Excerpt: ex.String()}
 }
 
+// textLine is one line of a diff window; noEOL marks a last line without
+// a newline.
+type textLine struct {
+	text  string
+	noEOL bool
+}
+
 // readLines reads up to n lines from r, the first prefixed by head. Lines
-// are cut at diffMaxLine characters (the rest of a long line is skipped).
-func readLines(r *bufio.Reader, head []byte, n int) []string {
-	var out []string
+// are cut at a few times diffMaxLine bytes (the rest of a long line is
+// skipped). end reports that r ended within the window.
+func readLines(r *bufio.Reader, head []byte, n int) (out []textLine, end bool) {
 	cur := append([]byte(nil), head...)
 	for len(out) < n {
 		c, err := r.ReadByte()
 		if err != nil {
 			if len(cur) > 0 {
-				out = append(out, string(cur))
+				out = append(out, textLine{text: string(cur), noEOL: true})
 			}
-			break
+			return out, true
 		}
 		if c == '\n' {
-			out = append(out, string(cur))
+			out = append(out, textLine{text: string(cur)})
 			cur = cur[:0]
 			continue
 		}
@@ -152,12 +163,12 @@ func readLines(r *bufio.Reader, head []byte, n int) []string {
 			cur = append(cur, c)
 		}
 	}
-	return out
+	return out, false
 }
 
 // windowDiff is a small LCS diff of two windows of lines: the first hunk
 // and up to two common lines after it.
-func windowDiff(a, b []string) []string {
+func windowDiff(a, b []textLine) []string {
 	m, n := len(a), len(b)
 	lcs := make([][]int, m+1)
 	for i := range lcs {
@@ -173,12 +184,18 @@ func windowDiff(a, b []string) []string {
 		}
 	}
 	var out []string
+	emit := func(prefix string, l textLine) {
+		out = append(out, prefix+show(l.text))
+		if l.noEOL {
+			out = append(out, `\ no newline at end of file`)
+		}
+	}
 	changed, common := false, 0
 	i, j := 0, 0
 	for i < m || j < n {
 		switch {
 		case i < m && j < n && a[i] == b[j]:
-			out = append(out, " "+show(a[i]))
+			emit(" ", a[i])
 			i++
 			j++
 			if changed {
@@ -188,10 +205,10 @@ func windowDiff(a, b []string) []string {
 			}
 			continue
 		case i < m && (j == n || lcs[i+1][j] >= lcs[i][j+1]):
-			out = append(out, "-"+show(a[i]))
+			emit("-", a[i])
 			i++
 		default:
-			out = append(out, "+"+show(b[j]))
+			emit("+", b[j])
 			j++
 		}
 		changed, common = true, 0

@@ -61,8 +61,8 @@ func (d doc) bytes() []byte {
 }
 
 // splitDocs splits text at document markers ("---" or "..." at column 0).
-// What follows "--- " on the marker line starts the next document (blanked
-// so columns stay), so line numbers stay exact.
+// What follows "--- " on the marker line starts the next document, so line
+// numbers stay exact.
 func splitDocs(text []byte) []doc {
 	var docs []doc
 	cur := doc{line: 1}
@@ -80,7 +80,9 @@ func splitDocs(text []byte) []doc {
 			cur = doc{line: line + 1}
 			if m == "---" {
 				if rest := bytes.TrimRight(l[3:], "\r\n"); len(bytes.TrimSpace(rest)) > 0 {
-					cur = doc{line: line, head: append([]byte("   "), rest...)}
+					// As Helm's manifest splitter does, the document starts
+					// right after the marker.
+					cur = doc{line: line, head: bytes.TrimLeft(rest, " \t")}
 				}
 			}
 			start = next

@@ -46,8 +46,9 @@ const (
 // ProvenanceStatement returns the in-toto statement (JSON) of a SLSA
 // provenance v1 predicate for the artifact subject (its manifest digest,
 // named subjectName, e.g. the repository): buildDefinition holds the
-// release's identity and, as resolvedDependencies, its pinned sources (URL
-// and SHA-256); runDetails.builder.id is pinseal's builder id, with its
+// release's identity and patches (path, SHA-256) as externalParameters and
+// its pinned sources (URL and SHA-256) as resolvedDependencies;
+// runDetails.builder.id is pinseal's builder id, with its
 // version. No timestamps: the same release gives the same statement.
 func ProvenanceStatement(subjectName string, subject digest.Digest, rel artifact.Release) ([]byte, error) {
 	if subject.Algorithm() != digest.SHA256 {
@@ -76,15 +77,8 @@ func ProvenanceStatement(subjectName string, subject digest.Digest, rel artifact
 		},
 		Predicate: slsa1.ProvenancePredicate{
 			BuildDefinition: slsa1.ProvenanceBuildDefinition{
-				BuildType: BuildType,
-				ExternalParameters: map[string]string{
-					"kind":     rel.Kind,
-					"name":     rel.Name,
-					"type":     rel.Type,
-					"release":  rel.Release,
-					"version":  rel.Version,
-					"contract": rel.Contract,
-				},
+				BuildType:            BuildType,
+				ExternalParameters:   externalParameters(rel),
 				ResolvedDependencies: deps,
 			},
 			RunDetails: slsa1.ProvenanceRunDetails{
@@ -96,6 +90,21 @@ func ProvenanceStatement(subjectName string, subject digest.Digest, rel artifact
 		},
 	}
 	return json.Marshal(st)
+}
+
+func externalParameters(rel artifact.Release) map[string]any {
+	p := map[string]any{
+		"kind":     rel.Kind,
+		"name":     rel.Name,
+		"type":     rel.Type,
+		"release":  rel.Release,
+		"version":  rel.Version,
+		"contract": rel.Contract,
+	}
+	if len(rel.Patches) > 0 {
+		p["patches"] = rel.Patches
+	}
+	return p
 }
 
 // Attest signs statement (an in-toto statement about subject, e.g. from

@@ -184,6 +184,20 @@ func ParsePrivateKey(pemBytes, password []byte) (*PrivateKey, error) {
 				Hint: "cosign keys are ECDSA, RSA or Ed25519"}
 		}
 	}
+	return newPrivateKey(sv)
+}
+
+// NewPrivateKey wraps an unencrypted ECDSA, RSA or Ed25519 private key the
+// way cosign loads one (Ed25519 signs in the pre-hashed Ed25519ph mode).
+func NewPrivateKey(priv crypto.PrivateKey) (*PrivateKey, error) {
+	sv, err := signature.LoadDefaultSignerVerifier(priv, *cosign.GetDefaultLoadOptions(nil)...)
+	if err != nil {
+		return nil, &KeyError{Reason: KeyUnknownType, Err: err, Hint: "cosign keys are ECDSA, RSA or Ed25519"}
+	}
+	return newPrivateKey(sv)
+}
+
+func newPrivateKey(sv signature.SignerVerifier) (*PrivateKey, error) {
 	pub, err := sv.PublicKey()
 	if err != nil {
 		return nil, &KeyError{Reason: KeyMalformed, Err: err}

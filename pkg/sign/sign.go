@@ -40,10 +40,10 @@ const (
 
 // Result is the outcome of Sign or Attest.
 type Result struct {
-	Subject digest.Digest // the artifact's manifest digest
-	Tag     string        // where it is stored: sha256-<hex>.sig or .att
-	Status  Status
-	KeyID   string
+	Subject digest.Digest `json:"subject"` // the artifact's manifest digest
+	Tag     string        `json:"tag"`     // where it is stored: sha256-<hex>.sig or .att
+	Status  Status        `json:"status"`
+	KeyID   string        `json:"keyID"`
 }
 
 // Sign signs the manifest digest subject in repo with key and stores the
@@ -123,27 +123,27 @@ const (
 
 // Check is the verdict on one stored signature or attestation.
 type Check struct {
-	Index  int    // layer index in the image
-	Valid  bool   // verified by KeyID, for the subject (and, for attestations, the predicate type)
-	Reason Reason // when not Valid
-	KeyID  string // the trusted key that verified the bytes, if any
-	Detail string
+	Index  int    `json:"index"`            // layer index in the image
+	Valid  bool   `json:"valid"`            // verified by KeyID, for the subject (and, for attestations, the predicate type)
+	Reason Reason `json:"reason,omitempty"` // when not Valid
+	KeyID  string `json:"keyID,omitempty"`  // the trusted key that verified the bytes, if any
+	Detail string `json:"detail,omitempty"`
 }
 
 // Verification is the verdict on the signatures (or attestations) of one
 // artifact digest.
 type Verification struct {
-	Repository string
-	Subject    digest.Digest
-	Tag        string // where they were looked up
-	Valid      bool   // at least one Check is Valid
+	Repository string        `json:"repository"`
+	Subject    digest.Digest `json:"subject"`
+	Tag        string        `json:"tag"`   // where they were looked up
+	Valid      bool          `json:"valid"` // at least one Check is Valid
 	// Reason is, when not Valid, the most telling reason over all checks:
 	// wrong-digest, then wrong-predicate, other-key, malformed; no-signature
 	// when nothing is stored.
-	Reason  Reason
-	Message string // one line for humans
-	KeyID   string // the trusted key of the first valid check
-	Checks  []Check
+	Reason  Reason  `json:"reason,omitempty"`
+	Message string  `json:"message"`         // one line for humans
+	KeyID   string  `json:"keyID,omitempty"` // the trusted key of the first valid check
+	Checks  []Check `json:"checks"`
 }
 
 // Verify checks the signatures stored for subject in repo against the

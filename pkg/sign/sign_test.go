@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -49,13 +52,15 @@ func release(t testing.TB, rel string) artifact.Release {
 	}
 }
 
+// testKey is a fresh ECDSA P-256 key (unencrypted: cosign's scrypt key
+// encryption costs about a second; TestKeyPairRoundTrip covers it).
 func testKey(t testing.TB) *PrivateKey {
 	t.Helper()
-	priv, _, err := GenerateKeyPair([]byte("pw"))
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := ParsePrivateKey(priv, []byte("pw"))
+	k, err := NewPrivateKey(ec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,7 +136,7 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 			continue
 		}
 		start := time.Now()
-		fs := runCheck(c, t)
+		fs := runCheck(c, t, opts.logger())
 		opts.logger().Debug("check ran", "check", c.ID, "findings", len(fs), "elapsed", time.Since(start))
 		findings = append(findings, fs...)
 	}
@@ -156,10 +156,10 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 
 // runCheck runs one check; a panic becomes an error finding of that check
 // instead of ending the run.
-func runCheck(c check.Check, t *model.Tree) (fs []report.Finding) {
+func runCheck(c check.Check, t *model.Tree, log *slog.Logger) (fs []report.Finding) {
 	defer func() {
 		if r := recover(); r != nil {
-			slog.Error("check panicked", "check", c.ID, "panic", r, "stack", string(debug.Stack()))
+			log.Error("check panicked", "check", c.ID, "panic", r, "stack", string(debug.Stack()))
 			fs = append(fs, report.Finding{
 				Check:   c.ID,
 				Package: ".",

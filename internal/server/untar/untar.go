@@ -1,4 +1,7 @@
-package server
+// Package untar unpacks an uploaded .tar.gz safely: nothing is written
+// outside the target directory, links cannot lead out of it, and the entry
+// count and uncompressed size are bounded before anything is written.
+package untar
 
 import (
 	"archive/tar"
@@ -13,28 +16,28 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// TarLimits bound an uploaded tree.
-type TarLimits struct {
+// Limits bound an archive.
+type Limits struct {
 	MaxFiles int   // entries of any kind
 	MaxBytes int64 // sum of regular file sizes
 }
 
-// TarLimitError: the archive is larger than the limits allow (413).
-type TarLimitError struct{ Reason string }
+// LimitError: the archive is larger than the limits allow (413).
+type LimitError struct{ Reason string }
 
-func (e *TarLimitError) Error() string { return "upload refused: " + e.Reason }
+func (e *LimitError) Error() string { return "upload refused: " + e.Reason }
 
-// TarUnsafeError: the archive is malformed or tries to write outside its
+// UnsafeError: the archive is malformed or tries to write outside its
 // root (400).
-type TarUnsafeError struct {
+type UnsafeError struct {
 	Entry  string
 	Reason string
 	Err    error // the underlying read error, if any
 }
 
-func (e *TarUnsafeError) Unwrap() error { return e.Err }
+func (e *UnsafeError) Unwrap() error { return e.Err }
 
-func (e *TarUnsafeError) Error() string {
+func (e *UnsafeError) Error() string {
 	if e.Entry == "" {
 		return "upload refused: " + e.Reason
 	}
@@ -45,7 +48,7 @@ func (e *TarUnsafeError) Error() string {
 // gzip stream (tar pads to 10 KiB records; anything much larger is junk).
 const maxTrailing = 1 << 20
 
-// ExtractTarGz unpacks a gzip-compressed tar stream into dir, which must
+// Extract unpacks a gzip-compressed tar stream into dir, which must
 // exist and be empty. It refuses, before writing them, entries with absolute
 // paths or "..", devices, FIFOs and sparse files, duplicate entries, links
 // whose target lies outside dir and entries under a symbolic link; and it
@@ -53,10 +56,10 @@ const maxTrailing = 1 << 20
 // in lim (the size a header declares is checked before any byte is written,
 // so a decompression bomb is refused, not extracted). All writes go through
 // an os.Root, so nothing outside dir is touched whatever the archive holds.
-func ExtractTarGz(r io.Reader, dir string, lim TarLimits) error {
+func Extract(r io.Reader, dir string, lim Limits) error {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
-		return &TarUnsafeError{Reason: fmt.Sprintf("not a gzip stream: %v", err), Err: err}
+		return &UnsafeError{Reason: fmt.Sprintf("not a gzip stream: %v", err), Err: err}
 	}
 	defer gz.Close()
 	root, err := os.OpenRoot(dir)
@@ -73,7 +76,7 @@ func ExtractTarGz(r io.Reader, dir string, lim TarLimits) error {
 			break
 		}
 		if err != nil {
-			return &TarUnsafeError{Reason: fmt.Sprintf("not a valid tar.gz stream: %v", err), Err: err}
+			return &UnsafeError{Reason: fmt.Sprintf("not a valid tar.gz stream: %v", err), Err: err}
 		}
 		if err := x.entry(hdr, tr); err != nil {
 			return err
@@ -81,17 +84,17 @@ func ExtractTarGz(r io.Reader, dir string, lim TarLimits) error {
 	}
 	n, err := io.Copy(io.Discard, io.LimitReader(gz, maxTrailing+1))
 	if err != nil {
-		return &TarUnsafeError{Reason: fmt.Sprintf("corrupt gzip stream: %v", err), Err: err}
+		return &UnsafeError{Reason: fmt.Sprintf("corrupt gzip stream: %v", err), Err: err}
 	}
 	if n > maxTrailing {
-		return &TarLimitError{Reason: "more than 1 MiB of data after the end of the tar archive"}
+		return &LimitError{Reason: "more than 1 MiB of data after the end of the tar archive"}
 	}
 	return x.checkLinks(dir)
 }
 
 type extractor struct {
 	root    *os.Root
-	lim     TarLimits
+	lim     Limits
 	files   int
 	bytes   int64
 	regular map[string]bool // regular files written: hard link targets
@@ -105,28 +108,28 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 	}
 	name, err := entryName(hdr.Name)
 	if err != nil {
-		return &TarUnsafeError{Entry: hdr.Name, Reason: err.Error()}
+		return &UnsafeError{Entry: hdr.Name, Reason: err.Error()}
 	}
 	x.files++
 	if x.files > x.lim.MaxFiles {
-		return &TarLimitError{Reason: fmt.Sprintf("more than %d entries (limits.maxTarFiles)", x.lim.MaxFiles)}
+		return &LimitError{Reason: fmt.Sprintf("more than %d entries (limits.maxTarFiles)", x.lim.MaxFiles)}
 	}
 	if name == "." {
 		if hdr.Typeflag == tar.TypeDir {
 			return nil
 		}
-		return &TarUnsafeError{Entry: hdr.Name, Reason: "only a directory may name the root"}
+		return &UnsafeError{Entry: hdr.Name, Reason: "only a directory may name the root"}
 	}
 	for p := path.Dir(name); p != "."; p = path.Dir(p) {
 		if x.links[p] {
-			return &TarUnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("lies under the symbolic link %q", p)}
+			return &UnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("lies under the symbolic link %q", p)}
 		}
 	}
 	if x.seen[name] && hdr.Typeflag != tar.TypeDir {
-		return &TarUnsafeError{Entry: hdr.Name, Reason: "duplicate entry"}
+		return &UnsafeError{Entry: hdr.Name, Reason: "duplicate entry"}
 	}
 	x.seen[name] = true
-	unsafe := func(reason string) error { return &TarUnsafeError{Entry: hdr.Name, Reason: reason} }
+	unsafe := func(reason string) error { return &UnsafeError{Entry: hdr.Name, Reason: reason} }
 	mkParent := func() error {
 		if dir := path.Dir(name); dir != "." {
 			if err := x.root.MkdirAll(dir, 0o755); err != nil {
@@ -143,7 +146,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 		}
 	case tar.TypeReg, tar.TypeRegA:
 		if hdr.Size < 0 || hdr.Size > x.lim.MaxBytes-x.bytes {
-			return &TarLimitError{Reason: fmt.Sprintf("the files add up to more than %d bytes uncompressed (limits.maxTarBytes)", x.lim.MaxBytes)}
+			return &LimitError{Reason: fmt.Sprintf("the files add up to more than %d bytes uncompressed (limits.maxTarBytes)", x.lim.MaxBytes)}
 		}
 		x.bytes += hdr.Size
 		if err := mkParent(); err != nil {
@@ -162,7 +165,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 			err = cerr
 		}
 		if err != nil {
-			return &TarUnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("write file: %v", err), Err: err}
+			return &UnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("write file: %v", err), Err: err}
 		}
 		x.regular[name] = true
 	case tar.TypeSymlink:
@@ -234,10 +237,10 @@ func (x *extractor) checkLinks(dir string) error {
 	for name := range x.links {
 		real, err := filepath.EvalSymlinks(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
-			return &TarUnsafeError{Entry: name, Reason: "symbolic link that does not resolve inside the tree"}
+			return &UnsafeError{Entry: name, Reason: "symbolic link that does not resolve inside the tree"}
 		}
 		if rel, err := filepath.Rel(rootReal, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return &TarUnsafeError{Entry: name, Reason: "symbolic link that resolves outside the tree"}
+			return &UnsafeError{Entry: name, Reason: "symbolic link that resolves outside the tree"}
 		}
 	}
 	return nil

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pinseal/pinseal/internal/version"
+	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/sign"
+)
+
+// pushOptions are the flags of `builder push`.
+type pushOptions struct {
+	to        string
+	key       string
+	plainHTTP bool
+	tlog      bool
+	json      bool
+	verbose   bool
+}
+
+func newPushCmd() *cobra.Command {
+	o := &pushOptions{}
+	cmd := &cobra.Command{
+		Use:   "push [DIR...] --to PREFIX",
+		Short: "Push each provider release of the packages as a reproducible OCI artifact, signed and attested with --key",
+		Long: `Push one OCI artifact per provider release of each package DIR (default "."),
+as its pin.yaml lists them, to repository PREFIX/<type>-<name> with tag = release.
+PREFIX is HOST[:PORT]/PATH for a registry or oci-layout:DIR for OCI image
+layout directories (one per repository).
+
+The artifact holds components.gz (the vendored blob, byte for byte),
+metadata.yaml and <type>-components.yaml (the raw YAML cluster-api-operator's
+fetchConfig.oci installs from); the same package always gives the same digest.
+A release tag that already holds other content is refused (releases are
+immutable); the same content is left alone. A failed push never writes or
+moves a tag; run it again to complete it.
+
+With --key (from ` + "`builder keygen`" + ` or ` + "`cosign generate-key-pair`" + `; password in
+$COSIGN_PASSWORD) the manifest digest is signed and a SLSA provenance v1
+attestation of the pinned sources is attached, both stored as cosign stores
+them, without a transparency log. An existing valid signature or attestation
+by the same key is not repeated. Registry credentials come from the docker
+config and its credential helpers.
+
+Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
+		Example: `  builder push examples/packages/* --to oci-layout:out/oci
+  COSIGN_PASSWORD=... builder push packages/system/capi-providers-* --to ghcr.io/acme/capi --key cosign.key
+  builder push . --to 127.0.0.1:5000/capi --plain-http`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.to == "" {
+				return usageError{errors.New("--to PREFIX is required (HOST[:PORT]/PATH or oci-layout:DIR)")}
+			}
+			prefix, err := artifact.ParsePrefix(o.to)
+			if err != nil {
+				return usageError{err}
+			}
+			if o.tlog && o.key == "" {
+				return usageError{errors.New("--tlog needs --key")}
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			return runPush(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o, prefix, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.to, "to", "", "where to push: HOST[:PORT]/PATH or oci-layout:DIR")
+	f.StringVar(&o.key, "key", "", "cosign private key to sign and attest with (password in $COSIGN_PASSWORD)")
+	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
+	f.BoolVar(&o.tlog, "tlog", false, "also upload to a transparency log (not supported offline: fails with how to do it with cosign)")
+	f.BoolVar(&o.json, "json", false, "print the results as JSON")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
+	return cmd
+}
+
+// pushResult is one release's outcome, as printed with --json.
+type pushResult struct {
+	Package     string          `json:"package"`
+	Release     string          `json:"release"`
+	Reference   string          `json:"reference"` // REPO@DIGEST
+	Status      artifact.Status `json:"status"`
+	Built       string          `json:"built,omitempty"` // when it differs from the reference digest
+	Signature   *sign.Result    `json:"signature,omitempty"`
+	Attestation *sign.Result    `json:"attestation,omitempty"`
+	Error       string          `json:"error,omitempty"`
+}
+
+func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, prefix artifact.Prefix, dirs []string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	// Load the key first: a wrong password fails before anything is pushed.
+	var key *sign.PrivateKey
+	if o.key != "" {
+		pw, err := password(stderr, false)
+		if err != nil {
+			return err
+		}
+		if key, err = sign.LoadPrivateKey(o.key, pw); err != nil {
+			return err
+		}
+	}
+	signOpts := sign.Options{TLog: o.tlog}
+	regOpts := artifact.Options{PlainHTTP: o.plainHTTP}
+
+	var results []pushResult
+	failed, total := 0, 0
+	for _, dir := range dirs {
+		rels, err := artifact.LoadReleases(dir, version.Version)
+		if err != nil {
+			failed++
+			fmt.Fprintln(stderr, "builder:", err)
+			results = append(results, pushResult{Package: dir, Error: err.Error()})
+			continue
+		}
+		for _, rel := range rels {
+			total++
+			r := pushRelease(ctx, log, prefix, regOpts, key, signOpts, dir, rel)
+			if r.Error != "" {
+				failed++
+				fmt.Fprintln(stderr, "builder:", r.Error)
+			}
+			if !o.json {
+				printPush(stdout, r)
+			}
+			results = append(results, r)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if results == nil {
+			results = []pushResult{}
+		}
+		if err := enc.Encode(results); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d failed (%d releases in %d packages); no tag was written or moved by a failed push", failed, total, len(dirs))
+	}
+	return nil
+}
+
+func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, regOpts artifact.Options, key *sign.PrivateKey, signOpts sign.Options, dir string, rel artifact.Release) pushResult {
+	r := pushResult{Package: dir, Release: rel.Release}
+	fail := func(err error) pushResult { r.Error = err.Error(); return r }
+	repo, err := prefix.Repository(rel.RepositoryName(), regOpts)
+	if err != nil {
+		return fail(err)
+	}
+	log.Info("push", "release", rel.String(), "repository", repo.Name())
+	res, err := artifact.Push(ctx, repo, rel)
+	if err != nil {
+		return fail(err)
+	}
+	r.Reference, r.Status = res.Reference(), res.Status
+	if res.Built != res.Descriptor.Digest {
+		r.Built = res.Built.String()
+	}
+	if key == nil {
+		return r
+	}
+	subject := res.Descriptor.Digest
+	log.Info("sign", "reference", r.Reference)
+	s, err := sign.Sign(ctx, repo, subject, key, signOpts)
+	if err != nil {
+		return fail(err)
+	}
+	r.Signature = &s
+	stmt, err := sign.ProvenanceStatement(repo.Name(), subject, rel)
+	if err != nil {
+		return fail(err)
+	}
+	log.Info("attest", "reference", r.Reference)
+	a, err := sign.Attest(ctx, repo, subject, key, stmt, signOpts)
+	if err != nil {
+		return fail(err)
+	}
+	r.Attestation = &a
+	return r
+}
+
+func printPush(w io.Writer, r pushResult) {
+	if r.Error != "" {
+		fmt.Fprintf(w, "%-11s %s %s\n", "failed", r.Package, r.Release)
+		return
+	}
+	note := ""
+	if r.Built != "" {
+		note = "  # same content as this build (" + r.Built + ")"
+	}
+	fmt.Fprintf(w, "%-11s %s%s\n", r.Status, r.Reference, note)
+	if r.Signature != nil {
+		fmt.Fprintf(w, "  signature   %-8s %s\n", r.Signature.Status, r.Signature.Tag)
+	}
+	if r.Attestation != nil {
+		fmt.Fprintf(w, "  provenance  %-8s %s\n", r.Attestation.Status, r.Attestation.Tag)
+	}
+}

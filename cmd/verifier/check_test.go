@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// runVerifier runs the verifier command line and returns its stdout and the
+// exit code main would use.
+func runVerifier(t *testing.T, args ...string) (string, int, error) {
+	t.Helper()
+	cmd := newRootCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	code := 0
+	if err != nil {
+		code = 1
+		var ue usageError
+		if errors.As(err, &ue) {
+			code = 2
+		}
+	}
+	return out.String(), code, err
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	badPolicy := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(badPolicy, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  blob-yml: off\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	strict := filepath.Join(t.TempDir(), "strict.yaml")
+	if err := os.WriteFile(strict, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  pin-missing: error\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clean := fixture.Tree(t)
+	dirty := fixture.Dirty(t)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in stdout, or in the error for code 2
+	}{
+		{"clean tree passes", []string{"check", clean}, 0, "PASSED"},
+		{"dirty tree fails", []string{"check", dirty}, 1, "blob-header"},
+		{"policy makes warnings errors", []string{"check", "--policy", strict, clean}, 1, "FAILED"},
+		{"missing root", []string{"check", filepath.Join(clean, "nope")}, 2, "no such file"},
+		{"root is a file", []string{"check", filepath.Join(clean, "scripts/package.mk")}, 2, "not a directory"},
+		{"bad output", []string{"check", "-o", "xml", clean}, 2, "unknown output format"},
+		{"bad policy", []string{"check", "--policy", badPolicy, clean}, 2, "checks.blob-yml: unknown check"},
+		{"missing policy", []string{"check", "--policy", badPolicy + ".missing", clean}, 2, "read policy"},
+		{"bad flag", []string{"check", "--bogus", clean}, 2, "unknown flag"},
+		{"two roots", []string{"check", clean, dirty}, 2, "at most one ROOT"},
+		{"bad limit", []string{"check", "--max-inflate", "0", clean}, 2, "--max-inflate"},
+		{"list checks", []string{"check", "--list-checks"}, 0, "| `blob-yaml` | error | tree |"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code, err := runVerifier(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit code %d, want %d (err %v)\n%s", code, tc.code, err, out)
+			}
+			where := out
+			if code == 2 {
+				where = err.Error()
+			}
+			if !strings.Contains(where, tc.want) {
+				t.Errorf("output lacks %q:\n%s", tc.want, where)
+			}
+		})
+	}
+}
+
+func TestCheckOutputs(t *testing.T) {
+	dirty := fixture.Dirty(t)
+	out, code, _ := runVerifier(t, "check", "-o", "json", dirty)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("json output: %v\n%s", err, out)
+	}
+	if r.SchemaVersion != report.SchemaVersion || r.Summary.Errors != 1 || r.Findings[0].Check != "blob-header" || r.Tool.Name != "verifier" {
+		t.Errorf("json report = %+v", r)
+	}
+
+	out, _, _ = runVerifier(t, "check", "--output", "sarif", dirty)
+	var sarif map[string]any
+	if err := json.Unmarshal([]byte(out), &sarif); err != nil || sarif["version"] != "2.1.0" {
+		t.Fatalf("sarif output: %v\n%s", err, out)
+	}
+	// Rules come from the check catalog.
+	if !strings.Contains(out, `"id": "selector-unique"`) || !strings.Contains(out, `"id": "provenance"`) {
+		t.Errorf("sarif rules lack the catalog")
+	}
+
+	out, _, _ = runVerifier(t, "check", "-o", "github", dirty)
+	if !strings.HasPrefix(out, "::error file=packages/system/capi-providers-core/files/components.gz,title=blob-header CoreProvider/cluster-api::") {
+		t.Errorf("github output:\n%s", out)
+	}
+
+	// Not a terminal: no colour.
+	out, _, _ = runVerifier(t, "check", dirty)
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("colour written to a non-terminal:\n%q", out)
+	}
+}

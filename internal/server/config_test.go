@@ -1,0 +1,119 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestExampleConfigFileLoads(t *testing.T) {
+	cfg, err := LoadConfig("../../examples/serve.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, _ := filepath.Abs("../../examples")
+	if len(cfg.Sources) != 1 || cfg.Sources[0].Path != examples || cfg.Sources[0].Interval.D() != time.Hour {
+		t.Fatalf("sources %+v, want examples every hour", cfg.Sources)
+	}
+	if want := filepath.Join(examples, "../.cache/serve"); cfg.DataDir != want {
+		t.Fatalf("dataDir %s, want %s (relative to the file)", cfg.DataDir, want)
+	}
+	if cfg.Limits.MaxTarBytes != 512<<20 || cfg.Limits.RequestTimeout.D() != time.Minute || cfg.Listen != DefaultListen {
+		t.Fatalf("limits %+v", cfg.Limits)
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "tree"), 0o755)
+	os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte("x"), 0o600)
+	base := "dataDir: data\nsources:\n- name: tree\n  path: tree\n  interval: 1h\n"
+	tests := []struct {
+		name    string
+		yaml    string
+		wantErr string
+		check   func(t *testing.T, c *Config)
+	}{
+		{"minimal", base, "", func(t *testing.T, c *Config) {
+			if c.DataDir != filepath.Join(dir, "data") || c.Sources[0].Path != filepath.Join(dir, "tree") {
+				t.Errorf("paths not relative to the file: %+v", c)
+			}
+			if c.Listen != "127.0.0.1:8080" || c.Limits.MaxBodyBytes != 64<<20 || c.Limits.MaxTarFiles != 10000 ||
+				c.Limits.ReadHeaderTimeout.D() != 10*time.Second || c.Limits.MaxConcurrentVerifies != 4 {
+				t.Errorf("defaults: %+v", c)
+			}
+		}},
+		{"everything", base + `listen: 127.0.0.1:9999
+tokensFile: tokens
+publicReads: true
+policy: policy.yaml
+registries: [127.0.0.1:5000/capi, ghcr.io]
+limits: {maxBodyBytes: 1000, maxTarFiles: 5, maxTarBytes: 2000, requestTimeout: 5s, scanTimeout: 1m}
+webhook: {url: "https://hooks.example/x?token=1", timeout: 2s}
+`, "", func(t *testing.T, c *Config) {
+			if c.TokensFile != filepath.Join(dir, "tokens") || !c.PublicReads || c.Limits.MaxBodyBytes != 1000 ||
+				c.Webhook.Timeout.D() != 2*time.Second || c.Limits.ScanTimeout.D() != time.Minute {
+				t.Errorf("config %+v", c)
+			}
+		}},
+		{"unknown key", base + "listenn: x\n", "unknown field", nil},
+		{"duplicate key", base + "dataDir: other\n", "already set", nil},
+		{"no dataDir", "sources: []\n", "dataDir: required", nil},
+		{"bad listen", base + "listen: localhost\n", "listen", nil},
+		{"bad duration", base + "limits: {requestTimeout: 5}\n", "duration", nil},
+		{"bad source name", strings.Replace(base, "name: tree", "name: Tree!", 1), "sources[0].name", nil},
+		{"duplicate source", base + "- name: tree\n  path: tree\n", "duplicate", nil},
+		{"missing path", strings.Replace(base, "path: tree", "path: nope", 1), "not a directory", nil},
+		{"short interval", strings.Replace(base, "interval: 1h", "interval: 10ms", 1), "at least 1s", nil},
+		{"registry outside allowlist", base + "  registry: evil.example/x\nregistries: [127.0.0.1:5000]\n", "allowlist", nil},
+		{"registry with scheme", base + "registries: [\"https://ghcr.io\"]\n", "without a scheme", nil},
+		{"registry with tag", base + "registries: [\"ghcr.io/x:v1\"]\n", "repository prefix", nil},
+		{"missing policy", base + "policy: nope.yaml\n", "policy", nil},
+		{"webhook scheme", base + "webhook: {url: \"file:///etc/passwd\"}\n", "webhook.url", nil},
+		{"webhook relative", base + "webhook: {url: \"/hook\"}\n", "webhook.url", nil},
+		{"webhook userinfo", base + "webhook: {url: \"https://u:p@hooks.example/\"}\n", "user:password", nil},
+		{"negative limit", base + "limits: {maxTarFiles: -1}\n", "positive", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, "serve.yaml")
+			os.WriteFile(p, []byte(tt.yaml), 0o600)
+			c, err := LoadConfig(p)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestRegistryAllowed(t *testing.T) {
+	c := &Config{Registries: []string{"127.0.0.1:5000/capi", "ghcr.io", "Registry.Example/a/b"}}
+	tests := []struct {
+		repo string
+		want bool
+	}{
+		{"127.0.0.1:5000/capi", true},
+		{"127.0.0.1:5000/capi/core-cluster-api", true},
+		{"127.0.0.1:5000/capix/core", false},
+		{"127.0.0.1:5000/other", false},
+		{"127.0.0.1:5001/capi/core", false},
+		{"ghcr.io/anything/at/all", true},
+		{"ghcr.io.evil.example/x", false},
+		{"registry.example/a/b/c", true},
+		{"registry.example/a", false},
+	}
+	for _, tt := range tests {
+		if got := c.registryAllowed(tt.repo); got != tt.want {
+			t.Errorf("registryAllowed(%s) = %v, want %v", tt.repo, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package artifact
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writePackage(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const testPin = `providers:
+- kind: InfrastructureProvider
+  name: proxmox
+  version: v0.7.7
+  release: v0.7.7-infraprovider-proxmox
+  sources:
+  - url: https://github.com/ionos-cloud/cluster-api-provider-proxmox/releases/download/v0.7.7/infrastructure-components.yaml
+    sha256: 0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a
+    to: files/infrastructure-components.yaml
+  - url: https://github.com/ionos-cloud/cluster-api-provider-proxmox/releases/download/v0.7.7/metadata.yaml
+    sha256: 0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b
+    to: files/metadata.yaml
+  patches:
+  - patches/0001.diff
+  blob: files/components.gz
+`
+
+func TestLoadReleases(t *testing.T) {
+	blob := string(gz(t, testYAML))
+	dir := writePackage(t, map[string]string{
+		"pin.yaml":                             testPin,
+		"files/infrastructure-components.yaml": testYAML,
+		"files/metadata.yaml":                  testMetadata,
+		"files/components.gz":                  blob,
+		"patches/0001.diff":                    "--- a\n+++ b\n",
+	})
+	rels, err := LoadReleases(dir, "v0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rels) != 1 {
+		t.Fatalf("%d releases", len(rels))
+	}
+	r := rels[0]
+	if r.Type != "infrastructure" || r.Contract != "v1beta1" || r.Release != "v0.7.7-infraprovider-proxmox" || r.BuilderVersion != "v0.1.0" {
+		t.Fatalf("release %+v", r)
+	}
+	if !bytes.Equal(r.Blob, []byte(blob)) || string(r.YAML) != testYAML || string(r.Metadata) != testMetadata || len(r.Pins) != 2 {
+		t.Fatal("files not read as they are")
+	}
+	if len(r.Patches) != 1 || r.Patches[0].Path != "patches/0001.diff" || len(r.Patches[0].SHA256) != 64 {
+		t.Fatalf("patches %+v", r.Patches)
+	}
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadReleasesErrors(t *testing.T) {
+	blob := string(gz(t, testYAML))
+	base := map[string]string{
+		"pin.yaml":                             testPin,
+		"files/infrastructure-components.yaml": testYAML,
+		"files/metadata.yaml":                  testMetadata,
+		"files/components.gz":                  blob,
+		"patches/0001.diff":                    "x",
+	}
+	tests := []struct {
+		name   string
+		change func(map[string]string)
+		want   string
+	}{
+		{"no pin", func(m map[string]string) { delete(m, "pin.yaml") }, "no pin.yaml"},
+		{"no blob", func(m map[string]string) { delete(m, "files/components.gz") }, "run builder build first"},
+		{"no series", func(m map[string]string) {
+			m["files/metadata.yaml"] = "releaseSeries:\n- major: 0\n  minor: 6\n  contract: v1beta1\n"
+		}, "no releaseSeries entry for 0.7 (has: 0.6)"},
+		{"bad pin", func(m map[string]string) { m["pin.yaml"] = "providers: [{kind: X}]\n" }, "pin.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{}
+			for k, v := range base {
+				files[k] = v
+			}
+			tt.change(files)
+			_, err := LoadReleases(writePackage(t, files), "v0.1.0")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("LoadReleases = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestContract(t *testing.T) {
+	md := []byte("releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n- major: 1\n  minor: 11\n  contract: v1beta2\n")
+	tests := []struct {
+		version, want, wantErr string
+	}{
+		{"v1.10.1", "v1beta1", ""},
+		{"v1.11.0-rc.1", "v1beta2", ""},
+		{"1.11.3", "v1beta2", ""},
+		{"v1.12.0", "", "no releaseSeries entry for 1.12"},
+		{"latest", "", "version"},
+	}
+	for _, tt := range tests {
+		got, err := Contract(md, tt.version)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Contract(%s) error = %v, want %q", tt.version, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Contract(%s) = %q, %v; want %q", tt.version, got, err, tt.want)
+		}
+	}
+}

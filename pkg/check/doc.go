@@ -1,0 +1,27 @@
+package check
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes the catalog as a Markdown table (ID, default
+// severity, whether the tree alone answers it, what must hold): the docs
+// of the checks are generated from it, like the SARIF rules.
+func WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("| id | default | needs | what must hold |\n|---|---|---|---|\n")
+	for _, c := range catalog {
+		needs := "tree"
+		switch {
+		case c.ID == WaiverExpired:
+			needs = "policy"
+		case c.Run == nil:
+			needs = "registry"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Severity, needs, strings.ReplaceAll(c.Description, "|", `\|`))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

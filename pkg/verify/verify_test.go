@@ -1,0 +1,434 @@
+package verify
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// Packages of the clean fixture tree (internal/fixture/spec.go).
+const (
+	corePkg  = "packages/system/capi-providers-core"      // pin.yaml, GNU gzip -n
+	bootPkg  = "packages/system/capi-providers-bootstrap" // two providers, Makefile CABPT_UPSTREAM_VERSION, no SHA pins
+	cpPkg    = "packages/system/capi-providers-cpprovider" // no pin at all, metadata without kind
+	infraPkg = "packages/system/capi-providers-infraprovider"
+	ipamPkg  = "packages/extra/capi-ipam-in-cluster" // plain manifests, inline base64
+)
+
+func verifyTree(t *testing.T, root string) *report.Report {
+	t.Helper()
+	r, err := Run(context.Background(), root, Options{Workers: 2})
+	if err != nil {
+		t.Fatalf("verify %s: %v", root, err)
+	}
+	return r
+}
+
+// key identifies a finding independent of severity and order.
+func key(f report.Finding) string {
+	return strings.Join([]string{f.Check, f.Package, f.Provider, f.File, fmt.Sprint(f.Line), f.Message}, "|")
+}
+
+func edit(t *testing.T, file, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("%s does not contain %q", file, old)
+	}
+	data = bytes.Replace(data, []byte(old), []byte(new), 1)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gzipWithoutN writes src gzipped the way `gzip -9` without -n does: the
+// header keeps the file name and modification time.
+func gzipWithoutN(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Name = filepath.Base(src)
+	zw.ModTime = time.Unix(fixture.DirtyMTime, 0)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCleanFixtureIsGreen(t *testing.T) {
+	r := verifyTree(t, fixture.Tree(t))
+	if !r.Summary.Passed || r.Summary.Errors != 0 || r.ExitCode() != 0 {
+		t.Errorf("clean fixture failed: %+v", r.Summary)
+	}
+	// Every package and provider of the fixture is seen, each provider
+	// with the ConfigMap it picks.
+	if r.Summary.Packages != 5 || r.Summary.Providers != 7 {
+		t.Errorf("saw %d packages, %d providers; want 5, 7", r.Summary.Packages, r.Summary.Providers)
+	}
+	for _, p := range r.Packages {
+		for _, pr := range p.Providers {
+			if pr.ConfigMap == "" || pr.ConfigMap != pr.Version {
+				t.Errorf("%s %s/%s: picks ConfigMap %q for spec.version %q", p.Path, pr.Kind, pr.Name, pr.ConfigMap, pr.Version)
+			}
+		}
+	}
+	// The only findings are the pin-missing warnings of the two packages
+	// that carry no SHA-256 pin (a quirk the fixture has on purpose).
+	for _, f := range r.Findings {
+		if f.Check != check.PinMissing || f.Severity != report.Warning || (f.Package != bootPkg && f.Package != cpPkg) {
+			t.Errorf("unexpected finding on the clean fixture: %+v", f)
+		}
+	}
+	if r.Summary.Warnings != 2 {
+		t.Errorf("%d warnings, want 2 (pin-missing of %s and %s)", r.Summary.Warnings, bootPkg, cpPkg)
+	}
+}
+
+func TestDirtyFixtureFailsBlobHeader(t *testing.T) {
+	r := verifyTree(t, fixture.Dirty(t))
+	if r.Summary.Passed || len(r.Findings) != 1 || r.Findings[0].Check != check.BlobHeader {
+		t.Fatalf("dirty fixture: want exactly one blob-header finding, got %+v", r.Findings)
+	}
+	f := r.Findings[0]
+	for _, want := range []string{`file name "core-components.yaml"`, "2025-04-22T00:00:00Z"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("blob-header message lacks %q: %s", want, f.Message)
+		}
+	}
+	if !strings.Contains(f.Hint, "gzip -9 -n -c files/core-components.yaml > files/components.gz") || !strings.Contains(f.Hint, "builder build "+corePkg) {
+		t.Errorf("blob-header hint: %s", f.Hint)
+	}
+}
+
+// TestEveryCheckGoesRedAlone copies the clean fixture, mutates exactly one
+// thing on disk, and expects the findings that appear to be of exactly one
+// check.
+func TestEveryCheckGoesRedAlone(t *testing.T) {
+	baseline := map[string]bool{}
+	for _, f := range verifyTree(t, fixture.Tree(t)).Findings {
+		baseline[key(f)] = true
+	}
+	tests := []struct {
+		check  string
+		name   string
+		mutate func(t *testing.T, root string)
+		pkg    string
+		want   []string // words in the new finding's message, hint or detail
+	}{
+		{check.BlobYAML, "YAML edited, blob not regenerated", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, cpPkg, "files/control-plane-components.yaml"),
+				"    control-plane: controller-manager\n", "    control-plane: controller-manager\n    edited-by: hand\n")
+		}, cpPkg, []string{"first difference at line", "edited-by: hand", "gzip -9 -n -c files/control-plane-components.yaml > files/components.gz"}},
+
+		{check.BlobHeader, "blob gzipped without -n", func(t *testing.T, root string) {
+			dir := filepath.Join(root, cpPkg, "files")
+			gzipWithoutN(t, filepath.Join(dir, "control-plane-components.yaml"), filepath.Join(dir, "components.gz"))
+		}, cpPkg, []string{`embeds file name "control-plane-components.yaml"`, "2025-04-22T00:00:00Z"}},
+
+		{check.BlobCorrupt, "blob truncated", func(t *testing.T, root string) {
+			blobFile := filepath.Join(root, corePkg, "files/components.gz")
+			st, err := os.Stat(blobFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(blobFile, st.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+		}, corePkg, []string{"truncated"}},
+
+		{check.ConfigMapVersion, "ConfigMap renamed", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, corePkg, "templates/configmaps.yaml"), "name: v1.10.1-core\n", "name: v1.10.1-core-renamed\n")
+		}, corePkg, []string{`spec.version is "v1.10.1-core"`, `"v1.10.1-core-renamed"`}},
+
+		{check.SelectorUnique, "overlapping labels in another package of the namespace", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, cpPkg, "templates/configmaps.yaml"),
+				"    control-plane-components: cozy\n", "    control-plane-components: cozy\n    core-components: cozy\n")
+		}, corePkg, []string{"matches 2 ConfigMaps", `"v1.10.1-core"`, `"v1.10.1-control-plane"`}},
+
+		{check.SelectorSemver, "non-semver release name", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, cpPkg, "templates/configmaps.yaml"), "name: v1.10.1-control-plane", "name: control-plane-latest")
+			edit(t, filepath.Join(root, cpPkg, "templates/providers.yaml"), "version: v1.10.1-control-plane", "version: control-plane-latest")
+		}, cpPkg, []string{`"control-plane-latest"`, "not semver"}},
+
+		{check.CompressedAnnotation, "compressed annotation removed", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, cpPkg, "templates/configmaps.yaml"),
+				"  annotations:\n    provider.cluster.x-k8s.io/compressed: \"true\"\n", "")
+		}, cpPkg, []string{"annotation provider.cluster.x-k8s.io/compressed is missing"}},
+
+		{check.MetadataSeries, "metadata without the release series", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, cpPkg, "files/metadata.yaml"), "  - major: 1\n    minor: 10\n    contract: v1beta1\n", "")
+		}, cpPkg, []string{"no releaseSeries for 1.10", "it lists 1.9"}},
+
+		{check.Contract, "provider contract v1beta2 against core v1beta1", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, cpPkg, "files/metadata.yaml"), "    minor: 10\n    contract: v1beta1\n", "    minor: 10\n    contract: v1beta2\n")
+		}, cpPkg, []string{"declares contract v1beta2", "serves v1beta1"}},
+
+		{check.PinVersion, "Makefile version differs from the release", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, bootPkg, "Makefile"), "CABPT_UPSTREAM_VERSION = v0.6.12", "CABPT_UPSTREAM_VERSION = v0.6.13")
+		}, bootPkg, []string{"CABPT_UPSTREAM_VERSION = v0.6.13", `"v0.6.12-bootstrap-talos"`}},
+
+		{check.PinVersion, "pin.yaml version differs from the release", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, infraPkg, "pin.yaml"), "  version: v0.1.9\n  release: v0.1.9-cozystack.0\n", "  version: v0.2.0\n  release: v0.2.0-cozystack.0\n")
+		}, infraPkg, []string{`pins release "v0.2.0-cozystack.0"`}},
+
+		{check.PinDigest, "vendored file differs from its sha256 pin", func(t *testing.T, root string) {
+			f := filepath.Join(root, corePkg, "files/metadata.yaml")
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(f, append(data, "# local note\n"...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, corePkg, []string{"files/metadata.yaml does not match its pin"}},
+
+		{check.PinMissing, "sha pin removed", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, ipamPkg, "pin.yaml"), "  - url: https://github.com/kubernetes-sigs/cluster-api-ipam-provider-in-cluster/releases/download/v1.0.2/metadata.yaml\n", "  - url: https://example.invalid/drop-me\n")
+			// Remove the whole source entry: url, sha256, to.
+			data, err := os.ReadFile(filepath.Join(root, ipamPkg, "pin.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(data), "\n")
+			for i, l := range lines {
+				if strings.Contains(l, "drop-me") {
+					lines = slices.Delete(lines, i, i+3)
+					break
+				}
+			}
+			if err := os.WriteFile(filepath.Join(root, ipamPkg, "pin.yaml"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, ipamPkg, []string{"files/metadata.yaml is vendored but pin.yaml pins no source"}},
+
+		{check.PackageLoad, "template that does not parse", func(t *testing.T, root string) {
+			if err := os.WriteFile(filepath.Join(root, infraPkg, "templates/broken.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, infraPkg, nil},
+	}
+
+	covered := map[string]bool{}
+	for _, tc := range tests {
+		covered[tc.check] = true
+		t.Run(tc.check+"/"+tc.name, func(t *testing.T) {
+			root := fixture.Tree(t)
+			tc.mutate(t, root)
+			r := verifyTree(t, root)
+			var fresh []report.Finding
+			for _, f := range r.Findings {
+				if !baseline[key(f)] {
+					fresh = append(fresh, f)
+				}
+			}
+			if len(fresh) == 0 {
+				t.Fatalf("no new finding; want %s", tc.check)
+			}
+			for _, f := range fresh {
+				if f.Check != tc.check {
+					t.Errorf("check %s went red too: %s: %s", f.Check, f.Package, f.Message)
+				}
+			}
+			f := fresh[0]
+			if f.Package != tc.pkg {
+				t.Errorf("finding in package %q, want %q", f.Package, tc.pkg)
+			}
+			var all string
+			for _, f := range fresh {
+				all += f.Message + "\n" + f.Hint + "\n" + f.Detail + "\n"
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("finding lacks %q:\n%s", w, all)
+				}
+			}
+			if f.File == "" || !strings.HasPrefix(f.File, f.Package+"/") {
+				t.Errorf("finding file %q is not a file of package %q", f.File, f.Package)
+			}
+			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f.File))); err != nil {
+				t.Errorf("finding file %q does not exist under ROOT: %v", f.File, err)
+			}
+			wantExit := 1
+			if tc.check == check.PinMissing {
+				wantExit = 0 // a warning by default
+			}
+			if r.ExitCode() != wantExit {
+				t.Errorf("exit code %d, want %d", r.ExitCode(), wantExit)
+			}
+			t.Logf("%s: %s\n  file %s:%d\n  hint: %s", f.Check, f.Message, f.File, f.Line, f.Hint)
+		})
+	}
+	for _, c := range check.Builtin() {
+		if !covered[c.ID] {
+			t.Errorf("no mutation test for check %s", c.ID)
+		}
+	}
+}
+
+func TestPolicyAppliesToTree(t *testing.T) {
+	root := fixture.Tree(t)
+	gzipWithoutN(t, filepath.Join(root, cpPkg, "files/control-plane-components.yaml"), filepath.Join(root, cpPkg, "files/components.gz"))
+	pol, err := policy.Parse([]byte(`apiVersion: pinseal/v1
+kind: Policy
+checks:
+  pin-missing: error
+waivers:
+- package: `+cpPkg+`
+  check: blob-header
+  reason: regenerated next sprint
+  expires: 2030-01-31
+`), "test-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), root, Options{Policy: pol, Now: time.Date(2030, 1, 15, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// pin-missing is now an error (two packages); blob-header is waived.
+	if r.Summary.Errors != 2 || r.Summary.Waived != 1 || r.Summary.Warnings != 0 {
+		t.Errorf("summary = %+v", r.Summary)
+	}
+	// After the expiry day the waiver is an error itself and blob-header counts.
+	r, err = Run(context.Background(), root, Options{Policy: pol, Now: time.Date(2030, 2, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary.Errors != 4 || r.Summary.Waived != 0 {
+		t.Errorf("after expiry: summary = %+v", r.Summary)
+	}
+}
+
+func TestReportsMatchSchema(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "api", "report.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("report.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := fixture.Tree(t)
+	// Make it dirty in several ways so findings of many kinds are validated.
+	edit(t, filepath.Join(root, cpPkg, "files/metadata.yaml"), "    minor: 10\n    contract: v1beta1\n", "    minor: 10\n    contract: v1beta2\n")
+	edit(t, filepath.Join(root, bootPkg, "Makefile"), "CABPT_UPSTREAM_VERSION = v0.6.12", "CABPT_UPSTREAM_VERSION = v0.6.13")
+	gzipWithoutN(t, filepath.Join(root, corePkg, "files/core-components.yaml"), filepath.Join(root, corePkg, "files/components.gz"))
+	for name, root := range map[string]string{"clean": fixture.Tree(t), "dirty": root} {
+		r := verifyTree(t, root)
+		var buf bytes.Buffer
+		if err := report.WriteJSON(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate(inst); err != nil {
+			t.Errorf("%s report does not match api/report.schema.json: %v\n%s", name, err, buf.String())
+		}
+		if name == "dirty" && r.Summary.Errors < 3 {
+			t.Errorf("dirty tree: %d errors, want >= 3", r.Summary.Errors)
+		}
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	if _, err := Run(context.Background(), filepath.Join(t.TempDir(), "missing"), Options{}); err == nil {
+		t.Error("Run(missing root) succeeded")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, fixture.Root(), Options{}); err == nil {
+		t.Error("Run(cancelled) succeeded")
+	}
+}
+
+// TestExtraChecks shows the hook the registry checks use: extra pure
+// checks, run after the built-in ones and judged by the same policy.
+func TestExtraChecks(t *testing.T) {
+	tree := &model.Tree{Root: "/t", Packages: []*model.Package{{Path: "p", Providers: []*model.Provider{{Kind: "CoreProvider", Name: "cluster-api"}}}}}
+	sig := check.Check{ID: check.Signature, Title: "Artifact signed", Severity: report.Error, Run: func(t *model.Tree) []report.Finding {
+		return []report.Finding{{Check: check.Signature, Package: "p", Provider: "CoreProvider/cluster-api", Message: "no signature"}}
+	}}
+	panicky := check.Check{ID: "custom-panics", Run: func(*model.Tree) []report.Finding { panic("boom") }}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r, err := Evaluate(context.Background(), tree, Options{Extra: []check.Check{sig, panicky}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, f.Check)
+	}
+	if !slices.Contains(ids, check.Signature) || !slices.Contains(ids, "custom-panics") {
+		t.Fatalf("extra checks did not report: %v", r.Findings)
+	}
+	for _, f := range r.Findings {
+		if f.Check == "custom-panics" && (!strings.Contains(f.Message, "boom") || f.Severity != report.Error) {
+			t.Errorf("panicking check finding = %+v", f)
+		}
+	}
+	// The policy turns an extra check off like any other.
+	pol, err := policy.Parse([]byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  signature: off\n"), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = Evaluate(context.Background(), tree, Options{Extra: []check.Check{sig}, Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Findings {
+		if f.Check == check.Signature {
+			t.Errorf("signature is off but reported: %+v", f)
+		}
+	}
+}
+
+// TestLoadHook shows a caller supplying its own loader.
+func TestLoadHook(t *testing.T) {
+	called := false
+	r, err := Run(context.Background(), "artifact-ref", Options{Load: func(_ context.Context, root string, _ load.Options) (*model.Tree, error) {
+		called = root == "artifact-ref"
+		return &model.Tree{Root: root}, nil
+	}})
+	if err != nil || !called || r.Root != "artifact-ref" || !r.Summary.Passed {
+		t.Errorf("Run with Load hook = %+v, %v (called %v)", r, err, called)
+	}
+}
