@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -107,22 +108,21 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	// Load the key first: a wrong password fails before anything is pushed.
-	var key *sign.PrivateKey
+	// The key decrypts (scrypt, the slowest step) while the first release
+	// uploads; its tag waits for the key, so a wrong password writes no tag.
+	var keyReady func() (*sign.PrivateKey, error)
 	if o.key != "" {
 		pw, err := password(stderr, false)
 		if err != nil {
 			return err
 		}
-		if key, err = sign.LoadPrivateKey(o.key, pw); err != nil {
-			return err
-		}
+		keyReady = loadKeyAsync(o.key, pw)
 	}
 	signOpts := sign.Options{TLog: o.tlog}
 	regOpts := artifact.Options{PlainHTTP: o.plainHTTP}
 
 	var results []pushResult
-	failed, total := 0, 0
+	failed, total, stopAll := 0, 0, false
 	for _, dir := range dirs {
 		rels, err := artifact.LoadReleases(dir, version.Version)
 		if err != nil {
@@ -133,20 +133,26 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 		}
 		for _, rel := range rels {
 			total++
-			r := pushRelease(ctx, log, prefix, regOpts, key, signOpts, dir, rel)
-			if r.Error != "" {
+			r, err := pushRelease(ctx, log, prefix, regOpts, keyReady, signOpts, dir, rel)
+			var ke *sign.KeyError
+			if errors.As(err, &ke) {
+				// Say it plainly: the key, not the registry, failed.
+				return fmt.Errorf("%w; nothing was tagged", ke)
+			}
+			if err != nil {
 				failed++
-				fmt.Fprintln(stderr, "builder:", r.Error)
+				fmt.Fprintln(stderr, "builder:", err)
 			}
 			if !o.json {
 				printPush(stdout, r)
 			}
 			results = append(results, r)
 			if ctx.Err() != nil {
+				stopAll = true
 				break
 			}
 		}
-		if ctx.Err() != nil {
+		if stopAll {
 			break
 		}
 	}
@@ -166,43 +172,80 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 	return nil
 }
 
-func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, regOpts artifact.Options, key *sign.PrivateKey, signOpts sign.Options, dir string, rel artifact.Release) pushResult {
+// loadKeyAsync starts decrypting the key and returns a function that waits
+// for it.
+func loadKeyAsync(path string, pw []byte) func() (*sign.PrivateKey, error) {
+	var (
+		key  *sign.PrivateKey
+		err  error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		key, err = sign.LoadPrivateKey(path, pw)
+	}()
+	return func() (*sign.PrivateKey, error) {
+		<-done
+		return key, err
+	}
+}
+
+func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, regOpts artifact.Options, keyReady func() (*sign.PrivateKey, error), signOpts sign.Options, dir string, rel artifact.Release) (pushResult, error) {
 	r := pushResult{Package: dir, Release: rel.Release}
-	fail := func(err error) pushResult { r.Error = err.Error(); return r }
+	fail := func(err error) (pushResult, error) { r.Error = err.Error(); return r, err }
 	repo, err := prefix.Repository(rel.RepositoryName(), regOpts)
 	if err != nil {
 		return fail(err)
 	}
+	var pushOpts artifact.PushOptions
+	var key *sign.PrivateKey
+	if keyReady != nil {
+		pushOpts.BeforeTag = func(context.Context) error {
+			k, kerr := keyReady()
+			key = k
+			return kerr
+		}
+	}
 	log.Info("push", "release", rel.String(), "repository", repo.Name())
-	res, err := artifact.Push(ctx, repo, rel)
+	res, err := artifact.Push(ctx, repo, rel, pushOpts)
 	if err != nil {
 		return fail(err)
+	}
+	if keyReady != nil && key == nil {
+		// The tag was there already (unchanged): BeforeTag did not run.
+		if key, err = keyReady(); err != nil {
+			return fail(err)
+		}
 	}
 	r.Reference, r.Status = res.Reference(), res.Status
 	if res.Built != res.Descriptor.Digest {
 		r.Built = res.Built.String()
 	}
-	if key == nil {
-		return r
+	if keyReady == nil {
+		return r, nil
 	}
 	subject := res.Descriptor.Digest
-	log.Info("sign", "reference", r.Reference)
-	s, err := sign.Sign(ctx, repo, subject, key, signOpts)
-	if err != nil {
-		return fail(err)
-	}
-	r.Signature = &s
 	stmt, err := sign.ProvenanceStatement(repo.Name(), subject, rel)
 	if err != nil {
 		return fail(err)
 	}
-	log.Info("attest", "reference", r.Reference)
-	a, err := sign.Attest(ctx, repo, subject, key, stmt, signOpts)
-	if err != nil {
-		return fail(err)
+	// Signature and attestation live under different tags: store both at once.
+	log.Info("sign and attest", "reference", r.Reference)
+	var s, a sign.Result
+	var serr, aerr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s, serr = sign.Sign(ctx, repo, subject, key, signOpts) }()
+	go func() { defer wg.Done(); a, aerr = sign.Attest(ctx, repo, subject, key, stmt, signOpts) }()
+	wg.Wait()
+	if serr != nil {
+		return fail(serr)
 	}
-	r.Attestation = &a
-	return r
+	if aerr != nil {
+		return fail(aerr)
+	}
+	r.Signature, r.Attestation = &s, &a
+	return r, nil
 }
 
 func printPush(w io.Writer, r pushResult) {

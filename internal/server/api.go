@@ -17,6 +17,7 @@ import (
 
 	"github.com/pinseal/pinseal/api"
 	"github.com/pinseal/pinseal/internal/scan"
+	"github.com/pinseal/pinseal/internal/server/untar"
 	"github.com/pinseal/pinseal/internal/store"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -285,10 +286,10 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	defer os.RemoveAll(dir)
 
-	err = ExtractTarGz(r.Body, dir, TarLimits{MaxFiles: s.cfg.Limits.MaxTarFiles, MaxBytes: s.cfg.Limits.MaxTarBytes})
+	err = untar.Extract(r.Body, dir, untar.Limits{MaxFiles: s.cfg.Limits.MaxTarFiles, MaxBytes: s.cfg.Limits.MaxTarBytes})
 	var mbe *http.MaxBytesError
-	var lim *TarLimitError
-	var unsafe *TarUnsafeError
+	var lim *untar.LimitError
+	var unsafe *untar.UnsafeError
 	switch {
 	case err == nil:
 	case errors.As(err, &mbe):

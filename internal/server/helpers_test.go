@@ -1,9 +1,7 @@
 package server
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -338,70 +336,4 @@ func startServer(t testing.TB, cfg *Config, eng Engine) *testServer {
 		return resp.StatusCode == http.StatusOK
 	})
 	return ts
-}
-
-// tarEntry is one entry of a test archive.
-type tarEntry struct {
-	name     string
-	typ      byte
-	body     string
-	size     int64 // declared size when body is empty and size > 0 (zeros)
-	linkname string
-}
-
-func file(name, body string) tarEntry { return tarEntry{name: name, typ: tar.TypeReg, body: body} }
-
-// tarGz builds a .tar.gz of entries.
-func tarGz(t testing.TB, entries ...tarEntry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	gz.Write(tarBytes(t, entries...))
-	gz.Close()
-	return buf.Bytes()
-}
-
-func newGzipWriter(w io.Writer) *gzip.Writer { return gzip.NewWriter(w) }
-
-// tarBytes builds an (uncompressed) tar of entries.
-func tarBytes(t testing.TB, entries ...tarEntry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, e := range entries {
-		hdr := &tar.Header{Name: e.name, Typeflag: e.typ, Linkname: e.linkname, Mode: 0o644, Format: tar.FormatPAX}
-		if e.typ == tar.TypeDir {
-			hdr.Mode = 0o755
-		}
-		if e.typ == tar.TypeXGlobalHeader {
-			hdr = &tar.Header{Typeflag: e.typ, Name: e.name, PAXRecords: map[string]string{"comment": "made by a test"}, Format: tar.FormatPAX}
-		}
-		if e.typ == tar.TypeReg {
-			hdr.Size = int64(len(e.body))
-			if e.body == "" {
-				hdr.Size = e.size
-			}
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			t.Fatal(err)
-		}
-		if e.typ == tar.TypeReg {
-			if e.body != "" {
-				tw.Write([]byte(e.body))
-			} else if e.size > 0 {
-				io.CopyN(tw, zeros{}, e.size)
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-type zeros struct{}
-
-func (zeros) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
 }

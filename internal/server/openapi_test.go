@@ -14,8 +14,10 @@ type recordingTB struct {
 	errs []string
 }
 
-func (r *recordingTB) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
-func (r *recordingTB) Helper()                           {}
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *recordingTB) Helper() {}
 
 // The validation every test relies on must be able to fail.
 func TestResponseValidationIsStrict(t *testing.T) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/pinseal/pinseal/internal/server/untar/untartest"
 
 	"github.com/pinseal/pinseal/api"
 	"github.com/pinseal/pinseal/internal/scan"
@@ -589,7 +592,7 @@ func TestVerifyEngineErrors(t *testing.T) {
 			ts := startServer(t, testConfig(t), eng)
 			resp, body := ts.postJSON("/v1/verify", map[string]string{"ref": "registry.example/a/b:v1"})
 			wantStatus(t, "verify ref", resp, body, tt.want)
-			resp, body = ts.do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(tarGz(t, file("p/Chart.yaml", "name: p\n"))))
+			resp, body = ts.do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(untartest.TarGz(t, untartest.File("p/Chart.yaml", "name: p\n"))))
 			wantStatus(t, "verify upload", resp, body, tt.want)
 		})
 	}
@@ -603,7 +606,7 @@ func TestRequestTimeout(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Limits.RequestTimeout = Duration(200 * time.Millisecond)
 	ts := startServer(t, cfg, eng)
-	resp, body := ts.do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(tarGz(t, file("p/Chart.yaml", "x"))))
+	resp, body := ts.do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(untartest.TarGz(t, untartest.File("p/Chart.yaml", "x"))))
 	wantStatus(t, "slow verification", resp, body, http.StatusGatewayTimeout)
 }
 
@@ -625,13 +628,13 @@ func TestVerifyUpload(t *testing.T) {
 	}}
 	ts := startServer(t, cfg, eng)
 
-	good := tarGz(t,
-		tarEntry{name: "packages/", typ: '5'},
-		file("packages/core/Chart.yaml", "name: core\n"),
-		file("packages/core/files/BROKEN", "x"),
-		file("packages/infra/Chart.yaml", "name: infra\n"),
-		tarEntry{name: "packages/infra/files/link.yaml", typ: '2', linkname: "../Chart.yaml"},
-		tarEntry{name: "packages/infra/hard.yaml", typ: '1', linkname: "packages/infra/Chart.yaml"},
+	good := untartest.TarGz(t,
+		untartest.Entry{Name: "packages/", Type: tar.TypeDir},
+		untartest.File("packages/core/Chart.yaml", "name: core\n"),
+		untartest.File("packages/core/files/BROKEN", "x"),
+		untartest.File("packages/infra/Chart.yaml", "name: infra\n"),
+		untartest.Entry{Name: "packages/infra/files/link.yaml", Type: tar.TypeSymlink, Linkname: "../Chart.yaml"},
+		untartest.Entry{Name: "packages/infra/hard.yaml", Type: tar.TypeLink, Linkname: "packages/infra/Chart.yaml"},
 	)
 	resp, body := ts.do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(good))
 	wantStatus(t, "upload", resp, body, http.StatusOK)
@@ -646,7 +649,7 @@ func TestVerifyUpload(t *testing.T) {
 
 	noise := make([]byte, 300<<10)
 	rand.Read(noise)
-	big := tarGz(t, file("noise", string(noise))) // incompressible: over maxBodyBytes as sent
+	big := untartest.TarGz(t, untartest.File("noise", string(noise))) // incompressible: over maxBodyBytes as sent
 	tests := []struct {
 		name        string
 		contentType string
@@ -655,14 +658,14 @@ func TestVerifyUpload(t *testing.T) {
 		want        int
 		wantMsg     string
 	}{
-		{"absolute path", "application/gzip", tarGz(t, file("/etc/cron.d/x", "x")), false, 400, "absolute"},
-		{"dot dot", "application/gzip", tarGz(t, file("a/../../x", "x")), false, 400, "in path"},
-		{"symlink out", "application/gzip", tarGz(t, tarEntry{name: "l", typ: '2', linkname: "../../etc"}), false, 400, "outside"},
-		{"absolute symlink", "application/gzip", tarGz(t, tarEntry{name: "l", typ: '2', linkname: "/etc/passwd"}), false, 400, "absolute"},
-		{"write through symlink", "application/gzip", tarGz(t, tarEntry{name: "l", typ: '2', linkname: "."}, file("l/x", "x")), false, 400, "symbolic link"},
-		{"device", "application/gzip", tarGz(t, tarEntry{name: "dev", typ: '3'}), false, 400, "device"},
-		{"too many files", "application/gzip", tarGz(t, manyFiles(21)...), false, 413, "maxTarFiles"},
-		{"bomb", "application/gzip", tarGz(t, tarEntry{name: "bomb", typ: '0', size: 64 << 20}), false, 413, "maxTarBytes"},
+		{"absolute path", "application/gzip", untartest.TarGz(t, untartest.File("/etc/cron.d/x", "x")), false, 400, "absolute"},
+		{"dot dot", "application/gzip", untartest.TarGz(t, untartest.File("a/../../x", "x")), false, 400, "in path"},
+		{"symlink out", "application/gzip", untartest.TarGz(t, untartest.Entry{Name: "l", Type: tar.TypeSymlink, Linkname: "../../etc"}), false, 400, "outside"},
+		{"absolute symlink", "application/gzip", untartest.TarGz(t, untartest.Entry{Name: "l", Type: tar.TypeSymlink, Linkname: "/etc/passwd"}), false, 400, "absolute"},
+		{"write through symlink", "application/gzip", untartest.TarGz(t, untartest.Entry{Name: "l", Type: tar.TypeSymlink, Linkname: "."}, untartest.File("l/x", "x")), false, 400, "symbolic link"},
+		{"device", "application/gzip", untartest.TarGz(t, untartest.Entry{Name: "dev", Type: tar.TypeChar}), false, 400, "device"},
+		{"too many files", "application/gzip", untartest.TarGz(t, untartest.Files(21)...), false, 413, "maxTarFiles"},
+		{"bomb", "application/gzip", untartest.TarGz(t, untartest.Entry{Name: "bomb", Type: tar.TypeReg, Size: 64 << 20}), false, 413, "maxTarBytes"},
 		{"body too large", "application/gzip", big, false, 413, "maxBodyBytes"},
 		{"body too large, chunked", "application/gzip", big, true, 413, "maxBodyBytes"},
 		{"not gzip", "application/gzip", []byte("PK\x03\x04 a zip"), false, 400, "gzip"},
@@ -687,14 +690,6 @@ func TestVerifyUpload(t *testing.T) {
 	if len(left) != 0 {
 		t.Fatalf("upload directories left behind: %v", left)
 	}
-}
-
-func manyFiles(n int) []tarEntry {
-	var es []tarEntry
-	for i := range n {
-		es = append(es, file(fmt.Sprintf("f%03d", i), "x"))
-	}
-	return es
 }
 
 func TestPolicyHash(t *testing.T) {

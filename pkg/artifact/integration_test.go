@@ -35,7 +35,7 @@ func TestIntegrationOrasPullsTitledFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Push(ctx, repo, rel)
+	res, err := Push(ctx, repo, rel, PushOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestIntegrationOrasPullsTitledFiles(t *testing.T) {
 		t.Fatalf("oras resolve = %q, %v; want %s", r.Stdout, r.Err, res.Descriptor.Digest)
 	}
 	layout, _ := OpenLayout(t.TempDir())
-	lres, err := Push(ctx, layout, rel)
+	lres, err := Push(ctx, layout, rel, PushOptions{})
 	if err != nil || lres.Descriptor.Digest != res.Descriptor.Digest {
 		t.Fatalf("layout push gave %s (%v), registry %s", lres.Descriptor.Digest, err, res.Descriptor.Digest)
 	}
@@ -132,13 +132,13 @@ func TestIntegrationPushFaults(t *testing.T) {
 			// An older release is there already; its tag must not move.
 			old := testRelease(t)
 			old.Release = "v0.7.6-infraprovider-proxmox"
-			oldRes, err := Push(ctx, direct, old)
+			oldRes, err := Push(ctx, direct, old, PushOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 
 			proxy.Set(tt.rule)
-			if _, err := Push(ctx, repo, rel); err == nil {
+			if _, err := Push(ctx, repo, rel, PushOptions{}); err == nil {
 				t.Fatalf("push succeeded through the fault; requests: %v", proxy.Requests())
 			}
 			if proxy.Injected() == 0 {
@@ -152,7 +152,7 @@ func TestIntegrationPushFaults(t *testing.T) {
 			}
 
 			proxy.Set(nil)
-			res, err := Push(ctx, repo, rel)
+			res, err := Push(ctx, repo, rel, PushOptions{})
 			if err != nil || res.Status != Pushed {
 				t.Fatalf("retry = %+v, %v", res, err)
 			}
@@ -175,7 +175,7 @@ func TestIntegrationTamperedLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := testRelease(t)
-	res, err := Push(ctx, repo, rel)
+	res, err := Push(ctx, repo, rel, PushOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

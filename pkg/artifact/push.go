@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -15,6 +17,7 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/content/memory"
 	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry"
 )
 
 // Status says what Push did.
@@ -67,6 +70,16 @@ func (e *ImmutableError) Error() string {
 	return msg + ": releases are immutable; bump the release (ConfigMap name and spec.version) instead of overwriting it"
 }
 
+// PushOptions tune Push.
+type PushOptions struct {
+	// BeforeTag, if set, runs once every blob is stored and before the
+	// manifest and its tag are written. An error aborts the push with no
+	// tag written (the uploaded blobs stay unreferenced). builder push
+	// waits here for the signing key, decrypted meanwhile, so that a wrong
+	// password never leaves an unsigned release behind.
+	BeforeTag func(ctx context.Context) error
+}
+
 // Push packs rel and stores it in repo under the tag rel.Release:
 //
 //   - tag absent: blobs and config first, then the manifest together with
@@ -78,7 +91,7 @@ func (e *ImmutableError) Error() string {
 // The check and the tag write are two requests; a registry offers no
 // compare-and-swap on tags, so two concurrent pushers of one release can
 // still race.
-func Push(ctx context.Context, repo Repository, rel Release) (Result, error) {
+func Push(ctx context.Context, repo Repository, rel Release, opts PushOptions) (Result, error) {
 	mem := memory.New()
 	desc, err := Pack(ctx, mem, rel)
 	if err != nil {
@@ -111,7 +124,11 @@ func Push(ctx context.Context, repo Repository, rel Release) (Result, error) {
 	if err := mem.Tag(ctx, desc, rel.Release); err != nil {
 		return Result{}, err
 	}
-	if _, err := oras.Copy(ctx, mem, rel.Release, repo, rel.Release, oras.CopyOptions{}); err != nil {
+	dst := oras.Target(repo)
+	if opts.BeforeTag != nil {
+		dst = gate(repo, opts.BeforeTag)
+	}
+	if _, err := oras.Copy(ctx, mem, rel.Release, dst, rel.Release, oras.CopyOptions{}); err != nil {
 		return Result{}, fmt.Errorf("push %s to %s: %w (the tag was not written; run the push again to complete it)", rel, repo.Name(), err)
 	}
 	res.Status = Pushed
@@ -213,4 +230,44 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// gate wraps repo so that fn runs (once) before any tag is written.
+func gate(repo Repository, fn func(context.Context) error) oras.Target {
+	g := &gated{Repository: repo, fn: fn}
+	if rp, ok := repo.(registry.ReferencePusher); ok {
+		return &gatedRefPusher{gated: g, rp: rp}
+	}
+	return g
+}
+
+type gated struct {
+	Repository
+	fn   func(context.Context) error
+	once sync.Once
+	err  error
+}
+
+func (g *gated) wait(ctx context.Context) error {
+	g.once.Do(func() { g.err = g.fn(ctx) })
+	return g.err
+}
+
+func (g *gated) Tag(ctx context.Context, desc ocispec.Descriptor, ref string) error {
+	if err := g.wait(ctx); err != nil {
+		return err
+	}
+	return g.Repository.Tag(ctx, desc, ref)
+}
+
+type gatedRefPusher struct {
+	*gated
+	rp registry.ReferencePusher
+}
+
+func (g *gatedRefPusher) PushReference(ctx context.Context, desc ocispec.Descriptor, r io.Reader, ref string) error {
+	if err := g.wait(ctx); err != nil {
+		return err
+	}
+	return g.rp.PushReference(ctx, desc, r, ref)
 }

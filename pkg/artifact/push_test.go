@@ -55,7 +55,7 @@ func TestPushPullRoundTrip(t *testing.T) {
 			repo := open(t)
 			rel := testRelease(t)
 
-			res, err := Push(ctx, repo, rel)
+			res, err := Push(ctx, repo, rel, PushOptions{})
 			if err != nil {
 				t.Fatalf("Push: %v", err)
 			}
@@ -87,7 +87,7 @@ func TestPushPullRoundTrip(t *testing.T) {
 			}
 
 			// Same content again: nothing to do.
-			again, err := Push(ctx, repo, rel)
+			again, err := Push(ctx, repo, rel, PushOptions{})
 			if err != nil || again.Status != Unchanged || again.Descriptor.Digest != res.Descriptor.Digest {
 				t.Fatalf("second push = %+v, %v; want unchanged", again, err)
 			}
@@ -96,7 +96,7 @@ func TestPushPullRoundTrip(t *testing.T) {
 			// existing manifest stays.
 			other := testRelease(t)
 			other.BuilderVersion = "v9.9.9"
-			eq, err := Push(ctx, repo, other)
+			eq, err := Push(ctx, repo, other, PushOptions{})
 			if err != nil || eq.Status != Equivalent || eq.Descriptor.Digest != res.Descriptor.Digest || eq.Built == res.Descriptor.Digest {
 				t.Fatalf("push from another builder = %+v, %v; want equivalent to %s", eq, err, res.Descriptor.Digest)
 			}
@@ -105,7 +105,7 @@ func TestPushPullRoundTrip(t *testing.T) {
 			changed := testRelease(t)
 			changed.YAML = []byte(testYAML + "# edited\n")
 			changed.Blob = gz(t, string(changed.YAML))
-			_, err = Push(ctx, repo, changed)
+			_, err = Push(ctx, repo, changed, PushOptions{})
 			var ie *ImmutableError
 			if !errors.As(err, &ie) {
 				t.Fatalf("push of changed content: %v, want *ImmutableError", err)
@@ -181,7 +181,7 @@ func TestPushFaults(t *testing.T) {
 			repo, direct, proxy := faultyRepo(t, Options{Retries: -1, ResponseTimeout: 500 * time.Millisecond})
 			rel := testRelease(t)
 			proxy.Set(tt.rule)
-			if _, err := Push(ctx, repo, rel); err == nil {
+			if _, err := Push(ctx, repo, rel, PushOptions{}); err == nil {
 				t.Fatalf("push through %q succeeded; requests: %v", tt.name, proxy.Requests())
 			} else if !strings.Contains(err.Error(), "tag was not written") {
 				t.Errorf("error %q does not say the tag was not written", err)
@@ -194,7 +194,7 @@ func TestPushFaults(t *testing.T) {
 			}
 
 			proxy.Set(nil)
-			res, err := Push(ctx, repo, rel)
+			res, err := Push(ctx, repo, rel, PushOptions{})
 			if err != nil || res.Status != Pushed {
 				t.Fatalf("retry = %+v, %v", res, err)
 			}
@@ -220,7 +220,7 @@ func TestPushRetriesTransient5xx(t *testing.T) {
 		return testpeer.Pass
 	})
 	rel := testRelease(t)
-	if _, err := Push(context.Background(), repo, rel); err != nil {
+	if _, err := Push(context.Background(), repo, rel, PushOptions{}); err != nil {
 		t.Fatalf("push with two transient 503s: %v", err)
 	}
 	if proxy.Injected() != 2 {
@@ -238,7 +238,7 @@ func TestPullTampered(t *testing.T) {
 
 	t.Run("registry", func(t *testing.T) {
 		repo, _, proxy := faultyRepo(t, Options{Retries: -1})
-		res, err := Push(ctx, repo, rel)
+		res, err := Push(ctx, repo, rel, PushOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +262,7 @@ func TestPullTampered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Push(ctx, repo, rel)
+		res, err := Push(ctx, repo, rel, PushOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func TestLayoutConcurrentTags(t *testing.T) {
 			}
 			rel := testRelease(t)
 			rel.Release = fmt.Sprintf("v0.7.%d-infraprovider-proxmox", i)
-			if _, err := Push(ctx, repo, rel); err != nil {
+			if _, err := Push(ctx, repo, rel, PushOptions{}); err != nil {
 				errs <- err
 			}
 		}(i)
@@ -342,5 +342,29 @@ func TestPullRejects(t *testing.T) {
 	}
 	if _, err := Pull(ctx, repo, ""); err == nil {
 		t.Fatal("Pull without a reference succeeded")
+	}
+}
+
+func TestPushBeforeTag(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	for name, open := range targets(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			repo := open(t)
+			rel := testRelease(t)
+			refused := errors.New("key password is wrong")
+			_, err := Push(ctx, repo, rel, PushOptions{BeforeTag: func(context.Context) error { return refused }})
+			if !errors.Is(err, refused) {
+				t.Fatalf("Push = %v, want the BeforeTag error", err)
+			}
+			if _, err := repo.Resolve(ctx, rel.Release); !errors.Is(err, errdef.ErrNotFound) {
+				t.Fatalf("tag written although BeforeTag failed: %v", err)
+			}
+			calls := 0
+			res, err := Push(ctx, repo, rel, PushOptions{BeforeTag: func(context.Context) error { calls++; return nil }})
+			if err != nil || res.Status != Pushed || calls != 1 {
+				t.Fatalf("Push = %+v, %v; BeforeTag ran %d times, want once", res, err, calls)
+			}
+		})
 	}
 }

@@ -148,7 +148,9 @@ func parseDoc(d doc, file string) (o *object, probs []model.Problem) {
 		msg := err.Error()
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 			if k, _ := strconv.Atoi(m[1]); k > 0 {
-				line = d.line + k - 1
+				// yaml reports an unexpected end one line past the last.
+				last := bytes.Count(bytes.TrimRight(d.bytes(), "\n"), []byte{'\n'}) + 1
+				line = d.line + min(k, last) - 1
 			}
 			msg = msg[len(m[0]):]
 		}

@@ -16,6 +16,7 @@ const (
 	maxIncludes     = 32      // files read per package
 	maxExpansion    = 1 << 16 // bytes one value may expand to
 	expandBudget    = 1 << 20 // bytes of work one expansion may do
+	totalBudget     = 1 << 26 // bytes of expansion work for a whole package
 	maxExpandDepth  = 64      // nested references
 )
 
@@ -47,13 +48,14 @@ type makefile struct {
 	rules    int
 	read     int // files read
 	included map[string]bool
+	work     int // expansion work left (totalBudget at the start)
 }
 
 // readMakefile reads the Makefile named name in fsys (a package directory)
 // and the in-package files it includes. Files outside the package, missing
 // includes and unreadable includes are ignored.
 func readMakefile(fsys fs.FS, name string, data []byte) *makefile {
-	m := &makefile{fsys: fsys, vars: map[string]*mkVar{}, included: map[string]bool{name: true}}
+	m := &makefile{fsys: fsys, vars: map[string]*mkVar{}, included: map[string]bool{name: true}, work: totalBudget}
 	// CURDIR is the package directory when make runs there (make -C pkg).
 	m.vars["CURDIR"] = &mkVar{name: "CURDIR", value: ".", simple: true, known: true}
 	m.parse(name, data)
@@ -311,13 +313,30 @@ type expander struct {
 	m        *makefile
 	budget   int
 	visiting map[string]bool
+	memo     map[string]expansion // the variables do not change during one expansion
+}
+
+// expander starts an expansion with what is left of the package's budget.
+func (m *makefile) expander() *expander {
+	return &expander{m: m, budget: min(expandBudget, m.work), visiting: map[string]bool{}, memo: map[string]expansion{}}
+}
+
+// done charges the work of an expansion to the package's budget.
+func (e *expander) done() {
+	e.m.work -= min(expandBudget, e.m.work) - max(e.budget, 0)
+}
+
+type expansion struct {
+	value string
+	known bool
 }
 
 // expand expands $(VAR), ${VAR} and $V in s. Unresolvable references
 // (undefined or computed variables, functions such as $(shell …)) stay in
 // the result as written and make known false.
 func (m *makefile) expand(s string) (string, bool) {
-	e := &expander{m: m, budget: expandBudget, visiting: map[string]bool{}}
+	e := m.expander()
+	defer e.done()
 	return e.expand(s, 0)
 }
 
@@ -353,6 +372,7 @@ func (e *expander) expand(s string, depth int) (string, bool) {
 		}
 		end := groupEnd(s, i)
 		ref := s[i:end]
+		e.budget -= len(ref) // every reference costs, resolved or not
 		var name string
 		switch s[i+1] {
 		case '(', '{':
@@ -399,9 +419,16 @@ func (e *expander) lookup(name string, depth int) (string, bool) {
 	if v.simple {
 		return v.value, true
 	}
+	if r, ok := e.memo[name]; ok {
+		return r.value, r.known
+	}
 	e.visiting[name] = true
-	defer delete(e.visiting, name)
-	return e.expand(v.value, depth+1)
+	val, known := e.expand(v.value, depth+1)
+	delete(e.visiting, name)
+	if e.budget > 0 {
+		e.memo[name] = expansion{val, known} // not a result cut short by the budget
+	}
+	return val, known
 }
 
 // refs returns the names of the variables s refers to, directly or through
@@ -457,7 +484,9 @@ func (m *makefile) value(name string) (string, bool) {
 	if v.simple {
 		return v.value, true
 	}
-	e := &expander{m: m, budget: expandBudget, visiting: map[string]bool{name: true}}
+	e := m.expander()
+	defer e.done()
+	e.visiting[name] = true
 	s, ok := e.expand(v.value, 0)
 	if !ok {
 		return v.value, false

@@ -2,6 +2,7 @@ package pin
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -112,14 +113,24 @@ func TestMakeExpandBomb(t *testing.T) {
 		b.WriteString("V" + itoa(i) + " = $(V" + itoa(i-1) + ")$(V" + itoa(i-1) + ")\n")
 	}
 	b.WriteString("BOMB_VERSION = $(V40)\n")
+	b.WriteString("BROKEN_VERSION = $(W40)\n") // the same over an undefined base
+	for i := 1; i <= 40; i++ {
+		b.WriteString("W" + itoa(i) + " = $(W" + itoa(i-1) + ")$(W" + itoa(i-1) + ")\n")
+	}
 	mk := readMakefile(fstest.MapFS{}, "Makefile", []byte(b.String()))
-	v, known := mk.value("BOMB_VERSION")
-	if known || len(v) > maxExpansion+expandBudget {
-		t.Errorf("known=%v len=%d", known, len(v))
+	for _, name := range []string{"BOMB_VERSION", "BROKEN_VERSION"} {
+		v, known := mk.value(name)
+		if known || len(v) > 2*maxExpansion {
+			t.Errorf("%s: known=%v len=%d", name, known, len(v))
+		}
+	}
+	_, versions, _ := mk.pins()
+	if len(versions) != 2 || versions[0].Known || versions[1].Known {
+		t.Errorf("versions %+v", versions)
 	}
 }
 
-func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+i/10)) + string(rune('0'+i%10))) }
+func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestMakeRulesAndRecipes(t *testing.T) {
 	src := strings.Join([]string{
@@ -142,9 +153,9 @@ func TestMakeRulesAndRecipes(t *testing.T) {
 		got = append(got, u.Value+"@"+itoa(u.Line))
 	}
 	want := []string{
-		"https://example.com/x.yaml@01",
-		"https://example.com/y.yaml@02",
-		"https://example.com/z.yaml@06",
+		"https://example.com/x.yaml@1",
+		"https://example.com/y.yaml@2",
+		"https://example.com/z.yaml@6",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("unpinned %v, want %v", got, want)

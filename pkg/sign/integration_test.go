@@ -4,6 +4,7 @@ package sign
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -196,18 +197,10 @@ func TestIntegrationUnknownKeyType(t *testing.T) {
 	}
 	_, err := LoadPublicKey(path)
 	var ke *KeyError
-	if !asKeyError(err, &ke) || ke.Reason != KeyUnknownType || ke.Path != path {
+	if !errors.As(err, &ke) || ke.Reason != KeyUnknownType || ke.Path != path {
 		t.Fatalf("LoadPublicKey(ed448) = %v, want unknown-key-type naming the file", err)
 	}
 	if r := s.run(t, "verify", "--key", path, "--insecure-ignore-tlog", "--allow-insecure-registry", s.ref); r.Err == nil {
 		t.Fatal("cosign accepted an Ed448 key")
 	}
-}
-
-func asKeyError(err error, ke **KeyError) bool {
-	e, ok := err.(*KeyError)
-	if ok {
-		*ke = e
-	}
-	return ok
 }

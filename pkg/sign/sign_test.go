@@ -95,7 +95,7 @@ func repos() map[string]func(t *testing.T) artifact.Repository {
 
 func push(t *testing.T, repo artifact.Repository, rel artifact.Release) digest.Digest {
 	t.Helper()
-	res, err := artifact.Push(context.Background(), repo, rel)
+	res, err := artifact.Push(context.Background(), repo, rel, artifact.PushOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestExtract(t *testing.T) {
 		{"absolute symlink", []untartest.Entry{{Name: "l", Type: tar.TypeSymlink, Linkname: "/etc"}}, unsafe, "absolute", nil, nil},
 		{"symlink chain escapes", []untartest.Entry{
 			{Name: "d/e/l", Type: tar.TypeSymlink, Linkname: "../.."}, // the root: fine on its own
-			{Name: "y", Type: tar.TypeSymlink, Linkname: "d/e/l/.."}, // lexically d/e, really the root's parent
+			{Name: "y", Type: tar.TypeSymlink, Linkname: "d/e/l/.."},  // lexically d/e, really the root's parent
 		}, unsafe, "resolves outside", nil, nil},
 		{"dangling symlink", []untartest.Entry{{Name: "l", Type: tar.TypeSymlink, Linkname: "nothing"}}, unsafe, "does not resolve", nil, nil},
 		{"file under symlink", []untartest.Entry{{Name: "l", Type: tar.TypeSymlink, Linkname: "."}, untartest.File("l/x", "x")}, unsafe, "under the symbolic link", nil, []string{"x"}},
