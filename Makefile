@@ -40,3 +40,8 @@ fuzz:
 
 clean:
 	rm -rf $(BIN)
+
+## fixtures: regenerate the shared fixture trees testdata/tree and testdata/tree-dirty (needs GNU gzip)
+.PHONY: fixtures
+fixtures:
+	$(GO) run ./internal/fixture/gen

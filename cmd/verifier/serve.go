@@ -50,7 +50,12 @@ Bearer tokens come from the config's tokensFile and from the environment
 variable PINSEAL_TOKENS, never from flags. SIGINT/SIGTERM shut down
 gracefully: running scans finish within limits.shutdownTimeout or are
 recorded as failed.`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.NoArgs(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, o) },
 	}
 	f := cmd.Flags()

@@ -24,7 +24,7 @@ import (
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.metrics.instrument, s.recoverPanics, s.requestTimeout)
+	r.Use(s.instrument, s.recoverPanics, s.requestTimeout)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusNotFound, "no such path: "+r.URL.Path)
 	})

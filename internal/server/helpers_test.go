@@ -41,6 +41,7 @@ func init() {
 
 var (
 	specOnce   sync.Once
+	specDoc    *openapi3.T
 	specRouter routers.Router
 	specErr    error
 )
@@ -72,12 +73,31 @@ func openAPIRouter(t testing.TB) routers.Router {
 			return
 		}
 		doc.Servers = nil // match the test server's random port
+		specDoc = doc
 		specRouter, specErr = legacy.NewRouter(doc)
 	})
 	if specErr != nil {
 		t.Fatal(specErr)
 	}
 	return specRouter
+}
+
+// validateSchema fails the test unless the JSON body matches the named
+// component schema of openapi.yaml.
+func validateSchema(t testing.TB, name string, body []byte) {
+	t.Helper()
+	openAPIRouter(t)
+	ref := specDoc.Components.Schemas[name]
+	if ref == nil {
+		t.Fatalf("openapi.yaml has no schema %s", name)
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := ref.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+		t.Errorf("body does not match schema %s: %v\n%.600s", name, err, body)
+	}
 }
 
 // validateResponse fails the test unless the response is what openapi.yaml

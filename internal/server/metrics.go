@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -66,8 +67,9 @@ func (m *metrics) handler() http.Handler {
 }
 
 // instrument counts and times requests by their route pattern (not the
-// path, which would make a series per scan id).
-func (m *metrics) instrument(next http.Handler) http.Handler {
+// path, which would make a series per scan id), and logs them at debug level.
+func (s *Server) instrument(next http.Handler) http.Handler {
+	m := s.metrics
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
@@ -80,8 +82,11 @@ func (m *metrics) instrument(next http.Handler) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
+		elapsed := time.Since(start)
 		m.requests.WithLabelValues(r.Method, route, strconv.Itoa(status)).Inc()
-		m.reqDuration.WithLabelValues(r.Method, route).Observe(time.Since(start).Seconds())
+		m.reqDuration.WithLabelValues(r.Method, route).Observe(elapsed.Seconds())
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.Int("status", status), slog.Duration("elapsed", elapsed))
 	})
 }
 

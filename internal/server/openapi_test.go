@@ -31,6 +31,7 @@ func TestResponseValidationIsStrict(t *testing.T) {
 	}{
 		{"valid report", "POST", "/v1/verify", 200, "application/json", okReport, true},
 		{"report without summary", "POST", "/v1/verify", 200, "application/json", strings.Replace(okReport, `,"summary":{"packages":0,"providers":0,"errors":0,"warnings":0,"waived":0,"passed":true}`, "", 1), false},
+		{"report of another schema version", "POST", "/v1/verify", 200, "application/json", strings.Replace(okReport, "pinseal.report/v1", "pinseal.report/v0", 1), false},
 		{"finding with unknown field", "POST", "/v1/verify", 200, "application/json", strings.Replace(okReport, `"findings":[]`, `"findings":[{"check":"blob-yaml","severity":"error","package":"p","message":"m","colour":"red"}]`, 1), false},
 		{"undocumented status", "POST", "/v1/verify", 418, "application/json", `{"error":"x"}`, true /* default response */},
 		{"valid scan detail", "GET", "/v1/scans/1", 200, "application/json", `{"scan":` + okScan + `,"report":null,"new":[],"resolved":[]}`, true},
@@ -38,9 +39,19 @@ func TestResponseValidationIsStrict(t *testing.T) {
 		{"tracked finding missing firstSeen", "GET", "/v1/findings", 200, "application/json", `{"findings":[{"key":"k","source":"s","finding":{"check":"a","severity":"error","package":"p","message":"m"},"lastSeen":"2025-01-01T00:00:00Z","firstScan":1,"lastScan":1}]}`, false},
 		{"error without message", "GET", "/v1/scans/1", 404, "application/json", `{}`, false},
 		{"html where JSON is documented", "GET", "/v1/sources", 200, "text/html", `<p>`, false},
+		{"webhook event", "", "WebhookEvent", 0, "", `{"event":"scan.new-error-findings","source":"s","scan":` + okScan + `,"findings":[]}`, true},
+		{"webhook event, other name", "", "WebhookEvent", 0, "", `{"event":"scan.done","source":"s","scan":` + okScan + `,"findings":[]}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.method == "" {
+				rec := &recordingTB{TB: t}
+				validateSchema(rec, tt.path, []byte(tt.body))
+				if ok := len(rec.errs) == 0; ok != tt.wantOK {
+					t.Fatalf("valid=%v, want %v; errors: %v", ok, tt.wantOK, rec.errs)
+				}
+				return
+			}
 			req, _ := http.NewRequest(tt.method, "http://127.0.0.1"+tt.path, nil)
 			resp := &http.Response{StatusCode: tt.status, Header: http.Header{"Content-Type": {tt.contentType}}, Body: io.NopCloser(strings.NewReader(""))}
 			rec := &recordingTB{TB: t}

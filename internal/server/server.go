@@ -50,6 +50,7 @@ type Server struct {
 	flights    singleflight.Group
 	verifySem  chan struct{}
 	uploadDir  string
+	lock       *os.File // held while the Server owns the data directory
 	ready      atomic.Bool
 }
 
@@ -71,15 +72,31 @@ func New(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger) (*Serve
 	if err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, cfg, eng, log, toks, ph)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks tokens, ph string) (*Server, error) {
 	uploadDir := filepath.Join(cfg.DataDir, "uploads")
 	if err := os.MkdirAll(uploadDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create upload directory: %w", err)
 	}
 	// Uploads left behind by a killed process.
-	if old, _ := filepath.Glob(filepath.Join(uploadDir, "verify-*")); len(old) > 0 {
-		for _, d := range old {
-			os.RemoveAll(d)
-		}
+	old, _ := filepath.Glob(filepath.Join(uploadDir, "verify-*"))
+	for _, d := range old {
+		os.RemoveAll(d)
 	}
 	st, err := store.Open(ctx, cfg.DataDir)
 	if err != nil {
@@ -140,9 +157,6 @@ func New(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger) (*Serve
 // Handler is the HTTP handler of the service.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Store is the service's history.
-func (s *Server) Store() *store.Store { return s.store }
-
 func (s *Server) checkSource(ctx context.Context, name string) (*report.Report, error) {
 	src := s.sources[name]
 	return s.engine.CheckTree(ctx, src.Path, CheckOptions{Registry: src.Registry, Policy: src.Policy})
@@ -166,6 +180,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	if err := s.sched.Start(ctx); err != nil {
 		s.store.Close()
+		s.lock.Close()
 		return err
 	}
 	served := make(chan error, 1)
@@ -195,13 +210,16 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	if err := s.store.Close(); err != nil {
 		errs = append(errs, err)
 	}
+	s.lock.Close()
 	return errors.Join(errs...)
 }
 
 // Close releases the database of a Server that was never Run.
 func (s *Server) Close() error {
 	s.sched.Shutdown(context.Background())
-	return s.store.Close()
+	err := s.store.Close()
+	s.lock.Close()
+	return err
 }
 
 // policyHash identifies the verification policy of POST /v1/verify together

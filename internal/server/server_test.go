@@ -423,8 +423,10 @@ func TestShutdownFinishesRunningScan(t *testing.T) {
 func TestScheduledScansAndWebhook(t *testing.T) {
 	events := make(chan scan.Event, 10)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		validateSchema(t, "WebhookEvent", body)
 		var e scan.Event
-		json.NewDecoder(r.Body).Decode(&e)
+		json.Unmarshal(body, &e)
 		events <- e
 	}))
 	defer hook.Close()
@@ -669,6 +671,8 @@ func TestVerifyUpload(t *testing.T) {
 		{"body too large", "application/gzip", big, false, 413, "maxBodyBytes"},
 		{"body too large, chunked", "application/gzip", big, true, 413, "maxBodyBytes"},
 		{"not gzip", "application/gzip", []byte("PK\x03\x04 a zip"), false, 400, "gzip"},
+		{"JSON body too large", "application/json", []byte(`{"ref":"` + strings.Repeat("a", 300<<10) + `"}`), false, 413, "maxBodyBytes"},
+		{"JSON body too large, chunked", "application/json", []byte(`{"ref":"` + strings.Repeat("a", 300<<10) + `"}`), true, 413, "maxBodyBytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -707,4 +711,21 @@ func TestPolicyHash(t *testing.T) {
 	if _, err := policyHash(filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("no error for a missing policy")
 	}
+}
+
+func TestDataDirLock(t *testing.T) {
+	cfg := testConfig(t)
+	first, err := New(context.Background(), cfg, &fakeEngine{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(context.Background(), cfg, &fakeEngine{}, nil); err == nil || !strings.Contains(err.Error(), "in use by another") {
+		t.Fatalf("second server on one data directory: %v, want refused", err)
+	}
+	first.Close()
+	second, err := New(context.Background(), cfg, &fakeEngine{}, nil)
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	second.Close()
 }

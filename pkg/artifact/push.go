@@ -107,7 +107,11 @@ func Push(ctx context.Context, repo Repository, rel Release, opts PushOptions) (
 			return res, nil
 		}
 		diffs, cerr := compareExisting(ctx, repo, existing, mem, desc)
-		if cerr == nil && len(diffs) == 0 {
+		if cerr != nil {
+			return Result{}, fmt.Errorf("push %s to %s: tag %s holds %s, this build is %s, and the existing artifact could not be read to compare them: %w",
+				rel, repo.Name(), rel.Release, existing.Digest, desc.Digest, cerr)
+		}
+		if len(diffs) == 0 {
 			res.Descriptor = existing
 			res.Status = Equivalent
 			return res, nil
@@ -135,6 +139,31 @@ func Push(ctx context.Context, repo Repository, rel Release, opts PushOptions) (
 	return res, nil
 }
 
+// Compare lists what differs between the artifact ref (tag or digest) in
+// repo and what rel packs to, ignoring what does not change the content
+// (builder version, creation time): "layer components.gz", "config
+// contract", .... Empty means the same content. For the verifier's
+// registry-digest and version-reused checks.
+func Compare(ctx context.Context, repo Repository, ref string, rel Release) ([]string, error) {
+	existing, err := repo.Resolve(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s with %s%s%s: %w", rel, repo.Name(), refSep(ref), ref, err)
+	}
+	mem := memory.New()
+	desc, err := Pack(ctx, mem, rel)
+	if err != nil {
+		return nil, err
+	}
+	if existing.Digest == desc.Digest {
+		return nil, nil
+	}
+	diffs, err := compareExisting(ctx, repo, existing, mem, desc)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s with %s@%s: %w", rel, repo.Name(), existing.Digest, err)
+	}
+	return diffs, nil
+}
+
 // compareExisting lists what differs between the artifact in repo and the
 // one just packed, ignoring what does not change the content (builder
 // version, creation time). An error means the existing one could not be
@@ -143,7 +172,7 @@ func compareExisting(ctx context.Context, repo Repository, existing ocispec.Desc
 	if existing.Size > MaxManifestSize {
 		return nil, fmt.Errorf("manifest too large")
 	}
-	oldRaw, err := content.FetchAll(ctx, repo, existing)
+	oldRaw, err := fetch(ctx, repo, existing)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +207,7 @@ func compareExisting(ctx context.Context, repo Repository, existing ocispec.Desc
 	if oldM.Config.Size > MaxConfigSize {
 		return append(diffs, "config"), nil
 	}
-	oldCfgRaw, err := content.FetchAll(ctx, repo, oldM.Config)
+	oldCfgRaw, err := fetch(ctx, repo, oldM.Config)
 	if err != nil {
 		return nil, err
 	}

@@ -368,3 +368,32 @@ func TestPushBeforeTag(t *testing.T) {
 		})
 	}
 }
+
+func TestCompare(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	ctx := context.Background()
+	repo, err := OpenLayout(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := testRelease(t)
+	if _, err := Push(ctx, repo, rel, PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other := testRelease(t)
+	other.BuilderVersion = "v2.0.0"
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+	if d, err := Compare(ctx, repo, rel.Release, other); err != nil || len(d) != 0 {
+		t.Fatalf("Compare with another builder version and time = %q, %v; want no differences", d, err)
+	}
+	changed := testRelease(t)
+	changed.Contract = "v1beta2"
+	changed.Metadata = []byte(testMetadata + "# x\n")
+	d, err := Compare(ctx, repo, rel.Release, changed)
+	if err != nil || strings.Join(d, ",") != "layer metadata.yaml,config contract" {
+		t.Fatalf("Compare = %q, %v", d, err)
+	}
+	if _, err := Compare(ctx, repo, "v9.9.9", rel); !errors.Is(err, errdef.ErrNotFound) {
+		t.Fatalf("Compare with a missing tag = %v", err)
+	}
+}

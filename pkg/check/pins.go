@@ -32,14 +32,15 @@ func findProvider(pkg *model.Package, kind, name string) *model.Provider {
 	return nil
 }
 
-// releaseTargets are the release names a provider's pinned version must be
-// the version part of: spec.version and the names of the ConfigMaps of its
-// own package that its selector matches.
+// target is one release name a pinned version is compared with.
 type target struct {
-	what, value string
+	what, value string // e.g. "spec.version", "v1.10.1-core"
 	loc         model.Location
 }
 
+// releaseTargets are the release names a provider's pinned version must be
+// the version part of: spec.version and the names of the ConfigMaps of its
+// own package that its selector matches.
 func releaseTargets(ix *Index, pkg *model.Package, p *model.Provider) []target {
 	var ts []target
 	if p.Version != "" {

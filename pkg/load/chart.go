@@ -96,12 +96,16 @@ func renderedLineMap(src []byte, rendered string) func(int) int {
 // limit) but without following symlinks out of the tree: a symlink to a file
 // inside the tree is read, one pointing outside is a Problem and skipped.
 // fatal is set when Helm itself would refuse the chart.
-func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, probs []model.Problem, fatal bool) {
+//
+// mem holds the exact bytes of the regular (not symlinked) files read, by
+// path, so the vendored files need not be read twice.
+func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal bool) {
+	mem = map[string][]byte{}
 	rules := ignore.Empty()
 	if _, err := os.Lstat(filepath.Join(p.Dir, ignore.HelmIgnore)); err == nil {
 		r, err := ignore.ParseFile(filepath.Join(p.Dir, ignore.HelmIgnore))
 		if err != nil {
-			return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: ignore.HelmIgnore},
+			return nil, nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: ignore.HelmIgnore},
 				Message: fmt.Sprintf(".helmignore cannot be read: %v", unwrapPath(err))}}, true
 		}
 		rules = r
@@ -168,10 +172,13 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 			fatal = true
 			return nil
 		}
+		if target == fp {
+			mem[n] = data
+		}
 		files = append(files, &loader.BufferedFile{Name: n, Data: bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})})
 		return nil
 	})
-	return files, probs, fatal
+	return files, mem, probs, fatal
 }
 
 // followLink resolves the symlink at fp (n relative to the package). It
@@ -203,25 +210,32 @@ func within(root, p string) bool {
 	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
 }
 
-// chartWorthRendering reports whether any template of the chart (or a
-// packed subchart, which cannot be read cheaply) may produce a provider or
-// components ConfigMap.
+// chartWorthRendering reports whether the chart may produce a provider or
+// components ConfigMap: a template has a marker, or a template reads chart
+// files (.Files.Get, .Files.Glob) and a file that is not a template has
+// one, or a packed subchart (not read cheaply) is present.
 func chartWorthRendering(files []*loader.BufferedFile) bool {
+	readsFiles, fileMarker := false, false
 	for _, f := range files {
 		if strings.HasSuffix(f.Name, ".tgz") && strings.HasPrefix(f.Name, "charts/") {
 			return true
 		}
-		if (strings.HasPrefix(f.Name, "templates/") || strings.Contains(f.Name, "/templates/")) && hasMarker(f.Data) {
-			return true
+		if strings.HasPrefix(f.Name, "templates/") || strings.Contains(f.Name, "/templates/") {
+			if hasMarker(f.Data) {
+				return true
+			}
+			readsFiles = readsFiles || bytes.Contains(f.Data, []byte(".Files."))
+		} else if !fileMarker && path.Base(f.Name) != "Chart.yaml" && !strings.HasSuffix(f.Name, ".gz") {
+			fileMarker = hasMarker(f.Data)
 		}
 	}
-	return false
+	return readsFiles && fileMarker
 }
 
 // renderChart renders the chart with Helm's engine and its default values,
 // as `helm template -n NAMESPACE NAME .` would, and parses every rendered
 // manifest. The rendered text is dropped once parsed.
-func (l *scanner) renderChart(p *model.Package, files []*loader.BufferedFile, release, namespace string) ([]sourced, []model.Problem) {
+func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace string) ([]sourced, []model.Problem) {
 	chrt, err := loader.LoadFiles(files)
 	if err != nil {
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
@@ -275,7 +289,6 @@ func (l *scanner) renderChart(p *model.Package, files []*loader.BufferedFile, re
 			}
 		}
 		probs = append(probs, ps...)
-		kept := false
 		for _, o := range objs {
 			if !isProvider(o) && !isComponentsConfigMap(o) {
 				o.root = nil
@@ -287,10 +300,6 @@ func (l *scanner) renderChart(p *model.Package, files []*loader.BufferedFile, re
 			}
 			o.Line = line
 			out = append(out, sourced{object: o, File: file, lineMap: lm})
-			kept = true
-		}
-		if !kept {
-			lm = nil
 		}
 	}
 	return out, probs

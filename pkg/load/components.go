@@ -51,9 +51,10 @@ func decodeBase64(s string) ([]byte, error) {
 	return b, nil
 }
 
-// parseMetadata parses clusterctl's Metadata (metadata.yaml). `kind:
+// ParseMetadata parses clusterctl's Metadata (metadata.yaml): apiVersion
+// clusterctl.cluster.x-k8s.io/*, releaseSeries of major/minor/contract. `kind:
 // Metadata` may be omitted; every other problem is in Metadata.Err.
-func parseMetadata(raw []byte) *model.Metadata {
+func ParseMetadata(raw []byte) *model.Metadata {
 	md := &model.Metadata{}
 	fail := func(format string, a ...any) *model.Metadata {
 		md.Err = fmt.Errorf(format, a...)
@@ -128,8 +129,9 @@ func intField(m *yaml.Node, key string) (int, error) {
 }
 
 // hashFiles hashes every regular file under files/ and every pinned path
-// (sources' "to" and blobs), streaming; gzip files are inspected.
-func (l *scanner) hashFiles(ctx context.Context, p *model.Package) {
+// (sources' "to" and blobs), streaming; gzip files are inspected. Files in
+// mem (read already, with the chart) are hashed from memory.
+func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[string][]byte) {
 	vd := filepath.Join(p.Dir, vendorDir)
 	if fi, err := os.Lstat(vd); err == nil && fi.IsDir() {
 		_ = filepath.WalkDir(vd, func(fp string, d fs.DirEntry, err error) error {
@@ -148,7 +150,7 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package) {
 			if d.IsDir() {
 				return nil
 			}
-			l.hashFile(p, rel)
+			l.hashFile(p, rel, mem[rel])
 			return nil
 		})
 	} else if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
@@ -171,15 +173,20 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package) {
 				if _, err := os.Lstat(filepath.Join(p.Dir, filepath.FromSlash(rel))); err != nil {
 					continue // missing: pin-digest reports it
 				}
-				l.hashFile(p, rel)
+				l.hashFile(p, rel, mem[rel])
 			}
 		}
 	}
 }
 
 // hashFile hashes one file of the package (rel is a slash path) into
-// p.Files; a file it cannot read is a Problem.
-func (l *scanner) hashFile(p *model.Package, rel string) {
+// p.Files, from data when given, else from disk; a file it cannot read is a
+// Problem.
+func (l *scanner) hashFile(p *model.Package, rel string, data []byte) {
+	if data != nil {
+		l.hashReader(p, rel, bytes.NewReader(data))
+		return
+	}
 	fp := filepath.Join(p.Dir, filepath.FromSlash(rel))
 	fi, err := os.Lstat(fp)
 	if err != nil {
@@ -205,7 +212,12 @@ func (l *scanner) hashFile(p *model.Package, rel string) {
 		return
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	l.hashReader(p, rel, f)
+}
+
+// hashReader hashes (and for gzip, inspects) one file's bytes, streaming.
+func (l *scanner) hashReader(p *model.Package, rel string, r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
 	mf := &model.File{Path: rel}
 	if head, _ := br.Peek(2); isGzip(head) {
 		info := blob.Inspect(br, l.opts.Limit)

@@ -136,7 +136,7 @@ func TestParseMetadata(t *testing.T) {
 		{"duplicate", "releaseSeries: []\nreleaseSeries: []\n", "", "duplicate key", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			md := parseMetadata([]byte(tc.in))
+			md := ParseMetadata([]byte(tc.in))
 			if tc.err == "" && md.Err != nil || tc.err != "" && (md.Err == nil || !strings.Contains(md.Err.Error(), tc.err)) {
 				t.Fatalf("err = %v, want %q", md.Err, tc.err)
 			}
@@ -145,7 +145,7 @@ func TestParseMetadata(t *testing.T) {
 			}
 		})
 	}
-	md := parseMetadata([]byte("releaseSeries:\n- {major: 0, minor: 8, contract: v1beta2}\n"))
+	md := ParseMetadata([]byte("releaseSeries:\n- {major: 0, minor: 8, contract: v1beta2}\n"))
 	if s := md.ReleaseSeries[0]; s.Major != 0 || s.Minor != 8 || s.Contract != "v1beta2" {
 		t.Errorf("series = %+v", s)
 	}

@@ -45,7 +45,7 @@ func FuzzParseMetadata(f *testing.F) {
 	f.Add([]byte("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries:\n- {major: 1, minor: 10, contract: v1beta1}\n"))
 	f.Add([]byte("kind: Metadata\nreleaseSeries: [{major: x}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		md := parseMetadata(data)
+		md := ParseMetadata(data)
 		if md == nil || (md.Err == nil && len(md.ReleaseSeries) == 0 && !strings.Contains(string(data), "releaseSeries")) {
 			t.Fatalf("metadata %+v from %q", md, data)
 		}

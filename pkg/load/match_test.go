@@ -222,3 +222,38 @@ func TestSymlinkedRoot(t *testing.T) {
 	}
 	var _ *model.Tree = tr
 }
+
+// TestProvidersFromFiles: a chart whose template only includes a file that
+// holds the provider is still found.
+func TestProvidersFromFiles(t *testing.T) {
+	root := fixture.Tree(t)
+	b := read(t, root, cpPkg+"/templates/providers.yaml")
+	write(t, root, cpPkg+"/manifests/providers.yaml", b)
+	write(t, root, cpPkg+"/templates/providers.yaml", []byte("{{ .Files.Get \"manifests/providers.yaml\" }}\n"))
+	tr := loadTree(t, root, Options{})
+	p := find(t, tr, cpPkg)
+	if len(p.Providers) != 1 || p.Providers[0].File != "templates/providers.yaml" {
+		t.Fatalf("providers = %+v", p.Providers)
+	}
+}
+
+// TestBadPinFile: a pin.yaml that does not parse is a problem of the
+// package; the rest of the package still loads.
+func TestBadPinFile(t *testing.T) {
+	root := fixture.Tree(t)
+	replace(t, root, corePkg+"/pin.yaml", "  version: v1.10.1\n", "  version: v1.10.1\n  colour: blue\n")
+	tr := loadTree(t, root, Options{})
+	otherPackagesFine(t, tr, corePkg)
+	p := find(t, tr, corePkg)
+	pr := problem(p, CheckLoad, "pins cannot be read")
+	if pr == nil || pr.File != "pin.yaml" || pr.Line != 6 || !strings.Contains(pr.Message, "pin.yaml:6: providers[0].colour") || strings.Contains(pr.Message, root) {
+		t.Fatalf("problems = %+v", p.Problems)
+	}
+	if p.Pins == nil || p.Pins.Source != "pin.yaml" || p.Pins.File != nil || p.Pins.Namespace != "cozy-cluster-api" {
+		t.Errorf("pins = %+v", p.Pins)
+	}
+	c := cmNamed(t, p, "v1.10.1-core").Components
+	if c.MatchedBy != MatchedByContent || c.YAMLFile != "files/core-components.yaml" {
+		t.Errorf("without pins the blob matches by content: %+v", c)
+	}
+}

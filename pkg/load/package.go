@@ -37,24 +37,25 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	p := newPackage(c)
 	var objs []sourced
 	var probs []model.Problem
+	var mem map[string][]byte // chart files already read
 	if c.chart {
-		files, cprobs, fatal := l.collectChart(p)
+		files, m, cprobs, fatal := l.collectChart(p)
+		mem = m
 		if !fatal && !chartWorthRendering(files) {
 			return nil
 		}
 		l.loadPins(p)
 		probs = append(probs, cprobs...)
+		var rprobs []model.Problem
 		if !fatal {
 			ns := p.Pins.Namespace
 			if ns == "" {
 				ns = l.opts.Namespace
 			}
-			var rprobs []model.Problem
-			objs, rprobs = l.renderChart(p, files, p.Pins.Name, ns)
+			objs, rprobs = l.renderChart(files, p.Pins.Name, ns)
 			probs = append(probs, rprobs...)
 		}
-		files = nil //nolint:ineffassign // let the chart's bytes go before the blobs are read
-		if len(objs) == 0 && !hasCheck(probs, CheckLoad) {
+		if len(objs) == 0 && !fatal && len(rprobs) == 0 {
 			return nil // renders, but holds no provider and no components
 		}
 	} else {
@@ -93,9 +94,8 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			cms = append(cms, l.configMap(p, o))
 		}
 	}
-	objs = nil
 
-	l.hashFiles(ctx, p)
+	l.hashFiles(ctx, p, mem)
 	for _, cm := range cms {
 		l.components(p, cm)
 		p.ConfigMaps = append(p.ConfigMaps, cm.ConfigMap)
@@ -119,15 +119,6 @@ func dedupe(probs []model.Problem) []model.Problem {
 	return out
 }
 
-func hasCheck(probs []model.Problem, check string) bool {
-	for _, p := range probs {
-		if p.Check == check {
-			return true
-		}
-	}
-	return false
-}
-
 // loadPins reads the package's pin.yaml or Makefile pins. A pin file that
 // does not parse is a Problem; the package then has an empty pin set.
 func (l *scanner) loadPins(p *model.Package) {
@@ -149,7 +140,7 @@ func (l *scanner) loadPins(p *model.Package) {
 			}
 		}
 		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: file, Line: line},
-			Message: fmt.Sprintf("the package's pins cannot be read: %v", err),
+			Message: "the package's pins cannot be read: " + strings.ReplaceAll(err.Error(), p.Dir+string(filepath.Separator), ""),
 			Hint:    "fix the pin file (see api/pin.md)"})
 	}
 }
@@ -295,8 +286,6 @@ type pendingCM struct {
 	*model.ConfigMap
 	raw    []byte // decoded components
 	rawErr error
-	file   string
-	line   int
 }
 
 // configMap builds a model.ConfigMap and decodes its components.
@@ -313,7 +302,7 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 	meta := lookup(o.root, "metadata")
 	cm.Labels = stringMap(lookup(meta, "labels"), func(k, why string, line int) { bad("label "+k, why, line) })
 	cm.Annotations = stringMap(lookup(meta, "annotations"), func(k, why string, line int) { bad("annotation "+k, why, line) })
-	pc := &pendingCM{ConfigMap: cm, file: o.File, line: o.Line}
+	pc := &pendingCM{ConfigMap: cm}
 
 	bin := lookupPath(o.root, "binaryData", "components")
 	txt := lookupPath(o.root, "data", "components")
@@ -348,7 +337,7 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 	if md := lookupPath(o.root, "data", "metadata"); md != nil {
 		s, ok := scalar(md)
 		cm.MetadataRaw = []byte(s)
-		cm.Metadata = parseMetadata(cm.MetadataRaw)
+		cm.Metadata = ParseMetadata(cm.MetadataRaw)
 		if !ok && md.Kind != yaml.ScalarNode {
 			cm.Metadata = &model.Metadata{Err: fmt.Errorf("data.metadata is a %s, not a string", nodeKind(md))}
 		}

@@ -99,6 +99,11 @@ type Provider struct {
 	FetchURL string // spec.fetchConfig.url
 	FetchOCI string // spec.fetchConfig.oci
 	Location
+
+	// Artifact is what the registry holds for this provider's release
+	// (PREFIX/<type>-<name>:<spec.version>); nil when no registry was
+	// given. Filled by pkg/remote, read by the registry checks.
+	Artifact *Artifact
 }
 
 // ID is "Kind/name", the form used in findings.

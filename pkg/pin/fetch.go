@@ -73,6 +73,16 @@ type Fetcher struct {
 	// BaseDir resolves relative file: URLs (file:upstream/x.yaml); "" = the
 	// current directory.
 	BaseDir string
+	// Log receives retries (debug) and cache trouble (warn); nil =
+	// slog.Default().
+	Log *slog.Logger
+}
+
+func (f *Fetcher) log() *slog.Logger {
+	if f.Log != nil {
+		return f.Log
+	}
+	return slog.Default()
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/pinseal, else ~/.cache/pinseal.
@@ -111,7 +121,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src Source) ([]byte, error) {
 		case errors.Is(err, errCorruptCache) && f.Offline:
 			return nil, fmt.Errorf("%s: %w; run once without --offline to fetch it again", src.URL, err)
 		case errors.Is(err, errCorruptCache):
-			slog.Warn("discarded a corrupt cache entry", "url", src.URL, "err", err)
+			f.log().Warn("discarded a corrupt cache entry", "url", src.URL, "err", err)
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("reading the cache for %s: %w", src.URL, err)
 		}
@@ -140,7 +150,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src Source) ([]byte, error) {
 	}
 	if f.CacheDir != "" {
 		if err := f.writeCache(want, data); err != nil {
-			slog.Warn("could not store a verified download in the cache", "url", src.URL, "err", err)
+			f.log().Warn("could not store a verified download in the cache", "url", src.URL, "err", err)
 		}
 	}
 	return data, nil
@@ -157,7 +167,7 @@ func (f *Fetcher) readCache(digest string) ([]byte, error) {
 	sum := sha256.Sum256(data)
 	if hex.EncodeToString(sum[:]) != digest {
 		if rmErr := os.Remove(p); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-			slog.Warn("could not remove a corrupt cache entry", "path", p, "err", rmErr)
+			f.log().Warn("could not remove a corrupt cache entry", "path", p, "err", rmErr)
 		}
 		return nil, fmt.Errorf("%s: %w (removed)", p, errCorruptCache)
 	}
@@ -279,6 +289,9 @@ func (f *Fetcher) download(ctx context.Context, u string) ([]byte, error) {
 		if err == nil {
 			return data, nil
 		}
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			return nil, fmt.Errorf("%s: %w (last: %v)", u, ctx.Err(), err)
+		}
 		var r retryable
 		if !errors.As(err, &r) || ctx.Err() != nil {
 			return nil, err
@@ -287,7 +300,7 @@ func (f *Fetcher) download(ctx context.Context, u string) ([]byte, error) {
 		if attempt >= retries {
 			break
 		}
-		slog.Debug("download failed, retrying", "url", u, "attempt", attempt+1, "wait", wait, "err", r.err)
+		f.log().Debug("download failed, retrying", "url", u, "attempt", attempt+1, "wait", wait, "err", r.err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,7 +47,8 @@ func newServer(t *testing.T, body []byte, handle func(n int64, w http.ResponseWr
 }
 
 func quickFetcher(t *testing.T) *Fetcher {
-	return &Fetcher{CacheDir: t.TempDir(), Backoff: time.Millisecond, Timeout: 10 * time.Second}
+	return &Fetcher{CacheDir: t.TempDir(), Backoff: time.Millisecond, Timeout: 10 * time.Second,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
 var manifest = []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: capmox-system\n")
@@ -289,8 +292,13 @@ func TestFetchCorruptCacheEntry(t *testing.T) {
 	}
 
 	f := quickFetcher(t)
+	var logged bytes.Buffer
+	f.Log = slog.New(slog.NewTextHandler(&logged, nil))
 	corrupt(f)
 	got, err := f.Fetch(context.Background(), src)
+	if !strings.Contains(logged.String(), "discarded a corrupt cache entry") {
+		t.Errorf("no warning logged: %q", logged.String())
+	}
 	if err != nil || !bytes.Equal(got, manifest) {
 		t.Fatalf("online with a corrupt entry: %q, %v", got, err)
 	}

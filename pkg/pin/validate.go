@@ -322,10 +322,10 @@ func (f *File) validate(file string, lines map[string]int) []error {
 		}
 		switch {
 		case p.Release == "":
-			v.add(pp+".release", "is missing", "set it to the ConfigMap name and spec.version, e.g. "+exampleRelease(p.Version))
+			v.add(pp+".release", "is missing", "set it to the ConfigMap name and spec.version, e.g. "+exampleRelease(p.Version, p.Name))
 		case len(p.Release) > ReleaseMaxLength || !releaseRE.MatchString(p.Release):
 			v.add(pp+".release", fmt.Sprintf("%q is not a valid release name", p.Release),
-				"use the version plus a lowercase suffix, e.g. "+exampleRelease(p.Version)+" (it must be a semver ConfigMap name)")
+				"use the version plus a lowercase suffix, e.g. "+exampleRelease(p.Version, p.Name)+" (it must be a semver ConfigMap name)")
 		case versionOK && !MatchesRelease(p.Version, p.Release):
 			v.add(pp+".release", fmt.Sprintf("%q is not a release of version %q (its version part is %q)", p.Release, p.Version, ReleaseVersion(p.Release)),
 				fmt.Sprintf("make the release start with %q followed by \"-\" and a suffix, or fix version", p.Version))
@@ -415,11 +415,15 @@ func lineOf(lines map[string]int, field string) int {
 	return 0
 }
 
-func exampleRelease(version string) string {
-	if versionRE.MatchString(version) {
-		return version + "-infraprovider-proxmox"
+// exampleRelease suggests a release for a provider: its version and name.
+func exampleRelease(version, name string) string {
+	if !versionRE.MatchString(version) {
+		version = "v0.7.7"
 	}
-	return "v0.7.7-infraprovider-proxmox"
+	if name == "" || !nameRE.MatchString(name) {
+		name = "infraprovider-proxmox"
+	}
+	return version + "-" + name
 }
 
 func describeBadSHA(s string) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/internal/gentree"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
@@ -26,8 +27,8 @@ import (
 
 // Packages of the clean fixture tree (internal/fixture/spec.go).
 const (
-	corePkg  = "packages/system/capi-providers-core"      // pin.yaml, GNU gzip -n
-	bootPkg  = "packages/system/capi-providers-bootstrap" // two providers, Makefile CABPT_UPSTREAM_VERSION, no SHA pins
+	corePkg  = "packages/system/capi-providers-core"       // pin.yaml, GNU gzip -n
+	bootPkg  = "packages/system/capi-providers-bootstrap"  // two providers, Makefile CABPT_UPSTREAM_VERSION, no SHA pins
 	cpPkg    = "packages/system/capi-providers-cpprovider" // no pin at all, metadata without kind
 	infraPkg = "packages/system/capi-providers-infraprovider"
 	ipamPkg  = "packages/extra/capi-ipam-in-cluster" // plain manifests, inline base64
@@ -430,5 +431,19 @@ func TestLoadHook(t *testing.T) {
 	}})
 	if err != nil || !called || r.Root != "artifact-ref" || !r.Summary.Passed {
 		t.Errorf("Run with Load hook = %+v, %v (called %v)", r, err, called)
+	}
+}
+
+// TestGeneratedTreeIsGreen checks the benchmark trees (internal/gentree)
+// pass every check, so `make bench` times a verifier that finds nothing.
+func TestGeneratedTreeIsGreen(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "gen")
+	res, err := gentree.Generate(root, gentree.Options{Packages: 12, Size: 32 << 10, Seed: 7, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := verifyTree(t, root)
+	if len(r.Findings) != 0 || r.Summary.Packages != len(res.Packages) || r.Summary.Providers != len(res.Packages) {
+		t.Fatalf("generated tree: %+v\n%+v", r.Summary, r.Findings)
 	}
 }

@@ -1,0 +1,628 @@
+package check
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+
+	ver "github.com/pinseal/pinseal/internal/version"
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// The registry checks judge what pkg/remote recorded in
+// model.Provider.Artifact; providers without an Artifact (no registry
+// given) are skipped, so without a registry they report nothing. They
+// split what can differ between the tree and the registry so that one
+// change turns one of them red:
+//
+//   - version-reused: the artifact tagged with the release is a different
+//     release than the tree's: its config names another kind, name, type,
+//     release, upstream version, contract or set of pins, or its raw YAML
+//     layer is not the tree's vendored components YAML. The content of the
+//     release changed while its name did not (or the tag was overwritten
+//     with another release).
+//   - registry-digest: the same release (no version-reused difference),
+//     but the packaged bytes differ: components.gz is not the blob the
+//     tree's ConfigMap carries, or metadata.yaml is not the tree's
+//     metadata; also a tag that is missing or cannot be read, a layer
+//     whose bytes do not match the manifest, a missing layer.
+//   - signature: a trusted key signed the manifest digest.
+//   - provenance: a trusted key attested SLSA provenance about the
+//     manifest digest, by an allowed builder, whose materials equal the
+//     pins recorded in the artifact's config (the tree's pins when it has
+//     no pinseal config; version-reused holds the two pin sets equal).
+
+// Registry returns the registry checks (registry-digest, version-reused,
+// signature, provenance) runnable over a tree whose providers carry
+// Artifacts. builders are the allowed SLSA builder ids; none means
+// pinseal's own (version.BuilderID).
+func Registry(builders []string) []Check {
+	if len(builders) == 0 {
+		builders = []string{ver.BuilderID}
+	}
+	builders = slices.Clone(builders)
+	out := make([]Check, 0, 4)
+	for _, id := range []string{RegistryDigest, VersionReused, Signature, Provenance} {
+		c, _ := Lookup(id)
+		switch id {
+		case RegistryDigest:
+			c.Run = registryDigest
+		case VersionReused:
+			c.Run = versionReused
+		case Signature:
+			c.Run = signature
+		case Provenance:
+			c.Run = func(t *model.Tree) []report.Finding { return provenance(t, builders) }
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// ArtifactChecks returns the checks of `verifier verify REF`, run over a
+// model of one artifact (a provider whose Artifact has Content): the
+// registry checks plus blob-corrupt, blob-header, blob-yaml and
+// metadata-series judged on the artifact's layers (components.gz gunzips
+// to exactly the raw YAML layer, its gzip header is reproducible,
+// metadata.yaml has the release's series with a contract equal to the
+// config's). They have the IDs of the tree checks they stand in for.
+func ArtifactChecks(builders []string) []Check {
+	out := Registry(builders)
+	for _, id := range []string{BlobCorrupt, BlobHeader, BlobYAML, MetadataSeries} {
+		c, _ := Lookup(id)
+		switch id {
+		case BlobCorrupt:
+			c.Run = artifactBlobCorrupt
+		case BlobHeader:
+			c.Run = artifactBlobHeader
+		case BlobYAML:
+			c.Run = artifactBlobYAML
+		case MetadataSeries:
+			c.Run = artifactMetadata
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// withArtifacts calls fn for every provider that has an Artifact.
+func withArtifacts(t *model.Tree, fn func(pkg *model.Package, p *model.Provider, a *model.Artifact)) {
+	providers(t, func(pkg *model.Package, p *model.Provider) {
+		if p.Artifact != nil {
+			fn(pkg, p, p.Artifact)
+		}
+	})
+}
+
+// providerID is p.ID(), or "" for a provider the model knows nothing of
+// (an artifact with no pinseal config).
+func providerID(p *model.Provider) string {
+	if p.Kind == "" && p.Name == "" {
+		return ""
+	}
+	return p.ID()
+}
+
+// local is what the tree says a provider's release artifact must hold.
+// Empty digests are unknown (and not compared).
+type local struct {
+	pin                    *pin.Provider
+	blob, blobFile         string // "sha256:<hex>" of the blob the ConfigMap carries
+	metadata, metadataFile string
+	yaml, yamlFile         string
+	version, contract      string
+}
+
+// localRelease gathers the tree side of p's release: the ConfigMap its
+// selector picks (its blob, its metadata, the vendored YAML it was matched
+// with, its series' contract) and its pin.
+func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
+	l := local{pin: pinOf(pkg, p)}
+	if l.pin != nil {
+		l.version = l.pin.Version
+	}
+	sum := func(in *model.Package, name string) string {
+		if f := in.Files[name]; f != nil && name != "" {
+			return f.SHA256.String()
+		}
+		return ""
+	}
+	single := len(pkg.Providers) == 1
+	// The ConfigMap the operator installs, and the package it is in (a
+	// selector may pick one in another package of the namespace).
+	var cm *model.ConfigMap
+	cpkg := pkg
+	if m, ok := ix.Select(pkg, p).Picked(p.Version); ok {
+		cm, cpkg = m.ConfigMap, m.Package
+	}
+	var comp *model.Components
+	if cm != nil && cm.Components != nil && cm.Components.DecodeErr == nil {
+		comp = cm.Components
+	}
+
+	// Blob: the bytes the cluster gets, else the pinned blob file, else
+	// files/components.gz of a one-provider package.
+	switch {
+	case comp != nil && comp.Gzip:
+		l.blob, l.blobFile = comp.SHA256.String(), rel2(cpkg, pkg, comp.BlobFile)
+	case l.pin != nil && sum(pkg, l.pin.Blob) != "":
+		l.blob, l.blobFile = sum(pkg, l.pin.Blob), l.pin.Blob
+	case single && sum(pkg, "files/components.gz") != "":
+		l.blob, l.blobFile = sum(pkg, "files/components.gz"), "files/components.gz"
+	}
+
+	// YAML: the vendored file the ConfigMap was matched with, else the
+	// pinned components source, else what the ConfigMap inflates to.
+	switch {
+	case comp != nil && sum(cpkg, comp.YAMLFile) != "":
+		l.yaml, l.yamlFile = sum(cpkg, comp.YAMLFile), rel2(cpkg, pkg, comp.YAMLFile)
+	case l.pin != nil && sum(pkg, componentsFile(l.pin)) != "":
+		l.yaml, l.yamlFile = sum(pkg, componentsFile(l.pin)), componentsFile(l.pin)
+	case comp != nil && !comp.Gzip:
+		l.yaml = comp.SHA256.String()
+	case comp != nil && comp.Blob != nil && comp.Blob.Err == nil:
+		l.yaml = comp.Blob.RawSHA256.String()
+	}
+
+	// Metadata: the vendored file whose bytes the ConfigMap carries, else
+	// the pinned metadata source, else files/metadata.yaml of a
+	// one-provider package, else the ConfigMap's own.
+	var raw blob.Digest
+	if cm != nil && len(cm.MetadataRaw) > 0 {
+		raw = sha256.Sum256(cm.MetadataRaw)
+		for _, name := range sortedKeys(cpkg.Files) {
+			if cpkg.Files[name].SHA256 == raw {
+				l.metadata, l.metadataFile = raw.String(), rel2(cpkg, pkg, name)
+				break
+			}
+		}
+	}
+	if l.metadata == "" && l.pin != nil {
+		for _, s := range l.pin.Sources {
+			if strings.HasPrefix(path.Base(s.To), "metadata") && sum(pkg, s.To) != "" {
+				l.metadata, l.metadataFile = sum(pkg, s.To), s.To
+				break
+			}
+		}
+	}
+	if l.metadata == "" && single && sum(pkg, "files/metadata.yaml") != "" {
+		l.metadata, l.metadataFile = sum(pkg, "files/metadata.yaml"), "files/metadata.yaml"
+	}
+	if l.metadata == "" && cm != nil && len(cm.MetadataRaw) > 0 {
+		l.metadata = raw.String()
+	}
+	if cm != nil {
+		if c, _, ok := releaseContract(cm); ok {
+			l.contract = c
+		}
+	}
+	return l
+}
+
+// componentsFile is the pinned source that is the components YAML.
+func componentsFile(pp *pin.Provider) string {
+	for _, s := range pp.Sources {
+		if strings.HasSuffix(s.To, "components.yaml") {
+			return s.To
+		}
+	}
+	return ""
+}
+
+// rel2 makes a file of package from relative to package to (findings are
+// located relative to the provider's package).
+func rel2(from, to *model.Package, file string) string {
+	if file == "" || from == to {
+		return file
+	}
+	r, err := filepath.Rel(filepath.FromSlash(pkgPath(to)), filepath.FromSlash(path.Join(pkgPath(from), file)))
+	if err != nil {
+		return ""
+	}
+	return filepath.ToSlash(r)
+}
+
+// pinOf is the package's pin of provider p: the pin.yaml entry of its kind
+// and name, else the one of its release, else a Makefile-assembled pin of
+// its upstream version.
+func pinOf(pkg *model.Package, p *model.Provider) *pin.Provider {
+	if pkg.Pins == nil || pkg.Pins.File == nil {
+		return nil
+	}
+	ps := pkg.Pins.File.Providers
+	for i := range ps {
+		if ps[i].Kind == p.Kind && ps[i].Name == p.Name {
+			return &ps[i]
+		}
+	}
+	for i := range ps {
+		if ps[i].Release != "" && ps[i].Release == p.Version {
+			return &ps[i]
+		}
+	}
+	for i := range ps {
+		if ps[i].Kind == "" && ps[i].Name == "" && pin.MatchesRelease(ps[i].Version, p.Version) {
+			return &ps[i]
+		}
+	}
+	return nil
+}
+
+// comparePins lists how got differs from want, by URL and SHA-256 (the
+// vendored path is not part of what was pinned); empty means equal sets.
+// wantName and gotName say what each set is in the messages.
+func comparePins(want, got []pin.Source, wantName, gotName string) []string {
+	w, g := map[string]string{}, map[string]string{}
+	for _, s := range want {
+		w[s.URL] = strings.ToLower(s.SHA256)
+	}
+	for _, s := range got {
+		g[s.URL] = strings.ToLower(s.SHA256)
+	}
+	var diffs []string
+	for u, ws := range w {
+		gs, ok := g[u]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("%s has %s (sha256 %s), %s does not", wantName, u, shortHex(ws), gotName))
+		case gs != ws:
+			diffs = append(diffs, fmt.Sprintf("%s: sha256 %s in %s, %s in %s", u, shortHex(ws), wantName, shortHex(gs), gotName))
+		}
+	}
+	for u, gs := range g {
+		if _, ok := w[u]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s has %s (sha256 %s), %s does not", gotName, u, shortHex(gs), wantName))
+		}
+	}
+	sort.Strings(diffs)
+	return diffs
+}
+
+func shortDigest(d string) string {
+	return shortHex(strings.TrimPrefix(d, "sha256:"))
+}
+
+// releaseDifferences lists how the artifact's release differs from the
+// tree's (version-reused); empty when it is the same release.
+func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string {
+	c := a.Config
+	if c == nil {
+		mt := a.ConfigMediaType
+		if mt == "" {
+			mt = "none"
+		}
+		return []string{fmt.Sprintf("it is not a pinseal provider release (config media type %s)", mt)}
+	}
+	var d []string
+	field := func(name, reg, tree string) {
+		if tree != "" && reg != tree {
+			d = append(d, fmt.Sprintf("%s %q in the registry, %q in the tree", name, reg, tree))
+		}
+	}
+	field("kind", c.Kind, p.Kind)
+	field("name", c.Name, p.Name)
+	field("type", c.Type, p.Type())
+	field("release", c.Release, p.Version)
+	field("upstream version", c.Version, l.version)
+	field("contract", c.Contract, l.contract)
+	if l.pin != nil && len(l.pin.Sources) > 0 {
+		for _, x := range comparePins(l.pin.Sources, c.Pins, "the tree's pins", "the artifact's") {
+			d = append(d, "pins: "+x)
+		}
+	}
+	if l.yaml != "" && a.YAMLSHA256 != "" && !model.SameSHA256(a.YAMLSHA256, l.yaml) {
+		where := "the tree's components"
+		if l.yamlFile != "" {
+			where = l.yamlFile
+		}
+		d = append(d, fmt.Sprintf("components YAML: layer %s is sha256 %s, %s is %s", a.YAMLTitle, shortDigest(a.YAMLSHA256), where, shortDigest(l.yaml)))
+	}
+	return d
+}
+
+// prefixOf is the PREFIX an artifact was looked up under.
+func prefixOf(p *model.Provider, a *model.Artifact) string {
+	return strings.TrimSuffix(a.Repository, "/"+p.Type()+"-"+p.Name)
+}
+
+func pushHint(pkg *model.Package, p *model.Provider, a *model.Artifact) string {
+	return fmt.Sprintf("`builder push %s --to %s --key cosign.key`", pkgPath(pkg), prefixOf(p, a))
+}
+
+// registryDigest: the artifact tagged with the release can be read, has
+// every layer, and (when it is the tree's release) holds exactly the
+// tree's blob and metadata.
+func registryDigest(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	ix := NewIndex(t)
+	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
+		add := func(loc model.Location, msg, hint string) {
+			out = append(out, newFinding(RegistryDigest, pkg, providerID(p), loc, msg, hint))
+		}
+		switch {
+		case a.Tampered:
+			add(p.Location, fmt.Sprintf("the registry serves bytes for %s that do not match the digests in its manifest (corrupt or tampered): %s", a.Ref, a.Err),
+				"do not deploy it; the signed manifest names other bytes: find out who changed the registry's storage, then push the release again")
+			return
+		case a.Err != "":
+			add(p.Location, fmt.Sprintf("the artifact %s could not be read: %s", a.Ref, a.Err),
+				"check that the registry is reachable and that the docker config has credentials for it (use --plain-http for a plain HTTP registry), then run again")
+			return
+		case !a.Found:
+			add(p.Location, fmt.Sprintf("release %s of %s is not in the registry: %s does not exist", p.Version, p.ID(), a.Ref),
+				"push it: "+pushHint(pkg, p, a))
+			return
+		}
+		if len(a.Missing) > 0 {
+			add(p.Location, fmt.Sprintf("the artifact %s lacks layer %s", a.Pinned(), strings.Join(a.Missing, ", ")),
+				"the cluster-api-operator and the verifier need components.gz, metadata.yaml and <type>-components.yaml: push the release with `builder push`")
+		}
+		l := localRelease(ix, pkg, p)
+		if a.Config == nil || len(releaseDifferences(p, a, l)) > 0 {
+			return // another release: version-reused
+		}
+		if l.blob != "" && a.BlobSHA256 != "" && !model.SameSHA256(a.BlobSHA256, l.blob) {
+			what := l.blobFile
+			if what == "" {
+				what = "the ConfigMap's components"
+			}
+			add(model.Location{File: l.blobFile},
+				fmt.Sprintf("the registry's %s:%s holds components.gz sha256 %s, but %s is sha256 %s: the same release, different blob bytes", a.Repository, p.Version, shortDigest(a.BlobSHA256), what, shortDigest(l.blob)),
+				fmt.Sprintf("the YAML and pins are unchanged, so the blob was regenerated or edited on one side: restore it (`builder build %s`) so that it equals the released one, or, if the new bytes are intended, bump the release", pkgPath(pkg)))
+		}
+		if l.metadata != "" && a.MetadataSHA256 != "" && !model.SameSHA256(a.MetadataSHA256, l.metadata) {
+			what := l.metadataFile
+			if what == "" {
+				what = "the ConfigMap's metadata"
+			}
+			add(model.Location{File: l.metadataFile},
+				fmt.Sprintf("the registry's %s:%s holds metadata.yaml sha256 %s, but %s is sha256 %s", a.Repository, p.Version, shortDigest(a.MetadataSHA256), what, shortDigest(l.metadata)),
+				"restore the released metadata.yaml, or bump the release if the change is intended")
+		}
+	})
+	return out
+}
+
+// versionReused: the release tag does not hold another release than the
+// tree's.
+func versionReused(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	ix := NewIndex(t)
+	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
+		if !a.Found || a.Err != "" {
+			return // registry-digest says why
+		}
+		d := releaseDifferences(p, a, localRelease(ix, pkg, p))
+		if len(d) == 0 {
+			return
+		}
+		f := newFinding(VersionReused, pkg, providerID(p), p.Location,
+			fmt.Sprintf("release tag %s holds %s, which is another release than the tree's %s: %s", a.Ref, a.Pinned(), p.Version, d[0]),
+			"releases are immutable: give the changed package a new release (ConfigMap name and spec.version) and push that; if the tag was overwritten in the registry, restore the released artifact")
+		if len(d) > 1 {
+			f.Detail = strings.Join(d, "\n")
+		}
+		out = append(out, f)
+	})
+	return out
+}
+
+// signature: a trusted key signed the artifact's manifest digest.
+func signature(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
+		s := a.Signature
+		if !a.Found || !s.Checked || s.Valid {
+			return
+		}
+		ref := a.Pinned()
+		var msg, hint string
+		switch s.Reason {
+		case "no-signature":
+			msg = fmt.Sprintf("the artifact %s is not signed", ref)
+			hint = "sign it with the release key: " + pushHint(pkg, p, a) + ", or `cosign sign --key cosign.key " + ref + "`"
+		case "other-key":
+			msg = fmt.Sprintf("the artifact %s is signed, but by none of the trusted keys", ref)
+			hint = "if the signer is trusted, add its public key to the policy's keys (or --key); otherwise this artifact was not released by you: do not deploy it"
+		case "wrong-digest":
+			msg = fmt.Sprintf("the signature stored for %s was made by a trusted key for another digest (copied from another artifact)", ref)
+			hint = "do not deploy it: the signed artifact is a different one; push and sign the release again and find out who copied the signature"
+		case "no-trusted-keys":
+			msg = fmt.Sprintf("the signature of %s cannot be verified: no trusted keys", ref)
+			hint = "list the release key's public key in the policy's keys, or pass --key cosign.pub"
+		case "error":
+			msg = fmt.Sprintf("the signatures of %s could not be read", ref)
+			hint = "check that the registry is reachable and run again"
+		default:
+			msg = fmt.Sprintf("the signature stored for %s is not valid (%s)", ref, s.Reason)
+			hint = "sign it again with the release key: " + pushHint(pkg, p, a)
+		}
+		f := newFinding(Signature, pkg, providerID(p), p.Location, msg, hint)
+		f.Detail = s.Message
+		out = append(out, f)
+	})
+	return out
+}
+
+// provenance: a valid SLSA provenance attestation about the artifact's
+// digest, by an allowed builder, whose materials equal the pins.
+func provenance(t *model.Tree, builders []string) []report.Finding {
+	var out []report.Finding
+	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
+		pr := a.Provenance
+		if !a.Found || !pr.Checked {
+			return
+		}
+		ref := a.Pinned()
+		add := func(msg, hint, detail string) {
+			f := newFinding(Provenance, pkg, providerID(p), p.Location, msg, hint)
+			f.Detail = detail
+			out = append(out, f)
+		}
+		if !pr.Valid {
+			var msg, hint string
+			switch pr.Reason {
+			case "no-signature":
+				msg = fmt.Sprintf("the artifact %s has no provenance attestation", ref)
+				hint = "attest it with the release key: " + pushHint(pkg, p, a)
+			case "other-key":
+				msg = fmt.Sprintf("the provenance attestations of %s are signed by none of the trusted keys", ref)
+				hint = "if the attester is trusted, add its public key to the policy's keys (or --key); otherwise do not deploy it"
+			case "wrong-digest":
+				msg = fmt.Sprintf("the provenance attestation stored for %s is about another artifact (its subject is another digest)", ref)
+				hint = "do not deploy it: attest the release again with `builder push` and find out who copied the attestation"
+			case "wrong-predicate":
+				msg = fmt.Sprintf("the attestations of %s are not SLSA provenance v1", ref)
+				hint = "attest it with `builder push --key`, which stores SLSA provenance v1"
+			case "no-trusted-keys":
+				msg = fmt.Sprintf("the provenance of %s cannot be verified: no trusted keys", ref)
+				hint = "list the release key's public key in the policy's keys, or pass --key cosign.pub"
+			case "error":
+				msg = fmt.Sprintf("the attestations of %s could not be read", ref)
+				hint = "check that the registry is reachable and run again"
+			default:
+				msg = fmt.Sprintf("the provenance attestation of %s is not valid (%s)", ref, pr.Reason)
+				hint = "attest it again: " + pushHint(pkg, p, a)
+			}
+			add(msg, hint, pr.Message)
+			return
+		}
+		if !slices.Contains(builders, pr.BuilderID) {
+			add(fmt.Sprintf("the provenance of %s names builder %q, which the policy does not allow (builders: %s)", ref, pr.BuilderID, quoteList(builders)),
+				"build releases with an allowed builder, or add this builder id to the policy's builders if you trust it", "")
+		}
+		var pins []pin.Source
+		pinsName := "the artifact's pins"
+		switch {
+		case a.Config != nil:
+			pins = a.Config.Pins
+		default:
+			if pp := pinOf(pkg, p); pp != nil {
+				pins, pinsName = pp.Sources, "the tree's pins"
+			}
+		}
+		if d := comparePins(pins, pr.Materials, pinsName, "the provenance"); len(d) > 0 {
+			add(fmt.Sprintf("the provenance of %s lists other materials than %s: %s", ref, pinsName, d[0]),
+				"the artifact was not built from the pinned sources (or the attestation belongs to another build): rebuild and push it from the pins with `builder push --key`",
+				strings.Join(d, "\n"))
+		}
+	})
+	return out
+}
+
+// layerFinding is a finding located in a layer of the artifact.
+func layerFinding(id string, pkg *model.Package, p *model.Provider, layer, msg, hint string) report.Finding {
+	return newFinding(id, pkg, providerID(p), model.Location{File: layer}, msg, hint)
+}
+
+// withContent calls fn for every provider whose artifact's layers were
+// inspected.
+func withContent(t *model.Tree, fn func(pkg *model.Package, p *model.Provider, a *model.Artifact, c *model.ArtifactContent)) {
+	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
+		if a.Content != nil && a.Err == "" {
+			fn(pkg, p, a, a.Content)
+		}
+	})
+}
+
+const rebuildArtifact = "the artifact is not what `builder push` makes: rebuild the package reproducibly (`builder build`) and push a new release"
+
+// artifactBlobCorrupt: components.gz is one valid complete gzip stream.
+func artifactBlobCorrupt(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	withContent(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact, c *model.ArtifactContent) {
+		if c.Blob == nil || (c.Blob.Err == nil && c.Blob.HeaderErr == nil) {
+			return
+		}
+		out = append(out, layerFinding(BlobCorrupt, pkg, p, "components.gz",
+			fmt.Sprintf("layer components.gz of %s %s", a.Pinned(), corruptMessage(c.Blob)), rebuildArtifact))
+	})
+	return out
+}
+
+// artifactBlobHeader: the gzip header of components.gz is reproducible.
+func artifactBlobHeader(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	withContent(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact, c *model.ArtifactContent) {
+		if c.Blob == nil || c.Blob.HeaderErr != nil {
+			return
+		}
+		if probs := c.Blob.Header.Problems(); len(probs) > 0 {
+			out = append(out, layerFinding(BlobHeader, pkg, p, "components.gz",
+				fmt.Sprintf("gzip header of layer components.gz of %s is not reproducible: it %s", a.Pinned(), strings.Join(probs, ", ")), rebuildArtifact))
+		}
+	})
+	return out
+}
+
+// artifactBlobYAML: gunzip(components.gz) is exactly the raw YAML layer.
+func artifactBlobYAML(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	withContent(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact, c *model.ArtifactContent) {
+		if c.Blob == nil || c.Blob.Err != nil || c.Blob.HeaderErr != nil || a.YAMLSHA256 == "" {
+			return // blob-corrupt or registry-digest (missing layer)
+		}
+		if c.Blob.RawSHA256 == c.YAMLDigest && c.Diff == nil {
+			return
+		}
+		msg := fmt.Sprintf("layer components.gz of %s inflates to something other than layer %s", a.Pinned(), a.YAMLTitle)
+		line := 0
+		detail := ""
+		if d := c.Diff; d != nil {
+			msg += fmt.Sprintf(": first difference at line %d (byte %d)", d.Line, d.Offset)
+			line, detail = d.Line, d.Excerpt
+		} else {
+			msg += fmt.Sprintf(" (%d bytes, sha256 %s; the YAML layer has %d bytes, sha256 %s)", c.Blob.RawSize, shortHex(c.Blob.RawSHA256.Hex()), c.YAMLSize, shortHex(c.YAMLDigest.Hex()))
+		}
+		f := newFinding(BlobYAML, pkg, providerID(p), model.Location{File: a.YAMLTitle, Line: line}, msg,
+			"a ConfigMap install gets the blob, an OCI install (fetchConfig.oci) gets the YAML layer: they must be the same manifest; "+rebuildArtifact)
+		f.Detail = detail
+		out = append(out, f)
+	})
+	return out
+}
+
+// artifactMetadata: metadata.yaml parses and has a series with a contract
+// for the release's major.minor, equal to the config's contract.
+func artifactMetadata(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	withContent(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact, c *model.ArtifactContent) {
+		md := c.Metadata
+		if md == nil {
+			return // registry-digest: missing layer
+		}
+		add := func(msg, hint string) {
+			out = append(out, layerFinding(MetadataSeries, pkg, p, "metadata.yaml", msg, hint))
+		}
+		if md.Err != nil {
+			add(fmt.Sprintf("layer metadata.yaml of %s does not parse: %v", a.Pinned(), md.Err), "vendor the metadata.yaml of the same upstream release and push a new release")
+			return
+		}
+		v, err := version.ParseGeneric(c.Version)
+		if err != nil {
+			add(fmt.Sprintf("the release series of %s cannot be looked up: its version %q is not a version", a.Pinned(), c.Version),
+				"push releases named after their upstream version (v1.2.3 or v1.2.3-<suffix>)")
+			return
+		}
+		s, ok := series(md, v.Major(), v.Minor())
+		if !ok {
+			add(fmt.Sprintf("layer metadata.yaml of %s has no releaseSeries for %d.%d (version %s); it lists %s", a.Pinned(), v.Major(), v.Minor(), c.Version, listSeries(md)),
+				fmt.Sprintf("vendor the metadata.yaml of release %s (it must list major: %d, minor: %d with its contract) and push a new release", c.Version, v.Major(), v.Minor()))
+			return
+		}
+		if a.Config != nil && a.Config.Contract != "" && a.Config.Contract != s.Contract {
+			add(fmt.Sprintf("the config of %s says contract %s, but metadata.yaml says %s for %d.%d", a.Pinned(), a.Config.Contract, s.Contract, v.Major(), v.Minor()),
+				"the config and the metadata were not built together: push a new release with `builder push`")
+		}
+	})
+	return out
+}

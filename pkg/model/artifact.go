@@ -1,0 +1,137 @@
+package model
+
+import (
+	"strings"
+
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// Artifact is what a registry (or OCI image layout) holds for one provider
+// release, as pkg/remote read it: plain data, so that the registry checks
+// (registry-digest, version-reused, signature, provenance) stay pure
+// functions of the model. Digests are "sha256:<hex>".
+type Artifact struct {
+	// Ref is where the artifact was looked up: "REPO:TAG" or "REPO@DIGEST"
+	// (REPO is HOST[:PORT]/PATH or oci-layout:DIR).
+	Ref string
+	// Repository is REPO of Ref.
+	Repository string
+	// Found: the tag (or digest) resolved to a manifest.
+	Found bool
+	// Err says why the artifact could not be looked up or read: the
+	// registry failed, a stored layer does not match the manifest's digest
+	// (Tampered), a limit was exceeded, the manifest is not an image
+	// manifest. "" when everything was read and verified.
+	Err string
+	// Tampered: Err is about stored bytes that do not match the digest
+	// the manifest gives them.
+	Tampered bool
+	// Digest is the manifest digest the tag resolved to (what signatures
+	// and attestations are about); "" when not Found.
+	Digest string
+
+	// Layer digests, "" when the artifact has no such layer: components.gz,
+	// metadata.yaml and the raw "<type>-components.yaml" (titled YAMLTitle).
+	BlobSHA256     string
+	MetadataSHA256 string
+	YAMLSHA256     string
+	YAMLTitle      string
+	// Missing lists the titles of layers a provider release must have
+	// but the artifact lacks (components.gz, metadata.yaml and the
+	// "<type>-components.yaml" the cluster-api-operator looks for).
+	Missing []string
+
+	// Config is the artifact's pinseal config; nil when the manifest's
+	// config is not one (ConfigMediaType says what it is).
+	Config          *ArtifactConfig
+	ConfigMediaType string
+
+	Signature  Signature
+	Provenance Provenance
+
+	// Content is what is inside the layers; set only when they were
+	// inspected (verifier verify REF), nil for the tree comparison.
+	Content *ArtifactContent
+}
+
+// Pinned is the artifact by digest, "REPO@sha256:…"; "" when not found.
+func (a *Artifact) Pinned() string {
+	if a == nil || a.Digest == "" {
+		return ""
+	}
+	return a.Repository + "@" + a.Digest
+}
+
+// ArtifactConfig is the artifact's config blob (pkg/artifact.Config).
+type ArtifactConfig struct {
+	Kind           string
+	Name           string
+	Type           string
+	Release        string
+	Version        string
+	Contract       string
+	Pins           []pin.Source
+	BuilderVersion string
+}
+
+// Signature is the verdict on the signatures stored for the artifact's
+// digest under the trusted keys.
+type Signature struct {
+	// Checked: a verification was attempted (false when the artifact was
+	// not found).
+	Checked bool
+	Valid   bool
+	// Reason, when not Valid: no-signature, other-key, wrong-digest,
+	// malformed, no-trusted-keys (pkg/sign.Reason), or "error" when the
+	// signatures could not be read (Message says why).
+	Reason  string
+	Message string
+	// KeyID is the trusted key ("sha256:<hex>" of its DER) that verified it.
+	KeyID string
+}
+
+// Provenance is the verdict on the SLSA provenance attestations stored for
+// the artifact's digest, and what the first valid one says.
+type Provenance struct {
+	Checked bool
+	// Found: at least one attestation is stored for the digest (valid or
+	// not).
+	Found bool
+	// Valid: a trusted key signed a SLSA provenance v1 statement whose
+	// subject is the artifact's digest.
+	Valid   bool
+	Reason  string // as Signature.Reason (also wrong-predicate)
+	Message string
+	KeyID   string
+	// What the valid statement says.
+	BuilderID string
+	BuildType string
+	// Materials are its resolvedDependencies (URL, SHA-256, name as To).
+	Materials []pin.Source
+}
+
+// ArtifactContent is what verify REF finds inside an artifact's layers.
+type ArtifactContent struct {
+	// Blob is the components.gz layer inspected (nil when absent).
+	Blob *blob.Info
+	// YAMLSize and YAMLDigest describe the raw YAML layer.
+	YAMLSize   int64
+	YAMLDigest blob.Digest
+	// Diff is where gunzip(components.gz) first differs from the raw YAML
+	// layer; nil when they are equal (or either is missing or the blob
+	// does not inflate: Blob.Err says why).
+	Diff *Diff
+	// Metadata is the metadata.yaml layer parsed; nil when absent.
+	Metadata *Metadata
+	// Version is the upstream version the release series is looked up for
+	// (the config's version, else the version part of the release).
+	Version string
+}
+
+// SameSHA256 compares two "sha256:<hex>" (or bare hex) digests, ignoring
+// case; empty digests are never the same.
+func SameSHA256(a, b string) bool {
+	a, b = strings.TrimPrefix(a, "sha256:"), strings.TrimPrefix(b, "sha256:")
+	return a != "" && strings.EqualFold(a, b)
+}
