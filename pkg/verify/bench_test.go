@@ -22,12 +22,17 @@ import (
 //
 //	PINSEAL_BENCH_PACKAGES  comma-separated package counts (default "10,100")
 //	PINSEAL_BENCH_SIZE      manifest size per package (default "1MB")
+//	PINSEAL_BENCH_TREE      verify this existing tree instead (no generation),
+//	                        e.g. one written by `go run ./internal/gentree/cmd/gentree`
 //
 // e.g. go test -run '^$' -bench CheckTree -benchtime 3x -cpuprofile cpu.out ./pkg/verify/
 // It fails only if the clean tree gets error findings, never on timing.
 func BenchmarkCheckTree(b *testing.B) {
+	if root := os.Getenv("PINSEAL_BENCH_TREE"); root != "" {
+		b.Run("tree", func(b *testing.B) { benchVerify(b, root, -1) })
+		return
+	}
 	counts, size := benchTreeSizes(b)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, n := range counts {
 		root := filepath.Join(b.TempDir(), "tree")
 		res, err := gentree.Generate(root, gentree.Options{Packages: n, Size: size, Seed: 1})
@@ -36,20 +41,29 @@ func BenchmarkCheckTree(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("packages=%d", n), func(b *testing.B) {
 			b.SetBytes(res.YAMLBytes + res.BlobBytes)
-			b.ReportAllocs()
-			for b.Loop() {
-				r, err := verify.Run(context.Background(), root, verify.Options{Logger: logger})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if !r.Summary.Passed || r.Summary.Packages != n {
-					b.Fatalf("clean generated tree: %d packages (want %d), %d errors, first findings: %v",
-						r.Summary.Packages, n, r.Summary.Errors, r.Findings[:min(3, len(r.Findings))])
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n)/1e6, "ms/package")
+			benchVerify(b, root, n)
 		})
 	}
+}
+
+// benchVerify verifies root b.N times; the tree must pass, and hold want
+// packages unless want < 0.
+func benchVerify(b *testing.B, root string, want int) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	b.ReportAllocs()
+	packages := 0
+	for b.Loop() {
+		r, err := verify.Run(context.Background(), root, verify.Options{Logger: logger})
+		if err != nil {
+			b.Fatal(err)
+		}
+		packages = r.Summary.Packages
+		if !r.Summary.Passed || packages == 0 || (want >= 0 && packages != want) {
+			b.Fatalf("clean tree %s: %d packages (want %d), %d errors, first findings: %v",
+				root, packages, want, r.Summary.Errors, r.Findings[:min(3, len(r.Findings))])
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(packages)/1e6, "ms/package")
 }
 
 func benchTreeSizes(b *testing.B) ([]int, int64) {

@@ -182,7 +182,7 @@ func Summaries(t *model.Tree) []report.PackageSummary {
 			ps.Path = "."
 		}
 		for _, p := range pkg.Providers {
-			s := report.ProviderSummary{Kind: p.Kind, Name: p.Name, Version: p.Version}
+			s := report.ProviderSummary{Kind: p.Kind, Name: p.Name, Version: p.Version, Artifact: p.Artifact.Pinned()}
 			if m, ok := ix.Select(pkg, p).Picked(p.Version); ok {
 				s.ConfigMap = m.ConfigMap.Name
 			}

@@ -1,0 +1,107 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/remote"
+	"github.com/pinseal/pinseal/pkg/sign"
+)
+
+// ErrNoTrustedKeys is returned when the signature or provenance check is
+// enabled but neither the policy nor the caller gives a key to verify with.
+var ErrNoTrustedKeys = errors.New("no trusted keys: pass --key cosign.pub or list public keys under `keys:` in the policy (or turn the signature and provenance checks off in the policy)")
+
+// RegistryOptions say where the registry checks look and whom they trust.
+type RegistryOptions struct {
+	// Prefix is where releases are: PREFIX/<type>-<name>:<release>.
+	Prefix artifact.Prefix
+	// Registry says how registries are reached (plain HTTP, credentials).
+	Registry artifact.Options
+	// Keys are trusted on top of the policy's keys.
+	Keys []*sign.PublicKey
+	// Workers is how many artifacts are read at once (remote.DefaultWorkers
+	// when <= 0).
+	Workers int
+}
+
+// WithRegistry returns opts extended with the registry checks
+// (registry-digest, version-reused, signature, provenance): after loading,
+// every provider's release artifact is read from reg.Prefix and verified
+// with the trusted keys (the policy's plus reg.Keys), and the checks judge
+// it, with the policy's builders as the allowed builder ids. Without it
+// those checks are not run, and not reported.
+func WithRegistry(opts Options, reg RegistryOptions) (Options, error) {
+	pol := opts.Policy
+	if pol == nil {
+		pol = policy.Default()
+	}
+	keys, err := TrustedKeys(pol, reg.Keys)
+	if err != nil {
+		return opts, err
+	}
+	if len(keys) == 0 && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
+		return opts, ErrNoTrustedKeys
+	}
+	loadFn := opts.Load
+	if loadFn == nil {
+		loadFn = load.Tree
+	}
+	ropts := remote.Options{Registry: reg.Registry, Keys: keys, Workers: reg.Workers, Logger: opts.Logger}
+	prefix := reg.Prefix
+	opts.Load = func(ctx context.Context, root string, lo load.Options) (*model.Tree, error) {
+		t, err := loadFn(ctx, root, lo)
+		if err != nil {
+			return nil, err
+		}
+		if err := remote.Attach(ctx, t, prefix, ropts); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	opts.Extra = append(slices.Clone(opts.Extra), check.Registry(pol.Builders)...)
+	return opts, nil
+}
+
+// TrustedKeys returns the policy's keys (inline PEM or files relative to
+// the policy) followed by extra, without duplicates. A key that cannot be
+// read or is of a type cosign cannot verify with is an error naming it.
+func TrustedKeys(pol *policy.Policy, extra []*sign.PublicKey) ([]*sign.PublicKey, error) {
+	var keys []*sign.PublicKey
+	if pol != nil {
+		pems, err := pol.KeyPEMs()
+		if err != nil {
+			return nil, err
+		}
+		for i, b := range pems {
+			k, err := sign.ParsePublicKey(b)
+			if err != nil {
+				src := pol.Source
+				if src == "" {
+					src = policy.DefaultSource
+				}
+				return nil, fmt.Errorf("policy %s: keys[%d]: %w", src, i, err)
+			}
+			if pol.Keys[i] != "" && !strings.Contains(pol.Keys[i], "-----BEGIN ") {
+				k.Source = pol.Keys[i]
+			}
+			keys = append(keys, k)
+		}
+	}
+	keys = append(keys, extra...)
+	out := keys[:0]
+	for _, k := range keys {
+		if !slices.ContainsFunc(out, k.Equal) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
