@@ -24,7 +24,8 @@
 # (may be fractional, e.g. 0.25), BENCH_REPEAT_SMALL (3), BENCH_REPEAT_LARGE
 # (1): best wall time of that many runs; VERIFIER (bin/verifier, built if
 # missing); BENCH_TMP (parent of the temp dir, default $TMPDIR or /tmp);
-# BENCH_KEEP=1 keeps the generated trees.
+# BENCH_KEEP=1 keeps the generated trees; BENCH_SHELL_LARGE=0 skips the shell
+# pipeline at N_LARGE (it spawns ~15 processes per package: minutes).
 set -euo pipefail
 
 # --- the shell pipeline and the floor, run as their own process so they can
@@ -100,31 +101,31 @@ if ! "$TIME" -f %M true >/dev/null 2>&1; then
 	"$TIME" -f %M true >/dev/null 2>&1 || { echo "note: GNU time missing: peak RSS not measured"; TIME=; }
 fi
 
-# measure NAME REPEAT CMD...: best wall time (seconds) and highest peak RSS
-# (KiB) over REPEAT runs into R_SECS[NAME], R_RSS[NAME]; the exit status of
-# the last run into R_RC[NAME].
-declare -A R_SECS R_RSS R_RC
+# measure NAME CMD...: one run; keeps the best wall time (seconds) and CPU
+# time (user+sys seconds, GNU time only) and the highest peak RSS (KiB) seen
+# for NAME in R_SECS, R_CPU, R_RSS, and the exit status in R_RC.
+declare -A R_SECS R_CPU R_RSS R_RC
 measure() {
-	local name=$1 repeat=$2 i start end rc ns rss best="" maxrss=0
-	shift 2
-	for ((i = 0; i < repeat; i++)); do
-		rc=0
-		start=$(date +%s%N)
-		if [ -n "$TIME" ]; then
-			"$TIME" -f %M -o "$work/rss" "$@" >/dev/null 2>"$work/$name.err" || rc=$?
-		else
-			"$@" >/dev/null 2>"$work/$name.err" || rc=$?
-		fi
-		end=$(date +%s%N)
-		ns=$((end - start))
-		if [ -z "$best" ] || [ "$ns" -lt "$best" ]; then best=$ns; fi
-		if [ -n "$TIME" ]; then
-			rss=$(tail -n1 "$work/rss")
-			if [ "$rss" -gt "$maxrss" ]; then maxrss=$rss; fi
-		fi
-	done
-	R_SECS[$name]=$(awk -v n="$best" 'BEGIN {printf "%.3f", n / 1e9}')
-	R_RSS[$name]=$maxrss
+	local name=$1 start end rc=0 secs cpu=n/a rss=0
+	shift
+	start=$(date +%s%N)
+	if [ -n "$TIME" ]; then
+		"$TIME" -f '%M %U %S' -o "$work/time" "$@" >/dev/null 2>"$work/$name.err" || rc=$?
+	else
+		"$@" >/dev/null 2>"$work/$name.err" || rc=$?
+	fi
+	end=$(date +%s%N)
+	secs=$(awk -v n="$((end - start))" 'BEGIN {printf "%.3f", n / 1e9}')
+	if [ -n "$TIME" ]; then
+		read -r rss cpu < <(tail -n1 "$work/time" | awk '{printf "%d %.2f\n", $1, $2 + $3}')
+	fi
+	if [ -z "${R_SECS[$name]:-}" ] || awk -v a="$secs" -v b="${R_SECS[$name]}" 'BEGIN {exit !(a < b)}'; then
+		R_SECS[$name]=$secs
+	fi
+	if [ -z "${R_CPU[$name]:-}" ] || [ "$cpu" = n/a ] || awk -v a="$cpu" -v b="${R_CPU[$name]}" 'BEGIN {exit !(a < b)}'; then
+		R_CPU[$name]=$cpu
+	fi
+	if [ "$rss" -gt "${R_RSS[$name]:-0}" ]; then R_RSS[$name]=$rss; else R_RSS[$name]=${R_RSS[$name]:-0}; fi
 	R_RC[$name]=$rc
 }
 
@@ -135,10 +136,17 @@ run_size() { # N REPEAT
 	"$work/gentree" -n "$n" -size "${MB}MB" -out "$tree" 2>&1 | sed 's/^/    /'
 	# Warm the page cache the same way for everyone.
 	find "$tree" -type f -print0 | xargs -0 cat >/dev/null
-	echo "--- timing at N=$n (best of $repeat)"
-	measure "verifier-$n" "$repeat" "$VERIFIER" check --output json "$tree"
-	measure "shell-$n" "$repeat" bash "$SELF" --shell-pipeline "$tree"
-	measure "floor-$n" "$repeat" bash "$SELF" --floor "$tree"
+	echo "--- timing at N=$n (best of $repeat, interleaved)"
+	local i
+	for ((i = 0; i < repeat; i++)); do
+		measure "verifier-$n" "$VERIFIER" check --output json "$tree"
+		if [ "$n" = "$N_SMALL" ] || [ "${BENCH_SHELL_LARGE:-1}" = 1 ]; then
+			measure "shell-$n" bash "$SELF" --shell-pipeline "$tree"
+		else
+			R_SECS[shell-$n]=skipped R_CPU[shell-$n]=n/a R_RSS[shell-$n]=0 R_RC[shell-$n]=0
+		fi
+		measure "floor-$n" bash "$SELF" --floor "$tree"
+	done
 	if [ "${R_RC[verifier-$n]}" != 0 ]; then
 		echo "!!! verifier check exited ${R_RC[verifier-$n]} on the clean generated tree (N=$n):"
 		"$VERIFIER" check "$tree" 2>&1 | head -n 40 | sed 's/^/    /'
@@ -159,8 +167,8 @@ run_size() { # N REPEAT
 run_size "$N_SMALL" "$REPEAT_SMALL"
 if [ "$N_LARGE" -gt 0 ]; then run_size "$N_LARGE" "$REPEAT_LARGE"; fi
 
-mib() { if [ -n "$TIME" ]; then awk -v k="$1" 'BEGIN {printf "%.0f", k / 1024}'; else echo n/a; fi; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
+mib() { if [ -n "$TIME" ] && [ "${1:-0}" -gt 0 ]; then awk -v k="$1" 'BEGIN {printf "%.0f", k / 1024}'; else echo n/a; fi; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else print "n/a"}'; }
 # verdict VALUE OP TARGET: "ok" or "MISSED" (never an error).
 verdict() { awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN {
 	if (v == "n/a") { print "n/a"; exit }
@@ -168,14 +176,15 @@ verdict() { awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN {
 	print ok ? "ok" : "MISSED" }'; }
 
 echo
-echo "=== verifier benchmark: ${MB} MiB manifests, $(nproc) CPUs, best wall time of $REPEAT_SMALL (N=$N_SMALL) / $REPEAT_LARGE (N=$N_LARGE)"
-printf '%-44s %10s %10s' "" "N=$N_SMALL s" "RSS MiB"
-if [ "$N_LARGE" -gt 0 ]; then printf ' %10s %10s' "N=$N_LARGE s" "RSS MiB"; fi
+echo "=== verifier benchmark: ${MB} MiB manifests, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)"
+echo "    wall seconds: best of $REPEAT_SMALL (N=$N_SMALL) / $REPEAT_LARGE (N=$N_LARGE); CPU = user+sys seconds; RSS = peak MiB"
+printf '%-46s %9s %7s %7s' "" "N=$N_SMALL s" "CPU s" "RSS"
+if [ "$N_LARGE" -gt 0 ]; then printf ' %10s %7s %7s' "N=$N_LARGE s" "CPU s" "RSS"; fi
 echo
-for row in "verifier:verifier check --output json" "shell:shell pipeline (gzip|cmp, od, grep, sha256sum)" "floor:floor (gzip -dc all + sha256sum all)"; do
+for row in "verifier:verifier check --output json" "shell:shell pipeline (gzip|cmp, od, grep, sha256sum)" "floor:floor (gzip -dc all; sha256sum all)"; do
 	k=${row%%:*}
-	printf '%-44s %10s %10s' "${row#*:}" "${R_SECS[$k-$N_SMALL]}" "$(mib "${R_RSS[$k-$N_SMALL]}")"
-	if [ "$N_LARGE" -gt 0 ]; then printf ' %10s %10s' "${R_SECS[$k-$N_LARGE]}" "$(mib "${R_RSS[$k-$N_LARGE]}")"; fi
+	printf '%-46s %9s %7s %7s' "${row#*:}" "${R_SECS[$k-$N_SMALL]}" "${R_CPU[$k-$N_SMALL]}" "$(mib "${R_RSS[$k-$N_SMALL]}")"
+	if [ "$N_LARGE" -gt 0 ]; then printf ' %10s %7s %7s' "${R_SECS[$k-$N_LARGE]}" "${R_CPU[$k-$N_LARGE]}" "$(mib "${R_RSS[$k-$N_LARGE]}")"; fi
 	echo
 done
 echo
@@ -183,6 +192,7 @@ r=$(ratio "${R_SECS[shell-$N_SMALL]}" "${R_SECS[verifier-$N_SMALL]}")
 printf '%-44s %10s   target >= 5    %s\n' "shell / verifier at N=$N_SMALL" "$r" "$(verdict "$r" '>=' 5)"
 r=$(ratio "${R_SECS[verifier-$N_SMALL]}" "${R_SECS[floor-$N_SMALL]}")
 printf '%-44s %10s   target <= 1    %s\n' "verifier / floor at N=$N_SMALL" "$r" "$(verdict "$r" '<=' 1)"
+printf '%-44s %10s   (CPU time: what a busy machine sees)\n' "verifier CPU / floor CPU at N=$N_SMALL" "$(ratio "${R_CPU[verifier-$N_SMALL]}" "${R_CPU[floor-$N_SMALL]}")"
 if [ "$N_LARGE" -gt 0 ]; then
 	printf '%-44s %10s\n' "shell / verifier at N=$N_LARGE" "$(ratio "${R_SECS[shell-$N_LARGE]}" "${R_SECS[verifier-$N_LARGE]}")"
 	printf '%-44s %10s\n' "verifier / floor at N=$N_LARGE" "$(ratio "${R_SECS[verifier-$N_LARGE]}" "${R_SECS[floor-$N_LARGE]}")"

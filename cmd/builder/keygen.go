@@ -26,7 +26,12 @@ The password comes from $COSIGN_PASSWORD (it may be set to the empty string),
 else it is asked for twice on the terminal.`,
 		Example: `  builder keygen
   COSIGN_PASSWORD=... builder keygen --output-key-prefix ci/pinseal`,
-		Args: cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("keygen takes no arguments (got %q): use --output-key-prefix", args)}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pw, err := password(cmd.ErrOrStderr(), true)
 			if err != nil {

@@ -25,6 +25,10 @@ type checkOptions struct {
 	workers    int
 	maxInflate int64
 	listChecks bool
+	// Registry checks (verify.go holds the shared flags).
+	registry string
+	keys     []string
+	plain    bool
 }
 
 // errFindings makes `verifier check` exit 1 (error findings) without being a
@@ -53,6 +57,13 @@ contract, pin-version, pin-digest, pin-missing. The policy (built-in
 policies/default.yaml, or --policy FILE) sets each check's severity and
 waivers.
 
+With --registry PREFIX (HOST[:PORT]/PATH, or oci-layout:DIR) every
+provider's release artifact PREFIX/<type>-<name>:<spec.version> is read
+and the registry checks run too: registry-digest, version-reused,
+signature and provenance. Signatures are verified with the policy's keys
+plus each --key FILE; the policy's builders are the allowed builder ids.
+Registry credentials come from the docker config.
+
 Exit status: 0 no error findings, 1 error findings, 2 usage or
 configuration error (bad flag, bad policy file, ROOT missing).`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -79,6 +90,8 @@ configuration error (bad flag, bad policy file, ROOT missing).`,
 	f.IntVar(&o.workers, "workers", 0, "packages loaded at once (default: number of CPUs)")
 	f.BoolVar(&o.listChecks, "list-checks", false, "print the check catalog (Markdown) and exit")
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
+	f.StringVar(&o.registry, "registry", "", "also compare each provider with its release artifact under PREFIX (HOST[:PORT]/PATH or oci-layout:DIR) and verify its signature and provenance")
+	addKeyFlags(f, &o.keys, &o.plain)
 	return cmd
 }
 
@@ -108,12 +121,16 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 		return usageError{fmt.Errorf("ROOT %s is not a directory (give the root directory of a tree of packages)", root)}
 	}
 
-	r, err := verify.Run(cmd.Context(), root, verify.Options{
+	opts := verify.Options{
 		Namespace: o.namespace,
 		Limit:     o.maxInflate,
 		Workers:   o.workers,
 		Policy:    pol,
-	})
+	}
+	if opts, err = withRegistry(opts, o); err != nil {
+		return err
+	}
+	r, err := verify.Run(cmd.Context(), root, opts)
 	if err != nil {
 		// The tree could not be checked at all: not a findings result.
 		return usageError{err}

@@ -6,6 +6,7 @@ import "github.com/spf13/cobra"
 func commands() []*cobra.Command {
 	return []*cobra.Command{
 		newCheckCmd(),
+		newVerifyCmd(),
 		newServeCmd(),
 	}
 }

@@ -212,9 +212,24 @@ func assembledPin(ix *Index, pkg *model.Package, pp pin.Provider) []report.Findi
 		fmt.Sprintf("bump spec.version and the ConfigMap name to %s-<suffix> together with the vendored files, or pin the URL of the release in use", pp.Version))}
 }
 
+// patchesUnresolved reports whether the loader could not use the patches
+// of the pinned provider id (a patch missing, not parsing, or changing no
+// pinned source): it reported that as a pin-digest problem, and the files
+// the patches change carry no upstream digest (model.File.Upstream).
+func patchesUnresolved(pkg *model.Package, id string) bool {
+	for _, p := range pkg.Problems {
+		if p.Check == PinDigest && p.Provider == id {
+			return true
+		}
+	}
+	return false
+}
+
 // patchedComponents reports whether the source's file is the components
 // file that the pin's patches change (DESIGN: patches apply to the
 // components file): its bytes then differ from the upstream pin by design.
+// Used only when the patches could not be resolved (patchesUnresolved), so
+// the problem is reported once, by the loader.
 func patchedComponents(pkg *model.Package, pp pin.Provider, s pin.Source) bool {
 	if len(pp.Patches) == 0 {
 		return false
@@ -227,7 +242,9 @@ func patchedComponents(pkg *model.Package, pp pin.Provider, s pin.Source) bool {
 	return strings.HasSuffix(path.Base(s.To), "components.yaml")
 }
 
-// pinDigest: every pinned vendored file exists and matches its SHA-256.
+// pinDigest: every pinned vendored file exists and matches its SHA-256; a
+// file the pin's patches change matches it once they are reversed
+// (model.File.Upstream, filled by the loader).
 func pinDigest(t *model.Tree) []report.Finding {
 	var out []report.Finding
 	for _, pkg := range t.Packages {
@@ -248,7 +265,22 @@ func pinDigest(t *model.Tree) []report.Finding {
 						fmt.Sprintf("vendor it: `builder build %s`", pkgPath(pkg))))
 					continue
 				}
-				if strings.EqualFold(f.SHA256.Hex(), s.SHA256) || patchedComponents(pkg, pp, s) {
+				switch {
+				case f.UpstreamErr != "":
+					out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: s.To},
+						fmt.Sprintf("%s is not the pinned upstream (%s) plus the patches %s lists (%s): %s", s.To, s.URL, pf, strings.Join(pp.Patches, ", "), f.UpstreamErr),
+						fmt.Sprintf("re-vendor it: `builder build %s` fetches %s, checks its digest and applies the patches; or, if the edit is wanted, update the patch so it produces the vendored file", pkgPath(pkg), s.URL)))
+					continue
+				case f.Upstream != nil:
+					if strings.EqualFold(f.Upstream.Hex(), s.SHA256) {
+						continue
+					}
+					out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: s.To},
+						fmt.Sprintf("%s does not match its pin in %s: sha256 %s with its patches (%s) reversed, pinned %s (%s)", s.To, pf, f.Upstream.Hex(), strings.Join(pp.Patches, ", "), strings.ToLower(s.SHA256), s.URL),
+						fmt.Sprintf("the vendored file must be the pinned upstream plus the listed patches, and it was edited outside them: `builder build %s` re-vendors it; to keep the edit, put it in a patch listed in %s", pkgPath(pkg), pf)))
+					continue
+				}
+				if strings.EqualFold(f.SHA256.Hex(), s.SHA256) || (patchesUnresolved(pkg, id) && patchedComponents(pkg, pp, s)) {
 					continue
 				}
 				out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: s.To},

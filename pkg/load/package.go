@@ -96,6 +96,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	}
 
 	l.hashFiles(ctx, p, mem)
+	l.upstreamDigests(p, mem)
 	for _, cm := range cms {
 		l.components(p, cm)
 		p.ConfigMaps = append(p.ConfigMaps, cm.ConfigMap)

@@ -85,6 +85,15 @@ type File struct {
 	SHA256 blob.Digest
 	// Blob is set for gzip files (by magic), inspected without holding them.
 	Blob *blob.Info
+	// Upstream is the SHA-256 of the file with the package's pin patches
+	// that change it reversed, last patch first: the bytes the pin's
+	// sha256 must equal. Nil when no patch targets the file (compare
+	// SHA256) or when the patches could not be reversed (UpstreamErr).
+	Upstream *blob.Digest
+	// UpstreamErr says why the patches could not be reversed: the patch
+	// file and hunk that does not match the vendored file, or a file over
+	// the size limit. Empty when Upstream is set or no patch targets it.
+	UpstreamErr string
 }
 
 // Provider is one cluster-api-operator provider object.

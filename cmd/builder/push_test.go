@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/sign"
+)
+
+func writePushTestPkg(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write([]byte(buildTestYAML))
+	w.Close()
+	files := map[string][]byte{
+		"pin.yaml": []byte(`providers:
+- kind: CoreProvider
+  name: cluster-api
+  version: v1.10.1
+  release: v1.10.1-core
+  sources:
+  - url: https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/core-components.yaml
+    sha256: aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0aa0a
+    to: files/core-components.yaml
+  blob: files/components.gz
+`),
+		"files/core-components.yaml": []byte(buildTestYAML),
+		"files/components.gz":        gz.Bytes(),
+		"files/metadata.yaml":        []byte("releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n"),
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestPushCommand(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	t.Setenv(sign.PasswordEnv, "pw")
+	keys := filepath.Join(t.TempDir(), "k")
+	if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
+		t.Fatalf("keygen: %v\n%s", err, stderr)
+	}
+	pkg := writePushTestPkg(t)
+	out := t.TempDir()
+
+	stdout, stderr, err := runBuildTestCmd(t, "push", pkg, "--to", "oci-layout:"+out, "--key", keys+".key")
+	if err != nil {
+		t.Fatalf("push: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"pushed ", "core-cluster-api@sha256:", "signature   signed", "provenance  signed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("push output lacks %q:\n%s", want, stdout)
+		}
+	}
+	repo, err := artifact.OpenLayout(filepath.Join(out, "core-cluster-api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := repo.Resolve(ctx, "v1.10.1-core")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := sign.LoadPublicKey(keys + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := sign.Verify(ctx, repo, desc.Digest, []*sign.PublicKey{pub}); err != nil || !v.Valid {
+		t.Fatalf("Verify = %+v, %v", v, err)
+	}
+	av, err := sign.VerifyAttestation(ctx, repo, desc.Digest, []*sign.PublicKey{pub})
+	if err != nil || !av.Valid || len(av.Provenance.Dependencies) != 1 {
+		t.Fatalf("VerifyAttestation = %+v, %v", av, err)
+	}
+
+	stdout, _, err = runBuildTestCmd(t, "push", pkg, "--to", "oci-layout:"+out, "--key", keys+".key")
+	if err != nil || !strings.Contains(stdout, "unchanged") || !strings.Contains(stdout, "signature   present") {
+		t.Fatalf("second push: %v\n%s", err, stdout)
+	}
+
+	// A wrong password fails and tags nothing.
+	t.Setenv(sign.PasswordEnv, "wrong")
+	other := t.TempDir()
+	_, _, err = runBuildTestCmd(t, "push", pkg, "--to", "oci-layout:"+other, "--key", keys+".key")
+	if err == nil || !strings.Contains(err.Error(), "wrong-password") {
+		t.Fatalf("push with a wrong password: %v", err)
+	}
+	repo2, _ := artifact.OpenLayout(filepath.Join(other, "core-cluster-api"))
+	if _, err := repo2.Resolve(ctx, "v1.10.1-core"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Fatalf("a push with a wrong password tagged the release: %v", err)
+	}
+}
+
+func TestPushUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"push", "."},
+		{"push", ".", "--to", "https://ghcr.io/x"},
+		{"push", ".", "--to", "oci-layout:x", "--tlog"},
+		{"keygen", "extra"},
+	} {
+		_, _, err := runBuildTestCmd(t, args...)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error (exit 2)", args, err)
+		}
+	}
+}

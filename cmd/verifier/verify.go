@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/report"
+	"github.com/pinseal/pinseal/pkg/sign"
+	"github.com/pinseal/pinseal/pkg/verify"
+)
+
+// verifyOptions are the flags of `verifier verify`.
+type verifyOptions struct {
+	output     string
+	policyFile string
+	keys       []string
+	plain      bool
+	maxInflate int64
+}
+
+func newVerifyCmd() *cobra.Command {
+	o := &verifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify REF",
+		Short: "Verify one provider release artifact before it is deployed: signature, provenance, layers",
+		Long: `Verify the provider release artifact REF (HOST[:PORT]/REPO:TAG,
+HOST[:PORT]/REPO@sha256:<hex> or oci-layout:DIR:TAG) before it is deployed:
+
+  signature        a trusted key signed its manifest digest
+  provenance       a trusted key attested SLSA provenance about that digest,
+                   by an allowed builder, listing exactly the pins of the
+                   artifact's config as materials
+  registry-digest  every layer matches the manifest; no layer is missing
+  version-reused   the tag holds the release its config names
+  blob-corrupt, blob-header, blob-yaml
+                   components.gz is one valid gzip stream with a
+                   reproducible header that inflates to exactly the raw
+                   <type>-components.yaml layer
+  metadata-series  metadata.yaml has the release's series, with the
+                   config's contract
+
+Trusted keys are the policy's keys plus each --key FILE; allowed builders
+are the policy's builders. Registry credentials come from the docker
+config. The report has the same schema as ` + "`verifier check`" + `.
+
+Exit status: 0 no error findings, 1 error findings, 2 usage or
+configuration error (bad flag or policy, no trusted key, REF missing or
+unreachable).`,
+		Example: `  verifier verify ghcr.io/acme/capi/infrastructure-proxmox:v0.7.7-infraprovider-proxmox --key cosign.pub
+  verifier verify 127.0.0.1:5000/capi/core-cluster-api@sha256:… --policy policy.yaml --plain-http -o json
+  verifier verify oci-layout:out/oci/core-cluster-api:v1.10.1-core --key cosign.pub`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("verify takes exactly one REF, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVerify(cmd, args[0], o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", string(report.FormatHuman), "output format: human, json, sarif or github")
+	f.StringVar(&o.policyFile, "policy", "", "policy file: severities, waivers, trusted keys, allowed builders (default: the built-in policies/default.yaml)")
+	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating components.gz past this many bytes (a gzip bomb is a finding)")
+	addKeyFlags(f, &o.keys, &o.plain)
+	return cmd
+}
+
+// addKeyFlags adds the flags check and verify share for registries.
+func addKeyFlags(f *pflag.FlagSet, keys *[]string, plain *bool) {
+	f.StringArrayVar(keys, "key", nil, "trusted public key (cosign.pub, PEM) to verify signatures and provenance with, on top of the policy's keys; repeatable")
+	f.BoolVar(plain, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
+}
+
+func runVerify(cmd *cobra.Command, ref string, o *verifyOptions) error {
+	format, err := report.ParseFormat(o.output)
+	if err != nil {
+		return usageError{fmt.Errorf("--output: %w", err)}
+	}
+	if o.maxInflate <= 0 {
+		return usageError{errors.New("--max-inflate must be > 0")}
+	}
+	pol := policy.Default()
+	if o.policyFile != "" {
+		if pol, err = policy.Load(o.policyFile); err != nil {
+			return usageError{err}
+		}
+	}
+	keys, err := loadKeys(o.keys)
+	if err != nil {
+		return usageError{err}
+	}
+	r, _, err := verify.Ref(cmd.Context(), ref, verify.RefOptions{
+		Policy:   pol,
+		Keys:     keys,
+		Registry: artifact.Options{PlainHTTP: o.plain},
+		Limit:    o.maxInflate,
+	})
+	if err != nil {
+		// Nothing could be verified: not a findings result.
+		return usageError{err}
+	}
+	out := cmd.OutOrStdout()
+	if err := report.Write(out, r, format, report.Options{Color: colorFor(out), Rules: check.Rules()}); err != nil {
+		return err
+	}
+	if r.ExitCode() != 0 {
+		return errFindings{r.Summary.Errors}
+	}
+	return nil
+}
+
+// loadKeys reads --key files.
+func loadKeys(files []string) ([]*sign.PublicKey, error) {
+	var keys []*sign.PublicKey
+	for _, f := range files {
+		k, err := sign.LoadPublicKey(f)
+		if err != nil {
+			return nil, fmt.Errorf("--key %s: %w", f, err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// withRegistry adds the registry checks to a tree check when --registry is
+// given; --key and --plain-http need it.
+func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) {
+	if o.registry == "" {
+		if len(o.keys) > 0 || o.plain {
+			return opts, usageError{errors.New("--key and --plain-http need --registry PREFIX")}
+		}
+		return opts, nil
+	}
+	prefix, err := artifact.ParsePrefix(o.registry)
+	if err != nil {
+		return opts, usageError{fmt.Errorf("--registry: %w", err)}
+	}
+	keys, err := loadKeys(o.keys)
+	if err != nil {
+		return opts, usageError{err}
+	}
+	opts, err = verify.WithRegistry(opts, verify.RegistryOptions{
+		Prefix:   prefix,
+		Registry: artifact.Options{PlainHTTP: o.plain},
+		Keys:     keys,
+	})
+	if err != nil {
+		return opts, usageError{err}
+	}
+	return opts, nil
+}
