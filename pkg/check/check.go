@@ -86,7 +86,7 @@ var catalog = []Check{
 	{ID: PinVersion, Title: "Pinned version is the release", Severity: report.Error, Run: pinVersion,
 		Description: "The pinned upstream version (pin.yaml, Makefile or Dockerfile variable) is the version part of the ConfigMap name and spec.version; a computed version is reported as unknown."},
 	{ID: PinDigest, Title: "Vendored files match pins", Severity: report.Error, Run: pinDigest,
-		Description: "Every pinned vendored file exists and matches its SHA-256 pin."},
+		Description: "Every pinned vendored file exists and matches its SHA-256 pin; a file the pin's patches change matches it once they are reversed (last patch first)."},
 	{ID: PinMissing, Title: "Upstream files are pinned", Severity: report.Warning, Run: pinMissing,
 		Description: "Every upstream download and vendored file is pinned by SHA-256."},
 	{ID: RegistryDigest, Title: "Registry copy equals tree", Severity: report.Error,
