@@ -273,14 +273,14 @@ func comparePins(want, got []pin.Source, wantName, gotName string) []string {
 		gs, ok := g[u]
 		switch {
 		case !ok:
-			diffs = append(diffs, fmt.Sprintf("%s has %s (sha256 %s), %s does not", wantName, u, shortHex(ws), gotName))
+			diffs = append(diffs, fmt.Sprintf("%s (sha256 %s) is in %s but not in %s", u, shortHex(ws), wantName, gotName))
 		case gs != ws:
 			diffs = append(diffs, fmt.Sprintf("%s: sha256 %s in %s, %s in %s", u, shortHex(ws), wantName, shortHex(gs), gotName))
 		}
 	}
 	for u, gs := range g {
 		if _, ok := w[u]; !ok {
-			diffs = append(diffs, fmt.Sprintf("%s has %s (sha256 %s), %s does not", gotName, u, shortHex(gs), wantName))
+			diffs = append(diffs, fmt.Sprintf("%s (sha256 %s) is in %s but not in %s", u, shortHex(gs), gotName, wantName))
 		}
 	}
 	sort.Strings(diffs)
@@ -315,7 +315,7 @@ func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string 
 	field("upstream version", c.Version, l.version)
 	field("contract", c.Contract, l.contract)
 	if l.pin != nil && len(l.pin.Sources) > 0 {
-		for _, x := range comparePins(l.pin.Sources, c.Pins, "the tree's pins", "the artifact's") {
+		for _, x := range comparePins(l.pin.Sources, c.Pins, "the tree's pins", "the artifact's pins") {
 			d = append(d, "pins: "+x)
 		}
 	}
@@ -350,7 +350,7 @@ func registryDigest(t *model.Tree) []report.Finding {
 		}
 		switch {
 		case a.Tampered:
-			add(p.Location, fmt.Sprintf("the registry serves bytes for %s that do not match the digests in its manifest (corrupt or tampered): %s", a.Ref, a.Err),
+			add(p.Location, fmt.Sprintf("the registry serves bytes for %s that do not match the digests in its manifest: %s", a.Ref, a.Err),
 				"do not deploy it; the signed manifest names other bytes: find out who changed the registry's storage, then push the release again")
 			return
 		case a.Err != "":
@@ -500,15 +500,16 @@ func provenance(t *model.Tree, builders []string) []report.Finding {
 			add(fmt.Sprintf("the provenance of %s names builder %q, which the policy does not allow (builders: %s)", ref, pr.BuilderID, quoteList(builders)),
 				"build releases with an allowed builder, or add this builder id to the policy's builders if you trust it", "")
 		}
-		var pins []pin.Source
-		pinsName := "the artifact's pins"
-		switch {
+		// The pins to compare with: the artifact's own, else (no pinseal
+		// config: version-reused or registry-digest says why) the tree's.
+		pins, pinsName := []pin.Source(nil), "the artifact's pins"
+		switch pp := pinOf(pkg, p); {
 		case a.Config != nil:
 			pins = a.Config.Pins
+		case pp != nil:
+			pins, pinsName = pp.Sources, "the tree's pins"
 		default:
-			if pp := pinOf(pkg, p); pp != nil {
-				pins, pinsName = pp.Sources, "the tree's pins"
-			}
+			return // nothing to compare the materials with
 		}
 		if d := comparePins(pins, pr.Materials, pinsName, "the provenance"); len(d) > 0 {
 			add(fmt.Sprintf("the provenance of %s lists other materials than %s: %s", ref, pinsName, d[0]),

@@ -284,9 +284,9 @@ func TestArtifactChecks(t *testing.T) {
 		{"unsigned", func(a *model.Artifact) {
 			a.Signature = model.Signature{Checked: true, Reason: "no-signature"}
 		}, Signature, "is not signed"},
-		{"tampered", func(a *model.Artifact) {
-			a.Err, a.Tampered = "stored content does not match", true
-		}, RegistryDigest, "corrupt or tampered"},
+		{"tampered, config unreadable", func(a *model.Artifact) {
+			a.Err, a.Tampered, a.Config = "stored content does not match", true, nil
+		}, RegistryDigest, "do not match the digests in its manifest"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

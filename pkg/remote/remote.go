@@ -10,6 +10,7 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
@@ -184,7 +186,10 @@ func Fetch(ctx context.Context, repo artifact.Repository, ref string, opts Optio
 		return a, nil, fmt.Errorf("%s: no tag or digest to look up", repo.Name())
 	}
 	desc, err := repo.Resolve(ctx, ref)
-	if err != nil {
+	switch {
+	case errors.Is(err, errdef.ErrNotFound):
+		return a, nil, fmt.Errorf("%s does not exist: %w", a.Ref, errdef.ErrNotFound)
+	case err != nil:
 		return a, nil, fmt.Errorf("look up %s: %w", a.Ref, err)
 	}
 	a.Found = true
@@ -206,6 +211,7 @@ func Fetch(ctx context.Context, repo artifact.Repository, ref string, opts Optio
 		default:
 			a.Err = err.Error()
 			a.Tampered = errors.Is(err, artifact.ErrTampered)
+			recordManifest(ctx, repo, desc, a)
 		}
 	}
 
@@ -258,6 +264,37 @@ func record(a *model.Artifact, p *artifact.Pulled) {
 		}
 		a.Missing = append(a.Missing, want)
 	}
+}
+
+// recordManifest records, for an artifact that did not pull, what its
+// manifest and config say (best effort, same limits as Pull): which
+// release it claims to be and the layer digests the signed manifest names.
+func recordManifest(ctx context.Context, repo artifact.Repository, desc ocispec.Descriptor, a *model.Artifact) {
+	if desc.Size > artifact.MaxManifestSize {
+		return
+	}
+	raw, err := content.FetchAll(ctx, repo, desc)
+	if err != nil {
+		return
+	}
+	p := &artifact.Pulled{Files: map[string][]byte{}}
+	if json.Unmarshal(raw, &p.Manifest) != nil {
+		return
+	}
+	for _, l := range p.Manifest.Layers {
+		if t := l.Annotations[ocispec.AnnotationTitle]; strings.HasSuffix(t, "-components.yaml") && p.ComponentsTitle == "" {
+			p.ComponentsTitle = t
+		}
+	}
+	if c := p.Manifest.Config; c.MediaType == artifact.ConfigMediaType && c.Size <= artifact.MaxConfigSize {
+		if b, err := content.FetchAll(ctx, repo, c); err == nil {
+			var cfg artifact.Config
+			if json.Unmarshal(b, &cfg) == nil {
+				p.Config = &cfg
+			}
+		}
+	}
+	record(a, p)
 }
 
 // verifySignature records the signature verdict; the error is a registry

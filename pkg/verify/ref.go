@@ -88,7 +88,7 @@ func Ref(ctx context.Context, ref string, opts RefOptions) (*report.Report, stri
 	}
 	a, pulled, err := remote.Fetch(ctx, repo, tag, remote.Options{Registry: opts.Registry, Keys: keys, Logger: opts.Logger})
 	if err != nil {
-		return nil, a.Digest, fmt.Errorf("verify %s: %w", ref, err)
+		return nil, a.Digest, err
 	}
 	byTag := ""
 	if _, derr := digest.Parse(tag); derr != nil {

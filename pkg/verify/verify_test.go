@@ -18,6 +18,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/fixture"
 	"github.com/pinseal/pinseal/internal/gentree"
+	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
@@ -80,6 +81,23 @@ func gzipWithoutN(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(dst, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// regzip rebuilds the blob dst from src reproducibly, as `builder build`
+// (and `gzip -9 -n -c`) would.
+func regzip(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz, err := blob.CompressBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, gz, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -210,6 +228,24 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, corePkg, []string{"files/metadata.yaml does not match its pin"}},
+
+		{check.PinDigest, "patched file edited outside its patch, blob regenerated", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, infraPkg, "files/proxmox-infrastructure-components.yaml"), "  replicas: 1\n", "  replicas: 2\n")
+			regzip(t, filepath.Join(root, infraPkg, "files/proxmox-infrastructure-components.yaml"), filepath.Join(root, infraPkg, "files/components-proxmox.gz"))
+		}, infraPkg, []string{"files/proxmox-infrastructure-components.yaml does not match its pin in pin.yaml",
+			"with its patches (patches/0001-capmox-startup-probe.diff) reversed", "builder build " + infraPkg}},
+
+		{check.PinDigest, "patched file edited inside a hunk's context, blob regenerated", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, infraPkg, "files/proxmox-infrastructure-components.yaml"), "            path: /readyz\n", "            path: /ready\n")
+			regzip(t, filepath.Join(root, infraPkg, "files/proxmox-infrastructure-components.yaml"), filepath.Join(root, infraPkg, "files/components-proxmox.gz"))
+		}, infraPkg, []string{"files/proxmox-infrastructure-components.yaml is not the pinned upstream",
+			"patch patches/0001-capmox-startup-probe.diff hunk #1 @@ -142,6 +142,12 @@", "builder build " + infraPkg, "update the patch"}},
+
+		{check.PinDigest, "patch listed in pin.yaml is missing", func(t *testing.T, root string) {
+			if err := os.Remove(filepath.Join(root, infraPkg, "patches/0001-capmox-startup-probe.diff")); err != nil {
+				t.Fatal(err)
+			}
+		}, infraPkg, []string{"lists patch patches/0001-capmox-startup-probe.diff", "cannot be read"}},
 
 		{check.PinMissing, "sha pin removed", func(t *testing.T, root string) {
 			edit(t, filepath.Join(root, ipamPkg, "pin.yaml"), "  - url: https://github.com/kubernetes-sigs/cluster-api-ipam-provider-in-cluster/releases/download/v1.0.2/metadata.yaml\n", "  - url: https://example.invalid/drop-me\n")
