@@ -19,6 +19,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -148,6 +149,11 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 				return nil
 			}
 			if d.IsDir() {
+				return nil
+			}
+			if strings.HasPrefix(d.Name(), atomicfile.TempPrefix) {
+				// A temp file an interrupted build left behind: not
+				// vendored content (the next build removes it).
 				return nil
 			}
 			l.hashFile(p, rel, mem[rel])

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/internal/fixture"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/model"
@@ -391,4 +392,22 @@ func TestChartFailsToRender(t *testing.T) {
 			t.Errorf("problems = %+v", find(t, tr, corePkg).Problems)
 		}
 	})
+}
+
+// TestLeftoverBuildTempIgnored: a temp file that a killed build left in
+// files/ is not vendored content and must not turn up as an unpinned file.
+func TestLeftoverBuildTempIgnored(t *testing.T) {
+	root := fixture.Tree(t)
+	left := cpPkg + "/files/" + atomicfile.TempPrefix + "components.gz-123"
+	write(t, root, left, []byte("half a file"))
+	tr := loadTree(t, root, Options{})
+	p := find(t, tr, cpPkg)
+	for rel := range p.Files {
+		if strings.Contains(rel, atomicfile.TempPrefix) {
+			t.Fatalf("leftover temp file loaded as vendored: %s", rel)
+		}
+	}
+	if len(p.Files) == 0 {
+		t.Fatal("no vendored files loaded at all")
+	}
 }

@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
@@ -331,4 +334,52 @@ func digestOf(t *testing.T, s string) digest.Digest {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestRegistryReportsMatchSchema: reports with registry and artifact
+// findings follow api/report.schema.json.
+func TestRegistryReportsMatchSchema(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "api", "report.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("report.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := remotetest.Key(t)
+	pfx := remotetest.Layout(t)
+	root := remotetest.Tree(t)
+	pub := remotetest.Publish(t, root, pfx, remotetest.Steps{Sign: key})
+	remotetest.Tamper(t, pfx, pub["v1.10.1-core"], artifact.BlobTitle)
+	reports := map[string]*report.Report{
+		"check": checkRegistry(t, root, pfx, nil, key.Public()),
+		"ref":   verifyRef(t, pub["v1.10.1-core"].Ref(), RefOptions{Keys: []*sign.PublicKey{key.Public()}}),
+		"ref2":  verifyRef(t, pub["v0.7.7-infraprovider-proxmox"].Pinned(), RefOptions{Keys: []*sign.PublicKey{remotetest.Key(t).Public()}}),
+	}
+	for name, r := range reports {
+		if r.Summary.Errors < 2 {
+			t.Errorf("%s: %d errors, want >= 2:\n%s", name, r.Summary.Errors, findings(r))
+		}
+		var buf bytes.Buffer
+		if err := report.WriteJSON(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate(inst); err != nil {
+			t.Errorf("%s report does not match api/report.schema.json: %v\n%s", name, err, buf.String())
+		}
+	}
 }
