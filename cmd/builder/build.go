@@ -48,10 +48,10 @@ Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
   builder build --offline --cache /var/cache/pinseal packages/system/capi-providers-*`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.timeout <= 0 {
-				return usageError{fmt.Errorf("--timeout must be positive, got %s", o.timeout)}
+				return usageError{Err: fmt.Errorf("--timeout must be positive, got %s", o.timeout)}
 			}
 			if o.retries < 0 {
-				return usageError{fmt.Errorf("--retries must be 0 or more, got %d", o.retries)}
+				return usageError{Err: fmt.Errorf("--retries must be 0 or more, got %d", o.retries)}
 			}
 			if len(args) == 0 {
 				args = []string{"."}

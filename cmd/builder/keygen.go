@@ -28,7 +28,7 @@ else it is asked for twice on the terminal.`,
   COSIGN_PASSWORD=... builder keygen --output-key-prefix ci/pinseal`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("keygen takes no arguments (got %q): use --output-key-prefix", args)}
+				return usageError{Err: fmt.Errorf("keygen takes no arguments (got %q): use --output-key-prefix", args)}
 			}
 			return nil
 		},

@@ -59,14 +59,14 @@ Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
   builder push . --to 127.0.0.1:5000/capi --plain-http`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.to == "" {
-				return usageError{errors.New("--to PREFIX is required (HOST[:PORT]/PATH or oci-layout:DIR)")}
+				return usageError{Err: errors.New("--to PREFIX is required (HOST[:PORT]/PATH or oci-layout:DIR)")}
 			}
 			prefix, err := artifact.ParsePrefix(o.to)
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			if o.tlog && o.key == "" {
-				return usageError{errors.New("--tlog needs --key")}
+				return usageError{Err: errors.New("--tlog needs --key")}
 			}
 			if len(args) == 0 {
 				args = []string{"."}

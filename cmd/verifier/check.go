@@ -68,7 +68,7 @@ Exit status: 0 no error findings, 1 error findings, 2 usage or
 configuration error (bad flag, bad policy file, ROOT missing).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
-				return usageError{fmt.Errorf("check takes at most one ROOT, got %d arguments", len(args))}
+				return usageError{Err: fmt.Errorf("check takes at most one ROOT, got %d arguments", len(args))}
 			}
 			return nil
 		},
@@ -98,16 +98,16 @@ configuration error (bad flag, bad policy file, ROOT missing).`,
 func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	format, err := report.ParseFormat(o.output)
 	if err != nil {
-		return usageError{fmt.Errorf("--output: %w", err)}
+		return usageError{Err: fmt.Errorf("--output: %w", err)}
 	}
 	pol := policy.Default()
 	if o.policyFile != "" {
 		if pol, err = policy.Load(o.policyFile); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	}
 	if o.workers < 0 || o.maxInflate <= 0 {
-		return usageError{errors.New("--workers must be >= 0 and --max-inflate > 0")}
+		return usageError{Err: errors.New("--workers must be >= 0 and --max-inflate > 0")}
 	}
 	st, err := os.Stat(root)
 	if err != nil {
@@ -115,10 +115,10 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return usageError{fmt.Errorf("ROOT %s: %w (give the root directory of a tree of packages)", root, err)}
+		return usageError{Err: fmt.Errorf("ROOT %s: %w (give the root directory of a tree of packages)", root, err)}
 	}
 	if !st.IsDir() {
-		return usageError{fmt.Errorf("ROOT %s is not a directory (give the root directory of a tree of packages)", root)}
+		return usageError{Err: fmt.Errorf("ROOT %s is not a directory (give the root directory of a tree of packages)", root)}
 	}
 
 	opts := verify.Options{
@@ -133,7 +133,7 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	r, err := verify.Run(cmd.Context(), root, opts)
 	if err != nil {
 		// The tree could not be checked at all: not a findings result.
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	out := cmd.OutOrStdout()
 	if err := report.Write(out, r, format, report.Options{Color: colorFor(out), Rules: check.Rules()}); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/server"
+	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
@@ -22,10 +23,11 @@ import (
 
 // serveOptions are the flags of `verifier serve`.
 type serveOptions struct {
-	config   string
-	listen   string
-	examples string
-	verbose  bool
+	config    string
+	listen    string
+	examples  string
+	verbose   bool
+	plainHTTP bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -52,7 +54,7 @@ gracefully: running scans finish within limits.shutdownTimeout or are
 recorded as failed.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.NoArgs(cmd, args); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			return nil
 		},
@@ -63,6 +65,7 @@ recorded as failed.`,
 	f.StringVar(&o.listen, "listen", "", "address to listen on, overriding the config (default 127.0.0.1:8080)")
 	f.StringVar(&o.examples, "examples", "examples", "the example tree served when there is no --config")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "debug logs")
+	f.BoolVar(&o.plainHTTP, "plain-http", false, "reach registries over plain HTTP (a loopback registry)")
 	return cmd
 }
 
@@ -75,18 +78,18 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 
 	cfg, err := serveConfig(o, log)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if o.listen != "" {
 		cfg.Listen = o.listen
 	}
 	if err := cfg.Validate(); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	srv, err := server.New(ctx, cfg, engine{}, log)
+	srv, err := server.New(ctx, cfg, engine{registry: artifact.Options{PlainHTTP: o.plainHTTP}}, log)
 	if err != nil {
 		return err
 	}
@@ -152,33 +155,48 @@ func exampleToken(dir string) (string, error) {
 	return path, os.Rename(tmp.Name(), path)
 }
 
-// engine adapts the verification engine to the service. Trees are verified
-// by pkg/verify, exactly as `verifier check` does. Registry artifacts
-// (POST /v1/verify with a ref, and sources with a registry) need the
-// registry checks, which are not wired into this build yet: those requests
-// get server.ErrEngineUnavailable (503).
-type engine struct{}
+// engine adapts the verification engine to the service: trees are
+// verified by pkg/verify exactly as `verifier check` does, registry
+// artifacts exactly as `verifier verify` does.
+type engine struct {
+	registry artifact.Options
+}
 
-func (engine) CheckTree(ctx context.Context, root string, opts server.CheckOptions) (*report.Report, error) {
-	if opts.Registry != "" {
-		return nil, fmt.Errorf("registry checks against %s: %w", opts.Registry, server.ErrEngineUnavailable)
+// loadPolicy reads a policy file, or the built-in default for "".
+func loadPolicy(file string) (*policy.Policy, error) {
+	if file == "" {
+		return policy.Default(), nil
 	}
-	pol := policy.Default()
-	if opts.Policy != "" {
-		var err error
-		if pol, err = policy.Load(opts.Policy); err != nil {
-			return nil, err
+	return policy.Load(file)
+}
+
+func (e engine) CheckTree(ctx context.Context, root string, opts server.CheckOptions) (*report.Report, error) {
+	pol, err := loadPolicy(opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	vo := verify.Options{Policy: pol}
+	if opts.Registry != "" {
+		prefix, err := artifact.ParsePrefix(opts.Registry)
+		if err != nil {
+			return nil, fmt.Errorf("registry %q: %w", opts.Registry, err)
+		}
+		if vo, err = verify.WithRegistry(vo, verify.RegistryOptions{Prefix: prefix, Registry: e.registry}); err != nil {
+			return nil, fmt.Errorf("registry checks against %s: %w", opts.Registry, err)
 		}
 	}
-	return verify.Run(ctx, root, verify.Options{Policy: pol})
+	return verify.Run(ctx, root, vo)
 }
 
-func (engine) Resolve(context.Context, string) (string, error) {
-	return "", errArtifactsUnavailable
+func (e engine) Resolve(ctx context.Context, ref string) (string, error) {
+	return verify.ResolveRef(ctx, ref, e.registry)
 }
 
-func (engine) VerifyArtifact(context.Context, string, server.VerifyOptions) (*report.Report, error) {
-	return nil, errArtifactsUnavailable
+func (e engine) VerifyArtifact(ctx context.Context, ref string, opts server.VerifyOptions) (*report.Report, error) {
+	pol, err := loadPolicy(opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	rep, _, err := verify.Ref(ctx, ref, verify.RefOptions{Policy: pol, Registry: e.registry})
+	return rep, err
 }
-
-var errArtifactsUnavailable = fmt.Errorf("registry artifact verification: %w", server.ErrEngineUnavailable)

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/server"
+	"github.com/pinseal/pinseal/pkg/remote/remotetest"
+	"github.com/pinseal/pinseal/pkg/verify"
 )
 
 func TestServeUsageErrors(t *testing.T) {
@@ -68,20 +70,45 @@ func TestServeExampleConfig(t *testing.T) {
 
 func TestServeEngine(t *testing.T) {
 	ctx := context.Background()
-	rep, err := engine{}.CheckTree(ctx, "../../examples", server.CheckOptions{})
-	if err != nil || rep == nil || rep.Summary.Packages == 0 {
+	eng := engine{registry: remotetest.Options}
+	rep, err := eng.CheckTree(ctx, "../../examples", server.CheckOptions{})
+	if err != nil || rep == nil || rep.Summary.Packages == 0 || !rep.Summary.Passed {
 		t.Fatalf("CheckTree(examples) = %+v, %v", rep, err)
 	}
-	if _, err := (engine{}).CheckTree(ctx, "../../examples", server.CheckOptions{Registry: "127.0.0.1:5000/capi"}); !errors.Is(err, server.ErrEngineUnavailable) {
-		t.Fatalf("registry checks: %v, want ErrEngineUnavailable", err)
-	}
-	if _, err := (engine{}).CheckTree(ctx, "../../examples", server.CheckOptions{Policy: "nope.yaml"}); err == nil {
+	if _, err := eng.CheckTree(ctx, "../../examples", server.CheckOptions{Policy: "nope.yaml"}); err == nil {
 		t.Fatal("a missing policy file is not an error")
 	}
-	if _, err := (engine{}).Resolve(ctx, "x"); !errors.Is(err, server.ErrEngineUnavailable) {
-		t.Fatalf("Resolve: %v", err)
+
+	// The registry side: the example releases pushed, signed and attested
+	// into an in-process registry, verified through the service's engine
+	// with a policy that trusts the key.
+	tree := remotetest.Tree(t)
+	prefix := remotetest.Registry(t)
+	key := remotetest.Key(t)
+	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := (engine{}).VerifyArtifact(ctx, "x", server.VerifyOptions{}); !errors.Is(err, server.ErrEngineUnavailable) {
-		t.Fatalf("VerifyArtifact: %v", err)
+	if _, err := eng.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String()}); !errors.Is(err, verify.ErrNoTrustedKeys) {
+		t.Fatalf("registry checks with no trusted key: %v, want ErrNoTrustedKeys", err)
+	}
+	rep, err = eng.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String(), Policy: pol})
+	if err != nil || !rep.Summary.Passed {
+		t.Fatalf("CheckTree with registry = %+v, %v", rep, err)
+	}
+	for _, r := range rels {
+		dgst, err := eng.Resolve(ctx, r.Ref())
+		if err != nil || dgst != r.Digest.String() {
+			t.Fatalf("Resolve(%s) = %q, %v; want %s", r.Ref(), dgst, err, r.Digest)
+		}
+		rep, err := eng.VerifyArtifact(ctx, r.Pinned(), server.VerifyOptions{Policy: pol})
+		if err != nil || !rep.Summary.Passed {
+			t.Fatalf("VerifyArtifact(%s) = %+v, %v", r.Pinned(), rep, err)
+		}
+		// Without the key in the policy the signature check must fail.
+		if _, err := eng.VerifyArtifact(ctx, r.Pinned(), server.VerifyOptions{}); err == nil {
+			t.Fatal("VerifyArtifact with no trusted key succeeded")
+		}
 	}
 }

@@ -58,7 +58,7 @@ unreachable).`,
   verifier verify oci-layout:out/oci/core-cluster-api:v1.10.1-core --key cosign.pub`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageError{fmt.Errorf("verify takes exactly one REF, got %d arguments", len(args))}
+				return usageError{Err: fmt.Errorf("verify takes exactly one REF, got %d arguments", len(args))}
 			}
 			return nil
 		},
@@ -83,20 +83,20 @@ func addKeyFlags(f *pflag.FlagSet, keys *[]string, plain *bool) {
 func runVerify(cmd *cobra.Command, ref string, o *verifyOptions) error {
 	format, err := report.ParseFormat(o.output)
 	if err != nil {
-		return usageError{fmt.Errorf("--output: %w", err)}
+		return usageError{Err: fmt.Errorf("--output: %w", err)}
 	}
 	if o.maxInflate <= 0 {
-		return usageError{errors.New("--max-inflate must be > 0")}
+		return usageError{Err: errors.New("--max-inflate must be > 0")}
 	}
 	pol := policy.Default()
 	if o.policyFile != "" {
 		if pol, err = policy.Load(o.policyFile); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	}
 	keys, err := loadKeys(o.keys)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	r, _, err := verify.Ref(cmd.Context(), ref, verify.RefOptions{
 		Policy:   pol,
@@ -106,7 +106,7 @@ func runVerify(cmd *cobra.Command, ref string, o *verifyOptions) error {
 	})
 	if err != nil {
 		// Nothing could be verified: not a findings result.
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	out := cmd.OutOrStdout()
 	if err := report.Write(out, r, format, report.Options{Color: colorFor(out), Rules: check.Rules()}); err != nil {
@@ -136,17 +136,17 @@ func loadKeys(files []string) ([]*sign.PublicKey, error) {
 func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) {
 	if o.registry == "" {
 		if len(o.keys) > 0 || o.plain {
-			return opts, usageError{errors.New("--key and --plain-http need --registry PREFIX")}
+			return opts, usageError{Err: errors.New("--key and --plain-http need --registry PREFIX")}
 		}
 		return opts, nil
 	}
 	prefix, err := artifact.ParsePrefix(o.registry)
 	if err != nil {
-		return opts, usageError{fmt.Errorf("--registry: %w", err)}
+		return opts, usageError{Err: fmt.Errorf("--registry: %w", err)}
 	}
 	keys, err := loadKeys(o.keys)
 	if err != nil {
-		return opts, usageError{err}
+		return opts, usageError{Err: err}
 	}
 	opts, err = verify.WithRegistry(opts, verify.RegistryOptions{
 		Prefix:   prefix,
@@ -154,7 +154,7 @@ func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) 
 		Keys:     keys,
 	})
 	if err != nil {
-		return opts, usageError{err}
+		return opts, usageError{Err: err}
 	}
 	return opts, nil
 }

@@ -401,12 +401,20 @@ func versionReused(t *model.Tree) []report.Finding {
 		if !a.Found || a.Err != "" {
 			return // registry-digest says why
 		}
-		d := releaseDifferences(p, a, localRelease(ix, pkg, p))
+		l := localRelease(ix, pkg, p)
+		d := releaseDifferences(p, a, l)
 		if len(d) == 0 {
 			return
 		}
+		// The packaged bytes differ too, as a rule: say so in the detail.
+		if l.blob != "" && a.BlobSHA256 != "" && !model.SameSHA256(a.BlobSHA256, l.blob) {
+			d = append(d, fmt.Sprintf("components.gz: sha256 %s in the registry, %s in the tree", shortDigest(a.BlobSHA256), shortDigest(l.blob)))
+		}
+		if l.metadata != "" && a.MetadataSHA256 != "" && !model.SameSHA256(a.MetadataSHA256, l.metadata) {
+			d = append(d, fmt.Sprintf("metadata.yaml: sha256 %s in the registry, %s in the tree", shortDigest(a.MetadataSHA256), shortDigest(l.metadata)))
+		}
 		f := newFinding(VersionReused, pkg, providerID(p), p.Location,
-			fmt.Sprintf("release tag %s holds %s, which is another release than the tree's %s: %s", a.Ref, a.Pinned(), p.Version, d[0]),
+			fmt.Sprintf("release tag %s holds %s, which differs from the tree's release %s: %s", a.Ref, a.Pinned(), p.Version, d[0]),
 			"releases are immutable: give the changed package a new release (ConfigMap name and spec.version) and push that; if the tag was overwritten in the registry, restore the released artifact")
 		if len(d) > 1 {
 			f.Detail = strings.Join(d, "\n")

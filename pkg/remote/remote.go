@@ -358,10 +358,5 @@ func transportError(ctx context.Context, err error) bool {
 	}
 	var ue *url.Error
 	var ne net.Error
-	if errors.As(err, &ue) || errors.As(err, &ne) {
-		return true
-	}
-	// oras-go reports some unexpected statuses as plain text.
-	msg := err.Error()
-	return strings.Contains(msg, "unexpected status code") || strings.Contains(msg, "connection refused")
+	return errors.As(err, &ue) || errors.As(err, &ne)
 }

@@ -6,13 +6,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -381,5 +386,31 @@ func TestRegistryReportsMatchSchema(t *testing.T) {
 		if err := schema.Validate(inst); err != nil {
 			t.Errorf("%s report does not match api/report.schema.json: %v\n%s", name, err, buf.String())
 		}
+	}
+}
+
+// TestRefRegistryFails: a registry that answers 5xx while the layers are
+// read is an error (nothing verified), not a finding about the artifact.
+func TestRefRegistryFails(t *testing.T) {
+	key := remotetest.Key(t)
+	inner := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
+	var failing atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() && r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") {
+			http.Error(w, "storage backend down", http.StatusServiceUnavailable)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	pfx, err := artifact.ParsePrefix(strings.TrimPrefix(srv.URL, "http://") + "/capi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := remotetest.Publish(t, remotetest.Tree(t), pfx, remotetest.Both(key))
+	failing.Store(true)
+	r, _, err := Ref(context.Background(), pub["v1.10.1-core"].Ref(), RefOptions{Registry: remotetest.Options, Keys: []*sign.PublicKey{key.Public()}})
+	if err == nil || r != nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("Ref on a failing registry = %v, %v", r, err)
 	}
 }

@@ -146,7 +146,7 @@ func TestRegistryMutationsGoRedAlone(t *testing.T) {
 			rel.YAML = append(slices.Clone(rel.YAML), "# not the tree's\n"...)
 			rel.Blob, _ = blob.CompressBytes(rel.YAML)
 			remotetest.Finish(t, remotetest.Overwrite(t, e.prefix, rel), remotetest.Both(e.key))
-		}, check.VersionReused, infraID, "another release than the tree's"},
+		}, check.VersionReused, infraID, "differs from the tree's release"},
 		{"not pushed", false, func(t *testing.T, e *env) {
 			rels, err := artifact.LoadReleases(corePkg(e.root), remotetest.BuilderVersion)
 			if err != nil {

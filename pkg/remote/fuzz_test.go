@@ -1,0 +1,56 @@
+package remote
+
+import (
+	"bytes"
+	"compress/gzip"
+	"testing"
+)
+
+// FuzzFirstDifference: the excerpt finder never panics, finds no
+// difference exactly when the blob inflates to the YAML, and otherwise
+// points at the first differing byte and its line.
+func FuzzFirstDifference(f *testing.F) {
+	f.Add([]byte("a: 1\nb: 2\n"), []byte("a: 1\nb: 3\n"))
+	f.Add([]byte(""), []byte("x"))
+	f.Fuzz(func(t *testing.T, yml, data []byte) {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write(data)
+		w.Close()
+		d := firstDifference(yml, b.Bytes(), 1<<20)
+		if (d == nil) != bytes.Equal(yml, data) {
+			t.Fatalf("diff %+v for equal=%v", d, bytes.Equal(yml, data))
+		}
+		if d == nil {
+			return
+		}
+		off := 0
+		for off < len(yml) && off < len(data) && yml[off] == data[off] {
+			off++
+		}
+		if d.Offset != int64(off) || d.Line != 1+bytes.Count(yml[:off], []byte{'\n'}) || d.Excerpt == "" {
+			t.Fatalf("diff %+v, want offset %d", d, off)
+		}
+	})
+}
+
+// FuzzParseMetadata: any bytes parse to a Metadata or an error, never a
+// panic; a parsed one has a contract in every series.
+func FuzzParseMetadata(f *testing.F) {
+	f.Add([]byte("releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n"))
+	f.Add([]byte("kind: Metadata\nreleaseSeries: [{major: 0, minor: 7, contract: v1beta1}]\n"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		md := ParseMetadata(raw)
+		if md == nil {
+			t.Fatal("nil metadata")
+		}
+		if md.Err != nil {
+			return
+		}
+		for _, s := range md.ReleaseSeries {
+			if s.Contract == "" || s.Major < 0 || s.Minor < 0 {
+				t.Fatalf("bad series %+v from %q", s, raw)
+			}
+		}
+	})
+}
