@@ -143,16 +143,36 @@ note "exit status 1; every file of the package is as it was"
 
 # ---------------------------------------------------------------------------
 step "6. Verify the built tree"
-# Run only once the check subcommand exists (the root's help would list it).
-if [ -x "$VERIFIER" ] && "$VERIFIER" check --help 2>/dev/null | grep -qE '^ +verifier check'; then
-	note "\$ verifier check \$DEMO_TMP/tree"
-	"$VERIFIER" check "$DEMO_TMP/tree"
-else
-	note "(verifier check is not available yet: skipped)"
-fi
+note "\$ verifier check \$DEMO_TMP/tree"
+"$VERIFIER" check "$DEMO_TMP/tree"
 
 # ---------------------------------------------------------------------------
-# Later steps (push to an OCI layout, sign, verify the registry copy) go
-# below, each as its own numbered step using the variables above.
+step "7. Push signed artifacts into an OCI image layout (the embedded default: no registry)"
+export COSIGN_PASSWORD=${COSIGN_PASSWORD:-demo-password}
+( cd "$DEMO_TMP" && "$BUILDER" keygen --output-key-prefix demo >/dev/null )
+note "key pair: \$DEMO_TMP/demo.key (encrypted with \$COSIGN_PASSWORD), \$DEMO_TMP/demo.pub"
+LAYOUT=oci-layout:$DEMO_TMP/oci
+"$BUILDER" push --to "$LAYOUT" --key "$DEMO_TMP/demo.key" "${PACKAGES[@]/#/$DEMO_TREE/}" | sed "s|$DEMO_TMP|\$DEMO_TMP|g; s/^/    /"
+note "push again: the same digests, no new signatures"
+"$BUILDER" push --to "$LAYOUT" --key "$DEMO_TMP/demo.key" "${PACKAGES[@]/#/$DEMO_TREE/}" | sed "s|$DEMO_TMP|\$DEMO_TMP|g; s/^/    /"
+
+# ---------------------------------------------------------------------------
+step "8. Check the tree against its registry copy: blob, metadata, signature, provenance"
+"$VERIFIER" check "$DEMO_TMP/tree" --registry "$LAYOUT" --key "$DEMO_TMP/demo.pub" | sed "s|$DEMO_TMP|\$DEMO_TMP|g"
+
+# ---------------------------------------------------------------------------
+step "9. The deploy gate for one artifact: verifier verify REF"
+REF="$LAYOUT/infrastructure-proxmox:v0.7.7-infraprovider-proxmox"
+note "\$ verifier verify $REF --key demo.pub" | sed "s|$DEMO_TMP|\$DEMO_TMP|g"
+"$VERIFIER" verify "$REF" --key "$DEMO_TMP/demo.pub" | sed "s|$DEMO_TMP|\$DEMO_TMP|g"
+
+# ---------------------------------------------------------------------------
+step "10. Drift: edit the YAML without rebuilding the blob — the gate goes red"
+sed -i '0,/replicas: 1/s//replicas: 2/' "$DEMO_TREE/capi-providers-infraprovider/files/infrastructure-components.yaml"
+if "$VERIFIER" check "$DEMO_TMP/tree" --registry "$LAYOUT" --key "$DEMO_TMP/demo.pub" >"$DEMO_TMP/drift.out" 2>&1; then
+	die "verifier check passed a drifted tree"
+fi
+sed "s|$DEMO_TMP|\$DEMO_TMP|g; s/^/    /" "$DEMO_TMP/drift.out" | grep -E 'error|FAIL|FAILED' | head -8
+note "exit status 1: blob-yaml, pin-digest and version-reused say what drifted and how to fix it"
 
 step "Done"
