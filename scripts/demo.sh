@@ -120,10 +120,13 @@ fi
 
 # ---------------------------------------------------------------------------
 step "4. Build again: nothing to do"
+mtimes() { find "$DEMO_TREE" -path '*/files/*' -type f -printf '%p %T@\n' | sort; }
+before=$(mtimes)
 out=$(cd "$DEMO_TREE" && "$BUILDER" build --cache "$DEMO_CACHE" "${PACKAGES[@]}")
 echo "$out" | sed 's/^/    /'
 if echo "$out" | grep -qE '^ +written'; then die "second build rewrote files"; fi
-note "every file unchanged; mtimes untouched"
+[ "$before" = "$(mtimes)" ] || die "second build touched files: their mtimes changed"
+note "every file unchanged; mtimes untouched (checked)"
 
 # ---------------------------------------------------------------------------
 step "5. A build with a wrong pin fails and changes nothing"

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/version"
@@ -49,7 +51,8 @@ moves a tag; run it again to complete it.
 With --key (from ` + "`builder keygen`" + ` or ` + "`cosign generate-key-pair`" + `; password in
 $COSIGN_PASSWORD) the manifest digest is signed and a SLSA provenance v1
 attestation of the pinned sources is attached, both stored as cosign stores
-them, without a transparency log. An existing valid signature or attestation
+them, without a transparency log, before the release tag is written: a
+wrong password or a refused signature leaves no unsigned release tag. An existing valid signature or attestation
 by the same key is not repeated. Registry credentials come from the docker
 config and its credential helpers.
 
@@ -68,6 +71,19 @@ Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
 			if o.tlog && o.key == "" {
 				return usageError{Err: errors.New("--tlog needs --key")}
 			}
+			if o.key != "" {
+				// A key that is not there fails before anything is pushed.
+				if fi, err := os.Stat(o.key); err != nil || fi.IsDir() {
+					if err == nil {
+						err = errors.New("is a directory")
+					}
+					return usageError{Err: fmt.Errorf("--key %s: %w (make a key pair with `builder keygen` or `cosign generate-key-pair`)", o.key, err)}
+				}
+			}
+			if o.tlog {
+				// Refused before anything is pushed, so no unsigned tag is left.
+				return fmt.Errorf("--tlog: %w; nothing was pushed", sign.ErrTLogUnsupported)
+			}
 			if len(args) == 0 {
 				args = []string{"."}
 			}
@@ -78,7 +94,7 @@ Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
 	f.StringVar(&o.to, "to", "", "where to push: HOST[:PORT]/PATH or oci-layout:DIR")
 	f.StringVar(&o.key, "key", "", "cosign private key to sign and attest with (password in $COSIGN_PASSWORD)")
 	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
-	f.BoolVar(&o.tlog, "tlog", false, "also upload to a transparency log (not supported offline: fails with how to do it with cosign)")
+	f.BoolVar(&o.tlog, "tlog", false, "also upload to a transparency log (not supported: refused before anything is pushed, saying how to do it with cosign)")
 	f.BoolVar(&o.json, "json", false, "print the results as JSON")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
 	return cmd
@@ -197,54 +213,54 @@ func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, 
 	if err != nil {
 		return fail(err)
 	}
-	var pushOpts artifact.PushOptions
-	var key *sign.PrivateKey
-	if keyReady != nil {
-		pushOpts.BeforeTag = func(context.Context) error {
-			k, kerr := keyReady()
-			key = k
-			return kerr
+	// seal waits for the key, then signs and attests subject.
+	sealed := false
+	seal := func(ctx context.Context, subject digest.Digest) error {
+		key, err := keyReady()
+		if err != nil {
+			return err
 		}
+		stmt, err := sign.ProvenanceStatement(repo.Name(), subject, rel)
+		if err != nil {
+			return err
+		}
+		log.Info("sign and attest", "repository", repo.Name(), "digest", subject)
+		// Signature and attestation live under different tags: store both at once.
+		var s, a sign.Result
+		var serr, aerr error
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); s, serr = sign.Sign(ctx, repo, subject, key, signOpts) }()
+		go func() { defer wg.Done(); a, aerr = sign.Attest(ctx, repo, subject, key, stmt, signOpts) }()
+		wg.Wait()
+		if err := errors.Join(serr, aerr); err != nil {
+			return err
+		}
+		r.Signature, r.Attestation, sealed = &s, &a, true
+		return nil
+	}
+	var pushOpts artifact.PushOptions
+	if keyReady != nil {
+		// Sign and attest before the release tag is written: a wrong
+		// password or a failed signature leaves no unsigned release behind.
+		pushOpts.BeforeTag = func(ctx context.Context, m ocispec.Descriptor) error { return seal(ctx, m.Digest) }
 	}
 	log.Info("push", "release", rel.String(), "repository", repo.Name())
 	res, err := artifact.Push(ctx, repo, rel, pushOpts)
 	if err != nil {
 		return fail(err)
 	}
-	if keyReady != nil && key == nil {
-		// The tag was there already (unchanged): BeforeTag did not run.
-		if key, err = keyReady(); err != nil {
-			return fail(err)
-		}
-	}
 	r.Reference, r.Status = res.Reference(), res.Status
 	if res.Built != res.Descriptor.Digest {
 		r.Built = res.Built.String()
 	}
-	if keyReady == nil {
-		return r, nil
+	if keyReady != nil && !sealed {
+		// The tag was there already (unchanged): BeforeTag did not run.
+		// Sign what the tag holds; an existing valid signature is kept.
+		if err := seal(ctx, res.Descriptor.Digest); err != nil {
+			return fail(fmt.Errorf("%s is in place but not signed and attested: %w; run the push again to complete it", r.Reference, err))
+		}
 	}
-	subject := res.Descriptor.Digest
-	stmt, err := sign.ProvenanceStatement(repo.Name(), subject, rel)
-	if err != nil {
-		return fail(err)
-	}
-	// Signature and attestation live under different tags: store both at once.
-	log.Info("sign and attest", "reference", r.Reference)
-	var s, a sign.Result
-	var serr, aerr error
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); s, serr = sign.Sign(ctx, repo, subject, key, signOpts) }()
-	go func() { defer wg.Done(); a, aerr = sign.Attest(ctx, repo, subject, key, stmt, signOpts) }()
-	wg.Wait()
-	if serr != nil {
-		return fail(serr)
-	}
-	if aerr != nil {
-		return fail(aerr)
-	}
-	r.Signature, r.Attestation = &s, &a
 	return r, nil
 }
 

@@ -113,6 +113,8 @@ func TestPushUsage(t *testing.T) {
 		{"push", ".", "--to", "https://ghcr.io/x"},
 		{"push", ".", "--to", "oci-layout:x", "--tlog"},
 		{"keygen", "extra"},
+		{"push", ".", "--to", "oci-layout:x", "--key", "no-such.key"},
+		{"push", ".", "--to", "oci-layout:x", "--key", "."},
 	} {
 		_, _, err := runBuildTestCmd(t, args...)
 		var ue usageError

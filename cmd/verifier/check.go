@@ -6,9 +6,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
@@ -65,7 +67,8 @@ plus each --key FILE; the policy's builders are the allowed builder ids.
 Registry credentials come from the docker config.
 
 Exit status: 0 no error findings, 1 error findings, 2 usage or
-configuration error (bad flag, bad policy file, ROOT missing).`,
+configuration error (bad flag, bad policy file, ROOT missing or
+holding no provider packages).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{Err: fmt.Errorf("check takes at most one ROOT, got %d arguments", len(args))}
@@ -109,6 +112,11 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	if o.workers < 0 || o.maxInflate <= 0 {
 		return usageError{Err: errors.New("--workers must be >= 0 and --max-inflate > 0")}
 	}
+	if o.namespace != "" {
+		if errs := validation.IsDNS1123Label(o.namespace); len(errs) > 0 {
+			return usageError{Err: fmt.Errorf("--namespace %q is not a Kubernetes namespace name: %s", o.namespace, strings.Join(errs, "; "))}
+		}
+	}
 	st, err := os.Stat(root)
 	if err != nil {
 		var pe *fs.PathError
@@ -134,6 +142,10 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	if err != nil {
 		// The tree could not be checked at all: not a findings result.
 		return usageError{Err: err}
+	}
+	if r.Summary.Packages == 0 && len(r.Findings) == 0 {
+		// A CI gate pointed at the wrong directory must not pass on nothing.
+		return usageError{Err: fmt.Errorf("ROOT %s holds no provider packages: nothing was checked (give the root of a tree of Helm charts or manifest directories with cluster-api-operator providers or their ConfigMaps)", root)}
 	}
 	out := cmd.OutOrStdout()
 	if err := report.Write(out, r, format, report.Options{Color: colorFor(out), Rules: check.Rules()}); err != nil {

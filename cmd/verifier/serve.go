@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -182,10 +183,11 @@ func (e engine) CheckTree(ctx context.Context, root string, opts server.CheckOpt
 			return nil, fmt.Errorf("registry %q: %w", opts.Registry, err)
 		}
 		if vo, err = verify.WithRegistry(vo, verify.RegistryOptions{Prefix: prefix, Registry: e.registry}); err != nil {
-			return nil, fmt.Errorf("registry checks against %s: %w", opts.Registry, err)
+			return nil, fmt.Errorf("registry checks against %s: %w", opts.Registry, noKeys(err, opts.Policy))
 		}
 	}
-	return verify.Run(ctx, root, vo)
+	rep, err := verify.Run(ctx, root, vo)
+	return rep, noKeys(err, opts.Policy)
 }
 
 func (e engine) Resolve(ctx context.Context, ref string) (string, error) {
@@ -198,5 +200,18 @@ func (e engine) VerifyArtifact(ctx context.Context, ref string, opts server.Veri
 		return nil, err
 	}
 	rep, _, err := verify.Ref(ctx, ref, verify.RefOptions{Policy: pol, Registry: e.registry})
-	return rep, err
+	return rep, noKeys(err, opts.Policy)
+}
+
+// noKeys says what to change in the service's configuration when the policy
+// trusts no key (verify.ErrNoTrustedKeys speaks of CLI flags).
+func noKeys(err error, policyFile string) error {
+	if !errors.Is(err, verify.ErrNoTrustedKeys) {
+		return err
+	}
+	where := "the built-in default policy (no policy in the config)"
+	if policyFile != "" {
+		where = "policy " + policyFile
+	}
+	return fmt.Errorf("%w: %s trusts no key: list cosign public keys under `keys:` in a policy file and name it in the config's policy (or the source's policy), or turn the signature and provenance checks off there", server.ErrNotConfigured, where)
 }

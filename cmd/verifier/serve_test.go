@@ -2,17 +2,26 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pinseal/pinseal/internal/server"
+	"github.com/pinseal/pinseal/internal/server/servertest"
+	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/remote/remotetest"
-	"github.com/pinseal/pinseal/pkg/verify"
+	"github.com/pinseal/pinseal/pkg/report"
 )
 
 func TestServeUsageErrors(t *testing.T) {
@@ -90,8 +99,8 @@ func TestServeEngine(t *testing.T) {
 	if err := os.WriteFile(pol, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String()}); !errors.Is(err, verify.ErrNoTrustedKeys) {
-		t.Fatalf("registry checks with no trusted key: %v, want ErrNoTrustedKeys", err)
+	if _, err := eng.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String()}); !errors.Is(err, server.ErrNotConfigured) || !strings.Contains(err.Error(), "config's policy") {
+		t.Fatalf("registry checks with no trusted key: %v, want ErrNotConfigured naming the config's policy", err)
 	}
 	rep, err = eng.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String(), Policy: pol})
 	if err != nil || !rep.Summary.Passed {
@@ -107,8 +116,203 @@ func TestServeEngine(t *testing.T) {
 			t.Fatalf("VerifyArtifact(%s) = %+v, %v", r.Pinned(), rep, err)
 		}
 		// Without the key in the policy the signature check must fail.
-		if _, err := eng.VerifyArtifact(ctx, r.Pinned(), server.VerifyOptions{}); err == nil {
-			t.Fatal("VerifyArtifact with no trusted key succeeded")
+		if _, err := eng.VerifyArtifact(ctx, r.Pinned(), server.VerifyOptions{}); !errors.Is(err, server.ErrNotConfigured) || !strings.Contains(err.Error(), "default policy") {
+			t.Fatalf("VerifyArtifact with no trusted key: %v, want ErrNotConfigured (503) naming the default policy", err)
 		}
+	}
+}
+
+// TestServeVerifyRefEndToEnd runs the service with the real engine against
+// signed example releases in an in-process registry: POST /v1/verify
+// {"ref"} verifies them (then answers from the cache keyed by digest),
+// refuses a reference outside the allowlist without fetching it, and a
+// scheduled source with a registry runs the registry checks. Every response
+// is validated against api/openapi.yaml.
+func TestServeVerifyRefEndToEnd(t *testing.T) {
+	serveVerifyRefEndToEnd(t, remotetest.Registry(t))
+}
+
+// serveVerifyRefEndToEnd is TestServeVerifyRefEndToEnd against the
+// registry at prefix (plain HTTP).
+func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
+	const token = "e2e-token-0123456789abcdef"
+	t.Setenv(server.TokensEnv, token)
+	tree := remotetest.Tree(t)
+	key := remotetest.Key(t)
+	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
+	// The same releases unsigned, in another repository under the prefix.
+	unsignedPrefix, err := artifact.ParsePrefix(prefix.String() + "/unsigned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsigned := remotetest.Publish(t, tree, unsignedPrefix, remotetest.Steps{})
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A registry outside the allowlist that counts what reaches it.
+	var outside atomic.Int32
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		outside.Add(1)
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(evil.Close)
+
+	cfg := &server.Config{
+		Listen:     "127.0.0.1:0",
+		DataDir:    filepath.Join(t.TempDir(), "data"),
+		Registries: []string{prefix.String()},
+		Policy:     pol,
+		Sources:    []server.SourceConfig{{Name: "tree", Path: tree, Registry: prefix.String(), Policy: pol}},
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := server.New(context.Background(), cfg, engine{registry: remotetest.Options}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	base := "http://" + ln.Addr().String()
+
+	do := func(method, path, tok, contentType, body string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		servertest.ValidateResponse(t, req, resp, data)
+		return resp, data
+	}
+	verifyRef := func(tok, ref string) (*http.Response, []byte) {
+		t.Helper()
+		return do(http.MethodPost, "/v1/verify", tok, "application/json", `{"ref":"`+ref+`"}`)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never became ready")
+		}
+	}
+
+	if len(rels) == 0 {
+		t.Fatal("no releases published")
+	}
+	for _, r := range rels {
+		resp, body := verifyRef(token, r.Ref())
+		var rep report.Report
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &rep) != nil {
+			t.Fatalf("verify %s: %d %s", r.Ref(), resp.StatusCode, body)
+		}
+		if !rep.Summary.Passed || rep.Summary.Providers != 1 || resp.Header.Get("Pinseal-Cache") != "miss" || resp.Header.Get("Pinseal-Digest") != r.Digest.String() {
+			t.Fatalf("verify %s: headers %v, report %s", r.Ref(), resp.Header, body)
+		}
+		// By tag again and by digest: the cached result.
+		for _, again := range []string{r.Ref(), r.Pinned()} {
+			resp2, body2 := verifyRef(token, again)
+			if resp2.StatusCode != http.StatusOK || resp2.Header.Get("Pinseal-Cache") != "hit" || string(body2) != string(body) {
+				t.Fatalf("verify %s again: %d cache %q\n%s", again, resp2.StatusCode, resp2.Header.Get("Pinseal-Cache"), body2)
+			}
+		}
+	}
+	// Unsigned: a report that fails on the signature, not an error.
+	for _, r := range unsigned {
+		resp, body := verifyRef(token, r.Ref())
+		var rep report.Report
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &rep) != nil || rep.Summary.Passed {
+			t.Fatalf("verify unsigned %s: %d %s", r.Ref(), resp.StatusCode, body)
+		}
+		found := false
+		for _, f := range rep.Findings {
+			found = found || f.Check == "signature"
+		}
+		if !found {
+			t.Fatalf("verify unsigned %s: no signature finding in %s", r.Ref(), body)
+		}
+	}
+
+	// Refused: outside the allowlist (nothing is fetched), no token, a wrong token.
+	anyRel := rels[func() string {
+		for k := range rels {
+			return k
+		}
+		return ""
+	}()]
+	evilRef := strings.TrimPrefix(evil.URL, "http://") + "/capi/" + anyRel.RepositoryName() + ":" + anyRel.Release.Release
+	for _, tt := range []struct {
+		name, tok, ref string
+		want           int
+	}{
+		{"outside the allowlist", token, evilRef, http.StatusUnprocessableEntity},
+		{"other path on the allowed host", token, strings.Replace(anyRel.Ref(), "/capi/", "/elsewhere/", 1), http.StatusUnprocessableEntity},
+		{"no token", "", anyRel.Ref(), http.StatusUnauthorized},
+		{"wrong token", "wrong-token-0123456789abcdef", anyRel.Ref(), http.StatusForbidden},
+	} {
+		resp, body := verifyRef(tt.tok, tt.ref)
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: %d %s, want %d", tt.name, resp.StatusCode, body, tt.want)
+		}
+	}
+	if n := outside.Load(); n != 0 {
+		t.Fatalf("%d requests reached the registry outside the allowlist", n)
+	}
+
+	// A scan of the source runs the registry checks against the prefix.
+	resp, body := do(http.MethodPost, "/v1/scans", token, "application/json", `{"source":"tree"}`)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST /v1/scans: %d %s", resp.StatusCode, body)
+	}
+	var sc struct{ ID int64 }
+	json.Unmarshal(body, &sc)
+	var detail struct {
+		Scan struct {
+			Status, Error string
+		}
+		Report *report.Report
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		resp, body = do(http.MethodGet, fmt.Sprintf("/v1/scans/%d", sc.ID), token, "", "")
+		if err := json.Unmarshal(body, &detail); resp.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("GET /v1/scans/%d: %d %s", sc.ID, resp.StatusCode, body)
+		}
+		if detail.Scan.Status != "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the scan never finished")
+		}
+	}
+	if detail.Scan.Status != "succeeded" || detail.Report == nil || !detail.Report.Summary.Passed {
+		t.Fatalf("scan with registry checks: %s", body)
 	}
 }

@@ -148,7 +148,7 @@ func TestSchedule(t *testing.T) {
 	// "recent" was scanned just now: its next scan is an hour away.
 	prev, _ := st.Begin(ctx, "recent", BySchedule)
 	st.Succeed(ctx, prev.ID, errReport())
-	var calls sync.Map
+	var calls, asked sync.Map // asked: the bounds the schedule asked Jitter for
 	s := New(Options{
 		Store:   st,
 		Sources: []Source{{Name: "fast", Interval: 10 * time.Millisecond}, {Name: "recent", Interval: time.Hour}, {Name: "manual"}},
@@ -157,7 +157,10 @@ func TestSchedule(t *testing.T) {
 			n.(*atomic.Int32).Add(1)
 			return errReport(), nil
 		},
-		Jitter: func(time.Duration) time.Duration { return 0 },
+		Jitter: func(max time.Duration) time.Duration {
+			asked.Store(max, true)
+			return 0
+		},
 	})
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -179,6 +182,30 @@ func TestSchedule(t *testing.T) {
 		if sc.TriggeredBy != BySchedule || sc.Status != store.Succeeded {
 			t.Errorf("scheduled scan %+v", sc)
 		}
+	}
+	// Every scheduled scan is delayed by a jitter of up to a tenth of its interval.
+	for _, max := range []time.Duration{MaxJitter(10 * time.Millisecond), MaxJitter(time.Hour)} {
+		if _, ok := asked.Load(max); !ok {
+			t.Errorf("the schedule never asked for a jitter of up to %v", max)
+		}
+	}
+}
+
+func TestDefaultJitter(t *testing.T) {
+	s := New(Options{})
+	seen := map[time.Duration]bool{}
+	for range 100 {
+		d := s.opts.Jitter(time.Hour)
+		if d < 0 || d >= time.Hour {
+			t.Fatalf("jitter %v outside [0, 1h)", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 2 {
+		t.Fatalf("the default jitter is constant: %v", seen)
+	}
+	if d := s.opts.Jitter(0); d != 0 {
+		t.Fatalf("jitter of up to 0 = %v", d)
 	}
 }
 

@@ -165,7 +165,7 @@ func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, err error) {
 // engineError answers an error of the engine or of waiting for it.
 func (s *Server) engineError(w http.ResponseWriter, r *http.Request, what string, err error) {
 	switch {
-	case errors.Is(err, ErrEngineUnavailable):
+	case errors.Is(err, ErrEngineUnavailable), errors.Is(err, ErrNotConfigured):
 		s.writeError(w, r, http.StatusServiceUnavailable, what+": "+err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		s.writeError(w, r, http.StatusGatewayTimeout, what+": took longer than limits.requestTimeout")
@@ -217,7 +217,7 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 	}
 	repo := ref.Context().RegistryStr() + "/" + ref.Context().RepositoryStr()
 	if !s.cfg.registryAllowed(repo) {
-		s.writeError(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("ref %s: repository %s is not within the registries allowlist of this service", req.Ref, repo))
+		s.writeError(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("ref %s: repository %s is not within the registries allowlist of this service (the operator adds it, or its registry, to the config's registries)", req.Ref, repo))
 		return
 	}
 	digest := ref.Identifier()
@@ -227,7 +227,10 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	key := digest + " " + s.policyHash
+	pinned := repo + "@" + digest
+	// Keyed by repository too: one manifest digest may be pushed to several
+	// repositories, and its signatures and attestations live in each one.
+	key := pinned + " " + s.policyHash
 	w.Header().Set("Pinseal-Digest", digest)
 	if body, ok := s.cache.Get(key); ok {
 		s.metrics.verifyCache.WithLabelValues("hit").Inc()
@@ -236,7 +239,6 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.verifyCache.WithLabelValues("miss").Inc()
-	pinned := repo + "@" + digest
 	// Concurrent requests for one artifact share one verification, which
 	// therefore does not end with the first caller's request.
 	v, err, _ := s.flights.Do(key, func() (any, error) {

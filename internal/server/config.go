@@ -260,6 +260,13 @@ func (c *Config) Validate() error {
 			bad("policy: %v", err)
 		}
 	}
+	if c.TokensFile != "" {
+		if fi, err := os.Stat(c.TokensFile); err != nil {
+			bad("tokensFile: %v (one bearer token a line; or give tokens in %s)", err, TokensEnv)
+		} else if fi.IsDir() {
+			bad("tokensFile %s: a directory, want a file with one bearer token a line", c.TokensFile)
+		}
+	}
 	l := c.Limits
 	if l.MaxBodyBytes < 0 || l.MaxTarBytes < 0 || l.MaxTarFiles < 0 || l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 {
 		bad("limits: values must be positive")

@@ -29,6 +29,7 @@ func TestLoadConfig(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "tree"), 0o755)
 	os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte("x"), 0o600)
+	os.WriteFile(filepath.Join(dir, "tokens"), []byte("0123456789abcdef0123\n"), 0o600)
 	base := "dataDir: data\nsources:\n- name: tree\n  path: tree\n  interval: 1h\n"
 	tests := []struct {
 		name    string
@@ -71,6 +72,8 @@ webhook: {url: "https://hooks.example/x?token=1", timeout: 2s}
 		{"registry with scheme", base + "registries: [\"https://ghcr.io\"]\n", "without a scheme", nil},
 		{"registry with tag", base + "registries: [\"ghcr.io/x:v1\"]\n", "repository prefix", nil},
 		{"missing policy", base + "policy: nope.yaml\n", "policy", nil},
+		{"missing tokens file", base + "tokensFile: nope\n", "tokensFile", nil},
+		{"tokens file a directory", base + "tokensFile: tree\n", "tokensFile", nil},
 		{"webhook scheme", base + "webhook: {url: \"file:///etc/passwd\"}\n", "webhook.url", nil},
 		{"webhook relative", base + "webhook: {url: \"/hook\"}\n", "webhook.url", nil},
 		{"webhook userinfo", base + "webhook: {url: \"https://u:p@hooks.example/\"}\n", "user:password", nil},

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -20,12 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/legacy"
-
-	"github.com/pinseal/pinseal/api"
+	"github.com/pinseal/pinseal/internal/server/servertest"
 	"github.com/pinseal/pinseal/internal/store"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -35,94 +29,18 @@ const (
 	otherToken = "other-token-0123456789abcdef"
 )
 
-func init() {
-	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
-}
-
-var (
-	specOnce   sync.Once
-	specDoc    *openapi3.T
-	specRouter routers.Router
-	specErr    error
-)
-
-// openAPIRouter loads api/openapi.yaml (and the report schema it refers
-// to), validates it, and routes requests to its operations.
-func openAPIRouter(t testing.TB) routers.Router {
-	t.Helper()
-	specOnce.Do(func() {
-		ctx := context.Background()
-		loader := openapi3.NewLoader()
-		loader.IsExternalRefsAllowed = true
-		loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
-			switch path.Base(u.Path) {
-			case "openapi.yaml":
-				return api.OpenAPI, nil
-			case "report.schema.json":
-				return api.ReportSchema, nil
-			}
-			return nil, fmt.Errorf("openapi.yaml refers to %s, which the test does not know", u)
-		}
-		doc, err := loader.LoadFromDataWithPath(api.OpenAPI, &url.URL{Path: "api/openapi.yaml"})
-		if err != nil {
-			specErr = fmt.Errorf("load openapi.yaml: %w", err)
-			return
-		}
-		if err := doc.Validate(ctx); err != nil {
-			specErr = fmt.Errorf("openapi.yaml is not valid: %w", err)
-			return
-		}
-		doc.Servers = nil // match the test server's random port
-		specDoc = doc
-		specRouter, specErr = legacy.NewRouter(doc)
-	})
-	if specErr != nil {
-		t.Fatal(specErr)
-	}
-	return specRouter
-}
-
 // validateSchema fails the test unless the JSON body matches the named
 // component schema of openapi.yaml.
 func validateSchema(t testing.TB, name string, body []byte) {
 	t.Helper()
-	openAPIRouter(t)
-	ref := specDoc.Components.Schemas[name]
-	if ref == nil {
-		t.Fatalf("openapi.yaml has no schema %s", name)
-	}
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if err := ref.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
-		t.Errorf("body does not match schema %s: %v\n%.600s", name, err, body)
-	}
+	servertest.ValidateSchema(t, name, body)
 }
 
 // validateResponse fails the test unless the response is what openapi.yaml
 // documents for the request: a documented status, headers and body schema.
 func validateResponse(t testing.TB, req *http.Request, resp *http.Response, body []byte) {
 	t.Helper()
-	router := openAPIRouter(t)
-	route, params, err := router.FindRoute(req)
-	if err != nil {
-		t.Errorf("%s %s: no operation in openapi.yaml: %v", req.Method, req.URL.Path, err)
-		return
-	}
-	in := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{
-			Request: req, PathParams: params, Route: route,
-			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
-		},
-		Status:  resp.StatusCode,
-		Header:  resp.Header,
-		Options: &openapi3filter.Options{IncludeResponseStatus: true},
-	}
-	in.SetBodyBytes(body)
-	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
-		t.Errorf("%s %s -> %d does not match openapi.yaml: %v\nbody: %.600s", req.Method, req.URL, resp.StatusCode, err, body)
-	}
+	servertest.ValidateResponse(t, req, resp, body)
 }
 
 // client talks to a test server and validates every response against the

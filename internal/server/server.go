@@ -33,6 +33,11 @@ import (
 // verification engine; the service answers 503.
 var ErrEngineUnavailable = errors.New("verification engine not available in this build")
 
+// ErrNotConfigured is what an Engine returns (wrapped, with what to change)
+// when the service's configuration cannot verify what was asked, such as a
+// policy that trusts no key; the service answers 503.
+var ErrNotConfigured = errors.New("the service is not configured for this verification")
+
 // Server is the verifier service.
 type Server struct {
 	cfg     *Config

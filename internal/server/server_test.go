@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -518,6 +519,13 @@ func TestVerifyRef(t *testing.T) {
 	if eng.verifies.Load() != 1 || eng.resolves.Load() != 2 {
 		t.Fatalf("engine: %d verifications, %d resolutions; want 1, 2 (a digest needs no resolution)", eng.verifies.Load(), eng.resolves.Load())
 	}
+	// The same digest in another repository is another artifact: its
+	// signatures live there.
+	resp, body = ts.postJSON("/v1/verify", map[string]string{"ref": "127.0.0.1:5000/capi/mirror/infrastructure-proxmox@" + digest})
+	wantStatus(t, "verify the digest in another repository", resp, body, http.StatusOK)
+	if resp.Header.Get("Pinseal-Cache") != "miss" || eng.verifies.Load() != 2 {
+		t.Fatalf("the digest in another repository answered from the cache (%q, %d verifications)", resp.Header.Get("Pinseal-Cache"), eng.verifies.Load())
+	}
 
 	for _, tt := range []struct {
 		name, contentType, body string
@@ -538,7 +546,7 @@ func TestVerifyRef(t *testing.T) {
 			wantStatus(t, tt.name, resp, body, tt.want)
 		})
 	}
-	if eng.verifies.Load() != 1 {
+	if eng.verifies.Load() != 2 {
 		t.Fatal("a refused request reached the engine")
 	}
 }
@@ -583,6 +591,7 @@ func TestVerifyEngineErrors(t *testing.T) {
 		want int
 	}{
 		{"unavailable", ErrEngineUnavailable, http.StatusServiceUnavailable},
+		{"not configured", fmt.Errorf("%w: no trusted keys", ErrNotConfigured), http.StatusServiceUnavailable},
 		{"registry error", errors.New("GET manifest: 500"), http.StatusBadGateway},
 	}
 	for _, tt := range tests {
@@ -728,4 +737,30 @@ func TestDataDirLock(t *testing.T) {
 		t.Fatalf("after the first closed: %v", err)
 	}
 	second.Close()
+}
+
+// A client that never finishes its request headers is cut off after
+// limits.readHeaderTimeout (the other timeouts are far longer here).
+func TestReadHeaderTimeout(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Limits.ReadHeaderTimeout = Duration(100 * time.Millisecond)
+	cfg.Limits.RequestTimeout = Duration(10 * time.Minute)
+	ts := startServer(t, cfg, &fakeEngine{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n"); err != nil { // no blank line
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(2 * time.Minute)) // a hang guard, not the assertion
+	data, err := io.ReadAll(conn)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("the server kept a connection with unfinished headers open")
+	}
+	if strings.Contains(string(data), "200 OK") {
+		t.Fatalf("the server answered an unfinished request: %q", data)
+	}
 }

@@ -35,10 +35,13 @@ const (
 	// Tamper forwards the request and flips a byte in the middle of a
 	// successful response body (a corrupted or tampered blob).
 	Tamper
+	// Deny answers 403 with a distribution DENIED error without forwarding
+	// (a registry that refuses the request: quota, policy, permissions).
+	Deny
 )
 
 func (f Fault) String() string {
-	return [...]string{"pass", "500", "503", "drop", "hang", "tamper"}[f]
+	return [...]string{"pass", "500", "503", "drop", "hang", "tamper", "deny"}[f]
 }
 
 // Rule picks the fault for a request; nil passes everything.
@@ -108,6 +111,11 @@ func NewFaultProxy(t testing.TB, upstream string) *FaultProxy {
 				code = http.StatusServiceUnavailable
 			}
 			http.Error(w, "injected fault", code)
+		case Deny:
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"errors":[{"code":"DENIED","message":"injected fault: requested access to the resource is denied"}]}`)
 		case Drop:
 			io.CopyN(io.Discard, r.Body, 16)
 			hj, ok := w.(http.Hijacker)

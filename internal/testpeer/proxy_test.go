@@ -45,6 +45,12 @@ func TestFaultProxy(t *testing.T) {
 			}
 			return ""
 		}},
+		{Deny, func(r *http.Response, b []byte, err error) string {
+			if err != nil || r.StatusCode != 403 || !bytes.Contains(b, []byte(`"DENIED"`)) {
+				return "no 403 DENIED"
+			}
+			return ""
+		}},
 		{Tamper, func(r *http.Response, b []byte, err error) string {
 			if err != nil || len(b) != len(body) || bytes.Equal(b, body) {
 				return "body not tampered"

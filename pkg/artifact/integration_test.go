@@ -89,6 +89,18 @@ func TestIntegrationPushFaults(t *testing.T) {
 		name string
 		rule testpeer.Rule
 	}{
+		{"registry refuses the manifest (403 DENIED)", func(r *http.Request) testpeer.Fault {
+			if testpeer.Match(r, http.MethodPut, "/manifests/") {
+				return testpeer.Deny
+			}
+			return testpeer.Pass
+		}},
+		{"registry refuses the blob upload (403)", func(r *http.Request) testpeer.Fault {
+			if testpeer.Match(r, http.MethodPost, "/blobs/uploads/") {
+				return testpeer.Deny
+			}
+			return testpeer.Pass
+		}},
 		{"5xx on the manifest", func(r *http.Request) testpeer.Fault {
 			if testpeer.Match(r, http.MethodPut, "/manifests/") {
 				return testpeer.Status500

@@ -73,11 +73,12 @@ func (e *ImmutableError) Error() string {
 // PushOptions tune Push.
 type PushOptions struct {
 	// BeforeTag, if set, runs once every blob is stored and before the
-	// manifest and its tag are written. An error aborts the push with no
-	// tag written (the uploaded blobs stay unreferenced). builder push
-	// waits here for the signing key, decrypted meanwhile, so that a wrong
-	// password never leaves an unsigned release behind.
-	BeforeTag func(ctx context.Context) error
+	// manifest and its tag are written, with the manifest's descriptor. An
+	// error aborts the push with no tag written (the uploaded blobs stay
+	// unreferenced). builder push signs and attests the manifest digest
+	// here, so that a wrong password or a failed signature never leaves an
+	// unsigned release tag behind.
+	BeforeTag func(ctx context.Context, manifest ocispec.Descriptor) error
 }
 
 // Push packs rel and stores it in repo under the tag rel.Release:
@@ -262,7 +263,7 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // gate wraps repo so that fn runs (once) before any tag is written.
-func gate(repo Repository, fn func(context.Context) error) oras.Target {
+func gate(repo Repository, fn func(context.Context, ocispec.Descriptor) error) oras.Target {
 	g := &gated{Repository: repo, fn: fn}
 	if rp, ok := repo.(registry.ReferencePusher); ok {
 		return &gatedRefPusher{gated: g, rp: rp}
@@ -272,18 +273,18 @@ func gate(repo Repository, fn func(context.Context) error) oras.Target {
 
 type gated struct {
 	Repository
-	fn   func(context.Context) error
+	fn   func(context.Context, ocispec.Descriptor) error
 	once sync.Once
 	err  error
 }
 
-func (g *gated) wait(ctx context.Context) error {
-	g.once.Do(func() { g.err = g.fn(ctx) })
+func (g *gated) wait(ctx context.Context, manifest ocispec.Descriptor) error {
+	g.once.Do(func() { g.err = g.fn(ctx, manifest) })
 	return g.err
 }
 
 func (g *gated) Tag(ctx context.Context, desc ocispec.Descriptor, ref string) error {
-	if err := g.wait(ctx); err != nil {
+	if err := g.wait(ctx, desc); err != nil {
 		return err
 	}
 	return g.Repository.Tag(ctx, desc, ref)
@@ -295,7 +296,7 @@ type gatedRefPusher struct {
 }
 
 func (g *gatedRefPusher) PushReference(ctx context.Context, desc ocispec.Descriptor, r io.Reader, ref string) error {
-	if err := g.wait(ctx); err != nil {
+	if err := g.wait(ctx, desc); err != nil {
 		return err
 	}
 	return g.rp.PushReference(ctx, desc, r, ref)

@@ -150,6 +150,18 @@ func TestPushFaults(t *testing.T) {
 		name string
 		rule testpeer.Rule
 	}{
+		{"registry refuses the manifest (403)", func(r *http.Request) testpeer.Fault {
+			if testpeer.Match(r, http.MethodPut, "/manifests/") {
+				return testpeer.Deny
+			}
+			return testpeer.Pass
+		}},
+		{"registry refuses the blob upload (403)", func(r *http.Request) testpeer.Fault {
+			if testpeer.Match(r, http.MethodPost, "/blobs/uploads/") {
+				return testpeer.Deny
+			}
+			return testpeer.Pass
+		}},
 		{"manifest 500", func(r *http.Request) testpeer.Fault {
 			if testpeer.Match(r, http.MethodPut, "/manifests/") {
 				return testpeer.Status500
@@ -353,7 +365,7 @@ func TestPushBeforeTag(t *testing.T) {
 			repo := open(t)
 			rel := testRelease(t)
 			refused := errors.New("key password is wrong")
-			_, err := Push(ctx, repo, rel, PushOptions{BeforeTag: func(context.Context) error { return refused }})
+			_, err := Push(ctx, repo, rel, PushOptions{BeforeTag: func(context.Context, ocispec.Descriptor) error { return refused }})
 			if !errors.Is(err, refused) {
 				t.Fatalf("Push = %v, want the BeforeTag error", err)
 			}
@@ -361,9 +373,17 @@ func TestPushBeforeTag(t *testing.T) {
 				t.Fatalf("tag written although BeforeTag failed: %v", err)
 			}
 			calls := 0
-			res, err := Push(ctx, repo, rel, PushOptions{BeforeTag: func(context.Context) error { calls++; return nil }})
+			var seen ocispec.Descriptor
+			res, err := Push(ctx, repo, rel, PushOptions{BeforeTag: func(_ context.Context, m ocispec.Descriptor) error {
+				calls++
+				seen = m
+				return nil
+			}})
 			if err != nil || res.Status != Pushed || calls != 1 {
 				t.Fatalf("Push = %+v, %v; BeforeTag ran %d times, want once", res, err, calls)
+			}
+			if seen.Digest != res.Descriptor.Digest || seen.MediaType != ocispec.MediaTypeImageManifest {
+				t.Fatalf("BeforeTag saw %s %s, want the manifest %s", seen.MediaType, seen.Digest, res.Descriptor.Digest)
 			}
 		})
 	}

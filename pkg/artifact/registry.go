@@ -1,6 +1,8 @@
 package artifact
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -92,10 +94,28 @@ func (o Options) client() (*auth.Client, error) {
 		}
 		rt = tr
 	}
+	if !o.PlainHTTP {
+		rt = plainHTTPHint{rt}
+	}
 	return &auth.Client{
 		Client:     &http.Client{Transport: rt},
 		Header:     http.Header{"User-Agent": {"pinseal/" + version.Version}},
 		Cache:      auth.NewCache(),
 		Credential: credentials.Credential(store),
 	}, nil
+}
+
+// plainHTTPHint says what to do when an HTTPS request reached a registry
+// that only speaks plain HTTP (the usual loopback registry).
+type plainHTTPHint struct{ next http.RoundTripper }
+
+func (h plainHTTPHint) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := h.next.RoundTrip(req)
+	// net/http turns this TLS error into http.ErrSchemeMismatch only
+	// above the transport.
+	var rh tls.RecordHeaderError
+	if err != nil && errors.As(err, &rh) && string(rh.RecordHeader[:]) == "HTTP/" {
+		return nil, fmt.Errorf("%w: %s speaks plain HTTP; if it is a loopback registry, pass --plain-http", http.ErrSchemeMismatch, req.URL.Host)
+	}
+	return resp, err
 }

@@ -3,6 +3,9 @@ package blob
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +67,34 @@ func TestCompressDeterministic(t *testing.T) {
 	}
 }
 
+// TestCompressGolden pins the exact bytes Compress makes. Determinism within
+// one run is not enough: a compressor change (a klauspost/compress upgrade,
+// another level) changes the bytes of every blob built afterwards, so a
+// rebuilt release pushes different content under the same tag
+// (version-reused) even though the tree's blobs are kept (same YAML). If
+// this fails after a dependency bump, do not just update the digests: keep
+// the output identical or treat it as a breaking change.
+func TestCompressGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string // sha256 of the blob
+	}{
+		// Empty input: header 1f8b 08 00 00000000 02 ff, an empty final
+		// block, CRC 0 and size 0.
+		{"empty", nil, "9ceffb7310338057cfe71a4ae1e2c98d2c485d81cdef906532a801f457a38d64"},
+		{"manifest", manifest, "6c88171c5f5d606cb2a72ad1435183d025d6fcffa47daf98e41b41bb466f631f"},
+	} {
+		got, err := CompressBytes(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := fmt.Sprintf("%x", sha256.Sum256(got)); d != tc.want {
+			t.Errorf("%s: blob sha256 %s, want %s (bytes % x)", tc.name, d, tc.want, got[:min(len(got), 32)])
+		}
+	}
+}
+
 // TestGNUGzipInterop checks that blobs GNU gzip made are read the same way
 // and that GNU gzip accepts ours.
 func TestGNUGzipInterop(t *testing.T) {
@@ -114,6 +145,18 @@ func TestInspectCorrupt(t *testing.T) {
 	sizeWrong[len(sizeWrong)-1] ^= 0x01
 	bomb, _ := CompressBytes(make([]byte, 4<<20))
 	named := stdGzip(t, manifest, gzip.Header{Name: "x.yaml", ModTime: time.Unix(1700000000, 0), Comment: "hi", Extra: []byte{1, 2, 3, 4}})
+	// FHCRC: the low 16 bits of the CRC-32 of the header bytes before it.
+	withHCRC := func(corrupt bool) []byte {
+		hdr := []byte{0x1f, 0x8b, 8, flagHCRC | flagName, 0, 0, 0, 0, 0, 3, 'x', 0}
+		c := uint16(crc32.ChecksumIEEE(hdr))
+		if corrupt {
+			c ^= 1
+		}
+		return append(append(hdr, byte(c), byte(c>>8)), good[10:]...)
+	}
+	if info := Inspect(bytes.NewReader(withHCRC(false)), 0); info.Err != nil || !info.Header.HasHCRC {
+		t.Fatalf("a header with a correct FHCRC: err=%v HasHCRC=%v", info.Err, info.Header.HasHCRC)
+	}
 	for _, tc := range []struct {
 		name  string
 		in    []byte
@@ -134,6 +177,7 @@ func TestInspectCorrupt(t *testing.T) {
 		{"bad deflate", append(bytes.Clone(good[:10]), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), 0, BadData},
 		{"bomb", bomb, 1 << 20, TooLarge},
 		{"named name cut", named[:14], 0, Truncated},
+		{"bad header crc", withHCRC(true), 0, BadHeader},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			info := Inspect(bytes.NewReader(tc.in), tc.limit)

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"time"
 )
@@ -60,6 +61,8 @@ func readHeader(r *bufio.Reader) (Header, error) {
 		h.ModTime = time.Unix(int64(h.MTime), 0).UTC()
 	}
 	h.XFL, h.OS = fixed[8], fixed[9]
+	// The header CRC (FHCRC) covers every header byte before it.
+	hcrc := crc32.Update(0, crc32.IEEETable, fixed[:])
 
 	short := func(what string) error {
 		return &CorruptError{Kind: Truncated, Offset: int64(h.Len), Detail: "header cut short in " + what}
@@ -75,6 +78,8 @@ func readHeader(r *bufio.Reader) (Header, error) {
 			return h, short("FEXTRA")
 		}
 		h.Len += len(h.Extra)
+		hcrc = crc32.Update(hcrc, crc32.IEEETable, l[:])
+		hcrc = crc32.Update(hcrc, crc32.IEEETable, h.Extra)
 		h.HasExtra = true
 	}
 	readString := func(what string) (string, error) {
@@ -85,6 +90,7 @@ func readHeader(r *bufio.Reader) (Header, error) {
 				return "", short(what)
 			}
 			h.Len++
+			hcrc = crc32.Update(hcrc, crc32.IEEETable, []byte{c})
 			if c == 0 {
 				return string(buf), nil
 			}
@@ -113,6 +119,14 @@ func readHeader(r *bufio.Reader) (Header, error) {
 		}
 		h.Len += 2
 		h.HasHCRC = true
+		// Readers that check it (Go's compress/gzip, which the
+		// cluster-api-operator uses) refuse a header whose CRC is wrong.
+		if got, want := uint16(hcrc), binary.LittleEndian.Uint16(c[:]); got != want {
+			// BadHeader, not BadChecksum: that kind means the data
+			// inflated and only the trailer disagrees.
+			return h, &CorruptError{Kind: BadHeader, Offset: int64(h.Len - 2),
+				Detail: fmt.Sprintf("header CRC (FHCRC) is %04x, the header's bytes give %04x", want, got)}
+		}
 	}
 	return h, nil
 }

@@ -118,6 +118,9 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
+	if err := checkPackageDir(dir, abs); err != nil {
+		return nil, err
+	}
 	set, err := pin.LoadDir(abs)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
@@ -145,6 +148,9 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 
 	var writes []atomicfile.File
 	for _, o := range outs {
+		if err := checkInside(abs, o.rel); err != nil {
+			return nil, fmt.Errorf("build %s: %w", dir, err)
+		}
 		target := filepath.Join(abs, filepath.FromSlash(o.rel))
 		fr := FileResult{Path: o.rel, Provider: o.provider, Kind: o.kind, Size: int64(len(o.data)), SHA256: hexSHA(o.data)}
 		keep, note, err := keepExisting(target, o)
@@ -189,6 +195,21 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	log.Info("built", "files", len(res.Files), "written", len(writes), "dry_run", opts.DryRun)
 	return res, nil
+}
+
+// checkPackageDir reports a missing package directory, or a path that is
+// not a directory, in words a user can act on.
+func checkPackageDir(dir, abs string) error {
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("build %s: no such directory; give the path of a provider package (the directory holding Chart.yaml and pin.yaml)", dir)
+	case err != nil:
+		return fmt.Errorf("build %s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("build %s: is a file, not a directory; give the provider package directory (the one holding %s), not a file in it", dir, pin.FileName)
+	}
+	return nil
 }
 
 // noPinsError explains what a package without digest pins needs.
@@ -360,9 +381,21 @@ func applyPatch(dir, pid, pp, comp string, content map[string][]byte, log *slog.
 	if err != nil {
 		return fmt.Errorf("%s: patch %q: %w", pid, pp, err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	// Through an os.Root: a patch symlinked out of the package is not read.
+	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return fmt.Errorf("%s: read patch: %w", pid, err)
+		return fmt.Errorf("%s: read patch %s: %w", pid, rel, err)
+	}
+	data, err := root.ReadFile(rel)
+	root.Close()
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: patch %s is listed in patches but does not exist in the package directory; add the diff there or remove it from patches", pid, rel)
+	}
+	if err != nil && strings.Contains(err.Error(), "escapes") {
+		return fmt.Errorf("%s: patch %s leads outside the package directory (a symlink); keep the diff itself inside the package: %w", pid, rel, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: read patch %s: %w", pid, rel, err)
 	}
 	p, err := patch.Parse(rel, data)
 	if err != nil {
@@ -437,6 +470,43 @@ func keepExisting(target string, o output) ([]byte, string, error) {
 		return nil, "", nil
 	}
 	return old, "existing blob kept: same content, clean header (made by another gzip)", nil
+}
+
+// checkInside refuses an output whose directory leads out of the package
+// through a symlink (files -> /somewhere): a pin file from an untrusted
+// change must not make a build write outside the package. The file itself
+// may be a symlink: the rename replaces the link, not what it points to.
+func checkInside(abs, rel string) error {
+	root, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return err
+	}
+	d := path.Dir(rel)
+	for d != "." {
+		p := filepath.Join(abs, filepath.FromSlash(d))
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			d = path.Dir(d) // created by the write, inside its parent
+			continue
+		case err != nil:
+			return fmt.Errorf("%s: %w", rel, err)
+		case fi.Mode()&fs.ModeSymlink == 0 && fi.IsDir():
+			d = path.Dir(d)
+			continue
+		case fi.Mode()&fs.ModeSymlink == 0:
+			return fmt.Errorf("%s: %s is a file, not a directory; move it away or change `to`", rel, d)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return fmt.Errorf("%s: %s is a symlink that does not resolve: %w", rel, d, err)
+		}
+		if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("%s: %s is a symlink to %s, outside the package directory; vendored files must stay inside the package: replace the symlink with a directory", rel, d, real)
+		}
+		d = path.Dir(d)
+	}
+	return nil
 }
 
 // cleanRel checks a package-relative slash path.

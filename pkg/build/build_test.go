@@ -484,7 +484,7 @@ func TestBuildFailureChangesNothing(t *testing.T) {
 		{
 			name: "patch file missing",
 			spec: func(url string) pkgSpec { return pkgSpec{url: url, patches: []string{"patches/missing.diff"}} },
-			want: []string{"patches/missing.diff"},
+			want: []string{"patch patches/missing.diff is listed in patches but does not exist"},
 		},
 	}
 	for _, tt := range tests {
@@ -590,6 +590,21 @@ func TestBuildWithoutPins(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestBuildNotAPackageDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pin.yaml")
+	os.WriteFile(file, []byte("providers: []\n"), 0o644)
+	for _, tt := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing"), "no such directory; give the path of a provider package"},
+		{file, "is a file, not a directory"},
+	} {
+		_, err := Build(context.Background(), tt.path, Options{Fetcher: fetcher(t)})
+		if err == nil || !strings.Contains(err.Error(), tt.path) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Build(%s): err = %v, want it to name the path and say %q", tt.path, err, tt.want)
+		}
 	}
 }
 
@@ -724,4 +739,53 @@ func TestBuildRemovesStaleTempFiles(t *testing.T) {
 	if _, err := os.Stat(fresh); err != nil {
 		t.Error("fresh temp file (a live writer's) removed")
 	}
+}
+
+// A package whose files/ is a symlink out of it (an untrusted change could
+// point it at any directory) is not written through; a symlink that stays
+// inside the package is fine, and a patch symlinked out of it is not read.
+func TestBuildRefusesSymlinkEscape(t *testing.T) {
+	up := newUpstream(t)
+	t.Run("files is a symlink out of the package", func(t *testing.T) {
+		outside, dir := t.TempDir(), t.TempDir()
+		writePackage(t, dir, pkgSpec{url: up.URL})
+		if err := os.Symlink(outside, filepath.Join(dir, "files")); err != nil {
+			t.Skipf("no symlinks: %v", err)
+		}
+		_, err := Build(context.Background(), dir, Options{Fetcher: fetcher(t)})
+		if err == nil || !strings.Contains(err.Error(), "outside the package directory") || !strings.Contains(err.Error(), "files/") {
+			t.Fatalf("err = %v, want a refusal naming the symlink", err)
+		}
+		if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+			t.Errorf("the build wrote %d files outside the package", len(entries))
+		}
+	})
+	t.Run("files is a symlink inside the package", func(t *testing.T) {
+		dir := t.TempDir()
+		writePackage(t, dir, pkgSpec{url: up.URL})
+		os.RemoveAll(filepath.Join(dir, "files"))
+		os.MkdirAll(filepath.Join(dir, "vendored"), 0o755)
+		if err := os.Symlink("vendored", filepath.Join(dir, "files")); err != nil {
+			t.Skipf("no symlinks: %v", err)
+		}
+		if _, err := Build(context.Background(), dir, Options{Fetcher: fetcher(t)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "vendored", "components.gz")); err != nil {
+			t.Errorf("blob not written through the inner symlink: %v", err)
+		}
+	})
+	t.Run("patch symlinked out of the package", func(t *testing.T) {
+		outside, dir := t.TempDir(), t.TempDir()
+		os.WriteFile(filepath.Join(outside, "p.diff"), []byte(startupProbe), 0o644)
+		writePackage(t, dir, pkgSpec{url: up.URL, patches: []string{"patches/p.diff"}})
+		os.MkdirAll(filepath.Join(dir, "patches"), 0o755)
+		if err := os.Symlink(filepath.Join(outside, "p.diff"), filepath.Join(dir, "patches", "p.diff")); err != nil {
+			t.Skipf("no symlinks: %v", err)
+		}
+		_, err := Build(context.Background(), dir, Options{Fetcher: fetcher(t)})
+		if err == nil || !strings.Contains(err.Error(), "patch patches/p.diff leads outside the package directory") {
+			t.Fatalf("err = %v, want the symlinked patch refused", err)
+		}
+	})
 }

@@ -178,13 +178,16 @@ func corruptMessage(info *blob.Info) string {
 		s = "has data after the gzip trailer"
 	case blob.TooLarge:
 		s = fmt.Sprintf("inflates past the size limit; stopped after %d bytes (a gzip bomb?)", info.RawSize)
+		if info.RawSize <= 0 {
+			s = "inflates past the size limit (a gzip bomb?)"
+		}
 	default:
 		s = "is corrupt"
 	}
 	if ce.Offset >= 0 {
 		s += fmt.Sprintf(" (at compressed byte %d)", ce.Offset)
 	}
-	if ce.Detail != "" {
+	if ce.Detail != "" && ce.Kind != blob.TooLarge { // the sentence above says it all
 		s += ": " + ce.Detail
 	}
 	return s

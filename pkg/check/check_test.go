@@ -156,6 +156,7 @@ func TestMutations(t *testing.T) {
 		check  string
 		count  int
 		want   []string // substrings of the first finding's message, hint or detail
+		not    []string // substrings its message must not hold (said twice)
 		file   string   // expected File of the first finding ("" = don't care)
 		line   int
 	}{
@@ -208,9 +209,9 @@ func TestMutations(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				b := core(t).ConfigMaps[0].Components.Blob
 				b.RawSize = 256 << 20
-				b.Err = &blob.CorruptError{Kind: blob.TooLarge, Offset: -1}
+				b.Err = &blob.CorruptError{Kind: blob.TooLarge, Offset: -1, Detail: "inflates to more than 268435456 bytes; stopped there"}
 			},
-			check: BlobCorrupt, count: 1, want: []string{"size limit", "268435456 bytes", "--max-inflate"},
+			check: BlobCorrupt, count: 1, want: []string{"size limit", "268435456 bytes", "--max-inflate"}, not: []string{"stopped there"},
 		},
 		{
 			name: "corrupt vendored blob no ConfigMap carries",
@@ -436,6 +437,11 @@ func TestMutations(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(all, w) {
 					t.Errorf("finding lacks %q:\n%s", w, all)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(f.Message, w) {
+					t.Errorf("message holds %q: %s", w, f.Message)
 				}
 			}
 			if tc.file != "" && f.File != tc.file {

@@ -411,3 +411,27 @@ func TestLeftoverBuildTempIgnored(t *testing.T) {
 		t.Fatal("no vendored files loaded at all")
 	}
 }
+
+// TestEmptyBlob: a blob that is missing or empty renders as an empty
+// binaryData value; the finding says so instead of blaming base64.
+func TestEmptyBlob(t *testing.T) {
+	for name, mutate := range map[string]func(root string){
+		"empty":   func(root string) { write(t, root, corePkg+"/files/components.gz", nil) },
+		"missing": func(root string) { os.Remove(filepath.Join(root, corePkg, "files/components.gz")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := fixture.Tree(t)
+			mutate(root)
+			tr := loadTree(t, root, Options{})
+			otherPackagesFine(t, tr, corePkg)
+			p := find(t, tr, corePkg)
+			pr := problem(p, CheckBlobCorrupt, "binaryData.components is empty")
+			if pr == nil || pr.File != "templates/configmaps.yaml" || !strings.Contains(pr.Hint, "missing, empty or excluded") {
+				t.Fatalf("problems = %+v, want an empty-blob blob-corrupt in templates/configmaps.yaml", p.Problems)
+			}
+			if strings.Contains(pr.Message, "base64") {
+				t.Errorf("an empty blob is not a base64 problem: %s", pr.Message)
+			}
+		})
+	}
+}

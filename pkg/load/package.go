@@ -289,6 +289,13 @@ type pendingCM struct {
 	rawErr error
 }
 
+// isEmpty reports whether n is a null scalar (`key:` with no value, `~`,
+// `null`), what a template renders when the file it reads is missing.
+func isEmpty(n *yaml.Node) bool {
+	n = resolve(n)
+	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
 // configMap builds a model.ConfigMap and decodes its components.
 func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 	cm := &model.ConfigMap{Name: o.Name, Namespace: o.Namespace, Location: model.Location{File: o.File, Line: o.Line}}
@@ -316,17 +323,29 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 			bad("components", "is in both data and binaryData; Kubernetes rejects the ConfigMap", txt.Line)
 		}
 		s, ok := scalar(bin)
-		if !ok {
-			pc.rawErr = fmt.Errorf("binaryData.components is not a base64 string")
-		} else {
+		msg := "ConfigMap %s: binaryData.components is not valid base64: %v"
+		hint := "binaryData values must be base64 (Helm: {{ .Files.Get \"files/components.gz\" | b64enc }})"
+		switch {
+		case !ok && isEmpty(bin), ok && strings.TrimSpace(s) == "":
+			// Helm's .Files.Get gives "" for a file that is missing or
+			// excluded by .helmignore: the template renders an empty value.
+			pc.rawErr = errors.New("binaryData.components is empty")
+			msg = "ConfigMap %s: %v: the cluster would get no provider components"
+			hint = "the blob the template reads is missing, empty or excluded by .helmignore: rebuild it (`builder build` or `gzip -9 -n -c files/<components>.yaml > files/components.gz`) and check the path in the template's .Files.Get"
+		case !ok:
+			pc.rawErr = errors.New("binaryData.components is not a base64 string")
+			if n := resolve(bin); n != nil && n.Kind != yaml.ScalarNode {
+				pc.rawErr = fmt.Errorf("binaryData.components is a %s, not a base64 string", nodeKind(n))
+			}
+		default:
 			pc.raw, pc.rawErr = decodeBase64(s)
 		}
 		if pc.rawErr != nil {
 			comp.DecodeErr = pc.rawErr
 			p.Problems = append(p.Problems, model.Problem{Check: CheckBlobCorrupt,
 				Location: model.Location{File: o.File, Line: o.fileLine(bin.Line)},
-				Message:  fmt.Sprintf("ConfigMap %s: binaryData.components is not valid base64: %v", cm.Name, pc.rawErr),
-				Hint:     "binaryData values must be base64 (Helm: {{ .Files.Get \"files/components.gz\" | b64enc }})"})
+				Message:  fmt.Sprintf(msg, cm.Name, pc.rawErr),
+				Hint:     hint})
 		}
 	case txt != nil:
 		s, ok := scalar(txt)

@@ -310,7 +310,8 @@ func (f *Fetcher) download(ctx context.Context, u string) ([]byte, error) {
 		}
 		wait = min(wait*2, maxBackoff)
 	}
-	return nil, fmt.Errorf("%s: %d attempts failed, last: %w; check the URL and the network, or use --offline with a filled cache", u, retries+1, last)
+	// last names the URL already.
+	return nil, fmt.Errorf("%w (%d attempts failed); check the URL and the network, or use --offline with a filled cache", last, retries+1)
 }
 
 func (f *Fetcher) attempt(ctx context.Context, u string) ([]byte, error) {

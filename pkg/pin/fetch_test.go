@@ -138,6 +138,8 @@ func TestFetchGivesUp(t *testing.T) {
 	_, err := f.Fetch(context.Background(), Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)})
 	if err == nil || !strings.Contains(err.Error(), "3 attempts failed") || !strings.Contains(err.Error(), "502") {
 		t.Errorf("got %v", err)
+	} else if n := strings.Count(err.Error(), srv.URL); n != 1 {
+		t.Errorf("the error names the URL %d times, want once: %v", n, err)
 	}
 	if n := srv.hits.Load(); n != 3 {
 		t.Errorf("server hit %d times, want 3", n)

@@ -328,6 +328,11 @@ func TestFormats(t *testing.T) {
 		if err := Write(&buf, sample(), f, Options{}); err != nil || buf.Len() == 0 {
 			t.Errorf("Write(%s) = %v, %d bytes", f, err, buf.Len())
 		}
+		// The last line ends in a newline, so whatever the command writes
+		// next (the error on stderr) does not run into it.
+		if !strings.HasSuffix(buf.String(), "\n") || strings.HasSuffix(buf.String(), "\n\n") {
+			t.Errorf("Write(%s) must end in exactly one newline: %q", f, tail(buf.String()))
+		}
 	}
 	if _, err := ParseFormat("xml"); err == nil || !strings.Contains(err.Error(), "human, json, sarif, github") {
 		t.Errorf("ParseFormat(xml) error = %v", err)
@@ -335,4 +340,12 @@ func TestFormats(t *testing.T) {
 	if err := Write(&bytes.Buffer{}, sample(), "xml", Options{}); err == nil {
 		t.Error("Write(xml) succeeded")
 	}
+}
+
+// tail returns the last 80 bytes of s.
+func tail(s string) string {
+	if len(s) > 80 {
+		return s[len(s)-80:]
+	}
+	return s
 }

@@ -235,6 +235,10 @@ func ParsePublicKey(pemBytes []byte) (*PublicKey, error) {
 		return nil, &KeyError{Reason: KeyMalformed, Err: errors.New("not a PEM file"),
 			Hint: "pass the cosign.pub written by `builder keygen` or `cosign generate-key-pair`"}
 	}
+	if strings.HasSuffix(block.Type, "PRIVATE KEY") {
+		return nil, &KeyError{Reason: KeyUnknownType, Err: fmt.Errorf("this is a private key (PEM %q)", block.Type),
+			Hint: "pass the public half (cosign.pub, next to cosign.key); never hand out the private key"}
+	}
 	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
 	if err != nil {
 		return nil, &KeyError{Reason: KeyUnknownType, Err: err,

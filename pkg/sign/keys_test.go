@@ -11,6 +11,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -79,6 +80,7 @@ func TestParsePublicKeyTypes(t *testing.T) {
 		{"unknown algorithm", pemOf(t, "PUBLIC KEY", unknownDER), KeyUnknownType},
 		{"certificate block", pemOf(t, "CERTIFICATE", ecDER), KeyUnknownType},
 		{"private key", pemOf(t, "EC PRIVATE KEY", ecPrivDER), KeyUnknownType},
+		{"encrypted cosign private key", pemOf(t, "ENCRYPTED SIGSTORE PRIVATE KEY", []byte("x")), KeyUnknownType},
 		{"not pem", []byte("ssh-ed25519 AAAA"), KeyMalformed},
 	}
 	for _, tt := range tests {
@@ -93,6 +95,9 @@ func TestParsePublicKeyTypes(t *testing.T) {
 			var ke *KeyError
 			if !errors.As(err, &ke) || ke.Reason != tt.want {
 				t.Fatalf("ParsePublicKey = %v, want KeyError %s", err, tt.want)
+			}
+			if strings.Contains(string(tt.pem), "PRIVATE KEY") && !strings.Contains(err.Error(), "private key") {
+				t.Errorf("ParsePublicKey of a private key = %v, want it to say so", err)
 			}
 		})
 	}
