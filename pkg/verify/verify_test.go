@@ -218,6 +218,17 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			edit(t, filepath.Join(root, infraPkg, "pin.yaml"), "  version: v0.1.9\n  release: v0.1.9-cozystack.0\n", "  version: v0.2.0\n  release: v0.2.0-cozystack.0\n")
 		}, infraPkg, []string{`pins release "v0.2.0-cozystack.0"`}},
 
+		{check.PinVersion, "Dockerfile ARG VERSION differs from the release", func(t *testing.T, root string) {
+			// The package has no pin file and no version in its Makefile:
+			// the image build's ARG is the pin.
+			if err := os.MkdirAll(filepath.Join(root, cpPkg, "images/cp"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, cpPkg, "images/cp/Dockerfile"), []byte("FROM scratch\nARG VERSION=v1.9.5\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, cpPkg, []string{"VERSION", "v1.9.5", `"v1.10.1-control-plane"`}},
+
 		{check.PinDigest, "vendored file differs from its sha256 pin", func(t *testing.T, root string) {
 			f := filepath.Join(root, corePkg, "files/metadata.yaml")
 			data, err := os.ReadFile(f)
