@@ -198,6 +198,9 @@ func TestLoad(t *testing.T) {
 	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("Load(missing) = %v", err)
 	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "is a directory") || !strings.Contains(err.Error(), "policy YAML file") {
+		t.Errorf("Load(directory) = %v, want it to say a file is needed", err)
+	}
 
 	// Keys: file paths resolve against the policy's directory; inline PEM as is.
 	pem := "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n"
