@@ -149,11 +149,25 @@ func pinVersion(t *model.Tree) []report.Finding {
 	return out
 }
 
+// loadFailed reports whether the loader could not make sense of part of
+// pkg (a chart that did not render, a manifest that did not parse).
+func loadFailed(pkg *model.Package) bool {
+	for _, pr := range pkg.Problems {
+		if pr.Check == PackageLoad {
+			return true
+		}
+	}
+	return false
+}
+
 // pinnedProvider checks one pin.yaml entry against its provider.
 func pinnedProvider(ix *Index, pkg *model.Package, pf model.Location, pp pin.Provider) []report.Finding {
 	var out []report.Finding
 	id := pp.Kind + "/" + pp.Name
 	p := findProvider(pkg, pp.Kind, pp.Name)
+	if p == nil && len(pkg.Providers) == 0 && loadFailed(pkg) {
+		return nil // the package did not render: its package-load finding says why
+	}
 	if p == nil {
 		return []report.Finding{newFinding(PinVersion, pkg, id, pf,
 			fmt.Sprintf("%s pins %s, which this package does not define", pf.File, id),

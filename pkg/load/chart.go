@@ -238,7 +238,11 @@ func chartWorthRendering(files []*loader.BufferedFile) bool {
 func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace string) ([]sourced, []model.Problem) {
 	chrt, err := loader.LoadFiles(files)
 	if err != nil {
-		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		where := "Chart.yaml"
+		if strings.Contains(err.Error(), "cannot load values.yaml") {
+			where = "values.yaml"
+		}
+		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: where},
 			Message: fmt.Sprintf("Helm cannot load the chart: %v", err), Hint: "run `helm lint` in the package directory"}}
 	}
 	if release == "" {

@@ -367,6 +367,15 @@ func TestChartFailsToRender(t *testing.T) {
 			t.Errorf("problems = %+v", find(t, tr, bootPkg).Problems)
 		}
 	})
+	t.Run("bad values.yaml", func(t *testing.T) {
+		root := fixture.Tree(t)
+		write(t, root, bootPkg+"/values.yaml", []byte("a: [\n"))
+		tr := loadTree(t, root, Options{})
+		otherPackagesFine(t, tr, bootPkg)
+		if pr := problem(find(t, tr, bootPkg), CheckLoad, "cannot load values.yaml"); pr == nil || pr.File != "values.yaml" {
+			t.Errorf("problems = %+v, want one pointing at values.yaml", find(t, tr, bootPkg).Problems)
+		}
+	})
 	t.Run("irregular file", func(t *testing.T) {
 		root := fixture.Tree(t)
 		if err := syscall.Mkfifo(filepath.Join(root, bootPkg, "files", "pipe"), 0o644); err != nil {

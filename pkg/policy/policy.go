@@ -162,7 +162,11 @@ func (p *Policy) Validate() error {
 			continue
 		}
 		switch sev {
-		case report.Error, report.Warning, report.Off:
+		case report.Off:
+			if id == check.PackageLoad {
+				bad("checks."+id, "cannot be off: a package that does not load is checked by nothing else; use error or warning")
+			}
+		case report.Error, report.Warning:
 		default:
 			bad("checks."+id, "severity %q: use error, warning or off", sev)
 		}

@@ -155,6 +155,7 @@ func TestParseAndSchemaAgree(t *testing.T) {
 		"duplicate key":           {strings.Replace(good, "  pin-missing: off", "  pin-missing: off\n  pin-missing: error", 1), `"pin-missing" already defined`},
 		"two documents":           {good + "---\napiVersion: pinseal/v1\n", "more than one YAML document"},
 		"expired waiver severity": {strings.Replace(good, "pin-missing: off", "waiver-expired: off", 1), "always an error"},
+		"package-load off":        {strings.Replace(good, "pin-missing: off", "package-load: off", 1), "checks.package-load: cannot be off"},
 		"empty key":               {strings.Replace(good, "- cosign.pub", `- ""`, 1), "keys[0]: empty"},
 	}
 	for name, tc := range bad {

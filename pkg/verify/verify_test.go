@@ -282,6 +282,14 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, infraPkg, nil},
+
+		{check.PackageLoad, "pinned chart whose values.yaml does not parse", func(t *testing.T, root string) {
+			// Helm renders nothing: the load finding alone says so, the
+			// pins of the providers it would have defined are not blamed.
+			if err := os.WriteFile(filepath.Join(root, corePkg, "values.yaml"), []byte("a: [\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, corePkg, []string{"Helm cannot load the chart", "values.yaml"}},
 	}
 
 	covered := map[string]bool{}
