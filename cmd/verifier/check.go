@@ -147,6 +147,12 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 		// A CI gate pointed at the wrong directory must not pass on nothing.
 		return usageError{Err: fmt.Errorf("ROOT %s holds no provider packages: nothing was checked (give the root of a tree of Helm charts or manifest directories with cluster-api-operator providers or their ConfigMaps)", root)}
 	}
+	return writeReport(cmd, r, format)
+}
+
+// writeReport writes r to the command's output in format and returns
+// errFindings when r has findings that count.
+func writeReport(cmd *cobra.Command, r *report.Report, format report.Format) error {
 	out := cmd.OutOrStdout()
 	if err := report.Write(out, r, format, report.Options{Color: colorFor(out), Rules: check.Rules()}); err != nil {
 		return err

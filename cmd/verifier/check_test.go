@@ -34,38 +34,18 @@ func runVerifier(t *testing.T, args ...string) (string, int, error) {
 	return out.String(), code, err
 }
 
-func TestCheckExitCodes(t *testing.T) {
-	badPolicy := filepath.Join(t.TempDir(), "bad.yaml")
-	if err := os.WriteFile(badPolicy, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  blob-yml: off\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	strict := filepath.Join(t.TempDir(), "strict.yaml")
-	if err := os.WriteFile(strict, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  pin-missing: error\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	clean := fixture.Tree(t)
-	dirty := fixture.Dirty(t)
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string // in stdout, or in the error for code 2
-	}{
-		{"clean tree passes", []string{"check", clean}, 0, "PASSED"},
-		{"dirty tree fails", []string{"check", dirty}, 1, "blob-header"},
-		{"policy makes warnings errors", []string{"check", "--policy", strict, clean}, 1, "FAILED"},
-		{"missing root", []string{"check", filepath.Join(clean, "nope")}, 2, "no such file"},
-		{"root is a file", []string{"check", filepath.Join(clean, "scripts/package.mk")}, 2, "not a directory"},
-		{"bad output", []string{"check", "-o", "xml", clean}, 2, "unknown output format"},
-		{"bad policy", []string{"check", "--policy", badPolicy, clean}, 2, "checks.blob-yml: unknown check"},
-		{"missing policy", []string{"check", "--policy", badPolicy + ".missing", clean}, 2, "read policy"},
-		{"bad flag", []string{"check", "--bogus", clean}, 2, "unknown flag"},
-		{"two roots", []string{"check", clean, dirty}, 2, "at most one ROOT"},
-		{"bad limit", []string{"check", "--max-inflate", "0", clean}, 2, "--max-inflate"},
-		{"bad namespace", []string{"check", "--namespace", "Bad_NS", clean}, 2, `--namespace "Bad_NS" is not a Kubernetes namespace name`},
-		{"no packages under root", []string{"check", filepath.Join(clean, "scripts")}, 2, "holds no provider packages: nothing was checked"},
-		{"list checks", []string{"check", "--list-checks"}, 0, "| `blob-yaml` | error | tree |"},
-	}
+// cliCase is one verifier command line and what it must give.
+type cliCase struct {
+	name string
+	args []string
+	code int
+	want string // in stdout, or in the error for code 2
+}
+
+// runCases runs each case as a subtest: the exit code must be code and
+// want must be in stdout (in the error when the code is 2).
+func runCases(t *testing.T, tests []cliCase) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out, code, err := runVerifier(t, tc.args...)
@@ -81,6 +61,36 @@ func TestCheckExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	badPolicy := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(badPolicy, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  blob-yml: off\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	strict := filepath.Join(t.TempDir(), "strict.yaml")
+	if err := os.WriteFile(strict, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  pin-missing: error\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clean := fixture.Tree(t)
+	dirty := fixture.Dirty(t)
+	tests := []cliCase{
+		{"clean tree passes", []string{"check", clean}, 0, "PASSED"},
+		{"dirty tree fails", []string{"check", dirty}, 1, "blob-header"},
+		{"policy makes warnings errors", []string{"check", "--policy", strict, clean}, 1, "FAILED"},
+		{"missing root", []string{"check", filepath.Join(clean, "nope")}, 2, "no such file"},
+		{"root is a file", []string{"check", filepath.Join(clean, "scripts/package.mk")}, 2, "not a directory"},
+		{"bad output", []string{"check", "-o", "xml", clean}, 2, "unknown output format"},
+		{"bad policy", []string{"check", "--policy", badPolicy, clean}, 2, "checks.blob-yml: unknown check"},
+		{"missing policy", []string{"check", "--policy", badPolicy + ".missing", clean}, 2, "read policy"},
+		{"bad flag", []string{"check", "--bogus", clean}, 2, "unknown flag"},
+		{"two roots", []string{"check", clean, dirty}, 2, "at most one ROOT"},
+		{"bad limit", []string{"check", "--max-inflate", "0", clean}, 2, "--max-inflate"},
+		{"bad namespace", []string{"check", "--namespace", "Bad_NS", clean}, 2, `--namespace "Bad_NS" is not a Kubernetes namespace name`},
+		{"no packages under root", []string{"check", filepath.Join(clean, "scripts")}, 2, "holds no provider packages: nothing was checked"},
+		{"list checks", []string{"check", "--list-checks"}, 0, "| `blob-yaml` | error | tree |"},
+	}
+	runCases(t, tests)
 }
 
 func TestCheckOutputs(t *testing.T) {

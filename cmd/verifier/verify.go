@@ -9,7 +9,6 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
@@ -108,14 +107,7 @@ func runVerify(cmd *cobra.Command, ref string, o *verifyOptions) error {
 		// Nothing could be verified: not a findings result.
 		return usageError{Err: err}
 	}
-	out := cmd.OutOrStdout()
-	if err := report.Write(out, r, format, report.Options{Color: colorFor(out), Rules: check.Rules()}); err != nil {
-		return err
-	}
-	if r.ExitCode() != 0 {
-		return errFindings{r.Summary.Errors}
-	}
-	return nil
+	return writeReport(cmd, r, format)
 }
 
 // loadKeys reads --key files.

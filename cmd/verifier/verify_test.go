@@ -41,12 +41,7 @@ func TestVerifyAndCheckRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string // in stdout, or in the error for code 2
-	}{
+	tests := []cliCase{
 		{"verify clean", []string{"verify", core.Ref(), "--key", pub, "--plain-http"}, 0, "PASSED"},
 		{"verify by digest, key in the policy", []string{"verify", core.Pinned(), "--policy", withKey, "--plain-http"}, 0, "PASSED"},
 		{"verify under another key", []string{"verify", core.Ref(), "--key", other, "--plain-http"}, 1, "none of the trusted keys"},
@@ -64,21 +59,7 @@ func TestVerifyAndCheckRegistry(t *testing.T) {
 		{"check bad registry", []string{"check", root, "--registry", "https://x/y", "--key", pub}, 2, "--registry"},
 		{"check registry without keys", []string{"check", root, "--registry", pfx.String(), "--plain-http"}, 2, "no trusted keys"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			out, code, err := runVerifier(t, tc.args...)
-			if code != tc.code {
-				t.Fatalf("exit code %d, want %d (err %v)\n%s", code, tc.code, err, out)
-			}
-			where := out
-			if code == 2 {
-				where = err.Error()
-			}
-			if !strings.Contains(where, tc.want) {
-				t.Errorf("output lacks %q:\n%s", tc.want, where)
-			}
-		})
-	}
+	runCases(t, tests)
 
 	// The JSON report of verify: Root is the ref, one package.
 	out, _, _ := runVerifier(t, "verify", "-o", "json", core.Ref(), "--key", pub, "--plain-http")

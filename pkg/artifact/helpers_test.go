@@ -5,12 +5,14 @@ import (
 	"compress/gzip"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/pinseal/pinseal/internal/testpeer"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -78,4 +80,35 @@ func testRegistry(t testing.TB) string {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// pushFault is a registry fault a push meets: a failed push writes no tag,
+// and pushing again once the fault is gone completes.
+type pushFault struct {
+	name string
+	rule testpeer.Rule
+}
+
+// faultOn injects fault into the requests with method whose path contains
+// pathContains, and lets every other request pass.
+func faultOn(method, pathContains string, fault testpeer.Fault) testpeer.Rule {
+	return func(r *http.Request) testpeer.Fault {
+		if testpeer.Match(r, method, pathContains) {
+			return fault
+		}
+		return testpeer.Pass
+	}
+}
+
+// pushFaults are the faults TestPushFaults and TestIntegrationPushFaults
+// put between a push and its registry.
+func pushFaults() []pushFault {
+	return []pushFault{
+		{"registry refuses the manifest (403)", faultOn(http.MethodPut, "/manifests/", testpeer.Deny)},
+		{"registry refuses the blob upload (403)", faultOn(http.MethodPost, "/blobs/uploads/", testpeer.Deny)},
+		{"5xx on the manifest", faultOn(http.MethodPut, "/manifests/", testpeer.Status500)},
+		{"5xx starting an upload", faultOn(http.MethodPost, "/blobs/uploads/", testpeer.Status503)},
+		{"connection dropped mid-upload", faultOn(http.MethodPut, "/blobs/uploads/", testpeer.Drop)},
+		{"registry hangs on the manifest", faultOn(http.MethodPut, "/manifests/", testpeer.Hang)},
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,48 +84,7 @@ func TestIntegrationOrasPullsTitledFiles(t *testing.T) {
 func TestIntegrationPushFaults(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	reg := testpeer.StartRegistry(t)
-	tests := []struct {
-		name string
-		rule testpeer.Rule
-	}{
-		{"registry refuses the manifest (403 DENIED)", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPut, "/manifests/") {
-				return testpeer.Deny
-			}
-			return testpeer.Pass
-		}},
-		{"registry refuses the blob upload (403)", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPost, "/blobs/uploads/") {
-				return testpeer.Deny
-			}
-			return testpeer.Pass
-		}},
-		{"5xx on the manifest", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPut, "/manifests/") {
-				return testpeer.Status500
-			}
-			return testpeer.Pass
-		}},
-		{"5xx starting an upload", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPost, "/blobs/uploads/") {
-				return testpeer.Status503
-			}
-			return testpeer.Pass
-		}},
-		{"connection dropped mid-upload", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPut, "/blobs/uploads/") {
-				return testpeer.Drop
-			}
-			return testpeer.Pass
-		}},
-		{"registry hangs on the manifest", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPut, "/manifests/") {
-				return testpeer.Hang
-			}
-			return testpeer.Pass
-		}},
-	}
-	for i, tt := range tests {
+	for i, tt := range pushFaults() {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			proxy := testpeer.NewFaultProxy(t, reg.URL)

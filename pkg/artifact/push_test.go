@@ -146,48 +146,7 @@ func faultyRepo(t *testing.T, opts Options) (repo, direct Repository, proxy *tes
 
 func TestPushFaults(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "")
-	tests := []struct {
-		name string
-		rule testpeer.Rule
-	}{
-		{"registry refuses the manifest (403)", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPut, "/manifests/") {
-				return testpeer.Deny
-			}
-			return testpeer.Pass
-		}},
-		{"registry refuses the blob upload (403)", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPost, "/blobs/uploads/") {
-				return testpeer.Deny
-			}
-			return testpeer.Pass
-		}},
-		{"manifest 500", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPut, "/manifests/") {
-				return testpeer.Status500
-			}
-			return testpeer.Pass
-		}},
-		{"blob upload 503", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPost, "/blobs/uploads/") {
-				return testpeer.Status503
-			}
-			return testpeer.Pass
-		}},
-		{"connection dropped mid-upload", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPut, "/blobs/uploads/") {
-				return testpeer.Drop
-			}
-			return testpeer.Pass
-		}},
-		{"manifest hangs", func(r *http.Request) testpeer.Fault {
-			if testpeer.Match(r, http.MethodPut, "/manifests/") {
-				return testpeer.Hang
-			}
-			return testpeer.Pass
-		}},
-	}
-	for _, tt := range tests {
+	for _, tt := range pushFaults() {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			repo, direct, proxy := faultyRepo(t, Options{Retries: -1, ResponseTimeout: 500 * time.Millisecond})

@@ -383,7 +383,9 @@ waivers:
 	}
 }
 
-func TestReportsMatchSchema(t *testing.T) {
+// reportSchema compiles api/report.schema.json.
+func reportSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "api", "report.schema.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -401,6 +403,28 @@ func TestReportsMatchSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return schema
+}
+
+// checkSchema reports an error on t when r, written by report.WriteJSON,
+// does not follow schema.
+func checkSchema(t *testing.T, schema *jsonschema.Schema, name string, r *report.Report) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := report.WriteJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(inst); err != nil {
+		t.Errorf("%s report does not match api/report.schema.json: %v\n%s", name, err, buf.String())
+	}
+}
+
+func TestReportsMatchSchema(t *testing.T) {
+	schema := reportSchema(t)
 	root := fixture.Tree(t)
 	// Make it dirty in several ways so findings of many kinds are validated.
 	edit(t, filepath.Join(root, cpPkg, "files/metadata.yaml"), "    minor: 10\n    contract: v1beta1\n", "    minor: 10\n    contract: v1beta2\n")
@@ -408,17 +432,7 @@ func TestReportsMatchSchema(t *testing.T) {
 	gzipWithoutN(t, filepath.Join(root, corePkg, "files/core-components.yaml"), filepath.Join(root, corePkg, "files/components.gz"))
 	for name, root := range map[string]string{"clean": fixture.Tree(t), "dirty": root} {
 		r := verifyTree(t, root)
-		var buf bytes.Buffer
-		if err := report.WriteJSON(&buf, r); err != nil {
-			t.Fatal(err)
-		}
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := schema.Validate(inst); err != nil {
-			t.Errorf("%s report does not match api/report.schema.json: %v\n%s", name, err, buf.String())
-		}
+		checkSchema(t, schema, name, r)
 		if name == "dirty" && r.Summary.Errors < 3 {
 			t.Errorf("dirty tree: %d errors, want >= 3", r.Summary.Errors)
 		}
