@@ -215,21 +215,28 @@ func within(root, p string) bool {
 // files (.Files.Get, .Files.Glob) and a file that is not a template has
 // one, or a packed subchart (not read cheaply) is present.
 func chartWorthRendering(files []*loader.BufferedFile) bool {
-	readsFiles, fileMarker := false, false
+	readsFiles := false
+	isTemplate := func(n string) bool { return strings.HasPrefix(n, "templates/") || strings.Contains(n, "/templates/") }
 	for _, f := range files {
 		if strings.HasSuffix(f.Name, ".tgz") && strings.HasPrefix(f.Name, "charts/") {
 			return true
 		}
-		if strings.HasPrefix(f.Name, "templates/") || strings.Contains(f.Name, "/templates/") {
+		if isTemplate(f.Name) {
 			if hasMarker(f.Data) {
 				return true
 			}
 			readsFiles = readsFiles || bytes.Contains(f.Data, []byte(".Files."))
-		} else if !fileMarker && path.Base(f.Name) != "Chart.yaml" && !strings.HasSuffix(f.Name, ".gz") {
-			fileMarker = hasMarker(f.Data)
 		}
 	}
-	return readsFiles && fileMarker
+	if !readsFiles {
+		return false
+	}
+	for _, f := range files {
+		if !isTemplate(f.Name) && path.Base(f.Name) != "Chart.yaml" && !strings.HasSuffix(f.Name, ".gz") && hasMarker(f.Data) {
+			return true
+		}
+	}
+	return false
 }
 
 // renderChart renders the chart with Helm's engine and its default values,
