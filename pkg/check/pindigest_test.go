@@ -112,3 +112,30 @@ func TestPinDigestPatched(t *testing.T) {
 		})
 	}
 }
+
+// TestPinMissingIgnoresBlobs: a blob file that holds plain YAML (not gzip)
+// is still the blob: blob checks report it, pin-missing does not call it
+// an unpinned vendored file. A genuinely unpinned YAML beside it still is.
+func TestPinMissingIgnoresBlobs(t *testing.T) {
+	tree := cleanTree()
+	infra := tree.Packages[1]
+	for _, name := range []string{"files/components-proxmox.gz", "files/components-kubevirt.gz"} {
+		if infra.Files[name] == nil {
+			t.Fatalf("fixture has no %s", name)
+		}
+		infra.Files[name].Blob = nil // plain YAML bytes, no gzip magic
+	}
+	for _, f := range pinMissing(tree) {
+		if strings.HasSuffix(f.File, ".gz") {
+			t.Errorf("pin-missing reports the blob %s: %s", f.File, f.Message)
+		}
+	}
+	infra.Files["files/extra.yaml"] = &model.File{Path: "files/extra.yaml"}
+	var found bool
+	for _, f := range pinMissing(tree) {
+		found = found || strings.Contains(f.Message, "files/extra.yaml")
+	}
+	if !found {
+		t.Error("an unpinned vendored YAML is no longer reported")
+	}
+}

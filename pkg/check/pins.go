@@ -309,9 +309,23 @@ func pinDigest(t *model.Tree) []report.Finding {
 // vendoredYAML lists a package's vendored files that are not gzip blobs
 // (blobs are built, not downloaded), sorted.
 func vendoredYAML(pkg *model.Package) []string {
+	// A file a pin names as its blob, or whose bytes a ConfigMap carries as
+	// components, is a blob even when it is not gzip (blob-corrupt and
+	// compressed-annotation report that); it has no upstream to pin.
+	blobs := map[string]bool{}
+	if pkg.Pins != nil && pkg.Pins.File != nil {
+		for _, pp := range pkg.Pins.File.Providers {
+			blobs[pp.Blob] = true
+		}
+	}
+	for _, cm := range pkg.ConfigMaps {
+		if cm.Components != nil {
+			blobs[cm.Components.BlobFile] = true
+		}
+	}
 	var out []string
 	for _, name := range sortedKeys(pkg.Files) {
-		if pkg.Files[name].Blob == nil {
+		if pkg.Files[name].Blob == nil && !blobs[name] {
 			out = append(out, name)
 		}
 	}
