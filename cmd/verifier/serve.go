@@ -17,6 +17,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/server"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
@@ -90,6 +91,7 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	warnUntrusted(cfg, log)
 	srv, err := server.New(ctx, cfg, engine{registry: artifact.Options{PlainHTTP: o.plainHTTP}}, log)
 	if err != nil {
 		return err
@@ -214,4 +216,28 @@ func noKeys(err error, policyFile string) error {
 		where = "policy " + policyFile
 	}
 	return fmt.Errorf("%w: %s trusts no key: list cosign public keys under `keys:` in a policy file and name it in the config's policy (or the source's policy), or turn the signature and provenance checks off there", server.ErrNotConfigured, where)
+}
+
+// warnUntrusted logs, at start-up, each registry verification the config
+// enables under a policy that trusts no key: every such request or scan
+// would answer "not configured", so say it once, early.
+func warnUntrusted(cfg *server.Config, log *slog.Logger) {
+	warn := func(what, policyFile string) {
+		pol, err := loadPolicy(policyFile)
+		if err != nil {
+			return // Validate and the first request report a bad policy file
+		}
+		keys, err := verify.TrustedKeys(pol, nil)
+		if err == nil && len(keys) == 0 && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
+			log.Warn(what + " will not verify: " + noKeys(verify.ErrNoTrustedKeys, policyFile).Error())
+		}
+	}
+	if len(cfg.Registries) > 0 {
+		warn("POST /v1/verify of registry refs", cfg.Policy)
+	}
+	for _, s := range cfg.Sources {
+		if s.Registry != "" {
+			warn("the registry checks of source "+s.Name, s.Policy)
+		}
+	}
 }

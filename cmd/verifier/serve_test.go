@@ -316,3 +316,37 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 		t.Fatalf("scan with registry checks: %s", body)
 	}
 }
+
+// TestWarnUntrusted: registry verification under a policy that trusts no
+// key is said once at start-up; a policy with a key, or no registry at all,
+// says nothing.
+func TestWarnUntrusted(t *testing.T) {
+	key := remotetest.Key(t)
+	trusted := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(trusted, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  server.Config
+		want []string
+	}{
+		{"no registry", server.Config{}, nil},
+		{"registries, default policy", server.Config{Registries: []string{"127.0.0.1:5000"}}, []string{"POST /v1/verify of registry refs will not verify", "built-in default policy"}},
+		{"registries, trusted policy", server.Config{Registries: []string{"127.0.0.1:5000"}, Policy: trusted}, nil},
+		{"source registry, default policy", server.Config{Sources: []server.SourceConfig{{Name: "prod", Registry: "127.0.0.1:5000/capi"}}}, []string{"registry checks of source prod will not verify"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf strings.Builder
+			warnUntrusted(&tc.cfg, slog.New(slog.NewTextHandler(&buf, nil)))
+			if len(tc.want) == 0 && buf.Len() > 0 {
+				t.Fatalf("unexpected warning: %s", buf.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(buf.String(), w) {
+					t.Errorf("log %q lacks %q", buf.String(), w)
+				}
+			}
+		})
+	}
+}
