@@ -100,7 +100,7 @@ EOF
 
 echo "one release of $(basename "$PKG") ($release): $(du -cb "$tmp"/files/* | tail -1 | cut -f1) bytes in 3 files; $ROUNDS rounds, fresh repositories each round, docker-registry on $HOST"
 echo "  ours:     builder push PKG --to $HOST/oursN --plain-http --key cosign.key   (push + sign + SLSA attestation, one process)"
-echo "  upstream: oras push (3 files) + cosign sign --tlog-upload=false              ($(oras version | head -1 | awk '{print $2}'), cosign $(cosign version 2>/dev/null | awk '/GitVersion/ {print $2}'))"
+echo "  upstream: oras push (3 files) + cosign sign --tlog-upload=false              ($(oras version | sed -n 1p | awk '{print $2}'), cosign $(cosign version 2>/dev/null | awk '/GitVersion/ {print $2}'))"
 echo "  upstream+attest: the above + cosign attest --type slsaprovenance1"
 
 TIMEFORMAT='%R %U %S'

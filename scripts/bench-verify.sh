@@ -152,12 +152,12 @@ run_size() { # N REPEAT
 	done
 	if [ "${R_RC[verifier-$n]}" != 0 ]; then
 		echo "!!! verifier check exited ${R_RC[verifier-$n]} on the clean generated tree (N=$n):"
-		"$VERIFIER" check "$tree" 2>&1 | head -n 40 | sed 's/^/    /'
+		"$VERIFIER" check "$tree" 2>&1 | sed -n 1,40p | sed 's/^/    /'
 		failed=1
 	fi
 	if [ "${R_RC[shell-$n]}" != 0 ]; then
 		echo "!!! the shell pipeline found problems in the clean generated tree (N=$n):"
-		bash "$SELF" --shell-pipeline "$tree" 2>&1 | head -n 20 | sed 's/^/    /'
+		bash "$SELF" --shell-pipeline "$tree" 2>&1 | sed -n 1,20p | sed 's/^/    /'
 		failed=1
 	fi
 	if [ "${R_RC[floor-$n]}" != 0 ]; then

@@ -44,7 +44,7 @@ bench_blob() {
 	echo "input: $size bytes of provider YAML (CRDs, RBAC, Deployment, webhooks)"
 	echo "each of $rounds rounds compresses it $n times with each tool, timed as processes:"
 	echo "  ours: benchtool gzip -n $n FILE   one process, as one builder run builds $n packages (blob.CompressBytes)"
-	echo "  GNU:  $n x gzip -9 -n -c FILE       one process per file, as a Makefile recipe runs it ($(gzip --version | head -1))"
+	echo "  GNU:  $n x gzip -9 -n -c FILE       one process per file, as a Makefile recipe runs it ($(gzip --version | sed -n 1p))"
 
 	# Each line of t.*: wall user sys (seconds) of one round.
 	: >"$tmp/t.ours"

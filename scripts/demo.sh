@@ -109,7 +109,7 @@ done
 for p in "$DEMO_TREE"/*/; do
 	name=$(basename "$p")
 	if ! diff -r "examples/packages/$name/files" "$p/files" >/dev/null; then
-		diff -r "examples/packages/$name/files" "$p/files" | head -20
+		diff -r "examples/packages/$name/files" "$p/files" | sed -n 1,20p
 		die "the rebuilt files of $name differ from the committed ones"
 	fi
 done
@@ -175,7 +175,7 @@ sed -i '0,/replicas: 1/s//replicas: 2/' "$DEMO_TREE/capi-providers-infraprovider
 if "$VERIFIER" check "$DEMO_TMP/tree" --registry "$LAYOUT" --key "$DEMO_TMP/demo.pub" >"$DEMO_TMP/drift.out" 2>&1; then
 	die "verifier check passed a drifted tree"
 fi
-sed "s|$DEMO_TMP|\$DEMO_TMP|g; s/^/    /" "$DEMO_TMP/drift.out" | grep -E 'error|FAIL|FAILED' | head -8
+sed "s|$DEMO_TMP|\$DEMO_TMP|g; s/^/    /" "$DEMO_TMP/drift.out" | grep -E 'error|FAIL|FAILED' | sed -n 1,8p
 note "exit status 1: blob-yaml, pin-digest and version-reused say what drifted and how to fix it"
 
 step "Done"
