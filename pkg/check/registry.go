@@ -50,22 +50,12 @@ func Registry(builders []string) []Check {
 		builders = []string{ver.BuilderID}
 	}
 	builders = slices.Clone(builders)
-	out := make([]Check, 0, 4)
-	for _, id := range []string{RegistryDigest, VersionReused, Signature, Provenance} {
-		c, _ := Lookup(id)
-		switch id {
-		case RegistryDigest:
-			c.Run = registryDigest
-		case VersionReused:
-			c.Run = versionReused
-		case Signature:
-			c.Run = signature
-		case Provenance:
-			c.Run = func(t *model.Tree) []report.Finding { return provenance(t, builders) }
-		}
-		out = append(out, c)
+	return []Check{
+		withRun(RegistryDigest, registryDigest),
+		withRun(VersionReused, versionReused),
+		withRun(Signature, signature),
+		withRun(Provenance, func(t *model.Tree) []report.Finding { return provenance(t, builders) }),
 	}
-	return out
 }
 
 // ArtifactChecks returns the checks of `verifier verify REF`, run over a
@@ -76,22 +66,19 @@ func Registry(builders []string) []Check {
 // metadata.yaml has the release's series with a contract equal to the
 // config's). They have the IDs of the tree checks they stand in for.
 func ArtifactChecks(builders []string) []Check {
-	out := Registry(builders)
-	for _, id := range []string{BlobCorrupt, BlobHeader, BlobYAML, MetadataSeries} {
-		c, _ := Lookup(id)
-		switch id {
-		case BlobCorrupt:
-			c.Run = artifactBlobCorrupt
-		case BlobHeader:
-			c.Run = artifactBlobHeader
-		case BlobYAML:
-			c.Run = artifactBlobYAML
-		case MetadataSeries:
-			c.Run = artifactMetadata
-		}
-		out = append(out, c)
-	}
-	return out
+	return append(Registry(builders),
+		withRun(BlobCorrupt, artifactBlobCorrupt),
+		withRun(BlobHeader, artifactBlobHeader),
+		withRun(BlobYAML, artifactBlobYAML),
+		withRun(MetadataSeries, artifactMetadata),
+	)
+}
+
+// withRun is the catalog entry id with run as its implementation.
+func withRun(id string, run Func) Check {
+	c, _ := Lookup(id)
+	c.Run = run
+	return c
 }
 
 // withArtifacts calls fn for every provider that has an Artifact.
