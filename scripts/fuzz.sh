@@ -10,13 +10,15 @@ status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set -o pipefail
+# seeds DIR: how many corpus files DIR holds (0 when it does not exist).
+seeds() { if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi; }
 while IFS= read -r file; do
 	pkg=./$(dirname "$file")
 	for fn in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$file" | sed 's/^func //'); do
 		echo "--- $pkg $fn ($FUZZTIME)"
-		before=$(ls "$pkg/testdata/fuzz/$fn" 2>/dev/null | wc -l)
+		before=$(seeds "$pkg/testdata/fuzz/$fn")
 		if ! go test -tags integration -run '^$' -fuzz "^${fn}\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1 | tee "$log"; then
-			after=$(ls "$pkg/testdata/fuzz/$fn" 2>/dev/null | wc -l)
+			after=$(seeds "$pkg/testdata/fuzz/$fn")
 			if [ "$after" = "$before" ] && grep -q 'context deadline exceeded' "$log"; then
 				# The go fuzzer's own deadline hit a slow input mid-run;
 				# nothing was found. Give slow targets a longer FUZZTIME.
