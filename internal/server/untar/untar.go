@@ -1,10 +1,12 @@
 // Package untar unpacks an uploaded .tar.gz safely: nothing is written
 // outside the target directory, links cannot lead out of it, and the entry
-// count and uncompressed size are bounded before anything is written.
+// count (directories a path creates included), path depth and length, and
+// uncompressed size are bounded before anything is written.
 package untar
 
 import (
 	"archive/tar"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,9 +20,23 @@ import (
 
 // Limits bound an archive.
 type Limits struct {
-	MaxFiles int   // entries of any kind
+	// MaxFiles bounds the entries of any kind, PAX global headers and the
+	// directories that entry paths create without an entry of their own.
+	MaxFiles int
 	MaxBytes int64 // sum of regular file sizes
+	// MaxDepth bounds the path elements of an entry name (a/b/c is 3).
+	// 0 means DefaultMaxDepth.
+	MaxDepth int
+	// MaxPathBytes bounds the length of an entry name and of a link
+	// target. 0 means DefaultMaxPathBytes.
+	MaxPathBytes int
 }
+
+// Defaults of the bounds a zero Limits field stands for.
+const (
+	DefaultMaxDepth     = 32
+	DefaultMaxPathBytes = 1024
+)
 
 // LimitError: the archive is larger than the limits allow (413).
 type LimitError struct{ Reason string }
@@ -52,11 +68,21 @@ const maxTrailing = 1 << 20
 // exist and be empty. It refuses, before writing them, entries with absolute
 // paths or "..", devices, FIFOs and sparse files, duplicate entries, links
 // whose target lies outside dir and entries under a symbolic link; and it
-// stops at the first entry that would pass the file count or the total size
-// in lim (the size a header declares is checked before any byte is written,
-// so a decompression bomb is refused, not extracted). All writes go through
-// an os.Root, so nothing outside dir is touched whatever the archive holds.
-func Extract(r io.Reader, dir string, lim Limits) error {
+// stops at the first entry that would pass the file count (directories its
+// path creates and PAX global headers included), the path depth or length,
+// or the total size in lim (the size a header declares is checked before any
+// byte is written, so a decompression bomb is refused, not extracted). All
+// writes go through an os.Root, so nothing outside dir is touched whatever
+// the archive holds. It stops with ctx's error when ctx ends. Whatever it
+// returns, the caller removes dir (RemoveAll copes with any tree).
+func Extract(ctx context.Context, r io.Reader, dir string, lim Limits) error {
+	if lim.MaxDepth <= 0 {
+		lim.MaxDepth = DefaultMaxDepth
+	}
+	if lim.MaxPathBytes <= 0 {
+		lim.MaxPathBytes = DefaultMaxPathBytes
+	}
+	r = ctxReader{ctx: ctx, r: r}
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return &UnsafeError{Reason: fmt.Sprintf("not a gzip stream: %v", err), Err: err}
@@ -68,14 +94,20 @@ func Extract(r io.Reader, dir string, lim Limits) error {
 	}
 	defer root.Close()
 
-	x := extractor{root: root, lim: lim, regular: map[string]bool{}, links: map[string]bool{}, seen: map[string]bool{}}
+	x := extractor{root: root, lim: lim, regular: map[string]bool{}, links: map[string]bool{}, seen: map[string]bool{}, dirs: map[string]bool{}}
 	tr := tar.NewReader(gz)
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
 			return &UnsafeError{Reason: fmt.Sprintf("not a valid tar.gz stream: %v", err), Err: err}
 		}
 		if err := x.entry(hdr, tr); err != nil {
@@ -83,6 +115,9 @@ func Extract(r io.Reader, dir string, lim Limits) error {
 		}
 	}
 	n, err := io.Copy(io.Discard, io.LimitReader(gz, maxTrailing+1))
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
 	if err != nil {
 		return &UnsafeError{Reason: fmt.Sprintf("corrupt gzip stream: %v", err), Err: err}
 	}
@@ -100,19 +135,45 @@ type extractor struct {
 	regular map[string]bool // regular files written: hard link targets
 	links   map[string]bool // symbolic links written
 	seen    map[string]bool // every entry name, cleaned
+	dirs    map[string]bool // directories created (or to be created by this entry)
+}
+
+func (x *extractor) tooMany() error {
+	return &LimitError{Reason: fmt.Sprintf("more than %d entries, counting the directories their paths create (limits.maxTarFiles)", x.lim.MaxFiles)}
 }
 
 func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
+	x.files++
+	if x.files > x.lim.MaxFiles {
+		return x.tooMany()
+	}
 	if hdr.Typeflag == tar.TypeXGlobalHeader {
-		return nil
+		return nil // counted above: a stream of them is bounded too
+	}
+	if len(hdr.Name) > x.lim.MaxPathBytes || len(hdr.Linkname) > x.lim.MaxPathBytes {
+		return &LimitError{Reason: fmt.Sprintf("entry %.64q...: a path or link target longer than %d bytes (limits.maxTarPathBytes)", hdr.Name, x.lim.MaxPathBytes)}
 	}
 	name, err := entryName(hdr.Name)
 	if err != nil {
 		return &UnsafeError{Entry: hdr.Name, Reason: err.Error()}
 	}
-	x.files++
+	if depth := strings.Count(name, "/") + 1; depth > x.lim.MaxDepth {
+		return &LimitError{Reason: fmt.Sprintf("entry %.64q...: %d directories deep, more than %d (limits.maxTarDepth)", hdr.Name, depth, x.lim.MaxDepth)}
+	}
+	// The directories the path creates count as entries, before any is
+	// created.
+	dir := name
+	if hdr.Typeflag != tar.TypeDir {
+		dir = path.Dir(name)
+	}
+	for p := dir; p != "." && !x.dirs[p]; p = path.Dir(p) {
+		x.dirs[p] = true
+		if p != name { // an explicit directory entry is counted already
+			x.files++
+		}
+	}
 	if x.files > x.lim.MaxFiles {
-		return &LimitError{Reason: fmt.Sprintf("more than %d entries (limits.maxTarFiles)", x.lim.MaxFiles)}
+		return x.tooMany()
 	}
 	if name == "." {
 		if hdr.Typeflag == tar.TypeDir {
@@ -163,6 +224,10 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 		_, err = io.Copy(f, body)
 		if cerr := f.Close(); err == nil {
 			err = cerr
+		}
+		var ce ctxError
+		if errors.As(err, &ce) {
+			return ce.error
 		}
 		if err != nil {
 			return &UnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("write file: %v", err), Err: err}
@@ -244,4 +309,23 @@ func (x *extractor) checkLinks(dir string) error {
 		}
 	}
 	return nil
+}
+
+// ctxReader fails reads once ctx has ended, so that extraction stops at the
+// request's deadline however the archive is shaped.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+// ctxError carries ctx's error through the tar and gzip readers.
+type ctxError struct{ error }
+
+func (c ctxError) Unwrap() error { return c.error }
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, ctxError{err}
+	}
+	return c.r.Read(p)
 }

@@ -3,6 +3,9 @@ package untar
 import (
 	"archive/tar"
 	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -61,6 +64,20 @@ func TestExtract(t *testing.T) {
 		{"root as a file", []untartest.Entry{untartest.File(".", "x")}, unsafe, "root", nil, nil},
 		{"too many entries", untartest.Files(51), limit, "maxTarFiles", nil, []string{"f050"}},
 		{"bomb", []untartest.Entry{untartest.File("small", "x"), {Name: "bomb", Type: tar.TypeReg, Size: 8 << 20}}, limit, "maxTarBytes", []string{"small"}, []string{"bomb"}},
+		{"too deep", []untartest.Entry{untartest.File(strings.Repeat("a/", 32)+"f", "x")}, limit, "maxTarDepth", nil, []string{"a"}},
+		{"deep enough", []untartest.Entry{untartest.File(strings.Repeat("a/", 31)+"f", "x")}, ok, "", []string{strings.Repeat("a/", 31) + "f"}, nil},
+		{"path too long", []untartest.Entry{untartest.File(strings.Repeat("x", 1025), "x")}, limit, "maxTarPathBytes", nil, nil},
+		{"link target too long", []untartest.Entry{{Name: "l", Type: tar.TypeSymlink, Linkname: strings.Repeat("./", 513)}}, limit, "maxTarPathBytes", nil, []string{"l"}},
+		// 3 entries, 48 directories: under maxTarFiles by entries, over it
+		// by directories, refused before any directory is made.
+		{"directories count", []untartest.Entry{
+			untartest.File("a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/1", "x"),
+			untartest.File("b/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/1", "x"),
+			untartest.File("c/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/1", "x"),
+			untartest.File("d/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/1", "x"),
+		}, limit, "directories", []string{"a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/1"}, []string{"d"}},
+		{"explicit directories count once", append([]untartest.Entry{{Name: "d/", Type: tar.TypeDir}, {Name: "d/e/", Type: tar.TypeDir}}, untartest.Files(48)...), ok, "", []string{"d/e", "f047"}, nil},
+		{"pax global headers count", append(untartest.Files(49), untartest.Entry{Name: "g1", Type: tar.TypeXGlobalHeader}, untartest.Entry{Name: "g2", Type: tar.TypeXGlobalHeader}), limit, "maxTarFiles", []string{"f048"}, nil},
 		{"sum over the limit", []untartest.Entry{{Name: "a", Type: tar.TypeReg, Size: 600 << 10}, {Name: "b", Type: tar.TypeReg, Size: 600 << 10}}, limit, "maxTarBytes", []string{"a"}, []string{"b"}},
 	}
 	for _, tt := range tests {
@@ -68,7 +85,7 @@ func TestExtract(t *testing.T) {
 			parent := t.TempDir()
 			dir := filepath.Join(parent, "root")
 			os.Mkdir(dir, 0o700)
-			err := Extract(bytes.NewReader(untartest.TarGz(t, tt.entries...)), dir, testLimits)
+			err := Extract(context.Background(), bytes.NewReader(untartest.TarGz(t, tt.entries...)), dir, testLimits)
 			var ue *UnsafeError
 			var le *LimitError
 			switch tt.want {
@@ -110,9 +127,98 @@ func TestExtractTarGzTrailingData(t *testing.T) {
 	// A valid archive followed, inside the gzip stream, by 8 MiB of zeros.
 	dir := t.TempDir()
 	body := untartest.Gzip(t, untartest.Tar(t, untartest.File("a", "x")), make([]byte, 8<<20))
-	err := Extract(bytes.NewReader(body), dir, testLimits)
+	err := Extract(context.Background(), bytes.NewReader(body), dir, testLimits)
 	var le *LimitError
 	if !errors.As(err, &le) {
 		t.Fatalf("err %v, want a limit error for the trailing data", err)
+	}
+}
+
+func TestExtractHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := Extract(ctx, bytes.NewReader(untartest.TarGz(t, untartest.Files(3)...)), t.TempDir(), testLimits)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	// Ended in the middle of a file body: the read of the body fails.
+	ctx, cancel = context.WithCancel(context.Background())
+	noise := make([]byte, 256<<10)
+	rand.Read(noise)
+	body := untartest.TarGz(t, untartest.File("big", hex.EncodeToString(noise)))
+	r := &cancelAfter{r: bytes.NewReader(body), n: 64 << 10, cancel: cancel}
+	err = Extract(ctx, r, t.TempDir(), testLimits)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
+
+// cancelAfter cancels its context once n bytes were read.
+type cancelAfter struct {
+	r      *bytes.Reader
+	n      int
+	cancel func()
+}
+
+func (c *cancelAfter) Read(p []byte) (int, error) {
+	if c.n <= 0 {
+		c.cancel()
+	}
+	if len(p) > 512 {
+		p = p[:512]
+	}
+	n, err := c.r.Read(p)
+	c.n -= n
+	return n, err
+}
+
+// deepTree makes a chain of depth directories a/a/a/... under dir, with
+// a file at the bottom, without ever using a long path.
+func deepTree(t *testing.T, dir string, depth int) {
+	t.Helper()
+	chain, tmp := filepath.Join(dir, "c"), filepath.Join(dir, "n")
+	if err := os.Mkdir(chain, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(chain, "f"), []byte("x"), 0o644)
+	for range depth {
+		if err := os.Mkdir(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(chain, filepath.Join(tmp, "a")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, chain); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestRemoveAllDeepTree(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "verify-1")
+	os.Mkdir(dir, 0o700)
+	deepTree(t, dir, 3000)
+	// Also a wide part, a symbolic link (removed, not followed) and a
+	// read-only directory.
+	outside := filepath.Join(parent, "outside")
+	os.WriteFile(outside, []byte("keep"), 0o644)
+	os.Symlink(outside, filepath.Join(dir, "c", "link"))
+	os.MkdirAll(filepath.Join(dir, "w", "x"), 0o755)
+	os.WriteFile(filepath.Join(dir, "w", "x", "f"), nil, 0o644)
+	os.Chmod(filepath.Join(dir, "w", "x"), 0o500)
+	// flatten is RemoveAll's way when os.RemoveAll fails (out of file
+	// descriptors on a tree this deep under a lower limit).
+	if err := flatten(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Fatalf("%s still there: %v", dir, err)
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != "keep" {
+		t.Fatalf("the link target was touched: %q %v", b, err)
+	}
+	if err := RemoveAll(dir); err != nil {
+		t.Fatalf("removing a missing directory: %v", err)
 	}
 }
