@@ -1,15 +1,19 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
+	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -47,7 +51,8 @@ func (s *Server) routes() http.Handler {
 		r.Get("/v1/findings", s.listFindings)
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(s.requireToken, s.limitBody)
+		// limitBody first: the refusals of requireToken drain the body too.
+		r.Use(s.limitBody, s.requireToken)
 		r.Post("/v1/verify", s.verify)
 		r.Post("/v1/scans", s.startScan)
 	})
@@ -101,15 +106,91 @@ func (s *Server) requestTimeout(next http.Handler) http.Handler {
 	})
 }
 
+// limitBody bounds the request body to limits.maxBodyBytes and makes every
+// refusal (a status of 400 or more) readable by the client: a server that
+// answers before it has read the body and then closes the connection makes
+// the client's kernel reset it, and the client sees the reset instead of the
+// answer. So, before the status is written, the rest of the (bounded) body is
+// read and discarded; unless the client asked for "Expect: 100-continue" and
+// nothing was read yet, in which case Go's server sends the final status
+// instead of 100 Continue and the client never sends the body. A body
+// declared larger than the bound is refused at once: with Expect, before the
+// client sends it; without, the connection is closed after the answer (the
+// body is not worth reading).
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > s.cfg.Limits.MaxBodyBytes {
 			s.writeError(w, r, http.StatusRequestEntityTooLarge, bodyTooLarge(s.cfg.Limits.MaxBodyBytes))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxBodyBytes)
-		next.ServeHTTP(w, r)
+		body := &trackedBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxBodyBytes)}
+		r.Body = body
+		dw := &drainingWriter{ResponseWriter: w, r: r, body: body}
+		next.ServeHTTP(dw, r)
 	})
+}
+
+// trackedBody notes whether the handler read the body and whether it was
+// read to its end.
+type trackedBody struct {
+	io.ReadCloser
+	read, eof bool
+	err       error
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	b.read = true
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	} else if err != nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// drainingWriter drains the request body before a refusal is written.
+type drainingWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	body    *trackedBody
+	written bool
+}
+
+func (d *drainingWriter) WriteHeader(code int) {
+	if !d.written {
+		d.written = true
+		if code >= 400 {
+			d.drain()
+		}
+	}
+	d.ResponseWriter.WriteHeader(code)
+}
+
+func (d *drainingWriter) Write(p []byte) (int, error) {
+	if !d.written {
+		d.WriteHeader(http.StatusOK)
+	}
+	return d.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (d *drainingWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// drain reads what is left of the body (at most limits.maxBodyBytes in all),
+// until the request's deadline.
+func (d *drainingWriter) drain() {
+	b := d.body
+	if b.eof || b.err != nil || d.r.ContentLength == 0 {
+		return // read already, or unreadable (over the bound, broken)
+	}
+	if !b.read && strings.EqualFold(d.r.Header.Get("Expect"), "100-continue") {
+		return // the client waits for 100 Continue, which it will not get
+	}
+	if dl, ok := d.r.Context().Deadline(); ok {
+		http.NewResponseController(d.ResponseWriter).SetReadDeadline(dl)
+	}
+	io.Copy(io.Discard, b)
 }
 
 func bodyTooLarge(max int64) string {
@@ -165,6 +246,9 @@ func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, err error) {
 // engineError answers an error of the engine or of waiting for it.
 func (s *Server) engineError(w http.ResponseWriter, r *http.Request, what string, err error) {
 	switch {
+	case errors.Is(err, errNoSlot):
+		w.Header().Set("Retry-After", retryAfter)
+		s.writeError(w, r, http.StatusServiceUnavailable, what+": "+err.Error())
 	case errors.Is(err, ErrEngineUnavailable), errors.Is(err, ErrNotConfigured):
 		s.writeError(w, r, http.StatusServiceUnavailable, what+": "+err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
@@ -174,11 +258,29 @@ func (s *Server) engineError(w http.ResponseWriter, r *http.Request, what string
 	}
 }
 
-// acquire takes a verification slot, waiting at most until ctx ends.
+// errNoSlot: every verification slot stayed busy for limits.verifyQueueTimeout
+// (503 with Retry-After).
+var errNoSlot = errors.New("busy")
+
+// retryAfter is the Retry-After (seconds) of a 503 for want of a slot.
+const retryAfter = "5"
+
+// acquire takes a verification slot, waiting at most
+// limits.verifyQueueTimeout and until ctx ends.
 func (s *Server) acquire(ctx context.Context) (release func(), err error) {
 	select {
 	case s.verifySem <- struct{}{}:
 		return func() { <-s.verifySem }, nil
+	default:
+	}
+	wait := time.NewTimer(s.cfg.Limits.VerifyQueueTimeout.D())
+	defer wait.Stop()
+	select {
+	case s.verifySem <- struct{}{}:
+		return func() { <-s.verifySem }, nil
+	case <-wait.C:
+		return nil, fmt.Errorf("all %d verification slots stayed busy for %s (limits.maxConcurrentVerifies, limits.verifyQueueTimeout); retry later: %w",
+			cap(s.verifySem), s.cfg.Limits.VerifyQueueTimeout.D(), errNoSlot)
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for a free verification slot (limits.maxConcurrentVerifies): %w", ctx.Err())
 	}
@@ -274,10 +376,27 @@ func writeRaw(w http.ResponseWriter, body []byte) {
 	w.Write(body)
 }
 
+// verifyUpload is POST /v1/verify with a .tar.gz body. The body is received
+// into a file in the upload directory first (at most limits.maxBodyBytes,
+// within limits.requestTimeout), without a verification slot: a client that
+// sends its headers and then nothing holds a connection, never a slot. Then
+// it waits for a slot (at most limits.verifyQueueTimeout: 503 with
+// Retry-After), extracts the tree within the untar bounds and checks it.
 func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
-	release, err := s.acquire(r.Context())
+	ctx := r.Context()
+	spool, err := s.spool(w, r)
 	if err != nil {
-		s.writeError(w, r, http.StatusServiceUnavailable, err.Error())
+		s.spoolError(w, r, err)
+		return
+	}
+	defer func() {
+		spool.Close()
+		os.Remove(spool.Name())
+	}()
+
+	release, err := s.acquire(ctx)
+	if err != nil {
+		s.engineError(w, r, "verify upload", err)
 		return
 	}
 	defer release()
@@ -286,16 +405,21 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusInternalServerError, "create upload directory: "+err.Error())
 		return
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if err := untar.RemoveAll(dir); err != nil {
+			s.log.Error("remove upload directory", "dir", dir, "err", err)
+		}
+	}()
 
-	err = untar.Extract(r.Body, dir, untar.Limits{MaxFiles: s.cfg.Limits.MaxTarFiles, MaxBytes: s.cfg.Limits.MaxTarBytes})
-	var mbe *http.MaxBytesError
+	l := s.cfg.Limits
+	err = untar.Extract(ctx, bufio.NewReaderSize(spool, 64<<10), dir, untar.Limits{
+		MaxFiles: l.MaxTarFiles, MaxBytes: l.MaxTarBytes, MaxDepth: l.MaxTarDepth, MaxPathBytes: l.MaxTarPathBytes})
 	var lim *untar.LimitError
 	var unsafe *untar.UnsafeError
 	switch {
 	case err == nil:
-	case errors.As(err, &mbe):
-		s.writeError(w, r, http.StatusRequestEntityTooLarge, bodyTooLarge(mbe.Limit))
+	case errors.Is(err, context.DeadlineExceeded):
+		s.writeError(w, r, http.StatusGatewayTimeout, "extract upload: took longer than limits.requestTimeout")
 		return
 	case errors.As(err, &lim):
 		s.writeError(w, r, http.StatusRequestEntityTooLarge, err.Error())
@@ -307,13 +431,59 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	rep, err := s.engine.CheckTree(r.Context(), dir, CheckOptions{Policy: s.cfg.Policy})
+	rep, err := s.engine.CheckTree(ctx, dir, CheckOptions{Policy: s.cfg.Policy})
 	if err != nil {
 		s.engineError(w, r, "verify upload", err)
 		return
 	}
 	rep.Root = "upload" // not the server's temporary path
 	s.writeJSON(w, http.StatusOK, rep)
+}
+
+// spool receives the request body into a new file in the upload directory,
+// reading until the request's deadline at the latest; it returns the file
+// at its start. The caller closes and removes it.
+func (s *Server) spool(w http.ResponseWriter, r *http.Request) (*os.File, error) {
+	if dl, ok := r.Context().Deadline(); ok {
+		// A stalled client ends at the request's deadline, not at the
+		// server's (longer) read timeout.
+		http.NewResponseController(w).SetReadDeadline(dl)
+	}
+	f, err := os.CreateTemp(s.uploadDir, "verify-*.upload")
+	if err != nil {
+		return nil, fmt.Errorf("create upload file: %w", err)
+	}
+	_, err = io.Copy(f, r.Body)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, &spoolErr{err}
+	}
+	return f, nil
+}
+
+// spoolErr: the body could not be received (as opposed to stored).
+type spoolErr struct{ error }
+
+func (e *spoolErr) Unwrap() error { return e.error }
+
+func (s *Server) spoolError(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	var se *spoolErr
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
+		s.writeError(w, r, http.StatusRequestEntityTooLarge, bodyTooLarge(mbe.Limit))
+	case errors.As(err, &ne) && ne.Timeout(), r.Context().Err() != nil:
+		s.writeError(w, r, http.StatusRequestTimeout, "the request body did not arrive within limits.requestTimeout")
+	case errors.As(err, &se):
+		s.writeError(w, r, http.StatusBadRequest, "request body: "+err.Error())
+	default:
+		s.writeError(w, r, http.StatusInternalServerError, err.Error())
+	}
 }
 
 type startScanRequest struct {

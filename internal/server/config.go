@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/pinseal/pinseal/internal/server/untar"
 )
 
 // Config is the service configuration, read from a strict YAML file
@@ -40,6 +42,9 @@ type Config struct {
 	Sources []SourceConfig `json:"sources,omitempty"`
 	// Limits bound requests and scans.
 	Limits Limits `json:"limits"`
+	// Retention bounds the scan history kept for each source (a source's
+	// own retention overrides it field by field).
+	Retention Retention `json:"retention,omitempty"`
 	// Webhook is told about scans that find new error findings.
 	Webhook *WebhookConfig `json:"webhook,omitempty"`
 }
@@ -58,6 +63,45 @@ type SourceConfig struct {
 	Registry string `json:"registry,omitempty"`
 	// Policy is the verification policy file ("" = default).
 	Policy string `json:"policy,omitempty"`
+	// Retention overrides the global retention for this source; omitted
+	// fields are the global ones.
+	Retention *Retention `json:"retention,omitempty"`
+}
+
+// Retention bounds the scan history of a source: scans (with their reports
+// and what they opened and resolved) beyond the newest MaxScans, or that
+// finished more than MaxAge ago, are deleted after each scan of the source
+// and hourly. The newest successful scan and a running scan are always
+// kept.
+type Retention struct {
+	// MaxScans is how many of a source's newest scans are kept. Default
+	// 1000.
+	MaxScans int `json:"maxScans,omitempty"`
+	// MaxAge is how long a finished scan is kept. Default 2160h (90 days).
+	MaxAge Duration `json:"maxAge,omitempty"`
+}
+
+// Defaults of Retention.
+const (
+	DefaultRetentionMaxScans = 1000
+	DefaultRetentionMaxAge   = 90 * 24 * time.Hour
+)
+
+// RetentionFor is the retention of source name: its own fields, else the
+// global ones.
+func (c *Config) RetentionFor(name string) Retention {
+	r := c.Retention
+	for _, src := range c.Sources {
+		if src.Name == name && src.Retention != nil {
+			if src.Retention.MaxScans != 0 {
+				r.MaxScans = src.Retention.MaxScans
+			}
+			if src.Retention.MaxAge != 0 {
+				r.MaxAge = src.Retention.MaxAge
+			}
+		}
+	}
+	return r
 }
 
 // Limits bound what one request or scan may use.
@@ -69,6 +113,12 @@ type Limits struct {
 	// MaxTarBytes bounds the uncompressed size of an uploaded tree.
 	// Default 512 MiB.
 	MaxTarBytes int64 `json:"maxTarBytes,omitempty"`
+	// MaxTarDepth bounds the path elements of an entry of an uploaded
+	// tree (a/b/c is 3). Default 32.
+	MaxTarDepth int `json:"maxTarDepth,omitempty"`
+	// MaxTarPathBytes bounds the length of an entry's path and of a link
+	// target in an uploaded tree. Default 1024.
+	MaxTarPathBytes int `json:"maxTarPathBytes,omitempty"`
 	// RequestTimeout bounds one request. Default 60s.
 	RequestTimeout Duration `json:"requestTimeout,omitempty"`
 	// ReadHeaderTimeout bounds reading request headers. Default 10s.
@@ -81,6 +131,9 @@ type Limits struct {
 	// MaxConcurrentVerifies bounds verifications running at once (uploads
 	// and references); more wait. Default 4.
 	MaxConcurrentVerifies int `json:"maxConcurrentVerifies,omitempty"`
+	// VerifyQueueTimeout bounds the wait for a verification slot; then
+	// the answer is 503 with Retry-After. Default 30s.
+	VerifyQueueTimeout Duration `json:"verifyQueueTimeout,omitempty"`
 	// VerifyCacheEntries bounds the cache of artifact verifications.
 	// Default 1024.
 	VerifyCacheEntries int `json:"verifyCacheEntries,omitempty"`
@@ -177,6 +230,9 @@ func (c *Config) applyDefaults() {
 	setInt64(&l.MaxBodyBytes, 64<<20)
 	setInt64(&l.MaxTarBytes, 512<<20)
 	setInt(&l.MaxTarFiles, 10000)
+	setInt(&l.MaxTarDepth, untar.DefaultMaxDepth)
+	setInt(&l.MaxTarPathBytes, untar.DefaultMaxPathBytes)
+	setDur(&l.VerifyQueueTimeout, 30*time.Second)
 	setInt(&l.MaxConcurrentVerifies, 4)
 	setInt(&l.VerifyCacheEntries, 1024)
 	setDur(&l.RequestTimeout, 60*time.Second)
@@ -186,6 +242,8 @@ func (c *Config) applyDefaults() {
 	if c.Webhook != nil {
 		setDur(&c.Webhook.Timeout, 5*time.Second)
 	}
+	setInt(&c.Retention.MaxScans, DefaultRetentionMaxScans)
+	setDur(&c.Retention.MaxAge, DefaultRetentionMaxAge)
 }
 
 func setInt(p *int, v int) {
@@ -254,7 +312,11 @@ func (c *Config) Validate() error {
 				bad("%s.policy: %v", where, err)
 			}
 		}
+		if s.Retention != nil {
+			errs = append(errs, s.Retention.validate(where+".retention")...)
+		}
 	}
+	errs = append(errs, c.Retention.validate("retention")...)
 	if c.Policy != "" {
 		if _, err := os.Stat(c.Policy); err != nil {
 			bad("policy: %v", err)
@@ -268,11 +330,12 @@ func (c *Config) Validate() error {
 		}
 	}
 	l := c.Limits
-	if l.MaxBodyBytes < 0 || l.MaxTarBytes < 0 || l.MaxTarFiles < 0 || l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 {
+	if l.MaxBodyBytes < 0 || l.MaxTarBytes < 0 || l.MaxTarFiles < 0 || l.MaxTarDepth < 0 || l.MaxTarPathBytes < 0 ||
+		l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 {
 		bad("limits: values must be positive")
 	}
 	for name, d := range map[string]Duration{"requestTimeout": l.RequestTimeout, "readHeaderTimeout": l.ReadHeaderTimeout,
-		"scanTimeout": l.ScanTimeout, "shutdownTimeout": l.ShutdownTimeout} {
+		"scanTimeout": l.ScanTimeout, "shutdownTimeout": l.ShutdownTimeout, "verifyQueueTimeout": l.VerifyQueueTimeout} {
 		if d < 0 {
 			bad("limits.%s: must be positive", name)
 		}
@@ -292,6 +355,17 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func (r *Retention) validate(where string) []error {
+	var errs []error
+	if r.MaxScans < 0 {
+		errs = append(errs, fmt.Errorf("%s.maxScans %d: want at least 1 (the newest scans kept per source)", where, r.MaxScans))
+	}
+	if r.MaxAge < 0 || (r.MaxAge > 0 && r.MaxAge.D() < time.Minute) {
+		errs = append(errs, fmt.Errorf("%s.maxAge %s: want at least 1m (e.g. 720h)", where, r.MaxAge.D()))
+	}
+	return errs
 }
 
 // validRegistryPrefix accepts HOST[:PORT][/PATH] without a scheme, tag or digest.

@@ -23,6 +23,12 @@ func TestExampleConfigFileLoads(t *testing.T) {
 	if cfg.Limits.MaxTarBytes != 512<<20 || cfg.Limits.RequestTimeout.D() != time.Minute || cfg.Listen != DefaultListen {
 		t.Fatalf("limits %+v", cfg.Limits)
 	}
+	// The file shows every bound at its default: it stays in step with
+	// applyDefaults.
+	def := ExampleConfig(examples, t.TempDir())
+	if cfg.Limits != def.Limits || cfg.Retention != def.Retention {
+		t.Fatalf("examples/serve.yaml shows limits %+v retention %+v; the defaults are %+v %+v", cfg.Limits, cfg.Retention, def.Limits, def.Retention)
+	}
 }
 
 func TestLoadConfig(t *testing.T) {
@@ -59,6 +65,27 @@ webhook: {url: "https://hooks.example/x?token=1", timeout: 2s}
 				t.Errorf("config %+v", c)
 			}
 		}},
+		{"retention", base + "  retention: {maxScans: 5}\n- name: other\n  path: tree\nretention: {maxScans: 50, maxAge: 24h}\n", "", func(t *testing.T, c *Config) {
+			if r := c.RetentionFor("tree"); r.MaxScans != 5 || r.MaxAge.D() != 24*time.Hour {
+				t.Errorf("retention of tree %+v, want its own maxScans and the global maxAge", r)
+			}
+			if r := c.RetentionFor("other"); r.MaxScans != 50 || r.MaxAge.D() != 24*time.Hour {
+				t.Errorf("retention of other %+v, want the global one", r)
+			}
+		}},
+		{"retention defaults", base, "", func(t *testing.T, c *Config) {
+			if r := c.RetentionFor("tree"); r.MaxScans != 1000 || r.MaxAge.D() != 90*24*time.Hour {
+				t.Errorf("default retention %+v", r)
+			}
+			if l := c.Limits; l.MaxTarDepth != 32 || l.MaxTarPathBytes != 1024 || l.VerifyQueueTimeout.D() != 30*time.Second {
+				t.Errorf("default limits %+v", l)
+			}
+		}},
+		{"negative retention", base + "retention: {maxScans: -1}\n", "retention.maxScans", nil},
+		{"short retention", base + "  retention: {maxAge: 1s}\n", "sources[0].retention.maxAge", nil},
+		{"unknown retention key", base + "retention: {keep: 1}\n", "unknown field", nil},
+		{"negative depth", base + "limits: {maxTarDepth: -1}\n", "positive", nil},
+		{"negative queue timeout", base + "limits: {verifyQueueTimeout: -1s}\n", "verifyQueueTimeout", nil},
 		{"unknown key", base + "listenn: x\n", "unknown field", nil},
 		{"duplicate key", base + "dataDir: other\n", "already set", nil},
 		{"no dataDir", "sources: []\n", "dataDir: required", nil},

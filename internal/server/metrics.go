@@ -45,7 +45,7 @@ func newMetrics() *metrics {
 		}, []string{"source", "check", "severity"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pinseal_http_requests_total",
-			Help: "HTTP requests, by method, route and status code.",
+			Help: "HTTP requests, by method (other for a method outside HTTP's), route pattern (unmatched for none) and status code (a class such as 4xx for a code the API does not use).",
 		}, []string{"method", "route", "code"}),
 		reqDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "pinseal_http_request_duration_seconds",
@@ -66,6 +66,50 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
+// Label values come from fixed sets, whatever the request: anyone can send
+// a made-up method or path, and each new value would be a new series kept
+// for the life of the process.
+var (
+	metricMethods = map[string]bool{
+		http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+		http.MethodPatch: true, http.MethodDelete: true, http.MethodConnect: true,
+		http.MethodOptions: true, http.MethodTrace: true,
+	}
+	metricCodes = map[int]bool{200: true, 202: true, 204: true, 304: true, 400: true, 401: true, 403: true,
+		404: true, 405: true, 408: true, 409: true, 413: true, 415: true, 422: true, 429: true,
+		500: true, 502: true, 503: true, 504: true}
+)
+
+func methodLabel(m string) string {
+	if metricMethods[m] {
+		return m
+	}
+	return "other"
+}
+
+func codeLabel(code int) string {
+	if metricCodes[code] {
+		return strconv.Itoa(code)
+	}
+	if code < 100 || code > 599 {
+		return "other"
+	}
+	return strconv.Itoa(code/100) + "xx"
+}
+
+// routePatterns are the route patterns of h, the only route label values
+// besides "unmatched".
+func routePatterns(h http.Handler) map[string]bool {
+	out := map[string]bool{}
+	if routes, ok := h.(chi.Routes); ok {
+		chi.Walk(routes, func(_, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+			out[route] = true
+			return nil
+		})
+	}
+	return out
+}
+
 // instrument counts and times requests by their route pattern (not the
 // path, which would make a series per scan id), and logs them at debug level.
 func (s *Server) instrument(next http.Handler) http.Handler {
@@ -75,7 +119,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r)
 		route := "unmatched"
-		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+		if rc := chi.RouteContext(r.Context()); rc != nil && s.routePatterns[rc.RoutePattern()] {
 			route = rc.RoutePattern()
 		}
 		status := ww.Status()
@@ -83,8 +127,9 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			status = http.StatusOK
 		}
 		elapsed := time.Since(start)
-		m.requests.WithLabelValues(r.Method, route, strconv.Itoa(status)).Inc()
-		m.reqDuration.WithLabelValues(r.Method, route).Observe(elapsed.Seconds())
+		method := methodLabel(r.Method)
+		m.requests.WithLabelValues(method, route, codeLabel(status)).Inc()
+		m.reqDuration.WithLabelValues(method, route).Observe(elapsed.Seconds())
 		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", status), slog.Duration("elapsed", elapsed))
 	})
@@ -129,6 +174,7 @@ func (s *Server) refreshOpenFindings(ctx context.Context, source string) error {
 // observeScan updates the scan metrics after each scan.
 func (s *Server) observeScan(res scan.Result) {
 	sc := res.Scan
+	s.prune(context.Background(), sc.Source)
 	s.metrics.scanDuration.WithLabelValues(sc.Source, string(sc.Status)).Observe(res.Duration.Seconds())
 	if sc.Status != store.Succeeded {
 		return

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/lru"
 
 	"github.com/pinseal/pinseal/internal/scan"
+	"github.com/pinseal/pinseal/internal/server/untar"
 	"github.com/pinseal/pinseal/internal/store"
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -48,6 +49,8 @@ type Server struct {
 	tokens  tokens
 	metrics *metrics
 	handler http.Handler
+	// routePatterns are the handler's route patterns (metric labels).
+	routePatterns map[string]bool
 
 	sources    map[string]SourceConfig
 	policyHash string // of the verify policy and this build
@@ -98,10 +101,13 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 	if err := os.MkdirAll(uploadDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create upload directory: %w", err)
 	}
-	// Uploads left behind by a killed process.
+	// Uploads left behind by a killed process, however deep the tree an
+	// older build let an upload create.
 	old, _ := filepath.Glob(filepath.Join(uploadDir, "verify-*"))
 	for _, d := range old {
-		os.RemoveAll(d)
+		if err := untar.RemoveAll(d); err != nil {
+			log.Warn("remove a left-over upload", "path", d, "err", err)
+		}
 	}
 	st, err := store.Open(ctx, cfg.DataDir)
 	if err != nil {
@@ -156,6 +162,7 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 		log.Warn("no bearer tokens configured (tokensFile, " + TokensEnv + "): POST endpoints refuse every request")
 	}
 	s.handler = s.routes()
+	s.routePatterns = routePatterns(s.handler)
 	return s, nil
 }
 
@@ -188,6 +195,8 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		s.lock.Close()
 		return err
 	}
+	s.prune(ctx, "")
+	go s.pruneHourly(ctx)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	s.ready.Store(true)
@@ -217,6 +226,52 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	s.lock.Close()
 	return errors.Join(errs...)
+}
+
+// retentionInterval is how often retention runs besides after each scan.
+const retentionInterval = time.Hour
+
+func (s *Server) pruneHourly(ctx context.Context) {
+	t := time.NewTicker(retentionInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.prune(ctx, "")
+		}
+	}
+}
+
+// prune applies retention to source, or to every source in the history
+// (configured or not) when source is "".
+func (s *Server) prune(ctx context.Context, source string) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	sources := []string{source}
+	if source == "" {
+		var err error
+		if sources, err = s.store.Sources(ctx); err != nil {
+			s.log.Error("retention", "err", err)
+			return
+		}
+	}
+	for _, src := range sources {
+		r := s.cfg.RetentionFor(src)
+		var before time.Time
+		if r.MaxAge > 0 {
+			before = s.store.Now().Add(-r.MaxAge.D())
+		}
+		n, err := s.store.Prune(ctx, src, r.MaxScans, before)
+		if err != nil {
+			s.log.Error("retention", "source", src, "err", err)
+			continue
+		}
+		if n > 0 {
+			s.log.Info("retention: deleted old scans", "source", src, "count", n, "maxScans", r.MaxScans, "maxAge", r.MaxAge.D())
+		}
+	}
 }
 
 // Close releases the database of a Server that was never Run.

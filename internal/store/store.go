@@ -498,3 +498,81 @@ func Keys(fs []report.Finding) []string {
 	}
 	return keys
 }
+
+// Sources lists the sources that have scans in the history, configured or
+// not.
+func (s *Store) Sources(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT source FROM scans ORDER BY source`)
+	if err != nil {
+		return nil, fmt.Errorf("list sources: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var src string
+		if err := rows.Scan(&src); err != nil {
+			return nil, fmt.Errorf("list sources: %w", err)
+		}
+		out = append(out, src)
+	}
+	return out, rows.Err()
+}
+
+// Prune applies retention to source: it deletes the scans beyond the newest
+// keep (keep < 1: no count bound) and those that finished before before
+// (zero: no age bound), never a running scan nor the newest successful one
+// (the base of the next scan's changes and of the last-success time). With
+// a deleted scan go its report, what it opened and resolved, and the
+// findings it resolved (history older than the retention); findings still
+// open keep their first-seen time and scan number. It returns how many
+// scans it deleted. One transaction; plain SQL.
+func (s *Store) Prune(ctx context.Context, source string, keep int, before time.Time) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("prune scans of %s: %w", source, err)
+	}
+	defer tx.Rollback()
+
+	// Scans with an id below cut are beyond the newest keep.
+	var cut int64
+	if keep > 0 {
+		err := tx.QueryRowContext(ctx, `SELECT id FROM scans WHERE source = ? ORDER BY id DESC LIMIT 1 OFFSET ?`,
+			source, keep-1).Scan(&cut)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("prune scans of %s: %w", source, err)
+		}
+	}
+	var lastOK sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(id) FROM scans WHERE source = ? AND status = 'succeeded'`,
+		source).Scan(&lastOK); err != nil {
+		return 0, fmt.Errorf("prune scans of %s: %w", source, err)
+	}
+	cutoff := "" // no stored time sorts before it
+	if !before.IsZero() {
+		cutoff = fmtTime(before)
+	}
+	const doomed = `SELECT id FROM scans WHERE source = ? AND status <> 'running' AND id <> ? AND (id < ? OR finished_at < ?)`
+	args := []any{source, lastOK.Int64, cut, cutoff}
+	steps := []struct{ what, sql string }{
+		{"changes of the findings they resolved", `DELETE FROM scan_changes WHERE finding_id IN (SELECT id FROM findings WHERE resolved_scan IN (` + doomed + `))`},
+		{"the findings they resolved", `DELETE FROM findings WHERE resolved_scan IN (` + doomed + `)`},
+		{"their changes", `DELETE FROM scan_changes WHERE scan_id IN (` + doomed + `)`},
+	}
+	for _, st := range steps {
+		if _, err := tx.ExecContext(ctx, st.sql, args...); err != nil {
+			return 0, fmt.Errorf("prune scans of %s: delete %s: %w", source, st.what, err)
+		}
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM scans WHERE id IN (`+doomed+`)`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("prune scans of %s: %w", source, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("prune scans of %s: %w", source, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("prune scans of %s: %w", source, err)
+	}
+	return n, nil
+}
