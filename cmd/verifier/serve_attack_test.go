@@ -495,19 +495,23 @@ func TestServeAttackRefusalsReadable(t *testing.T) {
 	rand.Read(notGzip)
 	tooBig := make([]byte, 9<<20)
 	rand.Read(tooBig)
+	badJSON := bytes.Repeat([]byte("x"), 4600<<10)
+	const gz, js = "application/gzip", "application/json"
 	cases := []struct {
 		name   string
+		ctype  string
 		body   []byte
 		token  string
 		want   int
 		msg    string
 		noGoNE bool // Go's client without Expect: not promised (see README)
 	}{
-		{"1 GiB entry", bomb, attackToken, 413, "maxTarBytes", false},
-		{"not gzip", notGzip, attackToken, 400, "gzip", false},
-		{"no token", bomb, "", 401, "bearer token", false},
-		{"wrong token", bomb, "wrong-token-0123456789", 403, "not accepted", false},
-		{"body over maxBodyBytes", tooBig, attackToken, 413, "maxBodyBytes", true},
+		{"1 GiB entry", gz, bomb, attackToken, 413, "maxTarBytes", false},
+		{"not gzip", gz, notGzip, attackToken, 400, "gzip", false},
+		{"not JSON", js, badJSON, attackToken, 400, "request body", false},
+		{"no token", gz, bomb, "", 401, "bearer token", false},
+		{"wrong token", gz, bomb, "wrong-token-0123456789", 403, "not accepted", false},
+		{"body over maxBodyBytes", gz, tooBig, attackToken, 413, "maxBodyBytes", true},
 	}
 	const attempts = 8
 	for _, c := range cases {
@@ -518,7 +522,7 @@ func TestServeAttackRefusalsReadable(t *testing.T) {
 			}
 			for i := range attempts {
 				args := []string{"-sS", "--max-time", "60", "-o", filepath.Join(dir, "out"), "-w", "%{http_code}",
-					"-H", "Content-Type: application/gzip", "--data-binary", "@" + file, p.base + "/v1/verify"}
+					"-H", "Content-Type: " + c.ctype, "--data-binary", "@" + file, p.base + "/v1/verify"}
 				if c.token != "" {
 					args = append(args, "-H", "Authorization: Bearer "+c.token)
 				}
@@ -533,7 +537,7 @@ func TestServeAttackRefusalsReadable(t *testing.T) {
 					continue
 				}
 				for i := range attempts {
-					hdr := map[string]string{"Authorization": "Bearer " + c.token}
+					hdr := map[string]string{"Authorization": "Bearer " + c.token, "Content-Type": c.ctype}
 					if c.token == "" {
 						hdr["Authorization"] = ""
 					}
