@@ -26,6 +26,7 @@ import (
 	"github.com/pinseal/pinseal/internal/server"
 	"github.com/pinseal/pinseal/internal/server/untar/untartest"
 	"github.com/pinseal/pinseal/internal/store"
+	"github.com/pinseal/pinseal/internal/testpeer"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -482,10 +483,7 @@ func TestServeAttackRefusalsReadable(t *testing.T) {
 	}
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		if os.Getenv("PINSEAL_REQUIRE_PEERS") != "" {
-			t.Fatal("curl not installed")
-		}
-		t.Skip("curl not installed")
+		testpeer.Missing(t, "curl not installed (apt-get install curl): %v", err)
 	}
 	p := startServe(t, "maxBodyBytes: 8388608", "", nil)
 	p.stillServes(t, "start")
