@@ -94,7 +94,7 @@ func Extract(ctx context.Context, r io.Reader, dir string, lim Limits) error {
 	}
 	defer root.Close()
 
-	x := extractor{root: root, lim: lim, regular: map[string]bool{}, links: map[string]bool{}, seen: map[string]bool{}, dirs: map[string]bool{}}
+	x := extractor{root: root, lim: lim, regular: map[string]bool{}, links: map[string]bool{}, seen: map[string]bool{}, dirs: map[string]bool{}, made: map[string]bool{}}
 	tr := tar.NewReader(gz)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -135,7 +135,21 @@ type extractor struct {
 	regular map[string]bool // regular files written: hard link targets
 	links   map[string]bool // symbolic links written
 	seen    map[string]bool // every entry name, cleaned
-	dirs    map[string]bool // directories created (or to be created by this entry)
+	dirs    map[string]bool // directories counted (created, or to be created by this entry)
+	made    map[string]bool // directories known to exist: MkdirAll is skipped
+}
+
+// mkdirAll creates dir and its parents unless it made them already (an
+// os.Root walks every element of the path on each call).
+func (x *extractor) mkdirAll(dir string) error {
+	if x.made[dir] {
+		return nil
+	}
+	if err := x.root.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	x.made[dir] = true
+	return nil
 }
 
 func (x *extractor) tooMany() error {
@@ -193,7 +207,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 	unsafe := func(reason string) error { return &UnsafeError{Entry: hdr.Name, Reason: reason} }
 	mkParent := func() error {
 		if dir := path.Dir(name); dir != "." {
-			if err := x.root.MkdirAll(dir, 0o755); err != nil {
+			if err := x.mkdirAll(dir); err != nil {
 				return unsafe(fmt.Sprintf("create its directory: %v", err))
 			}
 		}
@@ -202,7 +216,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 
 	switch hdr.Typeflag {
 	case tar.TypeDir:
-		if err := x.root.MkdirAll(name, 0o755); err != nil {
+		if err := x.mkdirAll(name); err != nil {
 			return unsafe(fmt.Sprintf("create directory: %v", err))
 		}
 	case tar.TypeReg, tar.TypeRegA:
