@@ -151,6 +151,10 @@ func TestExtractHonoursContext(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
+	// It stops at once, not at the end of the file.
+	if r.after > 1 {
+		t.Fatalf("%d reads after the context ended", r.after)
+	}
 }
 
 // cancelAfter cancels its context once n bytes were read.
@@ -158,11 +162,13 @@ type cancelAfter struct {
 	r      *bytes.Reader
 	n      int
 	cancel func()
+	after  int // reads after the cancel
 }
 
 func (c *cancelAfter) Read(p []byte) (int, error) {
 	if c.n <= 0 {
 		c.cancel()
+		c.after++
 	}
 	if len(p) > 512 {
 		p = p[:512]
