@@ -202,7 +202,14 @@ var httpClient = &http.Client{Timeout: 2 * time.Minute}
 // post sends body to /v1/verify as application/gzip.
 func (p *serveProc) post(t *testing.T, body []byte, hdr map[string]string) (*http.Response, []byte, error) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, p.base+"/v1/verify", bytes.NewReader(body))
+	return p.postTo(t, "/v1/verify", body, hdr)
+}
+
+// postTo sends body to path as application/gzip, with the token, and the
+// headers in hdr ("" deletes one).
+func (p *serveProc) postTo(t *testing.T, path string, body []byte, hdr map[string]string) (*http.Response, []byte, error) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, p.base+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/gzip")
 	req.Header.Set("Authorization", "Bearer "+p.token)
 	for k, v := range hdr {
@@ -497,6 +504,7 @@ func TestServeAttackRefusalsReadable(t *testing.T) {
 	const gz, js = "application/gzip", "application/json"
 	cases := []struct {
 		name   string
+		path   string
 		ctype  string
 		body   []byte
 		token  string
@@ -504,12 +512,14 @@ func TestServeAttackRefusalsReadable(t *testing.T) {
 		msg    string
 		noGoNE bool // Go's client without Expect: not promised (see README)
 	}{
-		{"1 GiB entry", gz, bomb, attackToken, 413, "maxTarBytes", false},
-		{"not gzip", gz, notGzip, attackToken, 400, "gzip", false},
-		{"not JSON", js, badJSON, attackToken, 400, "request body", false},
-		{"no token", gz, bomb, "", 401, "bearer token", false},
-		{"wrong token", gz, bomb, "wrong-token-0123456789", 403, "not accepted", false},
-		{"body over maxBodyBytes", gz, tooBig, attackToken, 413, "maxBodyBytes", true},
+		{"1 GiB entry", "/v1/verify", gz, bomb, attackToken, 413, "maxTarBytes", false},
+		{"not gzip", "/v1/verify", gz, notGzip, attackToken, 400, "gzip", false},
+		{"not JSON", "/v1/verify", js, badJSON, attackToken, 400, "request body", false},
+		{"no token", "/v1/verify", gz, bomb, "", 401, "bearer token", false},
+		{"wrong token", "/v1/verify", gz, bomb, "wrong-token-0123456789", 403, "not accepted", false},
+		{"body over maxBodyBytes", "/v1/verify", gz, tooBig, attackToken, 413, "maxBodyBytes", true},
+		{"no such path", "/v1/nope", gz, bomb, attackToken, 404, "no such path", false},
+		{"method not allowed", "/v1/sources", gz, bomb, attackToken, 405, "not allowed", false},
 	}
 	const attempts = 8
 	for _, c := range cases {
@@ -520,7 +530,7 @@ func TestServeAttackRefusalsReadable(t *testing.T) {
 			}
 			for i := range attempts {
 				args := []string{"-sS", "--max-time", "60", "-o", filepath.Join(dir, "out"), "-w", "%{http_code}",
-					"-H", "Content-Type: " + c.ctype, "--data-binary", "@" + file, p.base + "/v1/verify"}
+					"-H", "Content-Type: " + c.ctype, "--data-binary", "@" + file, p.base + c.path}
 				if c.token != "" {
 					args = append(args, "-H", "Authorization: Bearer "+c.token)
 				}
@@ -542,7 +552,7 @@ func TestServeAttackRefusalsReadable(t *testing.T) {
 					if expect {
 						hdr["Expect"] = "100-continue"
 					}
-					resp, body, err := p.post(t, c.body, hdr)
+					resp, body, err := p.postTo(t, c.path, c.body, hdr)
 					if err != nil || resp.StatusCode != c.want || !strings.Contains(string(body), c.msg) {
 						code := 0
 						if resp != nil {

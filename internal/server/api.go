@@ -28,7 +28,9 @@ import (
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.instrument, s.recoverPanics, s.requestTimeout)
+	// limitBody after requestTimeout (its drain ends at the request's
+	// deadline) and before everything that may refuse a request.
+	r.Use(s.instrument, s.recoverPanics, s.requestTimeout, s.limitBody)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusNotFound, "no such path: "+r.URL.Path)
 	})
@@ -51,8 +53,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/v1/findings", s.listFindings)
 	})
 	r.Group(func(r chi.Router) {
-		// limitBody first: the refusals of requireToken drain the body too.
-		r.Use(s.limitBody, s.requireToken)
+		r.Use(s.requireToken)
 		r.Post("/v1/verify", s.verify)
 		r.Post("/v1/scans", s.startScan)
 	})
