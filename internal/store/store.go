@@ -547,10 +547,9 @@ func (s *Store) Prune(ctx context.Context, source string, keep int, before time.
 		source).Scan(&lastOK); err != nil {
 		return 0, fmt.Errorf("prune scans of %s: %w", source, err)
 	}
-	cutoff := "" // no stored time sorts before it
-	if !before.IsZero() {
-		cutoff = fmtTime(before)
-	}
+	// The zero time (year 1) is before every stored time, and a valid
+	// timestamp for a database that types the column.
+	cutoff := fmtTime(before)
 	const doomed = `SELECT id FROM scans WHERE source = ? AND status <> 'running' AND id <> ? AND (id < ? OR finished_at < ?)`
 	args := []any{source, lastOK.Int64, cut, cutoff}
 	steps := []struct{ what, sql string }{
