@@ -21,6 +21,7 @@ type verifyOptions struct {
 	policyFile string
 	keys       []string
 	plain      bool
+	allow      []string
 	maxInflate int64
 }
 
@@ -69,14 +70,15 @@ unreachable).`,
 	f.StringVarP(&o.output, "output", "o", string(report.FormatHuman), "output format: human, json, sarif or github")
 	f.StringVar(&o.policyFile, "policy", "", "policy file: severities, waivers, trusted keys, allowed builders (default: the built-in policies/default.yaml)")
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating components.gz past this many bytes (a gzip bomb is a finding)")
-	addKeyFlags(f, &o.keys, &o.plain)
+	addKeyFlags(f, &o.keys, &o.plain, &o.allow)
 	return cmd
 }
 
 // addKeyFlags adds the flags check and verify share for registries.
-func addKeyFlags(f *pflag.FlagSet, keys *[]string, plain *bool) {
+func addKeyFlags(f *pflag.FlagSet, keys *[]string, plain *bool, allow *[]string) {
 	f.StringArrayVar(keys, "key", nil, "trusted public key (cosign.pub, PEM) to verify signatures and provenance with, on top of the policy's keys; repeatable")
 	f.BoolVar(plain, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
+	f.StringArrayVar(allow, "allow-host", nil, "another host (HOST[:PORT]) the registry may send the verifier to: its token realm or a redirect target (credentials are never sent there); by default only the registry itself is contacted; repeatable")
 }
 
 func runVerify(cmd *cobra.Command, ref string, o *verifyOptions) error {
@@ -100,7 +102,7 @@ func runVerify(cmd *cobra.Command, ref string, o *verifyOptions) error {
 	r, _, err := verify.Ref(cmd.Context(), ref, verify.RefOptions{
 		Policy:   pol,
 		Keys:     keys,
-		Registry: artifact.Options{PlainHTTP: o.plain},
+		Registry: artifact.Options{PlainHTTP: o.plain, AllowedHosts: o.allow},
 		Limit:    o.maxInflate,
 	})
 	if err != nil {
@@ -127,8 +129,8 @@ func loadKeys(files []string) ([]*sign.PublicKey, error) {
 // given; --key and --plain-http need it.
 func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) {
 	if o.registry == "" {
-		if len(o.keys) > 0 || o.plain {
-			return opts, usageError{Err: errors.New("--key and --plain-http need --registry PREFIX")}
+		if len(o.keys) > 0 || o.plain || len(o.allow) > 0 {
+			return opts, usageError{Err: errors.New("--key, --plain-http and --allow-host need --registry PREFIX")}
 		}
 		return opts, nil
 	}
@@ -142,7 +144,7 @@ func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) 
 	}
 	opts, err = verify.WithRegistry(opts, verify.RegistryOptions{
 		Prefix:   prefix,
-		Registry: artifact.Options{PlainHTTP: o.plain},
+		Registry: artifact.Options{PlainHTTP: o.plain, AllowedHosts: o.allow},
 		Keys:     keys,
 	})
 	if err != nil {

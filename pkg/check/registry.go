@@ -298,7 +298,17 @@ func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string 
 	field("kind", c.Kind, p.Kind)
 	field("name", c.Name, p.Name)
 	field("type", c.Type, p.Type())
+	// The repository is the one of the config's kind and name: a signed
+	// release copied into another provider's repository is not that
+	// provider's release (with a tree, the kind/name fields above say it).
+	if want := c.Type + "-" + c.Name; len(d) == 0 && c.Type != "" && c.Name != "" && path.Base(a.Repository) != want {
+		d = append(d, fmt.Sprintf("repository %s holds %s/%s, whose releases belong in repository %s", a.Repository, c.Kind, c.Name, want))
+	}
 	field("release", c.Release, p.Version)
+	// The signed provenance names the release too: the tag must be it.
+	if pr := a.Provenance; pr.Valid && pr.Release != "" && pr.Release != p.Version && c.Release == p.Version {
+		d = append(d, fmt.Sprintf("release %q in the provenance, %q in the tree", pr.Release, p.Version))
+	}
 	field("upstream version", c.Version, l.version)
 	field("contract", c.Contract, l.contract)
 	if l.pin != nil && len(l.pin.Sources) > 0 {
