@@ -447,6 +447,9 @@ func signature(t *model.Tree) []report.Finding {
 		case "error":
 			msg = fmt.Sprintf("the signatures of %s could not be read", ref)
 			hint = "check that the registry is reachable and run again"
+		case "too-large":
+			msg = fmt.Sprintf("the signature image stored for %s exceeds the verifier's bounds, so it was not read", ref)
+			hint = "a signature image holds one small layer per signing key; this one was not made by cosign or `builder push`: delete its .sig tag and sign again with the release key: " + pushHint(pkg, p, a)
 		default:
 			msg = fmt.Sprintf("the signature stored for %s is not valid (%s)", ref, s.Reason)
 			hint = "sign it again with the release key: " + pushHint(pkg, p, a)
@@ -494,6 +497,9 @@ func provenance(t *model.Tree, builders []string) []report.Finding {
 			case "error":
 				msg = fmt.Sprintf("the attestations of %s could not be read", ref)
 				hint = "check that the registry is reachable and run again"
+			case "too-large":
+				msg = fmt.Sprintf("the attestation image stored for %s exceeds the verifier's bounds, so it was not read", ref)
+				hint = "an attestation image holds one small layer per attestation; this one was not made by cosign or `builder push`: delete its .att tag and attest again: " + pushHint(pkg, p, a)
 			default:
 				msg = fmt.Sprintf("the provenance attestation of %s is not valid (%s)", ref, pr.Reason)
 				hint = "attest it again: " + pushHint(pkg, p, a)
