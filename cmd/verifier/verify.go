@@ -38,7 +38,8 @@ HOST[:PORT]/REPO@sha256:<hex> or oci-layout:DIR:TAG) before it is deployed:
                    by an allowed builder, listing exactly the pins of the
                    artifact's config as materials
   registry-digest  every layer matches the manifest; no layer is missing
-  version-reused   the tag holds the release its config names
+  version-reused   the tag holds the release its config (and provenance)
+                   names, in the repository of its provider (<type>-<name>)
   blob-corrupt, blob-header, blob-yaml
                    components.gz is one valid gzip stream with a
                    reproducible header that inflates to exactly the raw
@@ -48,7 +49,9 @@ HOST[:PORT]/REPO@sha256:<hex> or oci-layout:DIR:TAG) before it is deployed:
 
 Trusted keys are the policy's keys plus each --key FILE; allowed builders
 are the policy's builders. Registry credentials come from the docker
-config. The report has the same schema as ` + "`verifier check`" + `.
+config and are only sent to the registry itself. Only the registry of REF
+is contacted: a token realm or redirect to another host is refused unless
+that host is given with --allow-host (where no credentials are sent). The report has the same schema as ` + "`verifier check`" + `.
 
 Exit status: 0 no error findings, 1 error findings, 2 usage or
 configuration error (bad flag or policy, no trusted key, REF missing or

@@ -306,7 +306,7 @@ func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string 
 	}
 	field("release", c.Release, p.Version)
 	// The signed provenance names the release too: the tag must be it.
-	if pr := a.Provenance; pr.Valid && pr.Release != "" && pr.Release != p.Version && c.Release == p.Version {
+	if pr := a.Provenance; pr.Valid && pr.Release != "" && pr.Release != p.Version {
 		d = append(d, fmt.Sprintf("release %q in the provenance, %q in the tree", pr.Release, p.Version))
 	}
 	field("upstream version", c.Version, l.version)

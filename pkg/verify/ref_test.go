@@ -414,7 +414,12 @@ func TestRefTagBinding(t *testing.T) {
 	wantRed(verifyRef(t, core.Repo.Name()+":v9.9.9-other", opts), `release "v1.10.1-core" in the registry, "v9.9.9-other"`)
 	byService := opts
 	byService.Tag = "v9.9.9-other"
-	wantRed(verifyRef(t, core.Pinned(), byService), `release "v1.10.1-core" in the registry, "v9.9.9-other"`)
+	r := verifyRef(t, core.Pinned(), byService)
+	wantRed(r, `release "v1.10.1-core" in the registry, "v9.9.9-other"`)
+	// The signed provenance names the release too.
+	if d := r.Findings[0].Detail; !strings.Contains(d, `release "v1.10.1-core" in the provenance, "v9.9.9-other"`) {
+		t.Fatalf("detail %q does not say what the provenance names", d)
+	}
 	// The digest alone names no tag: it is the release its config says.
 	if r := verifyRef(t, core.Pinned(), opts); !r.Summary.Passed {
 		t.Fatalf("by digest without a tag:\n%s", findings(r))
