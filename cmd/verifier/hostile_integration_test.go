@@ -27,6 +27,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 
+	"github.com/pinseal/pinseal/internal/server/untar/untartest"
 	"github.com/pinseal/pinseal/internal/testpeer"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/remote/remotetest"
@@ -290,12 +291,40 @@ limits:
 `, prefix, standIn.host(), tokens.host())), 0o600)
 	srv := startServe(t, verifierBin, cfg, []string{"DOCKER_CONFIG=" + dockerCfg})
 
+	// A clean upload: the example tree as a .tar.gz.
+	var entries []untartest.Entry
+	filepath.WalkDir(tree, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			rel, _ := filepath.Rel(tree, path)
+			b, _ := os.ReadFile(path)
+			entries = append(entries, untartest.File(filepath.ToSlash(rel), string(b)))
+		}
+		return nil
+	})
+	upload := untartest.TarGz(t, entries...)
 	stillServes := func(t *testing.T) {
 		t.Helper()
 		rep, _ := srv.verdict(t, token, clean)
 		if !rep.Summary.Passed {
 			b, _ := json.Marshal(rep.Findings)
 			t.Fatalf("the clean release %s no longer passes: %s", clean, b)
+		}
+		req, _ := http.NewRequest(http.MethodPost, srv.base+"/v1/verify", bytes.NewReader(upload))
+		req.Header.Set("Content-Type", "application/gzip")
+		req.Header.Set("Authorization", "Bearer "+token)
+		start := time.Now()
+		resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("clean upload: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var up report.Report
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &up) != nil || !up.Summary.Passed || up.Summary.Packages != 2 {
+			t.Fatalf("clean upload of the example tree: %d %s", resp.StatusCode, body)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("clean upload took %s", d)
 		}
 	}
 	stillServes(t)
