@@ -30,6 +30,9 @@ import (
 // MaxRedirects bounds the redirects followed for one registry request.
 const MaxRedirects = 5
 
+// MaxResponseHeaderBytes bounds a registry response's headers.
+const MaxResponseHeaderBytes = 64 << 10
+
 // maxDrain bounds what is read off an error body before it is dropped (so
 // that the connection can be reused).
 const maxDrain = 64 << 10

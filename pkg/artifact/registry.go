@@ -78,6 +78,9 @@ func (o Options) client(host string) (*auth.Client, error) {
 	if base == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		// A registry's headers are untrusted too (its realm and redirect
+		// URLs end up in error messages): bound them.
+		t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 		t.ResponseHeaderTimeout = o.ResponseTimeout
 		if t.ResponseHeaderTimeout == 0 {
 			t.ResponseHeaderTimeout = 60 * time.Second
