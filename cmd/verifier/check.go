@@ -31,6 +31,7 @@ type checkOptions struct {
 	registry string
 	keys     []string
 	plain    bool
+	allow    []string
 }
 
 // errFindings makes `verifier check` exit 1 (error findings) without being a
@@ -94,7 +95,7 @@ holding no provider packages).`,
 	f.BoolVar(&o.listChecks, "list-checks", false, "print the check catalog (Markdown) and exit")
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
 	f.StringVar(&o.registry, "registry", "", "also compare each provider with its release artifact under PREFIX (HOST[:PORT]/PATH or oci-layout:DIR) and verify its signature and provenance")
-	addKeyFlags(f, &o.keys, &o.plain)
+	addKeyFlags(f, &o.keys, &o.plain, &o.allow)
 	return cmd
 }
 

@@ -53,7 +53,9 @@ file there (the log says which).
 Bearer tokens come from the config's tokensFile and from the environment
 variable PINSEAL_TOKENS, never from flags. SIGINT/SIGTERM shut down
 gracefully: running scans finish within limits.shutdownTimeout or are
-recorded as failed.`,
+recorded as failed. SIGHUP reads the verification policy and the key files
+it names again and drops cached verdicts (a changed policy or key file is
+also noticed at the next request).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.NoArgs(cmd, args); err != nil {
 				return usageError{Err: err}
@@ -92,7 +94,7 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	defer stop()
 
 	warnUntrusted(cfg, log)
-	srv, err := server.New(ctx, cfg, engine{registry: artifact.Options{PlainHTTP: o.plainHTTP}}, log)
+	srv, err := server.New(ctx, cfg, engine{registry: artifact.Options{PlainHTTP: o.plainHTTP, AllowedHosts: cfg.RegistryHosts()}}, log)
 	if err != nil {
 		return err
 	}
@@ -101,6 +103,21 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 		srv.Close()
 		return fmt.Errorf("listen on %s: %w (use --listen or the config's listen)", cfg.Listen, err)
 	}
+	// SIGHUP: read the policy and its key files again and drop cached
+	// verdicts (a changed file is also noticed at the next request).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				srv.ReloadPolicy()
+			}
+		}
+	}()
 	fmt.Fprintf(cmd.ErrOrStderr(), "verifier: serving on http://%s/\n", ln.Addr())
 	return srv.Run(ctx, ln)
 }
@@ -201,7 +218,7 @@ func (e engine) VerifyArtifact(ctx context.Context, ref string, opts server.Veri
 	if err != nil {
 		return nil, err
 	}
-	rep, _, err := verify.Ref(ctx, ref, verify.RefOptions{Policy: pol, Registry: e.registry})
+	rep, _, err := verify.Ref(ctx, ref, verify.RefOptions{Policy: pol, Registry: e.registry, Tag: opts.Tag})
 	return rep, noKeys(err, opts.Policy)
 }
 

@@ -21,6 +21,7 @@ type verifyOptions struct {
 	policyFile string
 	keys       []string
 	plain      bool
+	allow      []string
 	maxInflate int64
 }
 
@@ -37,7 +38,8 @@ HOST[:PORT]/REPO@sha256:<hex> or oci-layout:DIR:TAG) before it is deployed:
                    by an allowed builder, listing exactly the pins of the
                    artifact's config as materials
   registry-digest  every layer matches the manifest; no layer is missing
-  version-reused   the tag holds the release its config names
+  version-reused   the tag holds the release its config (and provenance)
+                   names, in the repository of its provider (<type>-<name>)
   blob-corrupt, blob-header, blob-yaml
                    components.gz is one valid gzip stream with a
                    reproducible header that inflates to exactly the raw
@@ -47,7 +49,9 @@ HOST[:PORT]/REPO@sha256:<hex> or oci-layout:DIR:TAG) before it is deployed:
 
 Trusted keys are the policy's keys plus each --key FILE; allowed builders
 are the policy's builders. Registry credentials come from the docker
-config. The report has the same schema as ` + "`verifier check`" + `.
+config and are only sent to the registry itself. Only the registry of REF
+is contacted: a token realm or redirect to another host is refused unless
+that host is given with --allow-host (where no credentials are sent). The report has the same schema as ` + "`verifier check`" + `.
 
 Exit status: 0 no error findings, 1 error findings, 2 usage or
 configuration error (bad flag or policy, no trusted key, REF missing or
@@ -69,14 +73,15 @@ unreachable).`,
 	f.StringVarP(&o.output, "output", "o", string(report.FormatHuman), "output format: human, json, sarif or github")
 	f.StringVar(&o.policyFile, "policy", "", "policy file: severities, waivers, trusted keys, allowed builders (default: the built-in policies/default.yaml)")
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating components.gz past this many bytes (a gzip bomb is a finding)")
-	addKeyFlags(f, &o.keys, &o.plain)
+	addKeyFlags(f, &o.keys, &o.plain, &o.allow)
 	return cmd
 }
 
 // addKeyFlags adds the flags check and verify share for registries.
-func addKeyFlags(f *pflag.FlagSet, keys *[]string, plain *bool) {
+func addKeyFlags(f *pflag.FlagSet, keys *[]string, plain *bool, allow *[]string) {
 	f.StringArrayVar(keys, "key", nil, "trusted public key (cosign.pub, PEM) to verify signatures and provenance with, on top of the policy's keys; repeatable")
 	f.BoolVar(plain, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
+	f.StringArrayVar(allow, "allow-host", nil, "another host (HOST[:PORT]) the registry may send the verifier to: its token realm or a redirect target (credentials are never sent there); by default only the registry itself is contacted; repeatable")
 }
 
 func runVerify(cmd *cobra.Command, ref string, o *verifyOptions) error {
@@ -100,7 +105,7 @@ func runVerify(cmd *cobra.Command, ref string, o *verifyOptions) error {
 	r, _, err := verify.Ref(cmd.Context(), ref, verify.RefOptions{
 		Policy:   pol,
 		Keys:     keys,
-		Registry: artifact.Options{PlainHTTP: o.plain},
+		Registry: artifact.Options{PlainHTTP: o.plain, AllowedHosts: o.allow},
 		Limit:    o.maxInflate,
 	})
 	if err != nil {
@@ -127,8 +132,8 @@ func loadKeys(files []string) ([]*sign.PublicKey, error) {
 // given; --key and --plain-http need it.
 func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) {
 	if o.registry == "" {
-		if len(o.keys) > 0 || o.plain {
-			return opts, usageError{Err: errors.New("--key and --plain-http need --registry PREFIX")}
+		if len(o.keys) > 0 || o.plain || len(o.allow) > 0 {
+			return opts, usageError{Err: errors.New("--key, --plain-http and --allow-host need --registry PREFIX")}
 		}
 		return opts, nil
 	}
@@ -142,7 +147,7 @@ func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) 
 	}
 	opts, err = verify.WithRegistry(opts, verify.RegistryOptions{
 		Prefix:   prefix,
-		Registry: artifact.Options{PlainHTTP: o.plain},
+		Registry: artifact.Options{PlainHTTP: o.plain, AllowedHosts: o.allow},
 		Keys:     keys,
 	})
 	if err != nil {

@@ -323,22 +323,31 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("ref %s: repository %s is not within the registries allowlist of this service (the operator adds it, or its registry, to the config's registries)", req.Ref, repo))
 		return
 	}
-	digest := ref.Identifier()
+	digest, tag := ref.Identifier(), ""
 	if _, byDigest := ref.(name.Digest); !byDigest {
+		tag = digest
 		if digest, err = s.engine.Resolve(r.Context(), ref.String()); err != nil {
 			s.engineError(w, r, "resolve "+ref.String(), err)
 			return
 		}
 	}
 	pinned := repo + "@" + digest
-	// Keyed by repository too: one manifest digest may be pushed to several
-	// repositories, and its signatures and attestations live in each one.
-	key := pinned + " " + s.policyHash
+	// The verdict depends on the artifact (repository too: one manifest
+	// digest may be pushed to several repositories, and its signatures and
+	// attestations live in each one), on the tag it was asked for (the
+	// tag must be the artifact's release), and on the policy with the key
+	// files it names, as they are now.
+	fp, err := s.policy.Fingerprint()
+	if err != nil {
+		s.writeError(w, r, http.StatusServiceUnavailable, "verify "+pinned+": the service's policy cannot be read: "+err.Error())
+		return
+	}
+	key := pinned + " " + tag + " " + fp
 	w.Header().Set("Pinseal-Digest", digest)
-	if body, ok := s.cache.Get(key); ok {
+	if body, ok := s.cachedVerdict(key); ok {
 		s.metrics.verifyCache.WithLabelValues("hit").Inc()
 		w.Header().Set("Pinseal-Cache", "hit")
-		writeRaw(w, body.([]byte))
+		writeRaw(w, body)
 		return
 	}
 	s.metrics.verifyCache.WithLabelValues("miss").Inc()
@@ -352,7 +361,7 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 			return nil, err
 		}
 		defer release()
-		rep, err := s.engine.VerifyArtifact(ctx, pinned, VerifyOptions{Policy: s.cfg.Policy})
+		rep, err := s.engine.VerifyArtifact(ctx, pinned, VerifyOptions{Policy: s.cfg.Policy, Tag: tag})
 		if err != nil {
 			return nil, err
 		}
@@ -360,7 +369,9 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		s.cache.Add(key, body)
+		if ttl := verdictTTL(rep, s.now(), s.cfg.Limits.VerifyCacheTTL.D()); ttl > 0 {
+			s.cache.Add(key, cachedVerdict{body: body, expires: s.now().Add(ttl)})
+		}
 		return body, nil
 	})
 	if err != nil {

@@ -137,6 +137,11 @@ type Limits struct {
 	// VerifyCacheEntries bounds the cache of artifact verifications.
 	// Default 1024.
 	VerifyCacheEntries int `json:"verifyCacheEntries,omitempty"`
+	// VerifyCacheTTL bounds how long a verdict is served from the cache
+	// (a verdict relying on a waiver only until the waiver expires; one
+	// with a signature, provenance or registry-digest finding is not
+	// cached at all). Default 1h.
+	VerifyCacheTTL Duration `json:"verifyCacheTTL,omitempty"`
 }
 
 // WebhookConfig is the one URL the service POSTs events to.
@@ -235,6 +240,7 @@ func (c *Config) applyDefaults() {
 	setDur(&l.VerifyQueueTimeout, 30*time.Second)
 	setInt(&l.MaxConcurrentVerifies, 4)
 	setInt(&l.VerifyCacheEntries, 1024)
+	setDur(&l.VerifyCacheTTL, time.Hour)
 	setDur(&l.RequestTimeout, 60*time.Second)
 	setDur(&l.ReadHeaderTimeout, 10*time.Second)
 	setDur(&l.ScanTimeout, 30*time.Minute)
@@ -335,7 +341,7 @@ func (c *Config) Validate() error {
 		bad("limits: values must be positive")
 	}
 	for name, d := range map[string]Duration{"requestTimeout": l.RequestTimeout, "readHeaderTimeout": l.ReadHeaderTimeout,
-		"scanTimeout": l.ScanTimeout, "shutdownTimeout": l.ShutdownTimeout, "verifyQueueTimeout": l.VerifyQueueTimeout} {
+		"scanTimeout": l.ScanTimeout, "shutdownTimeout": l.ShutdownTimeout, "verifyQueueTimeout": l.VerifyQueueTimeout, "verifyCacheTTL": l.VerifyCacheTTL} {
 		if d < 0 {
 			bad("limits.%s: must be positive", name)
 		}
@@ -381,6 +387,18 @@ func validRegistryPrefix(p string) error {
 		return errors.New("the path part must be a repository prefix (no tag, digest or trailing slash)")
 	}
 	return nil
+}
+
+// RegistryHosts are the hosts (HOST[:PORT]) of the registries allowlist:
+// the only hosts the service's registry clients contact, token realms and
+// redirect targets included.
+func (c *Config) RegistryHosts() []string {
+	var hosts []string
+	for _, entry := range c.Registries {
+		host, _, _ := strings.Cut(entry, "/")
+		hosts = append(hosts, host)
+	}
+	return hosts
 }
 
 // registryAllowed says whether repository (HOST[:PORT]/PATH) lies within the

@@ -33,4 +33,8 @@ type CheckOptions struct {
 type VerifyOptions struct {
 	// Policy is a policy file; "" means the default policy.
 	Policy string
+	// Tag is the tag the pinned ref was resolved from ("" when the
+	// request named a digest): the artifact must be that release, exactly
+	// as when the CLI verifies HOST/REPO:TAG.
+	Tag string
 }

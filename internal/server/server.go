@@ -8,8 +8,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,7 +24,6 @@ import (
 	"github.com/pinseal/pinseal/internal/scan"
 	"github.com/pinseal/pinseal/internal/server/untar"
 	"github.com/pinseal/pinseal/internal/store"
-	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -52,14 +49,15 @@ type Server struct {
 	// routePatterns are the handler's route patterns (metric labels).
 	routePatterns map[string]bool
 
-	sources    map[string]SourceConfig
-	policyHash string // of the verify policy and this build
-	cache      *lru.Cache
-	flights    singleflight.Group
-	verifySem  chan struct{}
-	uploadDir  string
-	lock       *os.File // held while the Server owns the data directory
-	ready      atomic.Bool
+	sources   map[string]SourceConfig
+	policy    *policyWatch // the verify policy and its key files
+	now       func() time.Time
+	cache     *lru.Cache
+	flights   singleflight.Group
+	verifySem chan struct{}
+	uploadDir string
+	lock      *os.File // held while the Server owns the data directory
+	ready     atomic.Bool
 }
 
 // New opens the data directory, records as failed any scan a previous
@@ -76,8 +74,8 @@ func New(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	ph, err := policyHash(cfg.Policy)
-	if err != nil {
+	pw := &policyWatch{path: cfg.Policy}
+	if _, err := pw.Fingerprint(); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -87,7 +85,7 @@ func New(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	s, err := open(ctx, cfg, eng, log, toks, ph)
+	s, err := open(ctx, cfg, eng, log, toks, pw)
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -96,7 +94,7 @@ func New(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger) (*Serve
 	return s, nil
 }
 
-func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks tokens, ph string) (*Server, error) {
+func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks tokens, pw *policyWatch) (*Server, error) {
 	uploadDir := filepath.Join(cfg.DataDir, "uploads")
 	if err := os.MkdirAll(uploadDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create upload directory: %w", err)
@@ -121,17 +119,18 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 	}
 
 	s := &Server{
-		cfg:        cfg,
-		engine:     eng,
-		log:        log,
-		store:      st,
-		tokens:     toks,
-		metrics:    newMetrics(),
-		sources:    map[string]SourceConfig{},
-		policyHash: ph,
-		cache:      lru.New(cfg.Limits.VerifyCacheEntries),
-		verifySem:  make(chan struct{}, cfg.Limits.MaxConcurrentVerifies),
-		uploadDir:  uploadDir,
+		cfg:       cfg,
+		engine:    eng,
+		log:       log,
+		store:     st,
+		tokens:    toks,
+		metrics:   newMetrics(),
+		sources:   map[string]SourceConfig{},
+		policy:    pw,
+		now:       time.Now,
+		cache:     lru.New(cfg.Limits.VerifyCacheEntries),
+		verifySem: make(chan struct{}, cfg.Limits.MaxConcurrentVerifies),
+		uploadDir: uploadDir,
 	}
 	var srcs []scan.Source
 	for _, src := range cfg.Sources {
@@ -280,22 +279,4 @@ func (s *Server) Close() error {
 	err := s.store.Close()
 	s.lock.Close()
 	return err
-}
-
-// policyHash identifies the verification policy of POST /v1/verify together
-// with this build, whose checks and default policy are part of the result.
-// The file is read once: change it, restart.
-func policyHash(path string) (string, error) {
-	h := sha256.New()
-	h.Write([]byte(version.Version + "\x00"))
-	if path == "" {
-		h.Write([]byte("default"))
-	} else {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return "", fmt.Errorf("policy: %w", err)
-		}
-		h.Write(data)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -480,6 +480,8 @@ func TestVerifyRef(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("cd", 32)
 	var mu sync.Mutex
 	var verified []string
+	unsigned := atomic.Bool{}
+	unsigned.Store(true)
 	eng := &fakeEngine{}
 	eng.resolve = func(_ context.Context, ref string) (string, error) {
 		if strings.Contains(ref, "missing") {
@@ -487,43 +489,65 @@ func TestVerifyRef(t *testing.T) {
 		}
 		return digest, nil
 	}
-	eng.verify = func(_ context.Context, ref string, _ VerifyOptions) (*report.Report, error) {
+	eng.verify = func(_ context.Context, ref string, opts VerifyOptions) (*report.Report, error) {
 		mu.Lock()
-		verified = append(verified, ref)
+		verified = append(verified, ref+" tag="+opts.Tag)
 		mu.Unlock()
-		r := newReport(report.Finding{Check: "signature", Severity: report.Error, Package: ".", Message: "no signature under the policy's keys"})
+		fs := []report.Finding{{Check: "blob-header", Severity: report.Warning, Package: ".", Message: "gzip header not reproducible"}}
+		if unsigned.Load() {
+			fs = append(fs, report.Finding{Check: "signature", Severity: report.Error, Package: ".", Message: "no signature under the policy's keys"})
+		}
+		r := newReport(fs...)
 		r.Root = ref
 		return r, nil
 	}
 	ts := startServer(t, testConfig(t), eng)
 	ref := "127.0.0.1:5000/capi/infrastructure-proxmox:v0.7.7-infraprovider-proxmox"
+	pinned := "127.0.0.1:5000/capi/infrastructure-proxmox@" + digest
 
-	resp, body := ts.postJSON("/v1/verify", map[string]string{"ref": ref})
-	wantStatus(t, "verify", resp, body, http.StatusOK)
-	var r report.Report
-	json.Unmarshal(body, &r)
-	if r.Summary.Passed || len(r.Findings) != 1 || resp.Header.Get("Pinseal-Cache") != "miss" || resp.Header.Get("Pinseal-Digest") != digest {
-		t.Fatalf("first verify: %s, headers %v", body, resp.Header)
-	}
-	if want := "127.0.0.1:5000/capi/infrastructure-proxmox@" + digest; len(verified) != 1 || verified[0] != want {
-		t.Fatalf("engine verified %v, want the ref pinned by digest %s", verified, want)
-	}
-	// Again, and by digest: from the cache.
-	for _, again := range []string{ref, "127.0.0.1:5000/capi/infrastructure-proxmox@" + digest} {
-		resp, body2 := ts.postJSON("/v1/verify", map[string]string{"ref": again})
-		wantStatus(t, "verify again", resp, body2, http.StatusOK)
-		if resp.Header.Get("Pinseal-Cache") != "hit" || !bytes.Equal(body, body2) {
-			t.Fatalf("verify %s: cache %q", again, resp.Header.Get("Pinseal-Cache"))
+	// Not signed: a verdict that changes by itself (once signed), never
+	// cached.
+	var body []byte
+	for i := range 2 {
+		var resp *http.Response
+		resp, body = ts.postJSON("/v1/verify", map[string]string{"ref": ref})
+		wantStatus(t, "verify", resp, body, http.StatusOK)
+		var r report.Report
+		json.Unmarshal(body, &r)
+		if r.Summary.Passed || len(r.Findings) != 2 || resp.Header.Get("Pinseal-Cache") != "miss" || resp.Header.Get("Pinseal-Digest") != digest {
+			t.Fatalf("verify #%d of the unsigned artifact: %s, headers %v", i, body, resp.Header)
 		}
 	}
-	if eng.verifies.Load() != 1 || eng.resolves.Load() != 2 {
-		t.Fatalf("engine: %d verifications, %d resolutions; want 1, 2 (a digest needs no resolution)", eng.verifies.Load(), eng.resolves.Load())
+	// The engine verifies the ref pinned by digest, told the tag it was
+	// resolved from (the tag must be the artifact's release).
+	if want := pinned + " tag=v0.7.7-infraprovider-proxmox"; len(verified) != 2 || verified[0] != want {
+		t.Fatalf("engine verified %v, want %s", verified, want)
+	}
+	// Signed now: verified again, then cached.
+	unsigned.Store(false)
+	resp, body := ts.postJSON("/v1/verify", map[string]string{"ref": ref})
+	if resp.Header.Get("Pinseal-Cache") != "miss" || strings.Contains(string(body), "no signature") {
+		t.Fatalf("after signing: cache %q, %s", resp.Header.Get("Pinseal-Cache"), body)
+	}
+	resp, body2 := ts.postJSON("/v1/verify", map[string]string{"ref": ref})
+	wantStatus(t, "verify again", resp, body2, http.StatusOK)
+	if resp.Header.Get("Pinseal-Cache") != "hit" || !bytes.Equal(body, body2) {
+		t.Fatalf("verify %s again: cache %q", ref, resp.Header.Get("Pinseal-Cache"))
+	}
+	// By digest: no tag to hold the artifact to, another verdict.
+	resp, body = ts.postJSON("/v1/verify", map[string]string{"ref": pinned})
+	wantStatus(t, "verify by digest", resp, body, http.StatusOK)
+	if resp.Header.Get("Pinseal-Cache") != "miss" || verified[len(verified)-1] != pinned+" tag=" {
+		t.Fatalf("verify %s: cache %q, engine saw %v", pinned, resp.Header.Get("Pinseal-Cache"), verified)
+	}
+	if eng.verifies.Load() != 4 || eng.resolves.Load() != 4 {
+		t.Fatalf("engine: %d verifications, %d resolutions; want 4, 4 (a digest needs no resolution)", eng.verifies.Load(), eng.resolves.Load())
 	}
 	// The same digest in another repository is another artifact: its
 	// signatures live there.
 	resp, body = ts.postJSON("/v1/verify", map[string]string{"ref": "127.0.0.1:5000/capi/mirror/infrastructure-proxmox@" + digest})
 	wantStatus(t, "verify the digest in another repository", resp, body, http.StatusOK)
-	if resp.Header.Get("Pinseal-Cache") != "miss" || eng.verifies.Load() != 2 {
+	if resp.Header.Get("Pinseal-Cache") != "miss" || eng.verifies.Load() != 5 {
 		t.Fatalf("the digest in another repository answered from the cache (%q, %d verifications)", resp.Header.Get("Pinseal-Cache"), eng.verifies.Load())
 	}
 
@@ -546,7 +570,7 @@ func TestVerifyRef(t *testing.T) {
 			wantStatus(t, tt.name, resp, body, tt.want)
 		})
 	}
-	if eng.verifies.Load() != 2 {
+	if eng.verifies.Load() != 5 {
 		t.Fatal("a refused request reached the engine")
 	}
 }
@@ -705,20 +729,89 @@ func TestVerifyUpload(t *testing.T) {
 	}
 }
 
-func TestPolicyHash(t *testing.T) {
+func TestPolicyWatch(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
-	os.WriteFile(a, []byte("checks: {pin-missing: error}\n"), 0o600)
-	os.WriteFile(b, []byte("checks: {pin-missing: off}\n"), 0o600)
-	ha, _ := policyHash(a)
-	hb, _ := policyHash(b)
-	hd, _ := policyHash("")
-	ha2, _ := policyHash(a)
-	if ha == hb || ha == hd || ha != ha2 {
-		t.Fatalf("policy hashes a=%s b=%s default=%s", ha, hb, hd)
+	key := filepath.Join(dir, "keys", "release.pub")
+	os.MkdirAll(filepath.Dir(key), 0o700)
+	os.WriteFile(key, []byte("key one"), 0o600)
+	os.WriteFile(a, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks: {pin-missing: error}\nkeys: [keys/release.pub]\n"), 0o600)
+	os.WriteFile(b, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks: {pin-missing: off}\nkeys: [keys/release.pub]\n"), 0o600)
+	fp := func(w *policyWatch) string {
+		t.Helper()
+		h, err := w.Fingerprint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
 	}
-	if _, err := policyHash(filepath.Join(dir, "missing")); err == nil {
+	wa, wb, wd := &policyWatch{path: a}, &policyWatch{path: b}, &policyWatch{}
+	ha, hb, hd := fp(wa), fp(wb), fp(wd)
+	if ha == hb || ha == hd || ha != fp(wa) || ha != fp(&policyWatch{path: a}) {
+		t.Fatalf("policy fingerprints a=%s b=%s default=%s", ha, hb, hd)
+	}
+	// The key file the policy names is part of it: replaced (another
+	// file renamed over it, as an operator or config management does), a
+	// new fingerprint without a reload.
+	tmp := key + ".new"
+	os.WriteFile(tmp, []byte("key two"), 0o600)
+	if err := os.Rename(tmp, key); err != nil {
+		t.Fatal(err)
+	}
+	if h := fp(wa); h == ha {
+		t.Fatal("the fingerprint did not change when the key file was replaced")
+	}
+	// The policy edited in place: noticed too.
+	ha = fp(wa)
+	os.WriteFile(a, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks: {pin-missing: warning}\nkeys: [keys/release.pub]\n"), 0o600)
+	os.Chtimes(a, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+	if h := fp(wa); h == ha {
+		t.Fatal("the fingerprint did not change when the policy changed")
+	}
+	// Reload reads everything again, even when no stamp changed.
+	if h, err := wa.Reload(); err != nil || h != fp(wa) {
+		t.Fatalf("Reload = %s, %v", h, err)
+	}
+	os.Remove(key)
+	if _, err := wa.Fingerprint(); err == nil || !strings.Contains(err.Error(), "keys[0]") {
+		t.Fatalf("a missing key file: %v, want an error naming keys[0]", err)
+	}
+	if _, err := (&policyWatch{path: filepath.Join(dir, "missing")}).Fingerprint(); err == nil {
 		t.Fatal("no error for a missing policy")
+	}
+}
+
+func TestVerdictTTL(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	waived := func(check, expires string) report.Finding {
+		return report.Finding{Check: check, Severity: report.Error, Waiver: &report.Waiver{Reason: "r", Expires: expires}}
+	}
+	for _, tt := range []struct {
+		name string
+		fs   []report.Finding
+		want time.Duration
+	}{
+		{"passed", nil, time.Hour},
+		{"content finding", []report.Finding{{Check: "blob-yaml", Severity: report.Error}}, time.Hour},
+		{"not signed", []report.Finding{{Check: "signature", Severity: report.Error}}, 0},
+		{"no provenance", []report.Finding{{Check: "provenance", Severity: report.Error}}, 0},
+		{"unreadable", []report.Finding{{Check: "registry-digest", Severity: report.Error}}, 0},
+		{"waived signature", []report.Finding{waived("signature", "2027-01-01")}, 0},
+		{"waiver expires tonight", []report.Finding{waived("blob-header", "2026-11-30")}, 12 * time.Hour},
+		{"waiver expires in 10 minutes", []report.Finding{waived("blob-header", "2026-11-30")}, 10 * time.Minute},
+		{"waiver far away", []report.Finding{waived("blob-header", "2030-01-01")}, time.Hour},
+	} {
+		at := now
+		if tt.name == "waiver expires in 10 minutes" {
+			at = time.Date(2026, 11, 30, 23, 50, 0, 0, time.UTC)
+		}
+		max := time.Hour
+		if tt.name == "waiver expires tonight" {
+			max = 24 * time.Hour
+		}
+		if got := verdictTTL(newReport(tt.fs...), at, max); got != tt.want {
+			t.Errorf("%s: TTL %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 
@@ -762,5 +855,47 @@ func TestReadHeaderTimeout(t *testing.T) {
 	}
 	if strings.Contains(string(data), "200 OK") {
 		t.Fatalf("the server answered an unfinished request: %q", data)
+	}
+}
+
+// A verdict that relies on a waiver is served from the cache only until
+// the waiver expires; then the engine decides again (and the finding
+// counts).
+func TestVerifyCacheWaiverExpiry(t *testing.T) {
+	eng := &fakeEngine{}
+	eng.verify = func(_ context.Context, ref string, _ VerifyOptions) (*report.Report, error) {
+		return newReport(report.Finding{Check: "blob-header", Severity: report.Error, Package: ".", Message: "m",
+			Waiver: &report.Waiver{Reason: "upstream fix pending", Expires: "2026-11-30"}}), nil
+	}
+	ts := startServer(t, testConfig(t), eng)
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 11, 30, 23, 58, 0, 0, time.UTC).UnixNano())
+	ts.Server.now = func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+	ref := map[string]string{"ref": "registry.example/a/b:v1"}
+	for i, want := range []string{"miss", "hit"} {
+		if resp, _ := ts.postJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != want {
+			t.Fatalf("request %d before expiry: cache %q, want %s", i, resp.Header.Get("Pinseal-Cache"), want)
+		}
+	}
+	clock.Store(time.Date(2026, 12, 1, 0, 0, 1, 0, time.UTC).UnixNano())
+	if resp, _ := ts.postJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != "miss" || eng.verifies.Load() != 2 {
+		t.Fatalf("after the waiver expired: cache %q, %d verifications; want a new verification", resp.Header.Get("Pinseal-Cache"), eng.verifies.Load())
+	}
+}
+
+// ReloadPolicy (SIGHUP) drops the cached verdicts.
+func TestReloadPolicyClearsCache(t *testing.T) {
+	eng := &fakeEngine{}
+	ts := startServer(t, testConfig(t), eng)
+	ref := map[string]string{"ref": "registry.example/a/b:v1"}
+	ts.postJSON("/v1/verify", ref)
+	if resp, _ := ts.postJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != "hit" {
+		t.Fatal("not cached")
+	}
+	if err := ts.Server.ReloadPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := ts.postJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != "miss" {
+		t.Fatal("served from the cache after ReloadPolicy")
 	}
 }

@@ -34,6 +34,11 @@ type Options struct {
 	// Retries is how often a request that failed with a network error, 429
 	// or 5xx is retried with backoff; 0 means 3, negative means never.
 	Retries int
+	// AllowedHosts are the hosts (HOST[:PORT]) a registry client may
+	// contact besides the repository's own registry: a token realm or
+	// redirect target on another host. Nothing else is ever contacted (see
+	// the registry guard), and credentials only go to the registry itself.
+	AllowedHosts []string
 }
 
 // OpenRegistry opens the registry repository "HOST[:PORT]/REPO".
@@ -43,7 +48,7 @@ func OpenRegistry(name string, opts Options) (Repository, error) {
 		return nil, fmt.Errorf("repository %q: %w", name, err)
 	}
 	repo.PlainHTTP = opts.PlainHTTP
-	client, err := opts.client()
+	client, err := opts.client(repo.Reference.Host())
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +62,10 @@ type registryRepo struct {
 
 func (r *registryRepo) Name() string { return r.Reference.Registry + "/" + r.Reference.Repository }
 
-func (o Options) client() (*auth.Client, error) {
+// client is the HTTP client for the registry at host (as requests name
+// it, e.g. "registry-1.docker.io" for docker.io), behind the registry
+// guard.
+func (o Options) client(host string) (*auth.Client, error) {
 	store := o.Credentials
 	if store == nil {
 		s, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
@@ -70,6 +78,9 @@ func (o Options) client() (*auth.Client, error) {
 	if base == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		// A registry's headers are untrusted too (its realm and redirect
+		// URLs end up in error messages): bound them.
+		t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 		t.ResponseHeaderTimeout = o.ResponseTimeout
 		if t.ResponseHeaderTimeout == 0 {
 			t.ResponseHeaderTimeout = 60 * time.Second
@@ -97,8 +108,9 @@ func (o Options) client() (*auth.Client, error) {
 	if !o.PlainHTTP {
 		rt = plainHTTPHint{rt}
 	}
+	g := newGuard(host, o.AllowedHosts, rt)
 	return &auth.Client{
-		Client:     &http.Client{Transport: rt},
+		Client:     &http.Client{Transport: g, CheckRedirect: g.checkRedirect},
 		Header:     http.Header{"User-Agent": {"pinseal/" + version.Version}},
 		Cache:      auth.NewCache(),
 		Credential: credentials.Credential(store),

@@ -298,7 +298,17 @@ func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string 
 	field("kind", c.Kind, p.Kind)
 	field("name", c.Name, p.Name)
 	field("type", c.Type, p.Type())
+	// The repository is the one of the config's kind and name: a signed
+	// release copied into another provider's repository is not that
+	// provider's release (with a tree, the kind/name fields above say it).
+	if want := c.Type + "-" + c.Name; len(d) == 0 && c.Type != "" && c.Name != "" && path.Base(a.Repository) != want {
+		d = append(d, fmt.Sprintf("repository %s holds %s/%s, whose releases belong in repository %s", a.Repository, c.Kind, c.Name, want))
+	}
 	field("release", c.Release, p.Version)
+	// The signed provenance names the release too: the tag must be it.
+	if pr := a.Provenance; pr.Valid && pr.Release != "" && pr.Release != p.Version {
+		d = append(d, fmt.Sprintf("release %q in the provenance, %q in the tree", pr.Release, p.Version))
+	}
 	field("upstream version", c.Version, l.version)
 	field("contract", c.Contract, l.contract)
 	if l.pin != nil && len(l.pin.Sources) > 0 {
@@ -437,6 +447,9 @@ func signature(t *model.Tree) []report.Finding {
 		case "error":
 			msg = fmt.Sprintf("the signatures of %s could not be read", ref)
 			hint = "check that the registry is reachable and run again"
+		case "too-large":
+			msg = fmt.Sprintf("the signature image stored for %s exceeds the verifier's bounds, so it was not read", ref)
+			hint = "a signature image holds one small layer per signing key; this one was not made by cosign or `builder push`: delete its .sig tag and sign again with the release key: " + pushHint(pkg, p, a)
 		default:
 			msg = fmt.Sprintf("the signature stored for %s is not valid (%s)", ref, s.Reason)
 			hint = "sign it again with the release key: " + pushHint(pkg, p, a)
@@ -484,6 +497,9 @@ func provenance(t *model.Tree, builders []string) []report.Finding {
 			case "error":
 				msg = fmt.Sprintf("the attestations of %s could not be read", ref)
 				hint = "check that the registry is reachable and run again"
+			case "too-large":
+				msg = fmt.Sprintf("the attestation image stored for %s exceeds the verifier's bounds, so it was not read", ref)
+				hint = "an attestation image holds one small layer per attestation; this one was not made by cosign or `builder push`: delete its .att tag and attest again: " + pushHint(pkg, p, a)
 			default:
 				msg = fmt.Sprintf("the provenance attestation of %s is not valid (%s)", ref, pr.Reason)
 				hint = "attest it again: " + pushHint(pkg, p, a)

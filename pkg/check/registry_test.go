@@ -281,6 +281,21 @@ func TestArtifactChecks(t *testing.T) {
 		{"tag holds another release", func(a *model.Artifact) {
 			a.Config.Release = "v1.10.0-core"
 		}, VersionReused, `release "v1.10.0-core" in the registry`},
+		{"copied into another provider's repository", func(a *model.Artifact) {
+			a.Repository = "r.example/capi/infrastructure-proxmox"
+		}, VersionReused, "whose releases belong in repository core-cluster-api"},
+		{"provenance names another release", func(a *model.Artifact) {
+			a.Provenance.Release = "v1.9.0-core"
+		}, VersionReused, `release "v1.9.0-core" in the provenance`},
+		{"provenance names the release", func(a *model.Artifact) {
+			a.Provenance.Release = "v1.10.1-core"
+		}, "", ""},
+		{"signature image too large", func(a *model.Artifact) {
+			a.Signature = model.Signature{Checked: true, Reason: "too-large", Message: "layers 65 exceeds the verifier's limit of 64"}
+		}, Signature, "exceeds the verifier's bounds"},
+		{"attestation image too large", func(a *model.Artifact) {
+			a.Provenance = model.Provenance{Checked: true, Reason: "too-large"}
+		}, Provenance, "exceeds the verifier's bounds"},
 		{"unsigned", func(a *model.Artifact) {
 			a.Signature = model.Signature{Checked: true, Reason: "no-signature"}
 		}, Signature, "is not signed"},
@@ -291,6 +306,12 @@ func TestArtifactChecks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := run(artifactTree(tc.mutate))
+			if tc.check == "" {
+				if len(fs) != 0 {
+					t.Fatalf("findings %+v, want none", fs)
+				}
+				return
+			}
 			if got := checksOf(fs); !slices.Equal(got, []string{tc.check}) {
 				t.Fatalf("red checks = %v, want [%s]: %+v", got, tc.check, fs)
 			}

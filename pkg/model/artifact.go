@@ -109,6 +109,9 @@ type Provenance struct {
 	BuildType string
 	// Materials are its resolvedDependencies (URL, SHA-256, name as To).
 	Materials []pin.Source
+	// Kind, Name and Release are the provider release its
+	// externalParameters name ("" when it names none).
+	Kind, Name, Release string
 }
 
 // ArtifactContent is what verify REF finds inside an artifact's layers.

@@ -334,6 +334,8 @@ func verifyProvenance(ctx context.Context, repo artifact.Repository, subject dig
 	pr.Reason, pr.Message, pr.KeyID = string(av.Reason), av.Message, av.KeyID
 	if p := av.Provenance; p != nil {
 		pr.BuilderID, pr.BuildType = p.BuilderID, p.BuildType
+		param := func(k string) string { s, _ := p.ExternalParameters[k].(string); return s }
+		pr.Kind, pr.Name, pr.Release = param("kind"), param("name"), param("release")
 		for _, d := range p.Dependencies {
 			pr.Materials = append(pr.Materials, pin.Source{URL: d.URI, SHA256: d.SHA256, To: d.Name})
 		}

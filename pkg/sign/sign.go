@@ -118,6 +118,7 @@ const (
 	WrongPredicate  Reason = "wrong-predicate"  // a valid attestation of another predicate type
 	NoTrustedKeys   Reason = "no-trusted-keys"  // the caller passed no keys
 	UnknownKeyType  Reason = "unknown-key-type" // see KeyError; reported by key loading
+	TooLarge        Reason = "too-large"        // the image exceeds Limits; nothing of it was verified
 	MaterialsDiffer Reason = "materials-differ" // see Provenance.CompareMaterials
 )
 
@@ -160,11 +161,7 @@ func Verify(ctx context.Context, repo artifact.Repository, subject digest.Digest
 	if err != nil {
 		return nil, fmt.Errorf("verify: subject %q: %w", subject, err)
 	}
-	stored, err := readStored(ctx, repo, v.Tag)
-	if err != nil {
-		return nil, fmt.Errorf("verify %s@%s: %w", repo.Name(), subject, err)
-	}
-	for i, s := range stored {
+	err = eachStored(ctx, repo, v.Tag, func(i int, s stored) {
 		var c Check
 		if s.err != nil {
 			c = Check{Reason: Malformed, Detail: s.err.Error()}
@@ -173,9 +170,28 @@ func Verify(ctx context.Context, repo artifact.Repository, subject digest.Digest
 		}
 		c.Index = i
 		v.Checks = append(v.Checks, c)
+	})
+	if tooLarge(v, err, "signature") {
+		return v, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("verify %s@%s: %w", repo.Name(), subject, err)
 	}
 	summarize(v, keys, "signature")
 	return v, nil
+}
+
+// tooLarge records, for an image refused by Limits, the too-large
+// verdict.
+func tooLarge(v *Verification, err error, what string) bool {
+	var le *artifact.LimitError
+	if !errors.As(err, &le) {
+		return false
+	}
+	v.Checks = nil
+	v.Reason = TooLarge
+	v.Message = fmt.Sprintf("the %s image %s:%s was not read: %v", what, v.Repository, v.Tag, le)
+	return true
 }
 
 // checkSignature verifies one simple-signing layer with each key.

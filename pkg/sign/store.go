@@ -23,12 +23,10 @@ import (
 	"github.com/pinseal/pinseal/pkg/artifact"
 )
 
-// Limits on what is read back from a signature or attestation image.
-const (
-	maxSigManifest = 4 << 20
-	maxSigLayer    = 16 << 20
-	maxSigLayers   = 1000 // cosign's own limit
-)
+// Limits is what is read back of a signature or attestation image at
+// most (artifact.SignatureLimits): its manifest, layer count, each layer
+// and all layers together are checked before any layer is fetched.
+var Limits = artifact.SignatureLimits
 
 // SignatureTag is the tag cosign stores the signatures of subject under:
 // "sha256-<hex>.sig".
@@ -55,42 +53,50 @@ type stored struct {
 	err error
 }
 
-// readStored reads the image tagged tag in repo. A missing tag is no
-// layers and no error.
+// readStored reads every layer of the image tagged tag in repo (see
+// eachStored).
 func readStored(ctx context.Context, repo artifact.Repository, tag string) ([]stored, error) {
+	var out []stored
+	err := eachStored(ctx, repo, tag, func(_ int, s stored) { out = append(out, s) })
+	return out, err
+}
+
+// eachStored reads the image tagged tag in repo and calls fn with each of
+// its layers in order, one at a time (a verifier keeps only its verdict,
+// so one layer is in memory at a time). A missing tag is no layers and no
+// error. An image over Limits is an error wrapping a *artifact.LimitError,
+// returned before any layer is fetched.
+func eachStored(ctx context.Context, repo artifact.Repository, tag string, fn func(i int, s stored)) error {
+	where := repo.Name() + ":" + tag
 	desc, err := repo.Resolve(ctx, tag)
 	if errors.Is(err, errdef.ErrNotFound) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("look up %s:%s: %w", repo.Name(), tag, err)
+		return fmt.Errorf("look up %s: %w", where, err)
 	}
-	if desc.Size > maxSigManifest {
-		return nil, fmt.Errorf("%s:%s: manifest of %d bytes exceeds %d", repo.Name(), tag, desc.Size, maxSigManifest)
+	if err := Limits.CheckManifest(where, desc); err != nil {
+		return err
 	}
-	raw, err := content.FetchAll(ctx, repo, desc)
+	raw, err := artifact.FetchBounded(ctx, repo, desc, Limits.MaxManifestBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read %s:%s: %w", repo.Name(), tag, err)
+		return fmt.Errorf("read %s: %w", where, err)
 	}
 	var m ocispec.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s:%s: not an image manifest: %w", repo.Name(), tag, err)
+		return fmt.Errorf("%s: not an image manifest: %w", where, err)
 	}
-	if len(m.Layers) > maxSigLayers {
-		return nil, fmt.Errorf("%s:%s: %d layers, more than %d", repo.Name(), tag, len(m.Layers), maxSigLayers)
+	if err := Limits.CheckLayers(where, m.Layers); err != nil {
+		return err
 	}
-	out := make([]stored, 0, len(m.Layers))
 	for i, l := range m.Layers {
-		if l.Size > maxSigLayer {
-			return nil, fmt.Errorf("%s:%s: layer %d of %d bytes exceeds %d", repo.Name(), tag, i, l.Size, maxSigLayer)
-		}
-		payload, err := content.FetchAll(ctx, repo, l)
+		payload, err := artifact.FetchBounded(ctx, repo, l, Limits.MaxLayerBytes)
 		if err != nil {
-			return nil, fmt.Errorf("read %s:%s layer %d (%s): %w", repo.Name(), tag, i, l.Digest, err)
+			return fmt.Errorf("read %s layer %d (%s): %w", where, i, l.Digest, err)
 		}
-		out = append(out, newStored(payload, l))
+		fn(i, newStored(payload, l))
 	}
-	return out, nil
+	return nil
 }
 
 func newStored(payload []byte, l ocispec.Descriptor) stored {

@@ -35,6 +35,10 @@ type RefOptions struct {
 	// Limit bounds the inflated size of components.gz (blob.DefaultLimit
 	// when <= 0).
 	Limit int64
+	// Tag is the release tag ref was resolved from when ref is pinned by
+	// digest (the service resolves HOST/REPO:TAG first): the release the
+	// artifact must be, as if ref were REPO:TAG. Ignored when ref is a tag.
+	Tag string
 	// Now decides waiver expiry; zero means time.Now().
 	Now time.Time
 	// Tool names the program in the report; zero means verifier.
@@ -93,6 +97,10 @@ func Ref(ctx context.Context, ref string, opts RefOptions) (*report.Report, stri
 	byTag := ""
 	if _, derr := digest.Parse(tag); derr != nil {
 		byTag = tag
+	}
+	if byTag == "" && opts.Tag != "" {
+		byTag = opts.Tag
+		a.Ref = repo.Name() + ":" + opts.Tag
 	}
 	if pulled != nil {
 		remote.Inspect(a, pulled, byTag, opts.Limit)

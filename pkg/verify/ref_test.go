@@ -10,6 +10,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -44,7 +45,7 @@ func redChecks(r *report.Report) []string {
 
 func verifyRef(t *testing.T, ref string, opts RefOptions) *report.Report {
 	t.Helper()
-	if opts.Registry == (artifact.Options{}) {
+	if reflect.ValueOf(opts.Registry).IsZero() {
 		opts.Registry = remotetest.Options
 	}
 	r, _, err := Ref(context.Background(), ref, opts)
@@ -384,4 +385,63 @@ func TestRefRegistryFails(t *testing.T) {
 	if err == nil || r != nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("Ref on a failing registry = %v, %v", r, err)
 	}
+}
+
+// TestRefTagBinding: a tag is bound to its release, and a repository to
+// its provider. A tag moved onto another signed release fails
+// version-reused both as REPO:TAG and, as the service verifies it, as
+// REPO@DIGEST with the tag it was resolved from; a signed release copied
+// (with its signature and attestation) into another provider's
+// repository fails version-reused too.
+func TestRefTagBinding(t *testing.T) {
+	ctx := context.Background()
+	key := remotetest.Key(t)
+	prefix := remotetest.Registry(t)
+	pub := remotetest.Publish(t, remotetest.Tree(t), prefix, remotetest.Both(key))
+	core := pub["v1.10.1-core"]
+	opts := RefOptions{Keys: []*sign.PublicKey{key.Public()}}
+	wantRed := func(r *report.Report, want string) {
+		t.Helper()
+		if got := redChecks(r); !slices.Equal(got, []string{check.VersionReused}) {
+			t.Fatalf("red checks = %v, want [%s]:\n%s", got, check.VersionReused, findings(r))
+		}
+		if f := r.Findings[0]; !strings.Contains(f.Message, want) {
+			t.Fatalf("finding %q lacks %q", f.Message, want)
+		}
+	}
+
+	remotetest.CopyTag(t, core.Repo, "v1.10.1-core", "v9.9.9-other")
+	wantRed(verifyRef(t, core.Repo.Name()+":v9.9.9-other", opts), `release "v1.10.1-core" in the registry, "v9.9.9-other"`)
+	byService := opts
+	byService.Tag = "v9.9.9-other"
+	r := verifyRef(t, core.Pinned(), byService)
+	wantRed(r, `release "v1.10.1-core" in the registry, "v9.9.9-other"`)
+	// The signed provenance names the release too.
+	if d := r.Findings[0].Detail; !strings.Contains(d, `release "v1.10.1-core" in the provenance, "v9.9.9-other"`) {
+		t.Fatalf("detail %q does not say what the provenance names", d)
+	}
+	// The digest alone names no tag: it is the release its config says.
+	if r := verifyRef(t, core.Pinned(), opts); !r.Summary.Passed {
+		t.Fatalf("by digest without a tag:\n%s", findings(r))
+	}
+	byService.Tag = "v1.10.1-core"
+	if r := verifyRef(t, core.Pinned(), byService); !r.Summary.Passed {
+		t.Fatalf("by digest with its own tag:\n%s", findings(r))
+	}
+
+	// Copied with its signature and attestation into another provider's
+	// repository: signed, attested, and still not that provider's.
+	var other remotetest.Release
+	for _, r := range pub {
+		if r.RepositoryName() != core.RepositoryName() {
+			other = r
+			break
+		}
+	}
+	for _, tag := range []string{"v1.10.1-core", sign.SignatureTag(core.Digest), sign.AttestationTag(core.Digest)} {
+		if _, err := oras.Copy(ctx, core.Repo, tag, other.Repo, tag, oras.DefaultCopyOptions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantRed(verifyRef(t, other.Repo.Name()+":v1.10.1-core", opts), "whose releases belong in repository core-cluster-api")
 }
