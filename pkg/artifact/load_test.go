@@ -106,28 +106,3 @@ func TestLoadReleasesErrors(t *testing.T) {
 		})
 	}
 }
-
-func TestContract(t *testing.T) {
-	md := []byte("releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n- major: 1\n  minor: 11\n  contract: v1beta2\n")
-	tests := []struct {
-		version, want, wantErr string
-	}{
-		{"v1.10.1", "v1beta1", ""},
-		{"v1.11.0-rc.1", "v1beta2", ""},
-		{"1.11.3", "v1beta2", ""},
-		{"v1.12.0", "", "no releaseSeries entry for 1.12"},
-		{"latest", "", "version"},
-	}
-	for _, tt := range tests {
-		got, err := Contract(md, tt.version)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("Contract(%s) error = %v, want %q", tt.version, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("Contract(%s) = %q, %v; want %q", tt.version, got, err, tt.want)
-		}
-	}
-}

@@ -42,19 +42,6 @@ func FuzzLoadObjects(f *testing.F) {
 	})
 }
 
-// FuzzParseMetadata: clusterctl metadata from anywhere never panics, and
-// either parses or says why.
-func FuzzParseMetadata(f *testing.F) {
-	f.Add([]byte("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries:\n- {major: 1, minor: 10, contract: v1beta1}\n"))
-	f.Add([]byte("kind: Metadata\nreleaseSeries: [{major: x}]\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		md := ParseMetadata(data)
-		if md == nil || (md.Err == nil && len(md.ReleaseSeries) == 0 && !strings.Contains(string(data), "releaseSeries")) {
-			t.Fatalf("metadata %+v from %q", md, data)
-		}
-	})
-}
-
 // FuzzDiffStreams: two texts differ iff a diff comes back, and the diff
 // points at the first differing byte.
 func FuzzDiffStreams(f *testing.F) {

@@ -33,24 +33,3 @@ func FuzzFirstDifference(f *testing.F) {
 		}
 	})
 }
-
-// FuzzParseMetadata: any bytes parse to a Metadata or an error, never a
-// panic; a parsed one has a contract in every series.
-func FuzzParseMetadata(f *testing.F) {
-	f.Add([]byte("releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n"))
-	f.Add([]byte("kind: Metadata\nreleaseSeries: [{major: 0, minor: 7, contract: v1beta1}]\n"))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		md := ParseMetadata(raw)
-		if md == nil {
-			t.Fatal("nil metadata")
-		}
-		if md.Err != nil {
-			return
-		}
-		for _, s := range md.ReleaseSeries {
-			if s.Contract == "" || s.Major < 0 || s.Minor < 0 {
-				t.Fatalf("bad series %+v from %q", s, raw)
-			}
-		}
-	})
-}

@@ -9,10 +9,9 @@ import (
 	"io"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -42,7 +41,7 @@ func Inspect(a *model.Artifact, p *artifact.Pulled, tag string, limit int64) {
 		}
 	}
 	if p.Metadata != nil {
-		c.Metadata = ParseMetadata(p.Metadata)
+		c.Metadata = metadata.Parse(p.Metadata)
 	}
 	switch {
 	case a.Config != nil && a.Config.Version != "":
@@ -53,56 +52,6 @@ func Inspect(a *model.Artifact, p *artifact.Pulled, tag string, limit int64) {
 		c.Version = pin.ReleaseVersion(tag)
 	}
 	a.Content = c
-}
-
-// metadataDoc is clusterctl's metadata.yaml.
-type metadataDoc struct {
-	APIVersion    string `json:"apiVersion"`
-	Kind          string `json:"kind"`
-	ReleaseSeries []struct {
-		Major    *int   `json:"major"`
-		Minor    *int   `json:"minor"`
-		Contract string `json:"contract"`
-	} `json:"releaseSeries"`
-}
-
-// ParseMetadata parses clusterctl's Metadata; `kind: Metadata` may be
-// omitted, every other problem is in Metadata.Err.
-func ParseMetadata(raw []byte) *model.Metadata {
-	md := &model.Metadata{}
-	var doc metadataDoc
-	if len(bytes.TrimSpace(raw)) == 0 {
-		md.Err = fmt.Errorf("metadata is empty")
-		return md
-	}
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		md.Err = fmt.Errorf("metadata does not parse: %w", err)
-		return md
-	}
-	md.Kind = doc.Kind
-	switch {
-	case doc.APIVersion != "" && !strings.HasPrefix(doc.APIVersion, "clusterctl.cluster.x-k8s.io/"):
-		md.Err = fmt.Errorf("metadata apiVersion is %q, want clusterctl.cluster.x-k8s.io/v1alpha3", doc.APIVersion)
-		return md
-	case doc.Kind != "" && doc.Kind != "Metadata":
-		md.Err = fmt.Errorf("metadata kind is %q, want Metadata (or no kind)", doc.Kind)
-		return md
-	case doc.ReleaseSeries == nil:
-		md.Err = fmt.Errorf("metadata has no releaseSeries")
-		return md
-	}
-	for i, s := range doc.ReleaseSeries {
-		if s.Major == nil || s.Minor == nil || *s.Major < 0 || *s.Minor < 0 {
-			md.Err = fmt.Errorf("releaseSeries[%d]: major and minor must be non-negative integers", i)
-			return md
-		}
-		if s.Contract == "" {
-			md.Err = fmt.Errorf("releaseSeries[%d] (%d.%d): contract missing", i, *s.Major, *s.Minor)
-			return md
-		}
-		md.ReleaseSeries = append(md.ReleaseSeries, model.ReleaseSeries{Major: *s.Major, Minor: *s.Minor, Contract: s.Contract})
-	}
-	return md
 }
 
 // Excerpt bounds.

@@ -60,31 +60,3 @@ func TestFirstDifference(t *testing.T) {
 		t.Errorf("limited: %+v", d)
 	}
 }
-
-func TestParseMetadata(t *testing.T) {
-	tests := []struct {
-		name, doc string
-		series    int
-		err       string
-	}{
-		{"full", "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n", 1, ""},
-		{"no kind", "releaseSeries:\n- major: 0\n  minor: 7\n  contract: v1beta1\n- major: 0\n  minor: 8\n  contract: v1beta2\n", 2, ""},
-		{"empty", "  \n", 0, "empty"},
-		{"not yaml", "releaseSeries: [", 0, "does not parse"},
-		{"wrong kind", "kind: Other\nreleaseSeries: []\n", 0, "kind"},
-		{"wrong apiVersion", "apiVersion: v1\nreleaseSeries: []\n", 0, "apiVersion"},
-		{"no series", "kind: Metadata\n", 0, "no releaseSeries"},
-		{"no contract", "releaseSeries:\n- major: 1\n  minor: 2\n", 0, "contract missing"},
-		{"no minor", "releaseSeries:\n- major: 1\n  contract: v1beta1\n", 0, "major and minor"},
-		{"negative", "releaseSeries:\n- major: -1\n  minor: 2\n  contract: v1beta1\n", 0, "major and minor"},
-	}
-	for _, tc := range tests {
-		md := ParseMetadata([]byte(tc.doc))
-		switch {
-		case tc.err == "" && (md.Err != nil || len(md.ReleaseSeries) != tc.series):
-			t.Errorf("%s: %+v", tc.name, md)
-		case tc.err != "" && (md.Err == nil || !strings.Contains(md.Err.Error(), tc.err)):
-			t.Errorf("%s: err %v, want %q", tc.name, md.Err, tc.err)
-		}
-	}
-}
