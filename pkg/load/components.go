@@ -246,9 +246,9 @@ func (l *scanner) components(p *model.Package, cm *pendingCM) {
 	defer yf.Close()
 	var stored io.Reader = bytes.NewReader(raw)
 	if comp.Gzip {
-		stored = inflateReader(raw, l.opts.Limit)
+		stored = blob.Inflated(raw, l.opts.Limit)
 	}
-	comp.Diff = diffStreams(yf, stored)
+	comp.Diff = blob.FirstDifference(yf, stored)
 }
 
 // pinFor finds the pin.yaml provider of a ConfigMap: its release is the

@@ -1,17 +1,16 @@
-package load
+package blob
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/pinseal/pinseal/pkg/blob"
 )
 
 func numbered(n int) string {
 	var b strings.Builder
 	for i := 1; i <= n; i++ {
-		b.WriteString("line " + itoa(i) + "\n")
+		b.WriteString("line " + strconv.Itoa(i) + "\n")
 	}
 	return b.String()
 }
@@ -42,7 +41,7 @@ func TestDiffStreams(t *testing.T) {
 		{"binary", "a\n", "\x00\x01\xff\n", 1, 0, []string{`+\x00\x01` + "\uFFFD"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := diffStreams(strings.NewReader(tc.yaml), strings.NewReader(tc.blob))
+			d := FirstDifference(strings.NewReader(tc.yaml), strings.NewReader(tc.blob))
 			if tc.want == nil && tc.line == 0 && tc.offset == 0 {
 				if d != nil {
 					t.Fatalf("diff of equal texts: %+v", d)
@@ -83,7 +82,7 @@ func TestDiffBounded(t *testing.T) {
 	// Completely different texts: the excerpt stays within its caps.
 	a := strings.Repeat(strings.Repeat("a", 300)+"\n", 1000)
 	b := strings.Repeat(strings.Repeat("b", 300)+"\n", 1000)
-	d := diffStreams(strings.NewReader(a), strings.NewReader(b))
+	d := FirstDifference(strings.NewReader(a), strings.NewReader(b))
 	if d == nil || d.Line != 1 || d.Offset != 0 {
 		t.Fatalf("diff = %+v", d)
 	}
@@ -94,20 +93,20 @@ func TestDiffBounded(t *testing.T) {
 
 func TestInflateReaderBounded(t *testing.T) {
 	zero := make([]byte, 4<<20)
-	gzb, err := blob.CompressBytes(zero)
+	gzb, err := CompressBytes(zero)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	n, _ := out.ReadFrom(inflateReader(gzb, 1000))
+	n, _ := out.ReadFrom(Inflated(gzb, 1000))
 	if n != 1000 {
 		t.Errorf("inflated %d bytes, want the limit 1000", n)
 	}
-	n, _ = out.ReadFrom(inflateReader([]byte("not gzip"), 1000))
+	n, _ = out.ReadFrom(Inflated([]byte("not gzip"), 1000))
 	if n != 0 {
 		t.Errorf("inflated %d bytes of non-gzip", n)
 	}
-	n, _ = out.ReadFrom(inflateReader(gzb[:len(gzb)/2], 10<<20))
+	n, _ = out.ReadFrom(Inflated(gzb[:len(gzb)/2], 10<<20))
 	if n == 0 || n >= 4<<20 {
 		t.Errorf("truncated blob inflated to %d bytes", n)
 	}
