@@ -91,6 +91,13 @@ func TestLoadReleasesErrors(t *testing.T) {
 			m["files/metadata.yaml"] = "releaseSeries:\n- major: 0\n  minor: 6\n  contract: v1beta1\n"
 		}, "no releaseSeries entry for 0.7 (has: 0.6)"},
 		{"bad pin", func(m map[string]string) { m["pin.yaml"] = "providers: [{kind: X}]\n" }, "pin.yaml"},
+		// What verifier verify flags, builder push refuses (one parser).
+		{"duplicate key in metadata", func(m map[string]string) {
+			m["files/metadata.yaml"] = testMetadata + "releaseSeries: []\n"
+		}, "files/metadata.yaml: not clusterctl metadata: metadata has duplicate key \"releaseSeries\""},
+		{"metadata of another kind", func(m map[string]string) {
+			m["files/metadata.yaml"] = strings.Replace(testMetadata, "kind: Metadata", "kind: Other", 1)
+		}, "metadata kind is \"Other\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
