@@ -36,17 +36,3 @@ func FuzzParseReference(f *testing.F) {
 		}
 	})
 }
-
-// FuzzContract: metadata.yaml from anywhere never panics the contract lookup.
-func FuzzContract(f *testing.F) {
-	f.Add([]byte(testMetadata), "v0.7.7")
-	f.Add([]byte("releaseSeries:\n- major: -1\n  minor: 2\n"), "v1.2.3")
-	f.Add([]byte("releaseSeries: {}"), "1")
-	f.Add([]byte("- a\n- b"), "v0.0.0-rc.1")
-	f.Fuzz(func(t *testing.T, md []byte, version string) {
-		c, err := Contract(md, version)
-		if err == nil && c == "" {
-			t.Fatalf("Contract(%q, %q) returned no contract and no error", md, version)
-		}
-	})
-}

@@ -10,9 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/version"
-	"sigs.k8s.io/yaml"
-
+	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -125,7 +123,7 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 		sum := sha256.Sum256(b)
 		patches = append(patches, Patch{Path: pp, SHA256: hex.EncodeToString(sum[:])})
 	}
-	contract, err := Contract(meta, p.Version)
+	contract, err := metadata.Contract(meta, p.Version)
 	if err != nil {
 		return Release{}, fmt.Errorf("%s: %s: %s: %w", dir, id, metaPath, err)
 	}
@@ -137,40 +135,4 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 		Patches:        patches,
 		BuilderVersion: builderVersion,
 	}, nil
-}
-
-// metadataDoc is clusterctl's metadata.yaml.
-type metadataDoc struct {
-	ReleaseSeries []struct {
-		Major    *int   `json:"major"`
-		Minor    *int   `json:"minor"`
-		Contract string `json:"contract"`
-	} `json:"releaseSeries"`
-}
-
-// Contract returns the API contract metadata.yaml declares for the release
-// series (major.minor) of version.
-func Contract(metadata []byte, ver string) (string, error) {
-	v, err := version.ParseGeneric(ver)
-	if err != nil {
-		return "", fmt.Errorf("version %q: %w", ver, err)
-	}
-	var md metadataDoc
-	if err := yaml.Unmarshal(metadata, &md); err != nil {
-		return "", fmt.Errorf("not clusterctl metadata: %w", err)
-	}
-	var have []string
-	for _, s := range md.ReleaseSeries {
-		if s.Major == nil || s.Minor == nil || *s.Major < 0 || *s.Minor < 0 {
-			continue
-		}
-		have = append(have, fmt.Sprintf("%d.%d", *s.Major, *s.Minor))
-		if uint(*s.Major) == v.Major() && uint(*s.Minor) == v.Minor() {
-			if s.Contract == "" {
-				return "", fmt.Errorf("release series %d.%d names no contract", *s.Major, *s.Minor)
-			}
-			return s.Contract, nil
-		}
-	}
-	return "", fmt.Errorf("no releaseSeries entry for %d.%d (has: %s): add one with its contract", v.Major(), v.Minor(), strings.Join(have, ", "))
 }

@@ -91,6 +91,13 @@ func TestLoadReleasesErrors(t *testing.T) {
 			m["files/metadata.yaml"] = "releaseSeries:\n- major: 0\n  minor: 6\n  contract: v1beta1\n"
 		}, "no releaseSeries entry for 0.7 (has: 0.6)"},
 		{"bad pin", func(m map[string]string) { m["pin.yaml"] = "providers: [{kind: X}]\n" }, "pin.yaml"},
+		// What verifier verify flags, builder push refuses (one parser).
+		{"duplicate key in metadata", func(m map[string]string) {
+			m["files/metadata.yaml"] = testMetadata + "releaseSeries: []\n"
+		}, "files/metadata.yaml: not clusterctl metadata: metadata has duplicate key \"releaseSeries\""},
+		{"metadata of another kind", func(m map[string]string) {
+			m["files/metadata.yaml"] = strings.Replace(testMetadata, "kind: Metadata", "kind: Other", 1)
+		}, "metadata kind is \"Other\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,30 +111,5 @@ func TestLoadReleasesErrors(t *testing.T) {
 				t.Fatalf("LoadReleases = %v, want %q", err, tt.want)
 			}
 		})
-	}
-}
-
-func TestContract(t *testing.T) {
-	md := []byte("releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n- major: 1\n  minor: 11\n  contract: v1beta2\n")
-	tests := []struct {
-		version, want, wantErr string
-	}{
-		{"v1.10.1", "v1beta1", ""},
-		{"v1.11.0-rc.1", "v1beta2", ""},
-		{"1.11.3", "v1beta2", ""},
-		{"v1.12.0", "", "no releaseSeries entry for 1.12"},
-		{"latest", "", "version"},
-	}
-	for _, tt := range tests {
-		got, err := Contract(md, tt.version)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("Contract(%s) error = %v, want %q", tt.version, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("Contract(%s) = %q, %v; want %q", tt.version, got, err, tt.want)
-		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinseal/pinseal/internal/testpeer"
 )
 
 var manifest = []byte(strings.Repeat("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", 200))
@@ -98,10 +100,7 @@ func TestCompressGolden(t *testing.T) {
 // TestGNUGzipInterop checks that blobs GNU gzip made are read the same way
 // and that GNU gzip accepts ours.
 func TestGNUGzipInterop(t *testing.T) {
-	gz, err := exec.LookPath("gzip")
-	if err != nil {
-		t.Skip("GNU gzip not installed")
-	}
+	gz := testpeer.Binary(t, "gzip", "apt-get install gzip")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "core-components.yaml")
 	if err := os.WriteFile(src, manifest, 0o644); err != nil {

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -62,6 +63,42 @@ func FuzzInspect(f *testing.F) {
 		}
 		if sha(out) != [32]byte(info.RawSHA256) {
 			t.Fatal("inflated digest differs from compress/gzip's")
+		}
+	})
+}
+
+// FuzzFirstDifference: two texts differ iff a diff comes back, the diff
+// points at the first differing byte and its line, stays within its
+// bounds, and is the same whether the content is read plain or inflated
+// from a gzip blob (the tree and the registry read it one way each).
+func FuzzFirstDifference(f *testing.F) {
+	f.Add([]byte("a\nb\nc\n"), []byte("a\nx\nc\n"))
+	f.Add([]byte(""), []byte("x"))
+	f.Add([]byte("a: 1\nb: 2\n"), []byte("a: 1\nb: 3\n"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		d := FirstDifference(bytes.NewReader(a), bytes.NewReader(b))
+		if bytes.Equal(a, b) != (d == nil) {
+			t.Fatalf("equal=%v diff=%+v", bytes.Equal(a, b), d)
+		}
+		gz, err := CompressBytes(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dz := FirstDifference(bytes.NewReader(a), Inflated(gz, int64(len(b))+1)); (d == nil) != (dz == nil) || d != nil && *d != *dz {
+			t.Fatalf("plain %+v, inflated %+v", d, dz)
+		}
+		if d == nil {
+			return
+		}
+		i := 0
+		for i < len(a) && i < len(b) && a[i] == b[i] {
+			i++
+		}
+		if d.Offset != int64(i) || d.Line != bytes.Count(a[:i], []byte{'\n'})+1 {
+			t.Fatalf("diff at line %d byte %d, want byte %d", d.Line, d.Offset, i)
+		}
+		if len(d.Excerpt) > diffMaxBytes || strings.Count(d.Excerpt, "\n") > diffMaxLines {
+			t.Fatalf("excerpt too big: %d bytes", len(d.Excerpt))
 		}
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/internal/testpeer"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -408,7 +409,7 @@ func TestBuildExistingBlob(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.existing == nil {
-				t.Skip("GNU gzip not installed")
+				testpeer.Missing(t, "GNU gzip not in PATH: apt-get install gzip")
 			}
 			dir := t.TempDir()
 			writePackage(t, dir, pkgSpec{url: up.URL})

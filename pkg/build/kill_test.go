@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,7 +80,9 @@ func TestKilledBuildHelper(t *testing.T) {
 
 // TestKilledBuild SIGKILLs a process that keeps rebuilding a package at
 // random moments and checks that every output file is then exactly one
-// release's content: the old file or the new one, never half a file.
+// release's content: the old file or the new one, never half a file. The
+// helper must die of that signal: one that ends by itself (Build failed)
+// fails the test.
 func TestKilledBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -99,14 +102,27 @@ func TestKilledBuild(t *testing.T) {
 		if round == 40 {
 			t.Skipf("the helper never got to write outputs in %d rounds", round)
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledBuildHelper$", "-test.count=1")
+		var out bytes.Buffer
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledBuildHelper$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), "PINSEAL_KILL_HELPER_DIR="+dir)
+		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(50+r.Intn(maxWait)) * time.Millisecond)
-		cmd.Process.Kill()
-		cmd.Wait()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			// The helper rebuilds forever: ending by itself means Build
+			// failed (or the helper did not run at all).
+			t.Fatalf("round %d: the helper ended before it was killed (%v):\n%s", round, err, out.Bytes())
+		case <-time.After(time.Duration(50+r.Intn(maxWait)) * time.Millisecond):
+		}
+		_ = cmd.Process.Kill()
+		<-done
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("round %d: the helper ended with %v, want killed by SIGKILL:\n%s", round, cmd.ProcessState, out.Bytes())
+		}
 
 		found := false
 		for rel := range outs[0] {

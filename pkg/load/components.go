@@ -14,10 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/blob"
@@ -50,83 +47,6 @@ func decodeBase64(s string) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
-}
-
-// ParseMetadata parses clusterctl's Metadata (metadata.yaml): apiVersion
-// clusterctl.cluster.x-k8s.io/*, releaseSeries of major/minor/contract. `kind:
-// Metadata` may be omitted; every other problem is in Metadata.Err.
-func ParseMetadata(raw []byte) *model.Metadata {
-	md := &model.Metadata{}
-	fail := func(format string, a ...any) *model.Metadata {
-		md.Err = fmt.Errorf(format, a...)
-		return md
-	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return fail("metadata is empty")
-	}
-	var n yaml.Node
-	if err := yaml.Unmarshal(raw, &n); err != nil {
-		return fail("metadata does not parse: %v", err)
-	}
-	if len(n.Content) == 0 {
-		return fail("metadata is empty")
-	}
-	root := n.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return fail("metadata is a %s, not a mapping", nodeKind(root))
-	}
-	if d := duplicateKeys(root); len(d) > 0 {
-		return fail("metadata has duplicate key %q (lines %d and %d)", d[0].key, d[0].first, d[0].line)
-	}
-	if av, ok := scalar(lookup(root, "apiVersion")); ok && !strings.HasPrefix(av, "clusterctl.cluster.x-k8s.io/") {
-		return fail("metadata apiVersion is %q, want clusterctl.cluster.x-k8s.io/v1alpha3", av)
-	}
-	if k := lookup(root, "kind"); k != nil {
-		md.Kind, _ = scalar(k)
-		if md.Kind != "Metadata" {
-			return fail("metadata kind is %q, want Metadata (or no kind)", md.Kind)
-		}
-	}
-	rs := lookup(root, "releaseSeries")
-	if rs == nil {
-		return fail("metadata has no releaseSeries")
-	}
-	if rs.Kind != yaml.SequenceNode {
-		return fail("metadata releaseSeries is a %s, not a list", nodeKind(rs))
-	}
-	for i, e := range rs.Content {
-		var s model.ReleaseSeries
-		var err error
-		if s.Major, err = intField(e, "major"); err != nil {
-			return fail("releaseSeries[%d]: %v", i, err)
-		}
-		if s.Minor, err = intField(e, "minor"); err != nil {
-			return fail("releaseSeries[%d]: %v", i, err)
-		}
-		c, ok := scalar(lookup(e, "contract"))
-		if !ok || c == "" {
-			return fail("releaseSeries[%d] (line %d): contract missing", i, e.Line)
-		}
-		s.Contract = c
-		md.ReleaseSeries = append(md.ReleaseSeries, s)
-	}
-	return md
-}
-
-func intField(m *yaml.Node, key string) (int, error) {
-	v := lookup(m, key)
-	s, ok := scalar(v)
-	if !ok {
-		return 0, fmt.Errorf("%s missing", key)
-	}
-	if v.Tag != "!!int" {
-		return 0, fmt.Errorf("%s is %q (line %d), not an integer", key, s, v.Line)
-	}
-	n, err := strconv.ParseInt(s, 0, 32)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%s is %q (line %d), not a non-negative integer", key, s, v.Line)
-	}
-	return int(n), nil
 }
 
 // hashFiles hashes every regular file under files/ and every pinned path
@@ -326,9 +246,9 @@ func (l *scanner) components(p *model.Package, cm *pendingCM) {
 	defer yf.Close()
 	var stored io.Reader = bytes.NewReader(raw)
 	if comp.Gzip {
-		stored = inflateReader(raw, l.opts.Limit)
+		stored = blob.Inflated(raw, l.opts.Limit)
 	}
-	comp.Diff = diffStreams(yf, stored)
+	comp.Diff = blob.FirstDifference(yf, stored)
 }
 
 // pinFor finds the pin.yaml provider of a ConfigMap: its release is the

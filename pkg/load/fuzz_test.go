@@ -42,45 +42,6 @@ func FuzzLoadObjects(f *testing.F) {
 	})
 }
 
-// FuzzParseMetadata: clusterctl metadata from anywhere never panics, and
-// either parses or says why.
-func FuzzParseMetadata(f *testing.F) {
-	f.Add([]byte("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries:\n- {major: 1, minor: 10, contract: v1beta1}\n"))
-	f.Add([]byte("kind: Metadata\nreleaseSeries: [{major: x}]\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		md := ParseMetadata(data)
-		if md == nil || (md.Err == nil && len(md.ReleaseSeries) == 0 && !strings.Contains(string(data), "releaseSeries")) {
-			t.Fatalf("metadata %+v from %q", md, data)
-		}
-	})
-}
-
-// FuzzDiffStreams: two texts differ iff a diff comes back, and the diff
-// points at the first differing byte.
-func FuzzDiffStreams(f *testing.F) {
-	f.Add([]byte("a\nb\nc\n"), []byte("a\nx\nc\n"))
-	f.Add([]byte(""), []byte("x"))
-	f.Fuzz(func(t *testing.T, a, b []byte) {
-		d := diffStreams(bytes.NewReader(a), bytes.NewReader(b))
-		if bytes.Equal(a, b) != (d == nil) {
-			t.Fatalf("equal=%v diff=%+v", bytes.Equal(a, b), d)
-		}
-		if d == nil {
-			return
-		}
-		i := 0
-		for i < len(a) && i < len(b) && a[i] == b[i] {
-			i++
-		}
-		if d.Offset != int64(i) || d.Line != bytes.Count(a[:i], []byte{'\n'})+1 {
-			t.Fatalf("diff at line %d byte %d, want byte %d", d.Line, d.Offset, i)
-		}
-		if len(d.Excerpt) > diffMaxBytes || strings.Count(d.Excerpt, "\n") > diffMaxLines {
-			t.Fatalf("excerpt too big: %d bytes", len(d.Excerpt))
-		}
-	})
-}
-
 // FuzzLoadPackage runs the whole loader over a plain manifest package made
 // of the input: ConfigMaps are built, base64 decoded, blobs inflated and
 // matched. It must never panic (safeLoad would turn a panic into an

@@ -12,6 +12,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -357,7 +358,7 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 	if md := lookupPath(o.root, "data", "metadata"); md != nil {
 		s, ok := scalar(md)
 		cm.MetadataRaw = []byte(s)
-		cm.Metadata = ParseMetadata(cm.MetadataRaw)
+		cm.Metadata = metadata.Parse(cm.MetadataRaw)
 		if !ok && md.Kind != yaml.ScalarNode {
 			cm.Metadata = &model.Metadata{Err: fmt.Errorf("data.metadata is a %s, not a string", nodeKind(md))}
 		}

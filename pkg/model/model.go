@@ -170,12 +170,9 @@ type Components struct {
 	DecodeErr error
 }
 
-// Diff says where two texts first differ.
-type Diff struct {
-	Line    int    // first differing line (1-based) of the YAML file
-	Offset  int64  // first differing byte offset
-	Excerpt string // a short unified-diff excerpt, "-" YAML, "+" blob
-}
+// Diff says where a YAML and the content of its blob first differ
+// (blob.FirstDifference).
+type Diff = blob.Diff
 
 // Metadata is clusterctl's Metadata (metadata.yaml).
 type Metadata struct {

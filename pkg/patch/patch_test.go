@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/internal/testpeer"
 )
 
 const deployment = `apiVersion: apps/v1
@@ -331,10 +333,7 @@ func TestApplyErrors(t *testing.T) {
 // edits of a manifest, `diff -u` output applied to the old file gives the
 // new one, and so does GNU patch with the same input when available.
 func TestRoundTripWithDiff(t *testing.T) {
-	diffBin, err := exec.LookPath("diff")
-	if err != nil {
-		t.Skip("diff(1) not installed")
-	}
+	diffBin := testpeer.Binary(t, "diff", "apt-get install diffutils")
 	r := rand.New(rand.NewSource(1))
 	base := strings.Split(strings.Repeat(deployment, 5), "\n")
 	dir := t.TempDir()

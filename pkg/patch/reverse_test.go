@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/internal/testpeer"
 )
 
 // TestUnapplyRoundTrip applies a diff and undoes it: the result is the
@@ -208,10 +210,7 @@ func TestUnapplyEdited(t *testing.T) {
 // TestUnapplyRoundTripWithDiff: for random edits, `diff -u old new`
 // undone on new gives old.
 func TestUnapplyRoundTripWithDiff(t *testing.T) {
-	diffBin, err := exec.LookPath("diff")
-	if err != nil {
-		t.Skip("diff(1) not installed")
-	}
+	diffBin := testpeer.Binary(t, "diff", "apt-get install diffutils")
 	r := rand.New(rand.NewSource(2))
 	base := strings.Split(strings.Repeat(deployment, 5), "\n")
 	dir := t.TempDir()

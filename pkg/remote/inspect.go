@@ -1,18 +1,12 @@
 package remote
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
-	"fmt"
-	"io"
-	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -38,11 +32,11 @@ func Inspect(a *model.Artifact, p *artifact.Pulled, tag string, limit int64) {
 		c.YAMLSize = int64(len(yml))
 		c.YAMLDigest = sha256.Sum256(yml)
 		if c.Blob != nil && c.Blob.Err == nil && c.Blob.RawSHA256 != c.YAMLDigest {
-			c.Diff = firstDifference(yml, p.Blob, limit)
+			c.Diff = blob.FirstDifference(bytes.NewReader(yml), blob.Inflated(p.Blob, limit))
 		}
 	}
 	if p.Metadata != nil {
-		c.Metadata = ParseMetadata(p.Metadata)
+		c.Metadata = metadata.Parse(p.Metadata)
 	}
 	switch {
 	case a.Config != nil && a.Config.Version != "":
@@ -53,133 +47,4 @@ func Inspect(a *model.Artifact, p *artifact.Pulled, tag string, limit int64) {
 		c.Version = pin.ReleaseVersion(tag)
 	}
 	a.Content = c
-}
-
-// metadataDoc is clusterctl's metadata.yaml.
-type metadataDoc struct {
-	APIVersion    string `json:"apiVersion"`
-	Kind          string `json:"kind"`
-	ReleaseSeries []struct {
-		Major    *int   `json:"major"`
-		Minor    *int   `json:"minor"`
-		Contract string `json:"contract"`
-	} `json:"releaseSeries"`
-}
-
-// ParseMetadata parses clusterctl's Metadata; `kind: Metadata` may be
-// omitted, every other problem is in Metadata.Err.
-func ParseMetadata(raw []byte) *model.Metadata {
-	md := &model.Metadata{}
-	var doc metadataDoc
-	if len(bytes.TrimSpace(raw)) == 0 {
-		md.Err = fmt.Errorf("metadata is empty")
-		return md
-	}
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		md.Err = fmt.Errorf("metadata does not parse: %w", err)
-		return md
-	}
-	md.Kind = doc.Kind
-	switch {
-	case doc.APIVersion != "" && !strings.HasPrefix(doc.APIVersion, "clusterctl.cluster.x-k8s.io/"):
-		md.Err = fmt.Errorf("metadata apiVersion is %q, want clusterctl.cluster.x-k8s.io/v1alpha3", doc.APIVersion)
-		return md
-	case doc.Kind != "" && doc.Kind != "Metadata":
-		md.Err = fmt.Errorf("metadata kind is %q, want Metadata (or no kind)", doc.Kind)
-		return md
-	case doc.ReleaseSeries == nil:
-		md.Err = fmt.Errorf("metadata has no releaseSeries")
-		return md
-	}
-	for i, s := range doc.ReleaseSeries {
-		if s.Major == nil || s.Minor == nil || *s.Major < 0 || *s.Minor < 0 {
-			md.Err = fmt.Errorf("releaseSeries[%d]: major and minor must be non-negative integers", i)
-			return md
-		}
-		if s.Contract == "" {
-			md.Err = fmt.Errorf("releaseSeries[%d] (%d.%d): contract missing", i, *s.Major, *s.Minor)
-			return md
-		}
-		md.ReleaseSeries = append(md.ReleaseSeries, model.ReleaseSeries{Major: *s.Major, Minor: *s.Minor, Contract: s.Contract})
-	}
-	return md
-}
-
-// Excerpt bounds.
-const (
-	diffContext = 3
-	diffMaxLine = 160
-)
-
-// firstDifference streams gunzip(gz) (at most limit bytes) against yml and
-// says where they first differ, with the common lines before it and the
-// differing line of each ("-" YAML, "+" blob).
-func firstDifference(yml, gz []byte, limit int64) *model.Diff {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return &model.Diff{Line: 1, Excerpt: "+ (the blob is not gzip)\n"}
-	}
-	zr.Multistream(false)
-	r := bufio.NewReader(io.LimitReader(zr, limit))
-	var off int64
-	for {
-		b, err := r.ReadByte()
-		if err != nil {
-			if off == int64(len(yml)) {
-				return nil
-			}
-			return diffAt(yml, off, nil, true)
-		}
-		if off >= int64(len(yml)) || yml[off] != b {
-			_ = r.UnreadByte()
-			rest, _ := r.Peek(diffMaxLine)
-			return diffAt(yml, off, rest, false)
-		}
-		off++
-	}
-}
-
-// diffAt builds the excerpt for a difference at byte off of yml; rest is
-// what the blob holds from there (blobEnded: nothing).
-func diffAt(yml []byte, off int64, rest []byte, blobEnded bool) *model.Diff {
-	line := 1 + bytes.Count(yml[:off], []byte{'\n'})
-	start := bytes.LastIndexByte(yml[:off], '\n') + 1
-	var ex strings.Builder
-	fmt.Fprintf(&ex, "@@ line %d, byte %d @@\n", line, off)
-	ctx := strings.Split(string(yml[:start]), "\n")
-	if n := len(ctx); n > 0 {
-		ctx = ctx[:n-1] // text before start ends with '\n'
-	}
-	if len(ctx) > diffContext {
-		ctx = ctx[len(ctx)-diffContext:]
-	}
-	for _, l := range ctx {
-		ex.WriteString(" " + clip(l) + "\n")
-	}
-	prefix := string(yml[start:off])
-	if off < int64(len(yml)) {
-		end := bytes.IndexByte(yml[off:], '\n')
-		if end < 0 {
-			end = len(yml) - int(off)
-		}
-		ex.WriteString("-" + clip(prefix+string(yml[off:off+int64(end)])) + "\n")
-	} else {
-		ex.WriteString(`\ the YAML ends here` + "\n")
-	}
-	if blobEnded {
-		ex.WriteString(`\ the blob ends here` + "\n")
-	} else {
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			rest = rest[:i]
-		}
-		ex.WriteString("+" + clip(prefix+string(rest)) + "\n")
-	}
-	return &model.Diff{Line: line, Offset: off, Excerpt: ex.String()}
-}
-
-func clip(s string) string {
-	if len(s) > diffMaxLine {
-		return s[:diffMaxLine] + "…"
-	}
-	return s
 }

@@ -5,6 +5,9 @@ import (
 	"compress/gzip"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 func gz(t *testing.T, s string) []byte {
@@ -18,27 +21,33 @@ func gz(t *testing.T, s string) []byte {
 	return b.Bytes()
 }
 
-func TestFirstDifference(t *testing.T) {
+// TestInspectDiff: Inspect records where the blob's content first differs
+// from the YAML layer (blob.FirstDifference), and nothing when they agree
+// or the blob does not inflate (blob-corrupt says why).
+func TestInspectDiff(t *testing.T) {
 	yml := "a: 1\nb: 2\nc: 3\nd: 4\n"
 	tests := []struct {
 		name       string
-		blob       string
+		blob       []byte
 		line       int
 		offset     int64
 		wantInDiff []string
 	}{
-		{"equal", yml, 0, 0, nil},
-		{"changed line", "a: 1\nb: 2\nc: 9\nd: 4\n", 3, 13, []string{" a: 1", " b: 2", "-c: 3", "+c: 9"}},
-		{"blob shorter", "a: 1\nb: 2\n", 3, 10, []string{"-c: 3", `\ the blob ends here`}},
-		{"blob longer", yml + "e: 5\n", 5, int64(len(yml)), []string{`\ the YAML ends here`, "+e: 5"}},
-		{"first byte", "z: 1\n", 1, 0, []string{"-a: 1", "+z: 1"}},
+		{"equal", gz(t, yml), 0, 0, nil},
+		{"changed line", gz(t, "a: 1\nb: 2\nc: 9\nd: 4\n"), 3, 13, []string{" a: 1", " b: 2", "-c: 3", "+c: 9"}},
+		{"blob shorter", gz(t, "a: 1\nb: 2\n"), 3, 10, []string{"-c: 3", `\ the blob ends here`}},
+		{"blob longer", gz(t, yml+"e: 5\n"), 5, int64(len(yml)), []string{`\ the YAML ends here`, "+e: 5"}},
+		{"first byte", gz(t, "z: 1\n"), 1, 0, []string{"-a: 1", "+z: 1"}},
+		{"not gzip", []byte("not gzip"), 0, 0, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := firstDifference([]byte(yml), gz(t, tc.blob), 1<<20)
+			a := &model.Artifact{YAMLTitle: "core-components.yaml"}
+			Inspect(a, &artifact.Pulled{Blob: tc.blob, Files: map[string][]byte{a.YAMLTitle: []byte(yml)}}, "v1.0.0", 1<<20)
+			d := a.Content.Diff
 			if tc.wantInDiff == nil {
 				if d != nil {
-					t.Fatalf("equal content: %+v", d)
+					t.Fatalf("no difference expected: %+v", d)
 				}
 				return
 			}
@@ -51,40 +60,5 @@ func TestFirstDifference(t *testing.T) {
 				}
 			}
 		})
-	}
-	if d := firstDifference([]byte(yml), []byte("not gzip"), 1<<20); d == nil {
-		t.Error("not gzip: no difference")
-	}
-	// The limit stops inflating: a longer blob is cut, not read whole.
-	if d := firstDifference([]byte("ab"), gz(t, strings.Repeat("a", 1<<16)), 1); d == nil || d.Offset != 1 {
-		t.Errorf("limited: %+v", d)
-	}
-}
-
-func TestParseMetadata(t *testing.T) {
-	tests := []struct {
-		name, doc string
-		series    int
-		err       string
-	}{
-		{"full", "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n", 1, ""},
-		{"no kind", "releaseSeries:\n- major: 0\n  minor: 7\n  contract: v1beta1\n- major: 0\n  minor: 8\n  contract: v1beta2\n", 2, ""},
-		{"empty", "  \n", 0, "empty"},
-		{"not yaml", "releaseSeries: [", 0, "does not parse"},
-		{"wrong kind", "kind: Other\nreleaseSeries: []\n", 0, "kind"},
-		{"wrong apiVersion", "apiVersion: v1\nreleaseSeries: []\n", 0, "apiVersion"},
-		{"no series", "kind: Metadata\n", 0, "no releaseSeries"},
-		{"no contract", "releaseSeries:\n- major: 1\n  minor: 2\n", 0, "contract missing"},
-		{"no minor", "releaseSeries:\n- major: 1\n  contract: v1beta1\n", 0, "major and minor"},
-		{"negative", "releaseSeries:\n- major: -1\n  minor: 2\n  contract: v1beta1\n", 0, "major and minor"},
-	}
-	for _, tc := range tests {
-		md := ParseMetadata([]byte(tc.doc))
-		switch {
-		case tc.err == "" && (md.Err != nil || len(md.ReleaseSeries) != tc.series):
-			t.Errorf("%s: %+v", tc.name, md)
-		case tc.err != "" && (md.Err == nil || !strings.Contains(md.Err.Error(), tc.err)):
-			t.Errorf("%s: err %v, want %q", tc.name, md.Err, tc.err)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package load
+package blob
 
 import (
 	"bufio"
@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/pinseal/pinseal/pkg/model"
 )
+
+// Diff says where the YAML and the content of its blob first differ.
+type Diff struct {
+	Line    int    // first differing line (1-based) of the YAML
+	Offset  int64  // first differing byte offset
+	Excerpt string // a short unified-diff excerpt, "-" YAML, "+" blob
+}
 
 // Bounds of a diff excerpt.
 const (
@@ -21,10 +26,10 @@ const (
 	tailKeep     = 4096 // bytes of common prefix kept for context
 )
 
-// inflateReader reads the first gzip member of raw, at most limit bytes.
-// Decompression errors end the stream early (the blob-corrupt check says
-// why); the diff then shows where the blob stops.
-func inflateReader(raw []byte, limit int64) io.Reader {
+// Inflated reads the first gzip member of raw, at most limit bytes.
+// Decompression errors end the stream early (Inspect says why); a diff
+// then shows where the blob stops. What is not gzip reads as empty.
+func Inflated(raw []byte, limit int64) io.Reader {
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {
 		return bytes.NewReader(nil)
@@ -43,10 +48,12 @@ func (e eofOnError) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// diffStreams compares the YAML (a) with the blob's content (b), streaming,
-// and returns where they first differ with a short unified-diff-like
-// excerpt ("-" YAML, "+" blob); nil when they are equal.
-func diffStreams(a, b io.Reader) *model.Diff {
+// FirstDifference compares the YAML (a) with the blob's content (b, e.g.
+// Inflated), streaming, and returns where they first differ with a short
+// unified-diff-like excerpt ("-" YAML, "+" blob); nil when they are equal.
+// The tree loader and the registry inspector both use it, so a blob-yaml
+// finding reads the same wherever the blob was found.
+func FirstDifference(a, b io.Reader) *Diff {
 	ra := bufio.NewReaderSize(eofOnError{a}, 64<<10)
 	rb := bufio.NewReaderSize(b, 64<<10)
 	var off int64
@@ -131,7 +138,7 @@ func diffStreams(a, b io.Reader) *model.Diff {
 		ex.WriteString(l)
 		ex.WriteByte('\n')
 	}
-	return &model.Diff{Line: line, Offset: off, Excerpt: ex.String()}
+	return &Diff{Line: line, Offset: off, Excerpt: ex.String()}
 }
 
 // textLine is one line of a diff window; noEOL marks a last line without
