@@ -227,8 +227,8 @@ func warnUntrusted(cfg *server.Config, log *slog.Logger) {
 		if err != nil {
 			return // Validate and the first request report a bad policy file
 		}
-		keys, err := verify.TrustedKeys(pol, nil)
-		if err == nil && len(keys) == 0 && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
+		trust, err := verify.Trust(pol, nil)
+		if err == nil && trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
 			log.Warn(what + " will not verify: " + noKeys(verify.ErrNoTrustedKeys, policyFile).Error())
 		}
 	}
