@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/hex"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -421,13 +422,16 @@ func verifyKeyless(b *bundle.Bundle, vc verify.VerificationContent, trust Trust,
 	if err != nil {
 		msg := err.Error()
 		switch {
+		case strings.Contains(msg, "outside certificate validity"):
+			return fail(CertExpired, "the certificate of %s (valid %s to %s) was not valid when its transparency-log entry was made: %v", who,
+				cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339), err)
+		case strings.Contains(msg, "leaf certificate") && outsideValidity(ver, b, cert):
+			return fail(CertExpired, "the certificate of %s (valid %s to %s) was not valid when it signed: %v", who,
+				cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339), err)
 		case strings.Contains(msg, "log inclusion"):
 			return fail(TLogMissing, "signed by %s; its transparency-log entry does not verify: %v", who, err)
 		case strings.Contains(msg, "verify timestamps"):
 			return fail(NoTimestamp, "signed by %s; no timestamp verifies: %v", who, err)
-		case strings.Contains(msg, "expired or is not yet valid"):
-			return fail(CertExpired, "the certificate of %s (valid %s to %s) was not valid when it signed: %v", who,
-				cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339), err)
 		case strings.Contains(msg, "leaf certificate"):
 			return fail(UntrustedCert, "the certificate of %s does not chain to the trusted root (%s): %v", who, trust.RootSource, err)
 		case strings.Contains(msg, "verify signature"):
@@ -447,7 +451,27 @@ func verifyKeyless(b *bundle.Bundle, vc verify.VerificationContent, trust Trust,
 	return fail(WrongIdentity, "signed by %s, which is none of the policy's identities: %s", who, strings.Join(ids, "; "))
 }
 
-// bundleStatus finds a bundle of subject already stored that key signed
+// outsideValidity reports whether a verified timestamp of b falls outside
+// the certificate's validity (sigstore-go reports an expired certificate
+// like an untrusted one).
+func outsideValidity(ver *verify.Verifier, b *bundle.Bundle, cert *x509.Certificate) bool {
+	logTimes, err := ver.VerifyTransparencyLogInclusion(b)
+	if err != nil {
+		return false
+	}
+	times, err := ver.VerifyObserverTimestamps(b, logTimes)
+	if err != nil {
+		return false
+	}
+	for _, t := range times {
+		if t.Timestamp.Before(cert.NotBefore) || t.Timestamp.After(cert.NotAfter) {
+			return true
+		}
+	}
+	return false
+}
+
+// bundlePresent finds a bundle of subject already stored that key signed
 // and that present accepts.
 func bundlePresent(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, predicateType string, present func(stmt []byte) bool) (bool, error) {
 	bs, _, err := readBundles(ctx, repo, subject, func(pt string) bool { return pt == predicateType })
@@ -469,10 +493,6 @@ func bundlePresent(ctx context.Context, repo artifact.Repository, subject digest
 // attaches it to subject as a referrer, as cosign v3 does. It returns the
 // referrer manifest's descriptor and where it was indexed.
 func writeBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, statement []byte, predicateType string) (ocispec.Descriptor, error) {
-	subjDesc, err := repo.Resolve(ctx, subject.String())
-	if err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("resolve %s@%s: %w", repo.Name(), subject, err)
-	}
 	envJSON, err := sigdsse.WrapSigner(key.sv, inTotoPayloadType).SignMessage(bytes.NewReader(statement), options.WithContext(ctx))
 	if err != nil {
 		return ocispec.Descriptor{}, err
@@ -506,6 +526,19 @@ func writeBundle(ctx context.Context, repo artifact.Repository, subject digest.D
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
+	return AttachBundle(ctx, repo, subject, bundleJSON, predicateType)
+}
+
+// AttachBundle attaches a Sigstore bundle (its JSON, v0.3) to subject as
+// cosign v3 does: a referrer manifest (artifactType and layer of the
+// bundle media type, empty config, annotations naming the DSSE content
+// and predicateType) stored through the referrers API or the referrers tag
+// schema. It checks nothing about the bundle.
+func AttachBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, bundleJSON []byte, predicateType string) (ocispec.Descriptor, error) {
+	subjDesc, err := repo.Resolve(ctx, subject.String())
+	if err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("resolve %s@%s: %w", repo.Name(), subject, err)
+	}
 	empty := []byte("{}")
 	cfg := content.NewDescriptorFromBytes(emptyConfigType, empty)
 	layer := content.NewDescriptorFromBytes(BundleMediaType, bundleJSON)
@@ -517,6 +550,13 @@ func writeBundle(ctx context.Context, repo artifact.Repository, subject digest.D
 			return ocispec.Descriptor{}, fmt.Errorf("write bundle to %s: %w", repo.Name(), err)
 		}
 	}
+	ann := map[string]string{
+		ocispec.AnnotationCreated: time.Now().UTC().Format(time.RFC3339),
+		annBundleContent:          "dsse-envelope",
+	}
+	if predicateType != "" {
+		ann[annBundlePredicate] = predicateType
+	}
 	m := ocispec.Manifest{
 		Versioned:    specs.Versioned{SchemaVersion: 2},
 		MediaType:    ocispec.MediaTypeImageManifest,
@@ -524,11 +564,7 @@ func writeBundle(ctx context.Context, repo artifact.Repository, subject digest.D
 		Config:       cfg,
 		Layers:       []ocispec.Descriptor{layer},
 		Subject:      &ocispec.Descriptor{MediaType: subjDesc.MediaType, Digest: subjDesc.Digest, Size: subjDesc.Size},
-		Annotations: map[string]string{
-			ocispec.AnnotationCreated: time.Now().UTC().Format(time.RFC3339),
-			annBundleContent:          "dsse-envelope",
-			annBundlePredicate:        predicateType,
-		},
+		Annotations:  ann,
 	}
 	mb, err := json.Marshal(m)
 	if err != nil {
