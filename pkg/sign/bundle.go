@@ -493,9 +493,19 @@ func bundlePresent(ctx context.Context, repo artifact.Repository, subject digest
 // attaches it to subject as a referrer, as cosign v3 does. It returns the
 // referrer manifest's descriptor and where it was indexed.
 func writeBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, statement []byte, predicateType string) (ocispec.Descriptor, error) {
-	envJSON, err := sigdsse.WrapSigner(key.sv, inTotoPayloadType).SignMessage(bytes.NewReader(statement), options.WithContext(ctx))
+	bundleJSON, err := keyBundle(ctx, key, statement)
 	if err != nil {
 		return ocispec.Descriptor{}, err
+	}
+	return AttachBundle(ctx, repo, subject, bundleJSON, predicateType)
+}
+
+// keyBundle signs statement into a DSSE envelope with key and wraps it in
+// a Sigstore bundle v0.3 naming the key by cosign's hint.
+func keyBundle(ctx context.Context, key *PrivateKey, statement []byte) ([]byte, error) {
+	envJSON, err := sigdsse.WrapSigner(key.sv, inTotoPayloadType).SignMessage(bytes.NewReader(statement), options.WithContext(ctx))
+	if err != nil {
+		return nil, err
 	}
 	var env struct {
 		PayloadType string `json:"payloadType"`
@@ -505,11 +515,11 @@ func writeBundle(ctx context.Context, repo artifact.Repository, subject digest.D
 		} `json:"signatures"`
 	}
 	if err := json.Unmarshal(envJSON, &env); err != nil || len(env.Signatures) != 1 {
-		return ocispec.Descriptor{}, fmt.Errorf("DSSE envelope: unexpected shape (%v)", err)
+		return nil, fmt.Errorf("DSSE envelope: unexpected shape (%v)", err)
 	}
 	sig, err := base64.StdEncoding.DecodeString(env.Signatures[0].Sig)
 	if err != nil {
-		return ocispec.Descriptor{}, err
+		return nil, err
 	}
 	pb := &protobundle.Bundle{
 		MediaType: BundleMediaType,
@@ -522,11 +532,7 @@ func writeBundle(ctx context.Context, repo artifact.Repository, subject digest.D
 			Signatures:  []*protodsse.Signature{{Sig: sig}},
 		}},
 	}
-	bundleJSON, err := protojson.Marshal(pb)
-	if err != nil {
-		return ocispec.Descriptor{}, err
-	}
-	return AttachBundle(ctx, repo, subject, bundleJSON, predicateType)
+	return protojson.Marshal(pb)
 }
 
 // AttachBundle attaches a Sigstore bundle (its JSON, v0.3) to subject as

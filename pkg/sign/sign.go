@@ -326,7 +326,7 @@ func summarize(v *Verification, trust Trust, what string) {
 	case WrongPredicate:
 		v.Message = fmt.Sprintf("no %s of the expected predicate type for %s: %s", what, v.Subject, best.Detail)
 	case OtherKey:
-		v.Message = fmt.Sprintf("%d %s(s) stored for %s, none by a trusted signer (%s); the last found: %s: %s", len(v.Checks), what, v.Subject, trustNames(trust), best.Form, best.Detail)
+		v.Message = fmt.Sprintf("%d %s(s) stored for %s, none by a trusted key or identity (%s); the last found: %s: %s", len(v.Checks), what, v.Subject, trustNames(trust), best.Form, best.Detail)
 	case Malformed:
 		v.Message = fmt.Sprintf("the %s stored for %s is not in cosign's format (%s): %s", what, v.Subject, best.Form, best.Detail)
 	default:
