@@ -3,9 +3,9 @@ package sign
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"

@@ -186,10 +186,10 @@ type Check struct {
 	// Identity is the keyless signer (certificate SAN and issuer), if any.
 	Identity string `json:"identity,omitempty"`
 	Index    int    `json:"index"`            // layer index in the legacy image; order of bundles after them
-	Valid  bool   `json:"valid"`            // verified by KeyID, for the subject (and, for attestations, the predicate type)
-	Reason Reason `json:"reason,omitempty"` // when not Valid
-	KeyID  string `json:"keyID,omitempty"`  // the trusted key that verified the bytes, if any
-	Detail string `json:"detail,omitempty"`
+	Valid    bool   `json:"valid"`            // verified by KeyID, for the subject (and, for attestations, the predicate type)
+	Reason   Reason `json:"reason,omitempty"` // when not Valid
+	KeyID    string `json:"keyID,omitempty"`  // the trusted key that verified the bytes, if any
+	Detail   string `json:"detail,omitempty"`
 }
 
 // Verification is the verdict on the signatures (or attestations) of one
@@ -201,11 +201,11 @@ type Verification struct {
 	// Referrers is how the subject's referrers were listed (referrers API
 	// or referrers tag schema); "" when they could not be.
 	Referrers string `json:"referrers,omitempty"`
-	Valid      bool          `json:"valid"` // at least one Check is Valid
+	Valid     bool   `json:"valid"` // at least one Check is Valid
 	// Reason is, when not Valid, the most telling reason over all checks:
 	// wrong-digest, then wrong-predicate, other-key, malformed; no-signature
 	// when nothing is stored.
-	Reason  Reason  `json:"reason,omitempty"`
+	Reason  Reason `json:"reason,omitempty"`
 	Message string `json:"message"`         // one line for humans
 	KeyID   string `json:"keyID,omitempty"` // the trusted key of the first valid check
 	// Identity is the keyless identity of the first valid check.
