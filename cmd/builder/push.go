@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 
@@ -228,7 +227,10 @@ func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, 
 	}
 	// seal waits for the key, then signs and attests subject.
 	sealed := false
-	seal := func(ctx context.Context, subject digest.Digest) error {
+	seal := func(ctx context.Context, m ocispec.Descriptor) error {
+		subject := m.Digest
+		signOpts := signOpts
+		signOpts.Subject = m
 		key, err := keyReady()
 		if err != nil {
 			return err
@@ -256,7 +258,7 @@ func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, 
 	if keyReady != nil {
 		// Sign and attest before the release tag is written: a wrong
 		// password or a failed signature leaves no unsigned release behind.
-		pushOpts.BeforeTag = func(ctx context.Context, m ocispec.Descriptor) error { return seal(ctx, m.Digest) }
+		pushOpts.BeforeTag = seal
 	}
 	log.Info("push", "release", rel.String(), "repository", repo.Name())
 	res, err := artifact.Push(ctx, repo, rel, pushOpts)
@@ -270,7 +272,7 @@ func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, 
 	if keyReady != nil && !sealed {
 		// The tag was there already (unchanged): BeforeTag did not run.
 		// Sign what the tag holds; an existing valid signature is kept.
-		if err := seal(ctx, res.Descriptor.Digest); err != nil {
+		if err := seal(ctx, res.Descriptor); err != nil {
 			return fail(fmt.Errorf("%s is in place but not signed and attested: %w; run the push again to complete it", r.Reference, err))
 		}
 	}

@@ -127,7 +127,7 @@ func Attest(ctx context.Context, repo artifact.Repository, subject digest.Digest
 		return Result{}, fmt.Errorf("attest: the statement's subjects do not include %s", subject)
 	}
 	if opts.Format == FormatBundle {
-		return attestBundle(ctx, repo, subject, key, statement, st.PredicateType)
+		return attestBundle(ctx, repo, subject, key, statement, st.PredicateType, opts)
 	}
 	tag := AttestationTag(subject)
 	res := Result{Subject: subject, Format: FormatLegacy, Tag: tag, KeyID: key.pub.ID}
@@ -169,7 +169,7 @@ func Attest(ctx context.Context, repo artifact.Repository, subject digest.Digest
 
 // attestBundle stores a bundle-format attestation (cosign v3's) unless
 // one by the same key with the same claims is already attached.
-func attestBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, statement []byte, predicateType string) (Result, error) {
+func attestBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, statement []byte, predicateType string, opts Options) (Result, error) {
 	res := Result{Subject: subject, Format: FormatBundle, KeyID: key.pub.ID}
 	ok, err := bundlePresent(ctx, repo, subject, key, predicateType, func(got []byte) bool { return sameClaims(got, statement) })
 	if err != nil {
@@ -179,7 +179,7 @@ func attestBundle(ctx context.Context, repo artifact.Repository, subject digest.
 		res.Status = Present
 		return res, nil
 	}
-	d, err := writeBundle(ctx, repo, subject, key, statement, predicateType)
+	d, err := writeBundle(ctx, repo, subject, key, statement, predicateType, opts)
 	if err != nil {
 		return Result{}, fmt.Errorf("attest %s@%s: %w", repo.Name(), subject, err)
 	}

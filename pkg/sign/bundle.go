@@ -492,12 +492,18 @@ func bundlePresent(ctx context.Context, repo artifact.Repository, subject digest
 // a Sigstore bundle v0.3 (public key hint, no log entry, no timestamp) and
 // attaches it to subject as a referrer, as cosign v3 does. It returns the
 // referrer manifest's descriptor and where it was indexed.
-func writeBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, statement []byte, predicateType string) (ocispec.Descriptor, error) {
+func writeBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, statement []byte, predicateType string, opts Options) (ocispec.Descriptor, error) {
 	bundleJSON, err := keyBundle(ctx, key, statement)
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	return AttachBundle(ctx, repo, subject, bundleJSON, predicateType)
+	subjDesc := opts.Subject
+	if subjDesc.Digest != subject {
+		if subjDesc, err = repo.Resolve(ctx, subject.String()); err != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("resolve %s@%s: %w", repo.Name(), subject, err)
+		}
+	}
+	return attachBundle(ctx, repo, subjDesc, bundleJSON, predicateType)
 }
 
 // keyBundle signs statement into a DSSE envelope with key and wraps it in
@@ -545,6 +551,12 @@ func AttachBundle(ctx context.Context, repo artifact.Repository, subject digest.
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("resolve %s@%s: %w", repo.Name(), subject, err)
 	}
+	return attachBundle(ctx, repo, subjDesc, bundleJSON, predicateType)
+}
+
+// attachBundle is AttachBundle for a subject described by subjDesc, which
+// need not be stored yet (builder push signs before it tags).
+func attachBundle(ctx context.Context, repo artifact.Repository, subjDesc ocispec.Descriptor, bundleJSON []byte, predicateType string) (ocispec.Descriptor, error) {
 	empty := []byte("{}")
 	cfg := content.NewDescriptorFromBytes(emptyConfigType, empty)
 	layer := content.NewDescriptorFromBytes(BundleMediaType, bundleJSON)
@@ -576,7 +588,7 @@ func AttachBundle(ctx context.Context, repo artifact.Repository, subject digest.
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	return artifact.PushReferrer(ctx, repo, subject, ocispec.MediaTypeImageManifest, mb)
+	return artifact.PushReferrer(ctx, repo, subjDesc.Digest, ocispec.MediaTypeImageManifest, mb)
 }
 
 // signStatement is the in-toto statement cosign v3 signs for `cosign

@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	"github.com/sigstore/cosign/v2/pkg/oci"
 	"github.com/sigstore/cosign/v2/pkg/oci/static"
@@ -25,6 +26,10 @@ type Options struct {
 	// (the zero value: cosign v2's .sig/.att tags) or FormatBundle (a
 	// Sigstore bundle attached as an OCI referrer, as cosign v3 does).
 	Format Format
+	// Subject describes the artifact manifest (media type, size) for the
+	// bundle's referrer manifest; when its digest is not the one signed,
+	// it is resolved in the repository.
+	Subject ocispec.Descriptor
 	// TLog uploads signatures to a transparency log (Rekor). Not supported
 	// by this build: signing is offline, and Sign/Attest return
 	// ErrTLogUnsupported when it is set.
@@ -77,7 +82,7 @@ func Sign(ctx context.Context, repo artifact.Repository, subject digest.Digest, 
 		return Result{}, fmt.Errorf("sign: subject %q: %w", subject, err)
 	}
 	if opts.Format == FormatBundle {
-		return signBundle(ctx, repo, subject, key)
+		return signBundle(ctx, repo, subject, key, opts)
 	}
 	tag := SignatureTag(subject)
 	res := Result{Subject: subject, Format: FormatLegacy, Tag: tag, KeyID: key.pub.ID}
@@ -124,7 +129,7 @@ func Sign(ctx context.Context, repo artifact.Repository, subject digest.Digest, 
 // signBundle stores a bundle-format signature (cosign v3's): a DSSE
 // envelope of the cosign sign statement, unless a valid one by the same
 // key is already attached.
-func signBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey) (Result, error) {
+func signBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, opts Options) (Result, error) {
 	res := Result{Subject: subject, Format: FormatBundle, KeyID: key.pub.ID}
 	ok, err := bundlePresent(ctx, repo, subject, key, SignPredicateType, func([]byte) bool { return true })
 	if err != nil {
@@ -138,7 +143,7 @@ func signBundle(ctx context.Context, repo artifact.Repository, subject digest.Di
 	if err != nil {
 		return Result{}, err
 	}
-	d, err := writeBundle(ctx, repo, subject, key, stmt, SignPredicateType)
+	d, err := writeBundle(ctx, repo, subject, key, stmt, SignPredicateType, opts)
 	if err != nil {
 		return Result{}, fmt.Errorf("sign %s@%s: %w", repo.Name(), subject, err)
 	}
