@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 
 	"github.com/opencontainers/go-digest"
@@ -15,6 +16,7 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
 // Bounds on what is read when listing and reading referrers (OCI 1.1
@@ -73,6 +75,11 @@ func Referrers(ctx context.Context, repo Repository, subject ocispec.Descriptor)
 		if rr.Repository.SetReferrersCapability(true) != nil {
 			src = ReferrersTagSchema
 		}
+		if err != nil && nameUnknown(err) {
+			// The repository holds nothing yet (a referrers API answers
+			// NAME_UNKNOWN): nothing refers to the subject.
+			return nil, src, nil
+		}
 		if err != nil {
 			return nil, src, fmt.Errorf("list referrers of %s@%s (%s): %w", repo.Name(), subject.Digest, src, err)
 		}
@@ -86,6 +93,19 @@ func Referrers(ctx context.Context, repo Repository, subject ocispec.Descriptor)
 		return nil, ReferrersTagSchema, err
 	}
 	return refs, ReferrersTagSchema, nil
+}
+
+func nameUnknown(err error) bool {
+	var er *errcode.ErrorResponse
+	if !errors.As(err, &er) || er.StatusCode != http.StatusNotFound {
+		return false
+	}
+	for _, e := range er.Errors {
+		if e.Code == errcode.ErrorCodeNameUnknown {
+			return true
+		}
+	}
+	return false
 }
 
 // referrersIndex reads the tag-schema index of subject (bounded).
