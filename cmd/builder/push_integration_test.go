@@ -133,3 +133,36 @@ func TestIntegrationBuilderPushBundleCosign3(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationBuilderPushLegacyCosign2: `builder push --key
+// --signature-format legacy` on both kinds of registry; cosign v2.6.5
+// verifies the signature and the SLSA provenance.
+func TestIntegrationBuilderPushLegacyCosign2(t *testing.T) {
+	cosign := testpeer.Cosign(t)
+	for kind, start := range map[string]func(testing.TB) *testpeer.Registry{
+		"docker-registry": testpeer.StartRegistry,
+		"referrers-api":   testpeer.StartReferrersRegistry,
+	} {
+		t.Run(kind, func(t *testing.T) {
+			reg := start(t)
+			t.Setenv("SOURCE_DATE_EPOCH", "")
+			t.Setenv("DOCKER_CONFIG", t.TempDir())
+			t.Setenv(sign.PasswordEnv, "pw")
+			keys := filepath.Join(t.TempDir(), "k")
+			if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
+				t.Fatalf("keygen: %v\n%s", err, stderr)
+			}
+			stdout, stderr, err := runBuildTestCmd(t, "push", writePushTestPkg(t), "--to", reg.Host+"/capi", "--plain-http", "--key", keys+".key", "--signature-format", "legacy")
+			if err != nil || !strings.Contains(stdout, ".sig") {
+				t.Fatalf("push: %v\n%s%s", err, stdout, stderr)
+			}
+			ref := strings.Fields(stdout)[1]
+			if r := testpeer.Run(t, nil, cosign, "verify", "--key", keys+".pub", "--insecure-ignore-tlog", "--allow-insecure-registry", ref); r.Err != nil {
+				t.Fatalf("cosign v2 verify rejects builder push's legacy signature: %v", r.Err)
+			}
+			if r := testpeer.Run(t, nil, cosign, "verify-attestation", "--type", "slsaprovenance1", "--key", keys+".pub", "--insecure-ignore-tlog", "--allow-insecure-registry", ref); r.Err != nil {
+				t.Fatalf("cosign v2 verify-attestation rejects builder push's legacy provenance: %v", r.Err)
+			}
+		})
+	}
+}

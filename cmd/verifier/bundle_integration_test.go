@@ -248,3 +248,38 @@ func tamper(t *testing.T, bundleJSON []byte) []byte {
 	out, _ := json.Marshal(m)
 	return out
 }
+
+// TestIntegrationCosign2BothRegistries: cosign v2.6.5 (legacy .sig/.att
+// images) signs and attests releases on both kinds of registry, and
+// `verifier verify` accepts them there too.
+func TestIntegrationCosign2BothRegistries(t *testing.T) {
+	cosign := testpeer.Cosign(t)
+	for kind, start := range registries {
+		t.Run(kind, func(t *testing.T) {
+			reg := start(t)
+			t.Setenv("DOCKER_CONFIG", t.TempDir())
+			dir := t.TempDir()
+			env := []string{"COSIGN_PASSWORD=pw", "COSIGN_YES=true"}
+			run := func(args ...string) {
+				t.Helper()
+				if r := testpeer.Run(t, env, cosign, args...); r.Err != nil {
+					t.Fatal(r.Err)
+				}
+			}
+			run("generate-key-pair", "--output-key-prefix", filepath.Join(dir, "cosign"))
+			key, pub := filepath.Join(dir, "cosign.key"), filepath.Join(dir, "cosign.pub")
+			prefix, err := artifact.ParsePrefix(reg.Host + "/capi")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rels := remotetest.Publish(t, remotetest.Tree(t), prefix, remotetest.Steps{})
+			core := rels["v1.10.1-core"]
+			run("sign", "--key", key, "--tlog-upload=false", "--allow-insecure-registry", core.Pinned())
+			run("attest", "--key", key, "--type", "slsaprovenance1", "--predicate", predicateFile(t, dir, core), "--tlog-upload=false", "--allow-insecure-registry", core.Pinned())
+			out, code, err := runVerifier(t, "verify", core.Ref(), "--key", pub, "--plain-http")
+			if code != 0 || !strings.Contains(out, "PASSED") {
+				t.Fatalf("verifier verify of cosign v2's legacy signature: exit %d (%v)\n%s", code, err, out)
+			}
+		})
+	}
+}
