@@ -47,6 +47,9 @@ const (
 	// ReferrersTagSchema: the referrers tag schema fallback, an OCI index
 	// tagged sha256-<hex> (registries without the API, OCI layouts).
 	ReferrersTagSchema ReferrersSource = "referrers tag schema"
+	// ReferrersNone: the repository holds no manifest yet, so nothing
+	// refers to the subject.
+	ReferrersNone ReferrersSource = "no referrers: empty repository"
 )
 
 // ReferrersTag is the referrers tag schema's tag of subject:
@@ -69,19 +72,20 @@ func Referrers(ctx context.Context, repo Repository, subject ocispec.Descriptor)
 			}
 			return nil
 		})
+		if err != nil && nameUnknown(err) {
+			// The repository holds nothing yet (a referrers API answers
+			// NAME_UNKNOWN): nothing refers to the subject. Whether the
+			// registry has the API stays undecided.
+			return nil, ReferrersNone, nil
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("list referrers of %s@%s: %w", repo.Name(), subject.Digest, err)
+		}
 		// Referrers settled the capability: setting it to true again only
 		// succeeds when the API answered.
 		src := ReferrersAPI
 		if rr.Repository.SetReferrersCapability(true) != nil {
 			src = ReferrersTagSchema
-		}
-		if err != nil && nameUnknown(err) {
-			// The repository holds nothing yet (a referrers API answers
-			// NAME_UNKNOWN): nothing refers to the subject.
-			return nil, src, nil
-		}
-		if err != nil {
-			return nil, src, fmt.Errorf("list referrers of %s@%s (%s): %w", repo.Name(), subject.Digest, src, err)
 		}
 		return out, src, nil
 	}
