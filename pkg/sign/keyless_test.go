@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opencontainers/go-digest"
 	"github.com/sigstore/sigstore-go/pkg/root"
 
 	"github.com/pinseal/pinseal/pkg/sign/signtest"
@@ -108,7 +107,6 @@ func TestKeylessAttestationAndWrongDigest(t *testing.T) {
 	if err != nil || av.Valid || av.Reason != WrongDigest {
 		t.Fatalf("provenance of a attached to b: %+v, %v; want wrong-digest", av, err)
 	}
-	var _ digest.Digest
 }
 
 func loadRoot(t *testing.T, path string) *root.TrustedRoot {

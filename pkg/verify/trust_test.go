@@ -1,12 +1,16 @@
 package verify
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/sign"
 	"github.com/pinseal/pinseal/pkg/sign/signtest"
 )
@@ -62,5 +66,59 @@ func TestTrust(t *testing.T) {
 	t.Setenv("TUF_ROOT", tuf)
 	if tr, err := Trust(writePolicy(t, id), nil); err != nil || tr.RootSource != cached {
 		t.Fatalf("Trust with a cached public-good root = %+v, %v", tr, err)
+	}
+}
+
+// TestRefKeyless: `verifier verify` of an artifact signed and attested
+// keylessly (virtual Sigstore bundles attached as referrers) passes under
+// a policy naming the identity and its trusted root, and gives the
+// signature and provenance findings wrong-identity under a policy naming
+// another subject.
+func TestRefKeyless(t *testing.T) {
+	ctx := context.Background()
+	ks := signtest.NewKeyless(t)
+	rootFile := ks.TrustedRoot(t)
+	pfx := remotetest.Layout(t)
+	pub := remotetest.Publish(t, remotetest.Tree(t), pfx, remotetest.Steps{})
+	core := pub["v1.10.1-core"]
+	stmtSig, _ := json.Marshal(map[string]any{
+		"_type": sign.StatementType, "predicateType": sign.SignPredicateType, "predicate": map[string]any{},
+		"subject": []map[string]any{{"digest": map[string]string{"sha256": core.Digest.Encoded()}}},
+	})
+	stmtProv, err := sign.ProvenanceStatement(core.Repo.Name(), core.Digest, core.Release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for stmt, pt := range map[string]string{string(stmtSig): sign.SignPredicateType, string(stmtProv): sign.PredicateSLSAProvenance} {
+		b := ks.Bundle(t, signtest.GitHubIdentity, signtest.GitHubIssuer, []byte(stmt), signtest.Opts{Timestamp: true, TLogAt: time.Now()})
+		if _, err := sign.AttachBundle(ctx, core.Repo, core.Digest, b, pt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pol := func(subject string) *policy.Policy {
+		doc := "apiVersion: pinseal/v1\nkind: Policy\nidentities:\n- issuer: " + signtest.GitHubIssuer + "\n  subject: " + subject +
+			"\ntrustedRoot: " + rootFile + "\nbuilders:\n- https://github.com/pinseal/pinseal/cmd/builder\n"
+		p, err := policy.Parse([]byte(doc), filepath.Join(t.TempDir(), "policy.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	r, _, err := Ref(ctx, core.Ref(), RefOptions{Policy: pol(signtest.GitHubIdentity)})
+	if err != nil || !r.Summary.Passed {
+		t.Fatalf("keyless under its identity: %v\n%+v", err, r)
+	}
+	r, _, err = Ref(ctx, core.Ref(), RefOptions{Policy: pol("https://github.com/acme/other/.github/workflows/release.yml@refs/heads/main")})
+	if err != nil || r.Summary.Passed {
+		t.Fatalf("keyless under another subject passed: %v", err)
+	}
+	got := map[string]bool{}
+	for _, f := range r.Findings {
+		if strings.Contains(f.Message, "wrong-identity") && strings.Contains(f.Message, "Sigstore bundle v0.3") {
+			got[f.Check] = true
+		}
+	}
+	if !got["signature"] || !got["provenance"] {
+		t.Fatalf("want signature and provenance wrong-identity findings naming the form, got %+v", r.Findings)
 	}
 }
