@@ -215,7 +215,7 @@ func noKeys(err error, policyFile string) error {
 	if policyFile != "" {
 		where = "policy " + policyFile
 	}
-	return fmt.Errorf("%w: %s trusts no key: list cosign public keys under `keys:` in a policy file and name it in the config's policy (or the source's policy), or turn the signature and provenance checks off there", server.ErrNotConfigured, where)
+	return fmt.Errorf("%w: %s trusts no key: list cosign public keys under `keys:` (or keyless signers under `identities:`) in a policy file and name it in the config's policy (or the source's policy), or turn the signature and provenance checks off there", server.ErrNotConfigured, where)
 }
 
 // warnUntrusted logs, at start-up, each registry verification the config
