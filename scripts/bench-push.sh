@@ -99,7 +99,7 @@ cat >"$tmp/predicate.json" <<'EOF'
 EOF
 
 echo "one release of $(basename "$PKG") ($release): $(du -cb "$tmp"/files/* | tail -1 | cut -f1) bytes in 3 files; $ROUNDS rounds, fresh repositories each round, docker-registry on $HOST"
-echo "  ours:     builder push PKG --to $HOST/oursN --plain-http --key cosign.key   (push + sign + SLSA attestation, one process)"
+echo "  ours:     builder push PKG --to $HOST/oursN --plain-http --key cosign.key --signature-format legacy   (push + sign + SLSA attestation, one process; legacy form, like cosign v2's)"
 echo "  upstream: oras push (3 files) + cosign sign --tlog-upload=false              ($(oras version | sed -n 1p | awk '{print $2}'), cosign $(cosign version 2>/dev/null | awk '/GitVersion/ {print $2}'))"
 echo "  upstream+attest: the above + cosign attest --type slsaprovenance1"
 
@@ -108,7 +108,7 @@ TIMEFORMAT='%R %U %S'
 : >"$tmp/t.up"
 : >"$tmp/t.att"
 for ((r = 0; r < ROUNDS; r++)); do
-	{ time "$BUILDER" push "$PKG" --to "$HOST/ours$r" --plain-http --key "$tmp/cosign.key" >"$tmp/ours.out"; } 2>>"$tmp/t.ours"
+	{ time "$BUILDER" push "$PKG" --to "$HOST/ours$r" --plain-http --key "$tmp/cosign.key" --signature-format legacy >"$tmp/ours.out"; } 2>>"$tmp/t.ours"
 	repo=$HOST/up$r/$t-$(awk '/^ *name:/ {print $2; exit}' "$PKG/pin.yaml")
 	{ time {
 		d=$(cd "$tmp/files" && oras push --plain-http --artifact-type application/vnd.pinseal.provider.v1+json \

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 
@@ -27,6 +26,8 @@ type pushOptions struct {
 	key       string
 	plainHTTP bool
 	tlog      bool
+	sigFormat string
+	format    sign.Format
 	json      bool
 	verbose   bool
 }
@@ -51,7 +52,12 @@ moves a tag; run it again to complete it.
 With --key (from ` + "`builder keygen`" + ` or ` + "`cosign generate-key-pair`" + `; password in
 $COSIGN_PASSWORD) the manifest digest is signed and a SLSA provenance v1
 attestation of the pinned sources is attached, both stored as cosign stores
-them, without a transparency log, before the release tag is written: a
+them, without a transparency log, before the release tag is written. With
+--signature-format bundle (the default) they are Sigstore bundles (v0.3,
+DSSE) attached to the artifact as OCI referrers, as cosign v3 writes them
+(through the registry's referrers API, or the sha256-<hex> referrers tag
+on a registry without it); with legacy they are cosign v2's
+sha256-<hex>.sig and .att images, for old cosign readers. A
 wrong password or a refused signature leaves no unsigned release tag. An existing valid signature or attestation
 by the same key is not repeated. Registry credentials come from the docker
 config and its credential helpers.
@@ -68,6 +74,11 @@ Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
 			if err != nil {
 				return usageError{Err: err}
 			}
+			format, err := sign.ParseFormat(o.sigFormat)
+			if err != nil {
+				return usageError{Err: fmt.Errorf("--signature-format: %w", err)}
+			}
+			o.format = format
 			if o.tlog && o.key == "" {
 				return usageError{Err: errors.New("--tlog needs --key")}
 			}
@@ -95,6 +106,7 @@ Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
 	f.StringVar(&o.key, "key", "", "cosign private key to sign and attest with (password in $COSIGN_PASSWORD)")
 	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
 	f.BoolVar(&o.tlog, "tlog", false, "also upload to a transparency log (not supported: refused before anything is pushed, saying how to do it with cosign)")
+	f.StringVar(&o.sigFormat, "signature-format", string(sign.FormatBundle), "how --key stores the signature and provenance: bundle (Sigstore bundles as OCI referrers, cosign v3) or legacy (sha256-<hex>.sig/.att tags, cosign v2)")
 	f.BoolVar(&o.json, "json", false, "print the results as JSON")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
 	return cmd
@@ -134,7 +146,7 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 		}
 		keyReady = loadKeyAsync(o.key, pw)
 	}
-	signOpts := sign.Options{TLog: o.tlog}
+	signOpts := sign.Options{TLog: o.tlog, Format: o.format}
 	regOpts := artifact.Options{PlainHTTP: o.plainHTTP}
 
 	var results []pushResult
@@ -215,7 +227,10 @@ func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, 
 	}
 	// seal waits for the key, then signs and attests subject.
 	sealed := false
-	seal := func(ctx context.Context, subject digest.Digest) error {
+	seal := func(ctx context.Context, m ocispec.Descriptor) error {
+		subject := m.Digest
+		signOpts := signOpts
+		signOpts.Subject = m
 		key, err := keyReady()
 		if err != nil {
 			return err
@@ -243,7 +258,7 @@ func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, 
 	if keyReady != nil {
 		// Sign and attest before the release tag is written: a wrong
 		// password or a failed signature leaves no unsigned release behind.
-		pushOpts.BeforeTag = func(ctx context.Context, m ocispec.Descriptor) error { return seal(ctx, m.Digest) }
+		pushOpts.BeforeTag = seal
 	}
 	log.Info("push", "release", rel.String(), "repository", repo.Name())
 	res, err := artifact.Push(ctx, repo, rel, pushOpts)
@@ -257,7 +272,7 @@ func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, 
 	if keyReady != nil && !sealed {
 		// The tag was there already (unchanged): BeforeTag did not run.
 		// Sign what the tag holds; an existing valid signature is kept.
-		if err := seal(ctx, res.Descriptor.Digest); err != nil {
+		if err := seal(ctx, res.Descriptor); err != nil {
 			return fail(fmt.Errorf("%s is in place but not signed and attested: %w; run the push again to complete it", r.Reference, err))
 		}
 	}
@@ -275,9 +290,9 @@ func printPush(w io.Writer, r pushResult) {
 	}
 	fmt.Fprintf(w, "%-11s %s%s\n", r.Status, r.Reference, note)
 	if r.Signature != nil {
-		fmt.Fprintf(w, "  signature   %-8s %s\n", r.Signature.Status, r.Signature.Tag)
+		fmt.Fprintf(w, "  signature   %-8s %s\n", r.Signature.Status, r.Signature.Where())
 	}
 	if r.Attestation != nil {
-		fmt.Fprintf(w, "  provenance  %-8s %s\n", r.Attestation.Status, r.Attestation.Tag)
+		fmt.Fprintf(w, "  provenance  %-8s %s\n", r.Attestation.Status, r.Attestation.Where())
 	}
 }

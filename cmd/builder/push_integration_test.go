@@ -9,12 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
 	"github.com/pinseal/pinseal/internal/testpeer"
+	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
 
 // TestIntegrationBuilderPushCosignOras: `builder keygen` + `builder push
-// --plain-http --key` to Debian's docker-registry; the upstream cosign CLI
+// --plain-http --key --signature-format legacy` to Debian's
+// docker-registry; the upstream cosign v2 CLI
 // verifies the signature and the SLSA provenance, the upstream oras CLI
 // pulls the three titled files byte-identical to the package's, and a
 // second push changes nothing.
@@ -30,7 +35,7 @@ func TestIntegrationBuilderPushCosignOras(t *testing.T) {
 	}
 	pkg := writePushTestPkg(t)
 	to := reg.Host + "/capi"
-	stdout, stderr, err := runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key")
+	stdout, stderr, err := runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key", "--signature-format", "legacy")
 	if err != nil {
 		t.Fatalf("push: %v\n%s", err, stderr)
 	}
@@ -64,8 +69,100 @@ func TestIntegrationBuilderPushCosignOras(t *testing.T) {
 		}
 	}
 
-	stdout, _, err = runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key")
+	stdout, _, err = runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key", "--signature-format", "legacy")
 	if err != nil || !strings.Contains(stdout, "unchanged   "+ref) || !strings.Contains(stdout, "signature   present") || !strings.Contains(stdout, "provenance  present") {
 		t.Fatalf("second push: %v\n%s", err, stdout)
+	}
+}
+
+// TestIntegrationBuilderPushBundleCosign3: `builder push --key` writes
+// Sigstore bundles as referrers by default; the upstream cosign v3.1.3 CLI
+// verifies the signature and the SLSA provenance, on Debian's
+// docker-registry (referrers tag schema) and on a registry with the
+// referrers API; pushing again adds no referrer.
+func TestIntegrationBuilderPushBundleCosign3(t *testing.T) {
+	cosign3 := testpeer.Cosign3(t)
+	for kind, start := range map[string]func(testing.TB) *testpeer.Registry{
+		"docker-registry": testpeer.StartRegistry,
+		"referrers-api":   testpeer.StartReferrersRegistry,
+	} {
+		t.Run(kind, func(t *testing.T) {
+			reg := start(t)
+			t.Setenv("SOURCE_DATE_EPOCH", "")
+			t.Setenv("DOCKER_CONFIG", t.TempDir())
+			t.Setenv(sign.PasswordEnv, "pw")
+			keys := filepath.Join(t.TempDir(), "k")
+			if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
+				t.Fatalf("keygen: %v\n%s", err, stderr)
+			}
+			pkg := writePushTestPkg(t)
+			to := reg.Host + "/capi"
+			stdout, stderr, err := runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key")
+			if err != nil || !strings.Contains(stdout, "signature   signed   Sigstore bundle") || !strings.Contains(stdout, "provenance  signed   Sigstore bundle") {
+				t.Fatalf("push: %v\n%s%s", err, stdout, stderr)
+			}
+			ref := strings.Fields(stdout)[1]
+
+			if r := testpeer.Run(t, nil, cosign3, "verify", "--key", keys+".pub", "--insecure-ignore-tlog", "--allow-http-registry", ref); r.Err != nil {
+				t.Fatalf("cosign v3 verify rejects builder push's bundle: %v", r.Err)
+			}
+			if r := testpeer.Run(t, nil, cosign3, "verify-attestation", "--type", "slsaprovenance1", "--key", keys+".pub", "--insecure-ignore-tlog", "--allow-http-registry", ref); r.Err != nil {
+				t.Fatalf("cosign v3 verify-attestation rejects builder push's provenance bundle: %v", r.Err)
+			}
+			// Mutation check: another key is refused by cosign too.
+			other := filepath.Join(t.TempDir(), "o")
+			if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", other); err != nil {
+				t.Fatalf("keygen: %v\n%s", err, stderr)
+			}
+			if r := testpeer.Run(t, nil, cosign3, "verify", "--key", other+".pub", "--insecure-ignore-tlog", "--allow-http-registry", ref); r.Err == nil {
+				t.Fatal("cosign v3 verify accepts builder push's bundle under another key")
+			}
+
+			stdout, _, err = runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key")
+			if err != nil || !strings.Contains(stdout, "signature   present") || !strings.Contains(stdout, "provenance  present") {
+				t.Fatalf("second push: %v\n%s", err, stdout)
+			}
+			repo, subject, err := artifact.OpenReference(ref, artifact.Options{PlainHTTP: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			refs, _, err := artifact.Referrers(t.Context(), repo, ocispec.Descriptor{Digest: digest.Digest(subject)})
+			if err != nil || len(refs) != 2 {
+				t.Fatalf("referrers after two pushes: %d, %v; want 2 (no pile-up)", len(refs), err)
+			}
+		})
+	}
+}
+
+// TestIntegrationBuilderPushLegacyCosign2: `builder push --key
+// --signature-format legacy` on both kinds of registry; cosign v2.6.5
+// verifies the signature and the SLSA provenance.
+func TestIntegrationBuilderPushLegacyCosign2(t *testing.T) {
+	cosign := testpeer.Cosign(t)
+	for kind, start := range map[string]func(testing.TB) *testpeer.Registry{
+		"docker-registry": testpeer.StartRegistry,
+		"referrers-api":   testpeer.StartReferrersRegistry,
+	} {
+		t.Run(kind, func(t *testing.T) {
+			reg := start(t)
+			t.Setenv("SOURCE_DATE_EPOCH", "")
+			t.Setenv("DOCKER_CONFIG", t.TempDir())
+			t.Setenv(sign.PasswordEnv, "pw")
+			keys := filepath.Join(t.TempDir(), "k")
+			if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
+				t.Fatalf("keygen: %v\n%s", err, stderr)
+			}
+			stdout, stderr, err := runBuildTestCmd(t, "push", writePushTestPkg(t), "--to", reg.Host+"/capi", "--plain-http", "--key", keys+".key", "--signature-format", "legacy")
+			if err != nil || !strings.Contains(stdout, ".sig") {
+				t.Fatalf("push: %v\n%s%s", err, stdout, stderr)
+			}
+			ref := strings.Fields(stdout)[1]
+			if r := testpeer.Run(t, nil, cosign, "verify", "--key", keys+".pub", "--insecure-ignore-tlog", "--allow-insecure-registry", ref); r.Err != nil {
+				t.Fatalf("cosign v2 verify rejects builder push's legacy signature: %v", r.Err)
+			}
+			if r := testpeer.Run(t, nil, cosign, "verify-attestation", "--type", "slsaprovenance1", "--key", keys+".pub", "--insecure-ignore-tlog", "--allow-insecure-registry", ref); r.Err != nil {
+				t.Fatalf("cosign v2 verify-attestation rejects builder push's legacy provenance: %v", r.Err)
+			}
+		})
 	}
 }

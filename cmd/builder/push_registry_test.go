@@ -24,6 +24,15 @@ import (
 // registry that refuses the signature writes no release tag (the release is
 // never left unsigned); run again, it pushes, signs and attests.
 func TestPushRegistrySigningFailsNoTag(t *testing.T) {
+	for format, refused := range map[string]string{
+		"legacy": ".sig",               // the signature image's tag sha256-<hex>.sig
+		"bundle": "/manifests/sha256:", // the referrer manifests, pushed by digest
+	} {
+		t.Run(format, func(t *testing.T) { pushRegistrySigningFailsNoTag(t, format, refused) })
+	}
+}
+
+func pushRegistrySigningFailsNoTag(t *testing.T, format, refused string) {
 	ctx := context.Background()
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
@@ -42,14 +51,14 @@ func TestPushRegistrySigningFailsNoTag(t *testing.T) {
 	pkg := writePushTestPkg(t)
 	to := proxy.Host + "/capi"
 
-	// The registry refuses the signature's manifest (tag sha256-<hex>.sig).
+	// The registry refuses the signature's manifest.
 	proxy.Set(func(r *http.Request) testpeer.Fault {
-		if testpeer.Match(r, http.MethodPut, ".sig") {
+		if testpeer.Match(r, http.MethodPut, refused) {
 			return testpeer.Deny
 		}
 		return testpeer.Pass
 	})
-	_, _, err = runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key")
+	_, _, err = runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key", "--signature-format", format)
 	if err == nil || proxy.Injected() == 0 {
 		t.Fatalf("push with a refused signature: err %v, %d faults injected; requests %v", err, proxy.Injected(), proxy.Requests())
 	}
@@ -59,7 +68,7 @@ func TestPushRegistrySigningFailsNoTag(t *testing.T) {
 
 	// (The attestation, stored alongside, may be there already: kept, not repeated.)
 	proxy.Set(nil)
-	stdout, stderr, err := runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key")
+	stdout, stderr, err := runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key", "--signature-format", format)
 	if err != nil || !strings.Contains(stdout, "pushed ") || !strings.Contains(stdout, "signature   signed") || !strings.Contains(stdout, "provenance  ") {
 		t.Fatalf("push again: %v\n%s%s", err, stdout, stderr)
 	}

@@ -64,7 +64,9 @@ With --registry PREFIX (HOST[:PORT]/PATH, or oci-layout:DIR) every
 provider's release artifact PREFIX/<type>-<name>:<spec.version> is read
 and the registry checks run too: registry-digest, version-reused,
 signature and provenance. Signatures are verified with the policy's keys
-plus each --key FILE; the policy's builders are the allowed builder ids.
+plus each --key FILE, and its keyless identities (under its trustedRoot and
+tlog rule), in every form cosign writes (Sigstore bundles as OCI referrers,
+legacy .sig/.att images); the policy's builders are the allowed builder ids.
 Registry credentials come from the docker config.
 
 Exit status: 0 no error findings, 1 error findings, 2 usage or

@@ -91,9 +91,9 @@ func (p *serveProcess) logText() string {
 	return p.log.String()
 }
 
-// startServe runs `verifier serve --config cfg --plain-http` with env and
+// startHostileServe runs `verifier serve --config cfg --plain-http` with env and
 // waits until it serves.
-func startServe(t *testing.T, bin, cfg string, env []string) *serveProcess {
+func startHostileServe(t *testing.T, bin, cfg string, env []string) *serveProcess {
 	t.Helper()
 	p := &serveProcess{cmd: exec.Command(bin, "serve", "--config", cfg, "--plain-http")}
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
@@ -289,7 +289,7 @@ registries: [%s, %s, %s]
 limits:
   requestTimeout: 60s
 `, prefix, standIn.host(), tokens.host())), 0o600)
-	srv := startServe(t, verifierBin, cfg, []string{"DOCKER_CONFIG=" + dockerCfg})
+	srv := startHostileServe(t, verifierBin, cfg, []string{"DOCKER_CONFIG=" + dockerCfg})
 
 	// A clean upload: the example tree as a .tar.gz.
 	var entries []untartest.Entry

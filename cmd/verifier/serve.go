@@ -232,7 +232,7 @@ func noKeys(err error, policyFile string) error {
 	if policyFile != "" {
 		where = "policy " + policyFile
 	}
-	return fmt.Errorf("%w: %s trusts no key: list cosign public keys under `keys:` in a policy file and name it in the config's policy (or the source's policy), or turn the signature and provenance checks off there", server.ErrNotConfigured, where)
+	return fmt.Errorf("%w: %s trusts no key: list cosign public keys under `keys:` (or keyless signers under `identities:`) in a policy file and name it in the config's policy (or the source's policy), or turn the signature and provenance checks off there", server.ErrNotConfigured, where)
 }
 
 // warnUntrusted logs, at start-up, each registry verification the config
@@ -244,8 +244,8 @@ func warnUntrusted(cfg *server.Config, log *slog.Logger) {
 		if err != nil {
 			return // Validate and the first request report a bad policy file
 		}
-		keys, err := verify.TrustedKeys(pol, nil)
-		if err == nil && len(keys) == 0 && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
+		trust, err := verify.Trust(pol, nil)
+		if err == nil && trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
 			log.Warn(what + " will not verify: " + noKeys(verify.ErrNoTrustedKeys, policyFile).Error())
 		}
 	}

@@ -33,8 +33,9 @@ func newVerifyCmd() *cobra.Command {
 		Long: `Verify the provider release artifact REF (HOST[:PORT]/REPO:TAG,
 HOST[:PORT]/REPO@sha256:<hex> or oci-layout:DIR:TAG) before it is deployed:
 
-  signature        a trusted key signed its manifest digest
-  provenance       a trusted key attested SLSA provenance about that digest,
+  signature        a trusted key (or keyless identity) signed its manifest
+                   digest
+  provenance       a trusted signer attested SLSA provenance about that digest,
                    by an allowed builder, listing exactly the pins of the
                    artifact's config as materials
   registry-digest  every layer matches the manifest; no layer is missing
@@ -47,11 +48,16 @@ HOST[:PORT]/REPO@sha256:<hex> or oci-layout:DIR:TAG) before it is deployed:
   metadata-series  metadata.yaml has the release's series, with the
                    config's contract
 
-Trusted keys are the policy's keys plus each --key FILE; allowed builders
-are the policy's builders. Registry credentials come from the docker
-config and are only sent to the registry itself. Only the registry of REF
-is contacted: a token realm or redirect to another host is refused unless
-that host is given with --allow-host (where no credentials are sent). The report has the same schema as ` + "`verifier check`" + `.
+Trusted keys are the policy's keys plus each --key FILE; keyless signers
+are the policy's identities (under its trustedRoot and tlog rule); allowed
+builders are the policy's builders. Every signature form is read: Sigstore
+bundles attached as OCI referrers (cosign v3, builder push; referrers API
+or sha256-<hex> referrers tag) and legacy sha256-<hex>.sig/.att images
+(cosign v2); a finding names the form found and why it did not verify.
+Registry credentials come from the docker config and are only sent to the
+registry itself. Only the registry of REF is contacted: a token realm or
+redirect to another host is refused unless that host is given with
+--allow-host (where no credentials are sent). The report has the same schema as ` + "`verifier check`" + `.
 
 Exit status: 0 no error findings, 1 error findings, 2 usage or
 configuration error (bad flag or policy, no trusted key, REF missing or

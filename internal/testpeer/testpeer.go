@@ -1,7 +1,8 @@
 // Package testpeer starts the real peers integration tests talk to — the
-// Debian docker-registry on a free 127.0.0.1 port, the upstream cosign and
-// oras CLIs — and a fault-injecting HTTP proxy to put in front of a
-// registry. A missing peer skips the test, or fails it when
+// Debian docker-registry on a free 127.0.0.1 port, a registry with the OCI
+// referrers API (ocireg, built from this module), the upstream cosign v2
+// ("cosign"), cosign v3 ("cosign3") and oras CLIs — and a fault-injecting
+// HTTP proxy to put in front of a registry. A missing peer skips the test, or fails it when
 // PINSEAL_REQUIRE_PEERS=1 (CI sets it, so nothing is silently skipped).
 package testpeer
 

@@ -91,6 +91,9 @@ func (l ImageLimits) CheckLayers(where string, layers []ocispec.Descriptor) erro
 // reading: a registry that sends more or other bytes is an error wrapping
 // ErrTampered, and never more than max+1 bytes are read.
 func FetchBounded(ctx context.Context, f content.Fetcher, desc ocispec.Descriptor, max int64) ([]byte, error) {
+	if desc.Size < 0 {
+		return nil, fmt.Errorf("%s: %w: negative size %d in its descriptor", desc.Digest, ErrTampered, desc.Size)
+	}
 	if max > 0 && desc.Size > max {
 		return nil, &LimitError{Where: desc.Digest.String(), What: "bytes", Got: desc.Size, Limit: max}
 	}

@@ -48,6 +48,12 @@ func OpenRegistry(name string, opts Options) (Repository, error) {
 		return nil, fmt.Errorf("repository %q: %w", name, err)
 	}
 	repo.PlainHTTP = opts.PlainHTTP
+	// Referrers (cosign v3 signatures and attestations): bounded listing,
+	// and no deletion of a superseded referrers tag-schema index (many
+	// registries refuse deletes; the old index is only unreferenced).
+	repo.SkipReferrersGC = true
+	repo.ReferrerListMaxPages = maxReferrerPages
+	repo.MaxMetadataBytes = MaxReferrersIndexSize
 	client, err := opts.client(repo.Reference.Host())
 	if err != nil {
 		return nil, err

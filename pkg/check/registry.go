@@ -444,6 +444,8 @@ func signature(t *model.Tree) []report.Finding {
 		case "no-trusted-keys":
 			msg = fmt.Sprintf("the signature of %s cannot be verified: no trusted keys", ref)
 			hint = "list the release key's public key in the policy's keys, or pass --key cosign.pub"
+		case "bad-signature", "wrong-identity", "certificate-expired", "untrusted-certificate", "no-timestamp", "tlog-missing":
+			msg, hint = sigstoreFinding("signature", ref, s.Reason, s.Form)
 		case "error":
 			msg = fmt.Sprintf("the signatures of %s could not be read", ref)
 			hint = "check that the registry is reachable and run again"
@@ -459,6 +461,34 @@ func signature(t *model.Tree) []report.Finding {
 		out = append(out, f)
 	})
 	return out
+}
+
+// sigstoreFinding words the findings about Sigstore bundles and keyless
+// signatures: what was found (form) and why it did not verify.
+func sigstoreFinding(what, ref, reason, form string) (msg, hint string) {
+	if form == "" {
+		form = "the " + what
+	}
+	switch reason {
+	case "bad-signature":
+		return fmt.Sprintf("the %s of %s (%s) names a trusted signer, but its signature does not verify: it was changed after signing (bad-signature)", what, ref, form),
+			"do not deploy it: the stored bundle was tampered with; sign and attest the release again and find out who changed it"
+	case "wrong-identity":
+		return fmt.Sprintf("the %s of %s (%s) is a valid keyless signature by an identity the policy does not trust (wrong-identity)", what, ref, form),
+			"if that workflow or account is your release signer, add its issuer and subject to the policy's identities; otherwise do not deploy it"
+	case "certificate-expired":
+		return fmt.Sprintf("the %s of %s (%s) was made with a certificate that was not valid at the signing time its timestamps prove (certificate-expired)", what, ref, form),
+			"sign it again (a Fulcio certificate is valid for minutes: the signature needs a timestamp from that window)"
+	case "untrusted-certificate":
+		return fmt.Sprintf("the %s of %s (%s) is signed with a certificate that does not chain to the trusted root (untrusted-certificate)", what, ref, form),
+			"set the policy's trustedRoot to the Sigstore instance that issued it (trusted_root.json), or do not deploy it"
+	case "no-timestamp":
+		return fmt.Sprintf("the %s of %s (%s) is keyless but carries no verified timestamp or transparency-log time (no-timestamp)", what, ref, form),
+			"sign with a timestamp authority or transparency log (cosign's default signing config), and check the policy's trustedRoot and tlog"
+	default: // tlog-missing
+		return fmt.Sprintf("the %s of %s (%s) has no transparency-log entry that verifies, which the policy requires (tlog-missing)", what, ref, form),
+			"sign with upload to the transparency log, or set the policy's tlog to optional"
+	}
 }
 
 // provenance: a valid SLSA provenance attestation about the artifact's
@@ -494,6 +524,8 @@ func provenance(t *model.Tree, builders []string) []report.Finding {
 			case "no-trusted-keys":
 				msg = fmt.Sprintf("the provenance of %s cannot be verified: no trusted keys", ref)
 				hint = "list the release key's public key in the policy's keys, or pass --key cosign.pub"
+			case "bad-signature", "wrong-identity", "certificate-expired", "untrusted-certificate", "no-timestamp", "tlog-missing":
+				msg, hint = sigstoreFinding("provenance attestation", ref, pr.Reason, pr.Form)
 			case "error":
 				msg = fmt.Sprintf("the attestations of %s could not be read", ref)
 				hint = "check that the registry is reachable and run again"

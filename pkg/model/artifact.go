@@ -89,6 +89,12 @@ type Signature struct {
 	Message string
 	// KeyID is the trusted key ("sha256:<hex>" of its DER) that verified it.
 	KeyID string
+	// Identity is the keyless signer (certificate SAN and issuer) that
+	// verified it, or that the failing reason is about.
+	Identity string
+	// Form is what was found: legacy .sig/.att layer or a Sigstore bundle
+	// (version, DSSE or message signature, referrers API or tag schema).
+	Form string
 }
 
 // Provenance is the verdict on the SLSA provenance attestations stored for
@@ -104,6 +110,9 @@ type Provenance struct {
 	Reason  string // as Signature.Reason (also wrong-predicate)
 	Message string
 	KeyID   string
+	// Identity and Form as in Signature.
+	Identity string
+	Form     string
 	// What the valid statement says.
 	BuilderID string
 	BuildType string

@@ -46,6 +46,17 @@ type Policy struct {
 	Keys []string `json:"keys,omitempty" yaml:"keys"`
 	// Builders are the allowed SLSA builder ids.
 	Builders []string `json:"builders,omitempty" yaml:"builders"`
+	// Identities are trusted keyless signers (Fulcio certificates): OIDC
+	// issuer and subject (exact) or subjectRegExp.
+	Identities []Identity `json:"identities,omitempty" yaml:"identities"`
+	// TrustedRoot is Sigstore's trusted_root.json (Fulcio CAs, timestamp
+	// authorities, transparency logs) that certifies keyless signatures:
+	// a file path relative to the policy file. Empty: the public-good root
+	// cached by cosign, when it is there; nothing is fetched.
+	TrustedRoot string `json:"trustedRoot,omitempty" yaml:"trustedRoot"`
+	// TLog is required, optional (the default when empty) or off:
+	// whether a transparency-log entry must be there and verify.
+	TLog string `json:"tlog,omitempty" yaml:"tlog"`
 
 	// Source is where the policy was read ("" or DefaultSource for the
 	// built-in one); relative key paths resolve against its directory.
@@ -59,6 +70,15 @@ type Waiver struct {
 	Provider string `json:"provider,omitempty" yaml:"provider"` // Kind/name; empty: every provider of the package
 	Reason   string `json:"reason" yaml:"reason"`
 	Expires  string `json:"expires" yaml:"expires"` // YYYY-MM-DD: the last day the waiver holds (UTC)
+}
+
+// Identity is a trusted keyless signer: the certificate's OIDC issuer and
+// its subject (SAN), exactly or by an RE2 regular expression (unanchored,
+// as cosign's --certificate-identity-regexp: anchor it with ^...$).
+type Identity struct {
+	Issuer        string `json:"issuer" yaml:"issuer"`
+	Subject       string `json:"subject,omitempty" yaml:"subject"`
+	SubjectRegExp string `json:"subjectRegExp,omitempty" yaml:"subjectRegExp"`
 }
 
 // ExpiresAt is the instant the waiver stops holding: the end of its expiry
@@ -122,7 +142,7 @@ func Parse(data []byte, source string) (*Policy, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, empty
 		}
-		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders; waiver fields: package, check, provider, reason, expires)", source, err)
+		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders, identities, trustedRoot, tlog; waiver fields: package, check, provider, reason, expires; identity fields: issuer, subject, subjectRegExp)", source, err)
 	}
 	var more any
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
@@ -200,6 +220,27 @@ func (p *Policy) Validate() error {
 		if strings.TrimSpace(b) == "" {
 			bad(fmt.Sprintf("builders[%d]", i), "empty: give a builder id URI")
 		}
+	}
+	for i, id := range p.Identities {
+		field := fmt.Sprintf("identities[%d]", i)
+		if strings.TrimSpace(id.Issuer) == "" {
+			bad(field+".issuer", "empty: name the OIDC issuer, e.g. https://token.actions.githubusercontent.com")
+		}
+		switch {
+		case id.Subject == "" && id.SubjectRegExp == "":
+			bad(field, "give subject or subjectRegExp (the certificate's identity, e.g. https://github.com/ORG/REPO/.github/workflows/release.yml@refs/heads/main)")
+		case id.Subject != "" && id.SubjectRegExp != "":
+			bad(field, "give subject or subjectRegExp, not both")
+		case id.SubjectRegExp != "":
+			if _, err := regexp.Compile(id.SubjectRegExp); err != nil {
+				bad(field+".subjectRegExp", "%v", err)
+			}
+		}
+	}
+	switch p.TLog {
+	case "", "required", "optional", "off":
+	default:
+		bad("tlog", "%q: use required, optional (the default) or off", p.TLog)
 	}
 	return errors.Join(errs...)
 }
@@ -301,6 +342,18 @@ func (p *Policy) KeyPEMs() ([][]byte, error) {
 		out = append(out, data)
 	}
 	return out, nil
+}
+
+// TrustedRootPath is the trustedRoot file, resolved against the policy
+// file's directory; "" when the policy names none.
+func (p *Policy) TrustedRootPath() string {
+	if p.TrustedRoot == "" {
+		return ""
+	}
+	if filepath.IsAbs(p.TrustedRoot) || p.Source == "" || p.Source == DefaultSource {
+		return p.TrustedRoot
+	}
+	return filepath.Join(filepath.Dir(p.Source), p.TrustedRoot)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

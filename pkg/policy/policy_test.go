@@ -127,6 +127,13 @@ waivers:
   expires: 2026-01-31
 keys:
 - cosign.pub
+identities:
+- issuer: https://token.actions.githubusercontent.com
+  subject: https://github.com/acme/platform/.github/workflows/release.yml@refs/heads/main
+- issuer: https://token.actions.githubusercontent.com
+  subjectRegExp: ^https://github\.com/acme/.*$
+trustedRoot: trusted_root.json
+tlog: required
 builders:
 - https://github.com/pinseal/pinseal/cmd/builder
 `
@@ -157,6 +164,12 @@ func TestParseAndSchemaAgree(t *testing.T) {
 		"expired waiver severity": {strings.Replace(good, "pin-missing: off", "waiver-expired: off", 1), "always an error"},
 		"package-load off":        {strings.Replace(good, "pin-missing: off", "package-load: off", 1), "checks.package-load: cannot be off"},
 		"empty key":               {strings.Replace(good, "- cosign.pub", `- ""`, 1), "keys[0]: empty"},
+		"bad tlog":                {strings.Replace(good, "tlog: required", "tlog: always", 1), `tlog: "always"`},
+		"identity without issuer": {strings.Replace(good, "- issuer: https://token.actions.githubusercontent.com\n  subject:", "- subject:", 1), "identities[0].issuer: empty"},
+		"identity subject twice":  {strings.Replace(good, "  subject: https://github.com/acme/platform/.github/workflows/release.yml@refs/heads/main", "  subject: a\n  subjectRegExp: b", 1), "identities[0]: give subject or subjectRegExp, not both"},
+		"identity no subject":     {strings.Replace(good, "  subject: https://github.com/acme/platform/.github/workflows/release.yml@refs/heads/main\n", "", 1), "identities[0]: give subject or subjectRegExp"},
+		"bad subjectRegExp":       {strings.Replace(good, `^https://github\.com/acme/.*$`, "(", 1), "identities[1].subjectRegExp"},
+		"unknown identity field":  {strings.Replace(good, "  subject: https://github.com/acme/platform", "  repo: x\n  subject: https://github.com/acme/platform", 1), "field repo not found"},
 	}
 	for name, tc := range bad {
 		t.Run(name, func(t *testing.T) {
@@ -167,8 +180,8 @@ func TestParseAndSchemaAgree(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "bad.yaml") {
 				t.Errorf("error %q lacks %q or the file name", err, tc.want)
 			}
-			if name == "duplicate key" || name == "impossible date" || name == "two documents" {
-				return // JSON Schema sees one document with unique keys, and no calendar
+			if name == "duplicate key" || name == "impossible date" || name == "two documents" || name == "bad subjectRegExp" {
+				return // JSON Schema sees one document with unique keys, no calendar, and (format is an annotation) no RE2 compiler
 			}
 			if err := schemaValidate(t, schema(t), tc.doc); err == nil {
 				t.Errorf("policy.schema.json accepted it")

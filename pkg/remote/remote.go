@@ -44,11 +44,22 @@ type Options struct {
 	// verified with. None: every signature and attestation verdict is
 	// "no-trusted-keys".
 	Keys []*sign.PublicKey
+	// Trust adds keyless identities, the trusted root and the
+	// transparency-log rule; its Keys are used when Keys is empty.
+	Trust sign.Trust
 	// Workers is how many artifacts Attach reads at once; <= 0 means
 	// DefaultWorkers.
 	Workers int
 	// Logger receives debug logs; nil means slog.Default().
 	Logger *slog.Logger
+}
+
+func (o Options) trust() sign.Trust {
+	t := o.Trust
+	if len(o.Keys) > 0 {
+		t.Keys = o.Keys
+	}
+	return t
 }
 
 func (o Options) logger() *slog.Logger {
@@ -216,10 +227,10 @@ func Fetch(ctx context.Context, repo artifact.Repository, ref string, opts Optio
 	}
 
 	subject, _ := digest.Parse(a.Digest)
-	if err := verifySignature(ctx, repo, subject, a, opts.Keys); err != nil {
+	if err := verifySignature(ctx, repo, subject, a, opts.trust()); err != nil {
 		return a, pulled, err
 	}
-	if err := verifyProvenance(ctx, repo, subject, a, opts.Keys); err != nil {
+	if err := verifyProvenance(ctx, repo, subject, a, opts.trust()); err != nil {
 		return a, pulled, err
 	}
 	return a, pulled, nil
@@ -299,8 +310,8 @@ func recordManifest(ctx context.Context, repo artifact.Repository, desc ocispec.
 
 // verifySignature records the signature verdict; the error is a registry
 // that could not be read.
-func verifySignature(ctx context.Context, repo artifact.Repository, subject digest.Digest, a *model.Artifact, keys []*sign.PublicKey) error {
-	v, err := sign.Verify(ctx, repo, subject, keys)
+func verifySignature(ctx context.Context, repo artifact.Repository, subject digest.Digest, a *model.Artifact, trust sign.Trust) error {
+	v, err := sign.VerifyWith(ctx, repo, subject, trust)
 	a.Signature.Checked = true
 	if err != nil {
 		a.Signature.Reason, a.Signature.Message = "error", err.Error()
@@ -313,13 +324,15 @@ func verifySignature(ctx context.Context, repo artifact.Repository, subject dige
 	a.Signature.Reason = string(v.Reason)
 	a.Signature.Message = v.Message
 	a.Signature.KeyID = v.KeyID
+	a.Signature.Identity = v.Identity
+	a.Signature.Form = v.Form
 	return nil
 }
 
 // verifyProvenance records the attestation verdict and, when one is
 // valid, what its statement says.
-func verifyProvenance(ctx context.Context, repo artifact.Repository, subject digest.Digest, a *model.Artifact, keys []*sign.PublicKey) error {
-	av, err := sign.VerifyAttestation(ctx, repo, subject, keys)
+func verifyProvenance(ctx context.Context, repo artifact.Repository, subject digest.Digest, a *model.Artifact, trust sign.Trust) error {
+	av, err := sign.VerifyAttestationWith(ctx, repo, subject, trust)
 	pr := &a.Provenance
 	pr.Checked = true
 	if err != nil {
@@ -332,6 +345,7 @@ func verifyProvenance(ctx context.Context, repo artifact.Repository, subject dig
 	pr.Found = len(av.Checks) > 0
 	pr.Valid = av.Valid && av.Provenance != nil
 	pr.Reason, pr.Message, pr.KeyID = string(av.Reason), av.Message, av.KeyID
+	pr.Identity, pr.Form = av.Identity, av.Form
 	if p := av.Provenance; p != nil {
 		pr.BuilderID, pr.BuildType = p.BuilderID, p.BuildType
 		param := func(k string) string { s, _ := p.ExternalParameters[k].(string); return s }

@@ -126,8 +126,11 @@ func Attest(ctx context.Context, repo artifact.Repository, subject digest.Digest
 	if !aboutSubject(st, subject) {
 		return Result{}, fmt.Errorf("attest: the statement's subjects do not include %s", subject)
 	}
+	if opts.Format == FormatBundle {
+		return attestBundle(ctx, repo, subject, key, statement, st.PredicateType, opts)
+	}
 	tag := AttestationTag(subject)
-	res := Result{Subject: subject, Tag: tag, KeyID: key.pub.ID}
+	res := Result{Subject: subject, Format: FormatLegacy, Tag: tag, KeyID: key.pub.ID}
 	existing, err := readStored(ctx, repo, tag)
 	if err != nil {
 		return Result{}, fmt.Errorf("attest %s@%s: %w", repo.Name(), subject, err)
@@ -161,6 +164,26 @@ func Attest(ctx context.Context, repo artifact.Repository, subject digest.Digest
 		return Result{}, fmt.Errorf("attest %s@%s: %w", repo.Name(), subject, err)
 	}
 	res.Status = Signed
+	return res, nil
+}
+
+// attestBundle stores a bundle-format attestation (cosign v3's) unless
+// one by the same key with the same claims is already attached.
+func attestBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, statement []byte, predicateType string, opts Options) (Result, error) {
+	res := Result{Subject: subject, Format: FormatBundle, KeyID: key.pub.ID}
+	ok, err := bundlePresent(ctx, repo, subject, key, predicateType, func(got []byte) bool { return sameClaims(got, statement) })
+	if err != nil {
+		return Result{}, fmt.Errorf("attest %s@%s: %w", repo.Name(), subject, err)
+	}
+	if ok {
+		res.Status = Present
+		return res, nil
+	}
+	d, err := writeBundle(ctx, repo, subject, key, statement, predicateType, opts)
+	if err != nil {
+		return Result{}, fmt.Errorf("attest %s@%s: %w", repo.Name(), subject, err)
+	}
+	res.Status, res.Referrer = Signed, d.Digest.String()
 	return res, nil
 }
 
@@ -226,37 +249,49 @@ type AttestationVerification struct {
 }
 
 // VerifyAttestation checks the attestations stored for subject against the
-// trusted keys and returns the first valid SLSA provenance v1 (subject
-// digest checked). Compare its materials with the pins with
-// Provenance.CompareMaterials and its builder with the policy.
+// trusted keys (see VerifyAttestationWith).
 func VerifyAttestation(ctx context.Context, repo artifact.Repository, subject digest.Digest, keys []*PublicKey) (*AttestationVerification, error) {
+	return VerifyAttestationWith(ctx, repo, subject, Trust{Keys: keys})
+}
+
+// VerifyAttestationWith checks the attestations stored for subject, in
+// every form (the legacy sha256-<hex>.att image of DSSE envelopes, and
+// Sigstore bundles with a DSSE envelope attached as referrers), and returns
+// the first valid SLSA provenance v1 (subject digest checked). Compare its
+// materials with the pins with Provenance.CompareMaterials and its builder
+// with the policy.
+func VerifyAttestationWith(ctx context.Context, repo artifact.Repository, subject digest.Digest, trust Trust) (*AttestationVerification, error) {
 	av := &AttestationVerification{Verification: Verification{Repository: repo.Name(), Subject: subject, Tag: AttestationTag(subject)}}
-	if len(keys) == 0 {
-		av.Reason, av.Message = NoTrustedKeys, "no trusted keys to verify with: pass --key or set keys in the policy"
+	if trust.Empty() {
+		av.Reason, av.Message = NoTrustedKeys, "no trusted keys or identities to verify with: pass --key or set keys (or identities) in the policy"
 		return av, nil
 	}
 	h, err := v1.NewHash(subject.String())
 	if err != nil {
 		return nil, fmt.Errorf("verify attestation: subject %q: %w", subject, err)
 	}
+	take := func(c Check, stmt []byte) {
+		if c.Valid && av.Provenance == nil {
+			p, err := decodeProvenance(stmt)
+			if err != nil {
+				c = Check{Index: c.Index, Form: c.Form, Referrer: c.Referrer, Reason: Malformed, KeyID: c.KeyID, Identity: c.Identity, Detail: err.Error()}
+			} else {
+				av.Provenance = p
+			}
+		}
+		av.Checks = append(av.Checks, c)
+	}
+	form := "legacy DSSE attestation in " + av.Tag
 	err = eachStored(ctx, repo, av.Tag, func(i int, s stored) {
 		var c Check
 		var stmt []byte
 		if s.err != nil {
 			c = Check{Reason: Malformed, Detail: s.err.Error()}
 		} else {
-			c, stmt = checkAttestation(ctx, s.full, h, keys, PredicateSLSAProvenance)
+			c, stmt = checkAttestation(ctx, s.full, h, trust.Keys, PredicateSLSAProvenance)
 		}
-		c.Index = i
-		if c.Valid && av.Provenance == nil {
-			p, err := decodeProvenance(stmt)
-			if err != nil {
-				c = Check{Index: i, Reason: Malformed, KeyID: c.KeyID, Detail: err.Error()}
-			} else {
-				av.Provenance = p
-			}
-		}
-		av.Checks = append(av.Checks, c)
+		c.Index, c.Form = i, form
+		take(c, stmt)
 	})
 	if tooLarge(&av.Verification, err, "attestation") {
 		av.Provenance = nil
@@ -265,7 +300,25 @@ func VerifyAttestation(ctx context.Context, repo artifact.Repository, subject di
 	if err != nil {
 		return nil, fmt.Errorf("verify attestation %s@%s: %w", repo.Name(), subject, err)
 	}
-	summarize(&av.Verification, keys, "attestation")
+	bs, src, err := readBundles(ctx, repo, subject, func(pt string) bool { return pt != SignPredicateType })
+	if err != nil {
+		return nil, fmt.Errorf("verify attestation %s@%s: %w", repo.Name(), subject, err)
+	}
+	av.Referrers = string(src)
+	for _, sb := range bs {
+		bv := checkBundle(sb, subject, trust)
+		if bv.Reason != Malformed && (bv.predicateType == SignPredicateType || (bv.predicateType == "" && bv.statement == nil)) {
+			continue // a signature, not an attestation
+		}
+		c := bv.Check
+		c.Index, c.Form, c.Referrer = len(av.Checks), sb.form(), sb.referrer.String()
+		if c.Valid && bv.predicateType != PredicateSLSAProvenance {
+			c = Check{Index: c.Index, Form: c.Form, Referrer: c.Referrer, Reason: WrongPredicate, KeyID: c.KeyID, Identity: c.Identity,
+				Detail: fmt.Sprintf("predicate type %s, want %s", bv.predicateType, PredicateSLSAProvenance)}
+		}
+		take(c, bv.statement)
+	}
+	summarize(&av.Verification, trust, "attestation")
 	return av, nil
 }
 

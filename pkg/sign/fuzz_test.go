@@ -1,7 +1,11 @@
 package sign
 
 import (
+	"context"
+	"strings"
+
 	"bytes"
+	"github.com/opencontainers/go-digest"
 	"testing"
 )
 
@@ -29,5 +33,30 @@ func FuzzParseKeys(f *testing.F) {
 				}
 			}
 		}
+	})
+}
+
+// FuzzParseBundle: any bytes stored as a Sigstore bundle layer either parse
+// into a bundle or are an error; verifying what parses never panics.
+func FuzzParseBundle(f *testing.F) {
+	k := testKey(f)
+	good, err := keyBundle(context.Background(), k, []byte(`{"_type":"https://in-toto.io/Statement/v1","subject":[{"digest":{"sha256":"`+strings.Repeat("a", 64)+`"}}],"predicateType":"https://sigstore.dev/cosign/sign/v1","predicate":{}}`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}`))
+	f.Add([]byte(`{}`))
+	subject := digest.Digest("sha256:" + strings.Repeat("a", 64))
+	trust := Trust{Keys: []*PublicKey{k.Public()}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, version, err := parseBundle(data)
+		if err != nil {
+			return
+		}
+		if version == "" {
+			t.Fatalf("parsed a bundle without a version")
+		}
+		checkBundle(storedBundle{b: b, version: version}, subject, trust)
 	})
 }

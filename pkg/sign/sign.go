@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	"github.com/sigstore/cosign/v2/pkg/oci"
 	"github.com/sigstore/cosign/v2/pkg/oci/static"
@@ -21,6 +22,14 @@ import (
 
 // Options configure signing and attesting.
 type Options struct {
+	// Format is how the signature or attestation is stored: FormatLegacy
+	// (the zero value: cosign v2's .sig/.att tags) or FormatBundle (a
+	// Sigstore bundle attached as an OCI referrer, as cosign v3 does).
+	Format Format
+	// Subject describes the artifact manifest (media type, size) for the
+	// bundle's referrer manifest; when its digest is not the one signed,
+	// it is resolved in the repository.
+	Subject ocispec.Descriptor
 	// TLog uploads signatures to a transparency log (Rekor). Not supported
 	// by this build: signing is offline, and Sign/Attest return
 	// ErrTLogUnsupported when it is set.
@@ -40,10 +49,25 @@ const (
 
 // Result is the outcome of Sign or Attest.
 type Result struct {
-	Subject digest.Digest `json:"subject"` // the artifact's manifest digest
-	Tag     string        `json:"tag"`     // where it is stored: sha256-<hex>.sig or .att
-	Status  Status        `json:"status"`
-	KeyID   string        `json:"keyID"`
+	Subject digest.Digest `json:"subject"`       // the artifact's manifest digest
+	Format  Format        `json:"format"`        // legacy or bundle
+	Tag     string        `json:"tag,omitempty"` // legacy: where it is stored, sha256-<hex>.sig or .att
+	// Referrer is, for the bundle format, the referrer manifest holding the
+	// bundle (when Signed; empty when Present).
+	Referrer string `json:"referrer,omitempty"`
+	Status   Status `json:"status"`
+	KeyID    string `json:"keyID"`
+}
+
+// Where says where the result is stored, for humans.
+func (r Result) Where() string {
+	if r.Format == FormatBundle {
+		if r.Referrer != "" {
+			return "Sigstore bundle, referrer " + r.Referrer
+		}
+		return "Sigstore bundle referrer"
+	}
+	return r.Tag
 }
 
 // Sign signs the manifest digest subject in repo with key and stores the
@@ -57,8 +81,11 @@ func Sign(ctx context.Context, repo artifact.Repository, subject digest.Digest, 
 	if err := subject.Validate(); err != nil {
 		return Result{}, fmt.Errorf("sign: subject %q: %w", subject, err)
 	}
+	if opts.Format == FormatBundle {
+		return signBundle(ctx, repo, subject, key, opts)
+	}
 	tag := SignatureTag(subject)
-	res := Result{Subject: subject, Tag: tag, KeyID: key.pub.ID}
+	res := Result{Subject: subject, Format: FormatLegacy, Tag: tag, KeyID: key.pub.ID}
 	existing, err := readStored(ctx, repo, tag)
 	if err != nil {
 		return Result{}, fmt.Errorf("sign %s@%s: %w", repo.Name(), subject, err)
@@ -99,6 +126,31 @@ func Sign(ctx context.Context, repo artifact.Repository, subject digest.Digest, 
 	return res, nil
 }
 
+// signBundle stores a bundle-format signature (cosign v3's): a DSSE
+// envelope of the cosign sign statement, unless a valid one by the same
+// key is already attached.
+func signBundle(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, opts Options) (Result, error) {
+	res := Result{Subject: subject, Format: FormatBundle, KeyID: key.pub.ID}
+	ok, err := bundlePresent(ctx, repo, subject, key, SignPredicateType, func([]byte) bool { return true })
+	if err != nil {
+		return Result{}, fmt.Errorf("sign %s@%s: %w", repo.Name(), subject, err)
+	}
+	if ok {
+		res.Status = Present
+		return res, nil
+	}
+	stmt, err := signStatement(subject)
+	if err != nil {
+		return Result{}, err
+	}
+	d, err := writeBundle(ctx, repo, subject, key, stmt, SignPredicateType, opts)
+	if err != nil {
+		return Result{}, fmt.Errorf("sign %s@%s: %w", repo.Name(), subject, err)
+	}
+	res.Status, res.Referrer = Signed, d.Digest.String()
+	return res, nil
+}
+
 func raws(s []stored) []oci.Signature {
 	out := make([]oci.Signature, len(s))
 	for i := range s {
@@ -120,15 +172,30 @@ const (
 	UnknownKeyType  Reason = "unknown-key-type" // see KeyError; reported by key loading
 	TooLarge        Reason = "too-large"        // the image exceeds Limits; nothing of it was verified
 	MaterialsDiffer Reason = "materials-differ" // see Provenance.CompareMaterials
+	// Bundle and keyless reasons.
+	BadSignature  Reason = "bad-signature"         // it names a trusted key or certificate whose signature does not verify: tampered
+	WrongIdentity Reason = "wrong-identity"        // a valid keyless signature by an identity the policy does not trust
+	CertExpired   Reason = "certificate-expired"   // the certificate was not valid at the signing time its timestamps prove
+	UntrustedCert Reason = "untrusted-certificate" // the certificate does not chain to the trusted root (or there is none)
+	NoTimestamp   Reason = "no-timestamp"          // a keyless signature with no verified timestamp or log entry time
+	TLogMissing   Reason = "tlog-missing"          // the policy requires a transparency-log entry; none verifies
 )
 
 // Check is the verdict on one stored signature or attestation.
 type Check struct {
-	Index  int    `json:"index"`            // layer index in the image
-	Valid  bool   `json:"valid"`            // verified by KeyID, for the subject (and, for attestations, the predicate type)
-	Reason Reason `json:"reason,omitempty"` // when not Valid
-	KeyID  string `json:"keyID,omitempty"`  // the trusted key that verified the bytes, if any
-	Detail string `json:"detail,omitempty"`
+	// Form is what was found: a legacy simple-signing or DSSE layer in
+	// the .sig/.att image, or a Sigstore bundle (version, DSSE or message
+	// signature) in a referrer found through the referrers API or the
+	// referrers tag schema.
+	Form     string `json:"form"`
+	Referrer string `json:"referrer,omitempty"` // the referrer manifest holding a bundle
+	// Identity is the keyless signer (certificate SAN and issuer), if any.
+	Identity string `json:"identity,omitempty"`
+	Index    int    `json:"index"`            // layer index in the legacy image; order of bundles after them
+	Valid    bool   `json:"valid"`            // verified by KeyID, for the subject (and, for attestations, the predicate type)
+	Reason   Reason `json:"reason,omitempty"` // when not Valid
+	KeyID    string `json:"keyID,omitempty"`  // the trusted key that verified the bytes, if any
+	Detail   string `json:"detail,omitempty"`
 }
 
 // Verification is the verdict on the signatures (or attestations) of one
@@ -136,39 +203,57 @@ type Check struct {
 type Verification struct {
 	Repository string        `json:"repository"`
 	Subject    digest.Digest `json:"subject"`
-	Tag        string        `json:"tag"`   // where they were looked up
-	Valid      bool          `json:"valid"` // at least one Check is Valid
+	Tag        string        `json:"tag"` // the legacy tag looked up
+	// Referrers is how the subject's referrers were listed (referrers API
+	// or referrers tag schema); "" when they could not be.
+	Referrers string `json:"referrers,omitempty"`
+	Valid     bool   `json:"valid"` // at least one Check is Valid
 	// Reason is, when not Valid, the most telling reason over all checks:
 	// wrong-digest, then wrong-predicate, other-key, malformed; no-signature
 	// when nothing is stored.
-	Reason  Reason  `json:"reason,omitempty"`
-	Message string  `json:"message"`         // one line for humans
-	KeyID   string  `json:"keyID,omitempty"` // the trusted key of the first valid check
-	Checks  []Check `json:"checks"`
+	Reason  Reason `json:"reason,omitempty"`
+	Message string `json:"message"`         // one line for humans
+	KeyID   string `json:"keyID,omitempty"` // the trusted key of the first valid check
+	// Identity is the keyless identity of the first valid check.
+	Identity string `json:"identity,omitempty"`
+	// Form is the form of the first valid check, else of the check that
+	// gave Reason.
+	Form   string  `json:"form,omitempty"`
+	Checks []Check `json:"checks"`
 }
 
 // Verify checks the signatures stored for subject in repo against the
-// trusted keys. A registry or layout that cannot be read is an error; a
-// missing, foreign or misplaced signature is a Verification with Valid
-// false and a Reason.
+// trusted keys, in every form (see VerifyWith).
 func Verify(ctx context.Context, repo artifact.Repository, subject digest.Digest, keys []*PublicKey) (*Verification, error) {
+	return VerifyWith(ctx, repo, subject, Trust{Keys: keys})
+}
+
+// VerifyWith checks the signatures stored for subject in repo, in every
+// form: the legacy sha256-<hex>.sig image (simple signing, cosign v2) and
+// Sigstore bundles v0.1-v0.3 attached as referrers (listed through the
+// referrers API, else the referrers tag schema), signed with a trusted key
+// or keylessly by a trusted identity. A registry or layout that cannot be
+// read is an error; a missing, foreign or misplaced signature is a
+// Verification with Valid false and a Reason.
+func VerifyWith(ctx context.Context, repo artifact.Repository, subject digest.Digest, trust Trust) (*Verification, error) {
 	v := &Verification{Repository: repo.Name(), Subject: subject, Tag: SignatureTag(subject)}
-	if len(keys) == 0 {
-		v.Reason, v.Message = NoTrustedKeys, "no trusted keys to verify with: pass --key or set keys in the policy"
+	if trust.Empty() {
+		v.Reason, v.Message = NoTrustedKeys, "no trusted keys or identities to verify with: pass --key or set keys (or identities) in the policy"
 		return v, nil
 	}
 	h, err := v1.NewHash(subject.String())
 	if err != nil {
 		return nil, fmt.Errorf("verify: subject %q: %w", subject, err)
 	}
+	form := "legacy simple-signing signature in " + v.Tag
 	err = eachStored(ctx, repo, v.Tag, func(i int, s stored) {
 		var c Check
 		if s.err != nil {
 			c = Check{Reason: Malformed, Detail: s.err.Error()}
 		} else {
-			c = checkSignature(ctx, s.full, h, keys)
+			c = checkSignature(ctx, s.full, h, trust.Keys)
 		}
-		c.Index = i
+		c.Index, c.Form = i, form
 		v.Checks = append(v.Checks, c)
 	})
 	if tooLarge(v, err, "signature") {
@@ -177,7 +262,21 @@ func Verify(ctx context.Context, repo artifact.Repository, subject digest.Digest
 	if err != nil {
 		return nil, fmt.Errorf("verify %s@%s: %w", repo.Name(), subject, err)
 	}
-	summarize(v, keys, "signature")
+	bs, src, err := readBundles(ctx, repo, subject, func(pt string) bool { return pt == SignPredicateType })
+	if err != nil {
+		return nil, fmt.Errorf("verify %s@%s: %w", repo.Name(), subject, err)
+	}
+	v.Referrers = string(src)
+	for _, sb := range bs {
+		bv := checkBundle(sb, subject, trust)
+		if bv.Reason != Malformed && bv.predicateType != "" && bv.predicateType != SignPredicateType {
+			continue // an attestation, not a signature
+		}
+		c := bv.Check
+		c.Index, c.Form, c.Referrer = len(v.Checks), sb.form(), sb.referrer.String()
+		v.Checks = append(v.Checks, c)
+	}
+	summarize(v, trust, "signature")
 	return v, nil
 }
 
@@ -214,36 +313,56 @@ func checkSignature(ctx context.Context, sig oci.Signature, h v1.Hash, keys []*P
 	return Check{Reason: OtherKey, Detail: "no trusted key verifies it"}
 }
 
-// summarize sets Valid, Reason, Message and KeyID from the checks.
-func summarize(v *Verification, keys []*PublicKey, what string) {
+// summarize sets Valid, Reason, Message, KeyID, Identity and Form from
+// the checks.
+func summarize(v *Verification, trust Trust, what string) {
 	for _, c := range v.Checks {
 		if c.Valid {
-			v.Valid, v.KeyID = true, c.KeyID
-			v.Message = fmt.Sprintf("%s of %s verified by key %s", what, v.Subject, shortID(c.KeyID))
+			v.Valid, v.KeyID, v.Identity, v.Form = true, c.KeyID, c.Identity, c.Form
+			v.Message = fmt.Sprintf("%s of %s verified: %s by %s", what, v.Subject, c.Form, c.signer())
 			return
 		}
 	}
 	if len(v.Checks) == 0 {
 		v.Reason = NoSignature
-		v.Message = fmt.Sprintf("no %s stored for %s (looked for %s:%s)", what, v.Subject, v.Repository, v.Tag)
+		looked := v.Repository + ":" + v.Tag
+		if v.Referrers != "" {
+			looked += " and Sigstore bundles among the digest's referrers (" + v.Referrers + ")"
+		}
+		v.Message = fmt.Sprintf("no %s stored for %s (looked for %s)", what, v.Subject, looked)
 		return
 	}
-	rank := map[Reason]int{WrongDigest: 4, WrongPredicate: 3, OtherKey: 2, Malformed: 1}
+	rank := map[Reason]int{WrongDigest: 12, WrongPredicate: 11, WrongIdentity: 10, CertExpired: 9, NoTimestamp: 8,
+		TLogMissing: 7, UntrustedCert: 6, BadSignature: 5, OtherKey: 2, Malformed: 1}
 	best := v.Checks[0]
 	for _, c := range v.Checks[1:] {
 		if rank[c.Reason] > rank[best.Reason] {
 			best = c
 		}
 	}
-	v.Reason = best.Reason
+	v.Reason, v.Form = best.Reason, best.Form
 	switch best.Reason {
 	case WrongDigest:
-		v.Message = fmt.Sprintf("the %s stored for %s was made by a trusted key for a different digest (copied from another artifact?)", what, v.Subject)
+		v.Message = fmt.Sprintf("the %s stored for %s (%s) was made by a trusted signer for a different digest (copied from another artifact?): %s", what, v.Subject, best.Form, best.Detail)
 	case WrongPredicate:
 		v.Message = fmt.Sprintf("no %s of the expected predicate type for %s: %s", what, v.Subject, best.Detail)
 	case OtherKey:
-		v.Message = fmt.Sprintf("%d %s(s) stored for %s, none by a trusted key (%s)", len(v.Checks), what, v.Subject, keyIDs(keys))
+		v.Message = fmt.Sprintf("%d %s(s) stored for %s, none by a trusted key or identity (%s); the last found: %s: %s", len(v.Checks), what, v.Subject, trustNames(trust), best.Form, best.Detail)
+	case Malformed:
+		v.Message = fmt.Sprintf("the %s stored for %s is not in cosign's format (%s): %s", what, v.Subject, best.Form, best.Detail)
 	default:
-		v.Message = fmt.Sprintf("the %s stored for %s is not in cosign's format: %s", what, v.Subject, best.Detail)
+		v.Message = fmt.Sprintf("the %s stored for %s does not verify (%s, %s): %s", what, v.Subject, best.Form, best.Reason, best.Detail)
 	}
+}
+
+// trustNames lists the trusted keys and identities for messages.
+func trustNames(t Trust) string {
+	s := keyIDs(t.Keys)
+	for _, id := range t.Identities {
+		if s != "" {
+			s += ", "
+		}
+		s += id.String()
+	}
+	return s
 }

@@ -76,11 +76,11 @@ func Ref(ctx context.Context, ref string, opts RefOptions) (*report.Report, stri
 	if pol == nil {
 		pol = policy.Default()
 	}
-	keys, err := TrustedKeys(pol, opts.Keys)
+	trust, err := Trust(pol, opts.Keys)
 	if err != nil {
 		return nil, "", err
 	}
-	if len(keys) == 0 && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
+	if trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
 		return nil, "", ErrNoTrustedKeys
 	}
 	repo, tag, err := artifact.OpenReference(ref, opts.Registry)
@@ -90,7 +90,7 @@ func Ref(ctx context.Context, ref string, opts RefOptions) (*report.Report, stri
 	if tag == "" {
 		return nil, "", fmt.Errorf("reference %q names no tag or digest: write REPO:TAG or REPO@sha256:<hex>", ref)
 	}
-	a, pulled, err := remote.Fetch(ctx, repo, tag, remote.Options{Registry: opts.Registry, Keys: keys, Logger: opts.Logger})
+	a, pulled, err := remote.Fetch(ctx, repo, tag, remote.Options{Registry: opts.Registry, Trust: trust, Logger: opts.Logger})
 	if err != nil {
 		return nil, a.Digest, err
 	}

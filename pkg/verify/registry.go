@@ -18,7 +18,7 @@ import (
 
 // ErrNoTrustedKeys is returned when the signature or provenance check is
 // enabled but neither the policy nor the caller gives a key to verify with.
-var ErrNoTrustedKeys = errors.New("no trusted keys: pass --key cosign.pub or list public keys under `keys:` in the policy (or turn the signature and provenance checks off in the policy)")
+var ErrNoTrustedKeys = errors.New("no trusted keys: pass --key cosign.pub or list public keys under `keys:` (or keyless signers under `identities:`) in the policy (or turn the signature and provenance checks off in the policy)")
 
 // RegistryOptions say where the registry checks look and whom they trust.
 type RegistryOptions struct {
@@ -44,18 +44,18 @@ func WithRegistry(opts Options, reg RegistryOptions) (Options, error) {
 	if pol == nil {
 		pol = policy.Default()
 	}
-	keys, err := TrustedKeys(pol, reg.Keys)
+	trust, err := Trust(pol, reg.Keys)
 	if err != nil {
 		return opts, err
 	}
-	if len(keys) == 0 && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
+	if trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
 		return opts, ErrNoTrustedKeys
 	}
 	loadFn := opts.Load
 	if loadFn == nil {
 		loadFn = load.Tree
 	}
-	ropts := remote.Options{Registry: reg.Registry, Keys: keys, Workers: reg.Workers, Logger: opts.Logger}
+	ropts := remote.Options{Registry: reg.Registry, Trust: trust, Workers: reg.Workers, Logger: opts.Logger}
 	prefix := reg.Prefix
 	opts.Load = func(ctx context.Context, root string, lo load.Options) (*model.Tree, error) {
 		t, err := loadFn(ctx, root, lo)
@@ -69,6 +69,46 @@ func WithRegistry(opts Options, reg RegistryOptions) (Options, error) {
 	}
 	opts.Extra = append(slices.Clone(opts.Extra), check.Registry(pol.Builders)...)
 	return opts, nil
+}
+
+// Trust is what the policy trusts, plus extra keys: its keys (see
+// TrustedKeys), its keyless identities with the trusted root that
+// certifies them (the policy's trustedRoot; else the public-good root
+// cosign caches, when it is there: nothing is fetched), and its tlog rule.
+func Trust(pol *policy.Policy, extra []*sign.PublicKey) (sign.Trust, error) {
+	keys, err := TrustedKeys(pol, extra)
+	if err != nil {
+		return sign.Trust{}, err
+	}
+	t := sign.Trust{Keys: keys, TLog: sign.TLogOptional}
+	if pol == nil {
+		return t, nil
+	}
+	src := pol.Source
+	if src == "" {
+		src = policy.DefaultSource
+	}
+	if t.TLog, err = sign.ParseTLogMode(pol.TLog); err != nil {
+		return sign.Trust{}, fmt.Errorf("policy %s: %w", src, err)
+	}
+	for _, id := range pol.Identities {
+		t.Identities = append(t.Identities, sign.Identity{Issuer: id.Issuer, Subject: id.Subject, SubjectRegExp: id.SubjectRegExp})
+	}
+	rootFile := pol.TrustedRootPath()
+	if rootFile == "" && (len(t.Identities) > 0 || t.TLog == sign.TLogRequired) {
+		rootFile = sign.PublicGoodRoot()
+		if rootFile == "" {
+			return sign.Trust{}, fmt.Errorf("policy %s: identities and tlog: required need a Sigstore trusted root: set trustedRoot: trusted_root.json (cosign's cached public-good root under ~/.sigstore/root is used when it is there; nothing is fetched)", src)
+		}
+	}
+	if rootFile != "" {
+		tr, err := sign.LoadTrustedRoot(rootFile)
+		if err != nil {
+			return sign.Trust{}, fmt.Errorf("policy %s: trustedRoot: %w", src, err)
+		}
+		t.Root, t.RootSource = tr, rootFile
+	}
+	return t, nil
 }
 
 // TrustedKeys returns the policy's keys (inline PEM or files relative to
