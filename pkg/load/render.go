@@ -1,0 +1,525 @@
+package load
+
+// Bounded rendering. A chart's templates are programs written by whoever
+// wrote the chart: `{{ repeat 1000000000000 "a" }}` asks for 1 TB and kills
+// the process that renders it (a Go allocation failure is fatal, not a
+// panic), and nested `range until 100000` loops run for ever. Go can neither
+// stop a running goroutine nor cap its heap, so charts are rendered in a
+// child process: the program re-executes itself (MaybeRunRenderChild at the
+// top of main detects the child mode), the child caps its own address space
+// (RLIMIT_AS) and CPU time, renders with Helm's engine and writes the
+// rendered manifests on stdout; the parent kills the child's process group
+// at the time limit, when ctx ends or when the output passes its bound, and
+// turns each failure into a package-load problem naming the template and the
+// limit.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// Default render bounds (RenderLimits' zero values).
+const (
+	DefaultRenderTimeout   = 10 * time.Second
+	DefaultRenderMaxMemory = 512 << 20
+	DefaultRenderMaxOutput = 64 << 20
+)
+
+// RenderLimits bound the rendering of one chart. The zero value means the
+// defaults, rendered in a bounded child process.
+type RenderLimits struct {
+	// Timeout bounds the wall time of rendering one chart
+	// (DefaultRenderTimeout when <= 0).
+	Timeout time.Duration
+	// MaxMemory bounds the memory one render may take, in bytes: the
+	// address space the render process may add to what it holds at start
+	// (RLIMIT_AS) and its Go heap target (DefaultRenderMaxMemory when <= 0).
+	MaxMemory int64
+	// MaxOutput bounds the rendered manifests of one chart, in bytes
+	// (DefaultRenderMaxOutput when <= 0).
+	MaxOutput int64
+	// InProcess renders in the calling process with no bound on time or
+	// memory (the bounds above are ignored and ctx cannot stop a render).
+	// Only for trusted trees, or programs that cannot re-execute
+	// themselves; see MaybeRunRenderChild.
+	InProcess bool
+}
+
+func (r RenderLimits) withDefaults() RenderLimits {
+	if r.Timeout <= 0 {
+		r.Timeout = DefaultRenderTimeout
+	}
+	if r.MaxMemory <= 0 {
+		r.MaxMemory = DefaultRenderMaxMemory
+	}
+	if r.MaxOutput <= 0 {
+		r.MaxOutput = DefaultRenderMaxOutput
+	}
+	return r
+}
+
+// String says the bounds as the findings and docs do.
+func (r RenderLimits) String() string {
+	r = r.withDefaults()
+	return fmt.Sprintf("time %s, memory %s, output %s", r.Timeout, byteSize(r.MaxMemory), byteSize(r.MaxOutput))
+}
+
+// renderChildEnv marks the child process; its value is
+// "v1:<max memory bytes>:<cpu seconds>:<max output bytes>".
+const renderChildEnv = "PINSEAL_RENDER_CHILD"
+
+// renderHookWired is set when this program called MaybeRunRenderChild,
+// i.e. its executable can render in a child.
+var renderHookWired atomic.Bool
+
+// renderSlots bounds the render children running at once in this process.
+var renderSlots = make(chan struct{}, max(2, runtime.NumCPU()))
+
+// MaybeRunRenderChild must be called first thing in main (and in TestMain
+// of tests that load charts) of every program that loads trees with bounded
+// rendering (the default). In the render child it renders the chart on
+// stdin and exits; otherwise it only records that the program can run as a
+// render child, and returns. A program that does not call it gets a
+// package-load problem for every chart unless it sets
+// Options.Render.InProcess.
+func MaybeRunRenderChild() {
+	v, ok := os.LookupEnv(renderChildEnv)
+	if !ok {
+		renderHookWired.Store(true)
+		return
+	}
+	os.Exit(runRenderChild(v, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// renderRequest is what the parent sends the child (gob, on stdin).
+type renderRequest struct {
+	Files     []renderFile
+	Release   string
+	Namespace string
+}
+
+type renderFile struct {
+	Name string
+	Data []byte
+}
+
+// renderResponse is what the child answers (gob, on stdout).
+type renderResponse struct {
+	Rendered map[string]string
+	Err      string // Helm's render error, if any
+	// Output is set when the rendered manifests passed the output bound:
+	// their total size, and the largest template.
+	Output   int64
+	Template string
+}
+
+// progressPrefix starts the stderr line the child writes as it begins each
+// template.
+const progressPrefix = "pinseal-render-template: "
+
+// markAPI is the apiVersion of the lookup calls that mark each template's
+// start in the child; no Kubernetes API has it.
+const markAPI = "pinseal.render/mark"
+
+// render renders chrt (loaded from files, values vals) bounded by
+// l.opts.Render. A render error of Helm is err; a bound passed (or a child
+// that cannot run) is prob. When ctx ends, err is ctx's error.
+func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, release, namespace string) (map[string]string, *model.Problem, error) {
+	lim := l.opts.Render
+	if lim.InProcess {
+		out, err := engine.Render(chrt, vals)
+		return out, nil, err
+	}
+	lim = lim.withDefaults()
+	if !renderHookWired.Load() {
+		return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+			Message: "the chart was not rendered: this program cannot render charts in a bounded child process (it does not call load.MaybeRunRenderChild at the start of main)",
+			Hint:    "call load.MaybeRunRenderChild() first thing in main (and TestMain), or set load.Options.Render.InProcess for trusted trees"}, nil
+	}
+	select {
+	case renderSlots <- struct{}{}:
+		defer func() { <-renderSlots }()
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	req := renderRequest{Release: release, Namespace: namespace}
+	for _, f := range files {
+		req.Files = append(req.Files, renderFile{Name: f.Name, Data: f.Data})
+	}
+	res, err := runRenderChildProcess(ctx, req, lim)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		var le *limitError
+		if errors.As(err, &le) {
+			return nil, l.limitProblem(le, chrt.Name(), files, lim, release, namespace), nil
+		}
+		return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+			Message: fmt.Sprintf("the chart could not be rendered: %v", err),
+			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}, nil
+	}
+	if res.Err != "" {
+		return nil, nil, errors.New(res.Err)
+	}
+	return res.Rendered, nil, nil
+}
+
+// limitError is a render bound passed.
+type limitError struct {
+	What     string // "time", "memory", "output"
+	Template string // rendered template name ("chart/templates/x.yaml"), "" when unknown
+	Detail   string
+}
+
+func (e *limitError) Error() string {
+	return fmt.Sprintf("render %s limit passed in %q: %s", e.What, e.Template, e.Detail)
+}
+
+// limitProblem turns a bound passed into the package-load problem naming
+// the template (as a file of the package) and the limit.
+func (l *scanner) limitProblem(le *limitError, chartName string, files []*loader.BufferedFile, lim RenderLimits, release, namespace string) *model.Problem {
+	file, tmpl := "", "the chart"
+	if le.Template != "" {
+		file = subchartPath(strings.TrimPrefix(le.Template, chartName+"/"), subchartDirs(files))
+		tmpl = "template " + file
+	}
+	var msg, knob string
+	switch le.What {
+	case "time":
+		msg = fmt.Sprintf("rendering %s took longer than the render time limit of %s; rendering stopped", tmpl, lim.Timeout)
+		knob = "limits.renderTimeout, --render-timeout"
+	case "memory":
+		msg = fmt.Sprintf("rendering %s went over the render memory limit of %s; rendering stopped", tmpl, byteSize(lim.MaxMemory))
+		knob = "limits.renderMaxMemory, --render-max-memory"
+	default:
+		msg = fmt.Sprintf("the rendered output of the chart went over the render output limit of %s (%s, the largest from %s); rendering stopped", byteSize(lim.MaxOutput), le.Detail, tmpl)
+		knob = "limits.renderMaxOutput, --render-max-output"
+	}
+	l.opts.Logger.Warn("chart render over its bound", "chart", chartName, "template", le.Template, "limit", le.What, "detail", le.Detail)
+	return &model.Problem{Check: CheckLoad, Location: model.Location{File: file}, Message: msg,
+		Hint: fmt.Sprintf("fix the template (run `helm template -n %s %s .` in the package directory); if the chart really needs more, raise the bound (%s)", namespace, release, knob)}
+}
+
+// selfExe is the executable the render child runs.
+func selfExe() (string, error) {
+	if runtime.GOOS == "linux" {
+		return "/proc/self/exe", nil // the running binary even if replaced on disk
+	}
+	return os.Executable()
+}
+
+// runRenderChildProcess runs one render child for req, bounded by lim and
+// ctx.
+func runRenderChildProcess(ctx context.Context, req renderRequest, lim RenderLimits) (*renderResponse, error) {
+	var in bytes.Buffer
+	if err := gob.NewEncoder(&in).Encode(&req); err != nil {
+		return nil, fmt.Errorf("encoding the render request: %w", err)
+	}
+	exe, err := selfExe()
+	if err != nil {
+		return nil, fmt.Errorf("finding this program's executable to render in: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
+	cpu := int64(lim.Timeout/time.Second) + 2
+	cmd := exec.CommandContext(cctx, exe)
+	cmd.Env = []string{
+		fmt.Sprintf("%s=v1:%d:%d:%d", renderChildEnv, lim.MaxMemory, cpu, lim.MaxOutput),
+		"GOMAXPROCS=1",
+		"GOMEMLIMIT=" + strconv.FormatInt(lim.MaxMemory, 10),
+		"GOTRACEBACK=none",
+	}
+	cmd.Dir = os.TempDir()
+	cmd.Stdin = &in
+	out := &boundedBuffer{max: lim.MaxOutput + 1<<20, over: cancel}
+	cmd.Stdout = out
+	prog := &progressWriter{}
+	cmd.Stderr = prog
+	childProcAttr(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	werr := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	switch {
+	case out.overflow:
+		return nil, &limitError{What: "output", Template: prog.template(), Detail: fmt.Sprintf("more than %s written", byteSize(lim.MaxOutput))}
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return nil, &limitError{What: "time", Template: prog.template(), Detail: lim.Timeout.String()}
+	case werr != nil:
+		if prog.oom() {
+			return nil, &limitError{What: "memory", Template: prog.template(), Detail: firstLine(prog.diag())}
+		}
+		var ee *exec.ExitError
+		if errors.As(werr, &ee) && ee.ProcessState != nil && !ee.Exited() {
+			// Killed by a signal we did not send: the CPU-time limit
+			// (SIGXCPU/SIGKILL), or the kernel's OOM killer.
+			return nil, &limitError{What: "time", Template: prog.template(), Detail: ee.ProcessState.String()}
+		}
+		return nil, fmt.Errorf("render process: %v: %s", werr, firstLine(prog.diag()))
+	}
+	var res renderResponse
+	if err := gob.NewDecoder(bytes.NewReader(out.buf.Bytes())).Decode(&res); err != nil {
+		return nil, fmt.Errorf("reading the render process's answer: %w", err)
+	}
+	if res.Output > 0 {
+		return nil, &limitError{What: "output", Template: res.Template, Detail: fmt.Sprintf("%s rendered", byteSize(res.Output))}
+	}
+	return &res, nil
+}
+
+// boundedBuffer keeps up to max bytes; past that it records the overflow,
+// calls over (which kills the child) and fails the write.
+type boundedBuffer struct {
+	buf      bytes.Buffer
+	max      int64
+	over     func()
+	overflow bool
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if int64(b.buf.Len()+len(p)) > b.max {
+		if !b.overflow {
+			b.overflow = true
+			b.over()
+		}
+		return 0, errors.New("render output over its bound")
+	}
+	return b.buf.Write(p)
+}
+
+// progressWriter reads the child's stderr: the last template started,
+// whether the Go runtime said it ran out of memory, and the first bytes of
+// the rest (the runtime's fatal error comes first, then its stacks).
+type progressWriter struct {
+	mu      sync.Mutex
+	partial []byte
+	last    string
+	head    []byte
+	noMem   bool
+}
+
+const stderrHead = 1 << 10
+
+// oomSigns are what the Go runtime says when the kernel refuses it memory
+// (or a thread, or a stack) under RLIMIT_AS.
+var oomSigns = []string{"out of memory", "cannot allocate memory", "failed to create new OS thread", "stack overflow", "pthread_create failed"}
+
+func (w *progressWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(w.partial) < stderrHead {
+				w.partial = append(w.partial, p[:min(len(p), stderrHead-len(w.partial))]...)
+			}
+			break
+		}
+		line := append(w.partial, p[:i]...)
+		w.partial = nil
+		p = p[i+1:]
+		w.line(string(line))
+	}
+	return n, nil
+}
+
+func (w *progressWriter) line(l string) {
+	if name, ok := strings.CutPrefix(l, progressPrefix); ok {
+		w.last = name
+		return
+	}
+	for _, s := range oomSigns {
+		if strings.Contains(l, s) {
+			w.noMem = true
+		}
+	}
+	if len(w.head) < stderrHead {
+		w.head = append(w.head, l[:min(len(l), stderrHead-len(w.head))]...)
+		w.head = append(w.head, '\n')
+	}
+}
+
+func (w *progressWriter) template() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
+}
+
+// diag is the first of what the child wrote besides its marks.
+func (w *progressWriter) diag() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.partial) > 0 {
+		w.line(string(w.partial))
+		w.partial = nil
+	}
+	return strings.TrimSpace(string(w.head))
+}
+
+// oom reports whether the child died of the memory limit.
+func (w *progressWriter) oom() bool {
+	w.diag()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.noMem
+}
+
+// runRenderChild is the child's main: bound itself, read the request,
+// render, answer. Its exit code is 0 when it answered.
+func runRenderChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var mem, cpu, maxOut int64
+	if _, err := fmt.Sscanf(spec, "v1:%d:%d:%d", &mem, &cpu, &maxOut); err != nil || mem <= 0 || cpu <= 0 || maxOut <= 0 {
+		fmt.Fprintf(stderr, "pinseal render child: bad %s=%q\n", renderChildEnv, spec)
+		return 3
+	}
+	if err := limitSelf(mem, cpu); err != nil {
+		fmt.Fprintf(stderr, "pinseal render child: cannot bound itself: %v\n", err)
+		return 3
+	}
+	var req renderRequest
+	if err := gob.NewDecoder(bufio.NewReader(stdin)).Decode(&req); err != nil {
+		fmt.Fprintf(stderr, "pinseal render child: reading the request: %v\n", err)
+		return 3
+	}
+	res := renderForChild(req, maxOut, stderr)
+	w := bufio.NewWriter(stdout)
+	if err := gob.NewEncoder(w).Encode(res); err != nil {
+		fmt.Fprintf(stderr, "pinseal render child: writing the answer: %v\n", err)
+		return 3
+	}
+	if err := w.Flush(); err != nil {
+		return 3
+	}
+	return 0
+}
+
+// renderForChild loads and renders the chart as renderChart does, with a
+// mark at the start of every template so that the parent knows which one
+// was running when it had to stop the render. Rendered manifests over
+// maxOut bytes in all are not sent, only their size.
+func renderForChild(req renderRequest, maxOut int64, progress io.Writer) *renderResponse {
+	files := make([]*loader.BufferedFile, len(req.Files))
+	for i, f := range req.Files {
+		files[i] = &loader.BufferedFile{Name: f.Name, Data: f.Data}
+	}
+	chrt, err := loader.LoadFiles(files)
+	if err != nil {
+		return &renderResponse{Err: fmt.Sprintf("Helm cannot load the chart: %v", err)}
+	}
+	release := req.Release
+	if release == "" {
+		release = chrt.Name()
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, map[string]any{}); err != nil {
+		return &renderResponse{Err: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err)}
+	}
+	vals, err := chartutil.ToRenderValues(chrt, map[string]any{},
+		chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return &renderResponse{Err: fmt.Sprintf("the chart's default values do not render: %v", err)}
+	}
+	marked := markTemplates(chrt)
+	rendered, err := engine.RenderWithClientProvider(chrt, vals, markProvider{w: progress})
+	if err != nil {
+		return &renderResponse{Err: unmarkError(err.Error(), marked)}
+	}
+	var total int64
+	biggest, size := "", 0
+	for k, v := range rendered {
+		total += int64(len(v))
+		if len(v) > size {
+			biggest, size = k, len(v)
+		}
+	}
+	if total > maxOut {
+		return &renderResponse{Output: total, Template: biggest}
+	}
+	return &renderResponse{Rendered: rendered}
+}
+
+// markTemplates prefixes every template Helm renders (not partials) with a
+// lookup of markAPI naming it; Helm's engine calls the client provider for
+// it as the template starts. The mark writes nothing and adds no line. It
+// returns the marked template names.
+func markTemplates(c *chart.Chart) []string {
+	var names []string
+	var rec func(c *chart.Chart)
+	rec = func(c *chart.Chart) {
+		for _, t := range c.Templates {
+			if t == nil || strings.HasPrefix(path.Base(t.Name), "_") {
+				continue
+			}
+			name := path.Join(c.ChartFullPath(), t.Name)
+			t.Data = append([]byte(markFor(name)), t.Data...)
+			names = append(names, name)
+		}
+		for _, d := range c.Dependencies() {
+			rec(d)
+		}
+	}
+	rec(c)
+	return names
+}
+
+func markFor(name string) string {
+	return `{{if lookup "` + markAPI + `" ` + strconv.Quote(name) + ` "" "x"}}{{end}}`
+}
+
+// unmarkError takes the mark's width off column numbers of a template's
+// first line in a Helm error.
+func unmarkError(msg string, names []string) string {
+	for _, n := range names {
+		if !strings.Contains(msg, n+":1:") {
+			continue
+		}
+		re := regexp.MustCompile(regexp.QuoteMeta(n) + `:1:([0-9]+)`)
+		w := len(markFor(n))
+		msg = re.ReplaceAllStringFunc(msg, func(s string) string {
+			col, _ := strconv.Atoi(s[len(n)+3:])
+			return fmt.Sprintf("%s:1:%d", n, max(col-w, 1))
+		})
+	}
+	return msg
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

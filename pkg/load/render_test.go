@@ -1,0 +1,173 @@
+package load
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// TestMain lets this test binary be the render child (see
+// MaybeRunRenderChild).
+func TestMain(m *testing.M) {
+	MaybeRunRenderChild()
+	os.Exit(m.Run())
+}
+
+// providerTemplate is a template that makes a chart worth rendering.
+const providerTemplate = `apiVersion: operator.cluster.x-k8s.io/v1alpha2
+kind: CoreProvider
+metadata:
+  name: cluster-api
+  namespace: {{ .Release.Namespace }}
+spec:
+  version: v1.10.1-core
+`
+
+// Template bombs, as an attacker would upload them.
+const (
+	memoryBomb = `{{ repeat 1000000000000 "aaaaaaaaaa" }}` + "\n"
+	timeBomb   = `{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}` + "\n"
+	// 400 × 10 KB = 4 MB of output.
+	outputBomb = `{{ range until 400 }}{{ repeat 10000 "a" }}{{ end }}` + "\n"
+)
+
+// writeBombChart writes a chart with the provider template and the
+// template bomb (when not "") under dir/rel.
+func writeBombChart(t testing.TB, dir, rel, bomb string) {
+	t.Helper()
+	files := map[string]string{
+		"Chart.yaml":               "apiVersion: v2\nname: bomb\nversion: 0.1.0\n",
+		"templates/provider.yaml": providerTemplate,
+	}
+	if bomb != "" {
+		files["templates/zz-bomb.yaml"] = bomb
+	}
+	for n, c := range files {
+		p := filepath.Join(dir, rel, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var testRenderLimits = RenderLimits{Timeout: 2 * time.Second, MaxMemory: 256 << 20, MaxOutput: 1 << 20}
+
+// TestRenderBounds: each bomb becomes one package-load problem naming the
+// template and the limit, and loading ends within the time bound.
+func TestRenderBounds(t *testing.T) {
+	tests := []struct {
+		name, bomb string
+		want       []string
+	}{
+		{"memory", memoryBomb, []string{"rendering template templates/zz-bomb.yaml went over the render memory limit of 256 MiB"}},
+		{"time", timeBomb, []string{"rendering template templates/zz-bomb.yaml took longer than the render time limit of 2s"}},
+		{"output", outputBomb, []string{"went over the render output limit of 1 MiB", "templates/zz-bomb.yaml"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeBombChart(t, root, "bomb", tc.bomb)
+			start := time.Now()
+			tr := loadTree(t, root, Options{Render: testRenderLimits})
+			if d := time.Since(start); d > testRenderLimits.Timeout+5*time.Second {
+				t.Errorf("load took %s, bound %s", d, testRenderLimits.Timeout)
+			}
+			if len(tr.Packages) != 1 {
+				t.Fatalf("%d packages, want the bomb chart", len(tr.Packages))
+			}
+			probs := tr.Packages[0].Problems
+			if len(probs) != 1 || probs[0].Check != CheckLoad || probs[0].File != "templates/zz-bomb.yaml" {
+				t.Fatalf("problems %+v, want one package-load problem at templates/zz-bomb.yaml", probs)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(probs[0].Message, w) {
+					t.Errorf("message %q lacks %q", probs[0].Message, w)
+				}
+			}
+			if !strings.Contains(probs[0].Hint, "raise the bound") {
+				t.Errorf("hint %q does not say how to raise the bound", probs[0].Hint)
+			}
+		})
+	}
+}
+
+// TestRenderBoundedSameAsInProcess: the bounded child renders exactly what
+// Helm's engine renders in process (the template marks leave no trace),
+// render errors included.
+func TestRenderBoundedSameAsInProcess(t *testing.T) {
+	root := fixture.Tree(t)
+	// A render error on a template's first line: its column must not
+	// include the mark.
+	writeBombChart(t, root, "broken", `{{ .Values.nope.deeper }}`+"\n")
+	// A chart's own lookup finds nothing, as without a cluster.
+	writeBombChart(t, root, "lookup", `{{ if lookup "v1" "Secret" "ns" "" }}found: list{{ end }}{{ if lookup "v1" "Secret" "ns" "x" }}found: one{{ end }}`+"\n")
+	bounded := loadTree(t, root, Options{})
+	inproc := loadTree(t, root, Options{Render: RenderLimits{InProcess: true}})
+	if len(bounded.Packages) < 7 {
+		t.Fatalf("only %d packages loaded", len(bounded.Packages))
+	}
+	if !reflect.DeepEqual(bounded, inproc) {
+		for i := range bounded.Packages {
+			if !reflect.DeepEqual(bounded.Packages[i], inproc.Packages[i]) {
+				t.Errorf("package %s differs:\nbounded   %+v\nin-process %+v", bounded.Packages[i].Path, bounded.Packages[i].Problems, inproc.Packages[i].Problems)
+			}
+		}
+		t.Fatal("bounded and in-process loads differ")
+	}
+	var broken *model.Package
+	for _, p := range bounded.Packages {
+		if p.Path == "broken" {
+			broken = p
+		}
+		if p.Path == "lookup" && len(p.Problems) != 0 {
+			t.Errorf("lookup chart: %+v", p.Problems)
+		}
+	}
+	if broken == nil || len(broken.Problems) != 1 || !strings.Contains(broken.Problems[0].Message, "zz-bomb.yaml:1:") {
+		t.Fatalf("broken chart: %+v", broken)
+	}
+}
+
+// TestRenderCancel: when ctx ends, the render child is killed and Tree
+// returns at once, not at the render time limit.
+func TestRenderCancel(t *testing.T) {
+	root := t.TempDir()
+	writeBombChart(t, root, "bomb", timeBomb)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Tree(ctx, root, Options{Render: RenderLimits{Timeout: time.Minute}})
+	if err == nil {
+		t.Fatal("Tree returned no error after its context ended")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Tree returned %s after start, its context ended after 0.5s", d)
+	}
+}
+
+// TestRenderHookMissing: a program that did not wire the render child gets
+// a clear problem, unless it asks for in-process rendering.
+func TestRenderHookMissing(t *testing.T) {
+	renderHookWired.Store(false)
+	defer renderHookWired.Store(true)
+	root := t.TempDir()
+	writeBombChart(t, root, "clean", "")
+	tr := loadTree(t, root, Options{})
+	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 1 || !strings.Contains(tr.Packages[0].Problems[0].Message, "MaybeRunRenderChild") {
+		t.Fatalf("want one problem naming MaybeRunRenderChild, got %+v", tr.Packages)
+	}
+	tr = loadTree(t, root, Options{Render: RenderLimits{InProcess: true}})
+	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 0 || len(tr.Packages[0].Providers) != 1 {
+		t.Fatalf("in process: %+v", tr.Packages)
+	}
+}
