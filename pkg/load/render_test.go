@@ -43,7 +43,7 @@ const (
 func writeBombChart(t testing.TB, dir, rel, bomb string) {
 	t.Helper()
 	files := map[string]string{
-		"Chart.yaml":               "apiVersion: v2\nname: bomb\nversion: 0.1.0\n",
+		"Chart.yaml":              "apiVersion: v2\nname: bomb\nversion: 0.1.0\n",
 		"templates/provider.yaml": providerTemplate,
 	}
 	if bomb != "" {
