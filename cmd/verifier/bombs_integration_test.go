@@ -30,27 +30,7 @@ import (
 const (
 	memoryBombTemplate = `{{ repeat 1000000000000 "aaaaaaaaaa" }}` + "\n"
 	timeBombTemplate   = `{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}` + "\n"
-	bombProvider       = "apiVersion: operator.cluster.x-k8s.io/v1alpha2\nkind: CoreProvider\nmetadata:\n  name: cluster-api\nspec:\n  version: v1.10.1-core\n"
 )
-
-// writeBomb writes a chart holding a provider and the bomb template
-// templates/bomb.yaml under root/rel.
-func writeBomb(t *testing.T, root, rel, bomb string) {
-	t.Helper()
-	for n, c := range map[string]string{
-		"Chart.yaml":              "apiVersion: v2\nname: bomb\nversion: 0.1.0\n",
-		"templates/provider.yaml": bombProvider,
-		"templates/bomb.yaml":     bomb,
-	} {
-		p := filepath.Join(root, rel, n)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // tarGzDir packs dir as a .tar.gz (regular files and directories).
 func tarGzDir(t *testing.T, dir string) []byte {
@@ -167,6 +147,13 @@ func startRealServer(t *testing.T, bin, cfgFile string) *realServer {
 		t.Fatal("verifier serve did not start in 30s")
 	}
 	return s
+}
+
+// in is s reporting to the (sub)test t.
+func (s *realServer) in(t *testing.T) *realServer {
+	c := *s
+	c.t = t
+	return &c
 }
 
 func (s *realServer) do(method, path, ctype string, body []byte) (int, []byte, time.Duration) {
@@ -306,11 +293,11 @@ func TestIntegrationServeTemplateBombs(t *testing.T) {
 	// with their findings. Source "slow": more time bombs than scanTimeout
 	// allows: the scan ends failed at scanTimeout.
 	bombs := filepath.Join(dir, "bombs")
-	writeBomb(t, bombs, "memory", memoryBombTemplate)
-	writeBomb(t, bombs, "time", timeBombTemplate)
+	writeBombChart(t, bombs, "memory", memoryBombTemplate)
+	writeBombChart(t, bombs, "time", timeBombTemplate)
 	slow := filepath.Join(dir, "slow")
 	for i := range 12 {
-		writeBomb(t, slow, fmt.Sprintf("time%02d", i), timeBombTemplate)
+		writeBombChart(t, slow, fmt.Sprintf("time%02d", i), timeBombTemplate)
 	}
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:0
 dataDir: %s
@@ -334,8 +321,9 @@ limits:
 	s.stillServing("start", examples)
 
 	t.Run("upload memory bomb", func(t *testing.T) {
+		s := s.in(t)
 		tree := filepath.Join(t.TempDir(), "tree")
-		writeBomb(t, tree, "pkg", memoryBombTemplate)
+		writeBombChart(t, tree, "pkg", memoryBombTemplate)
 		tgz := tarGzDir(t, tree)
 		t.Logf("upload of %d bytes", len(tgz))
 		code, r, d := s.upload(tgz)
@@ -347,8 +335,9 @@ limits:
 		s.stillServing("the memory bomb upload", examples)
 	})
 	t.Run("upload time bomb", func(t *testing.T) {
+		s := s.in(t)
 		tree := filepath.Join(t.TempDir(), "tree")
-		writeBomb(t, tree, "pkg", timeBombTemplate)
+		writeBombChart(t, tree, "pkg", timeBombTemplate)
 		code, r, d := s.upload(tarGzDir(t, tree))
 		if code != http.StatusOK {
 			t.Fatalf("answered %d, want 200 with a package-load finding", code)
@@ -360,12 +349,13 @@ limits:
 		s.stillServing("the time bomb upload", examples)
 	})
 	t.Run("upload past requestTimeout", func(t *testing.T) {
+		s := s.in(t)
 		// 12 time bombs at 2s each, 2 at a time: 12s of rendering, the
 		// request has 6s. It must end at requestTimeout and kill its
 		// renders.
 		tree := filepath.Join(t.TempDir(), "tree")
 		for i := range 12 {
-			writeBomb(t, tree, fmt.Sprintf("time%02d", i), timeBombTemplate)
+			writeBombChart(t, tree, fmt.Sprintf("time%02d", i), timeBombTemplate)
 		}
 		code, _, d := s.upload(tarGzDir(t, tree))
 		if code != http.StatusGatewayTimeout {
@@ -377,6 +367,7 @@ limits:
 		s.stillServing("an upload past requestTimeout", examples)
 	})
 	t.Run("scan with bombs", func(t *testing.T) {
+		s := s.in(t)
 		sc := s.scan("bombs")
 		if sc.Scan.Status != store.Succeeded || sc.Report == nil {
 			t.Fatalf("scan %+v, want succeeded with a report", sc.Scan)
@@ -386,10 +377,11 @@ limits:
 		s.stillServing("a scan of bombs", examples)
 	})
 	t.Run("scan past scanTimeout", func(t *testing.T) {
+		s := s.in(t)
 		start := time.Now()
 		sc := s.scan("slow")
-		if sc.Scan.Status != store.Failed {
-			t.Fatalf("scan %+v, want failed at scanTimeout", sc.Scan)
+		if sc.Scan.Status != store.Failed || !strings.Contains(sc.Scan.Error, "limits.scanTimeout (5s)") {
+			t.Fatalf("scan %+v, want failed at scanTimeout, saying so", sc.Scan)
 		}
 		if d := time.Since(start); d > 9*time.Second {
 			t.Errorf("scan ended after %s; scanTimeout is 5s", d)
