@@ -17,7 +17,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/gob"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -139,9 +141,10 @@ type renderResponse struct {
 // template.
 const progressPrefix = "pinseal-render-template: "
 
-// markAPI is the apiVersion of the lookup calls that mark each template's
-// start in the child; no Kubernetes API has it.
-const markAPI = "pinseal.render/mark"
+// markGroup starts the apiVersion of the lookup calls that mark each
+// template's start in the child; no Kubernetes API has it. The child adds a
+// random version, so that a chart cannot forge marks.
+const markGroup = "pinseal.render/"
 
 // render renders chrt (loaded from files, values vals) bounded by
 // l.opts.Render. A render error of Helm is err; a bound passed (or a child
@@ -349,8 +352,10 @@ func (w *progressWriter) Write(p []byte) (int, error) {
 }
 
 func (w *progressWriter) line(l string) {
-	if name, ok := strings.CutPrefix(l, progressPrefix); ok {
-		w.last = name
+	if q, ok := strings.CutPrefix(l, progressPrefix); ok {
+		if name, err := strconv.Unquote(q); err == nil {
+			w.last = name
+		}
 		return
 	}
 	for _, s := range oomSigns {
@@ -443,10 +448,15 @@ func renderForChild(req renderRequest, maxOut int64, progress io.Writer) *render
 	if err != nil {
 		return &renderResponse{Err: fmt.Sprintf("the chart's default values do not render: %v", err)}
 	}
-	marked := markTemplates(chrt)
-	rendered, err := engine.RenderWithClientProvider(chrt, vals, markProvider{w: progress})
+	nonce := make([]byte, 16)
+	if _, err := rand.Read(nonce); err != nil {
+		return &renderResponse{Err: fmt.Sprintf("render child: %v", err)}
+	}
+	api := markGroup + hex.EncodeToString(nonce)
+	marked := markTemplates(chrt, api)
+	rendered, err := engine.RenderWithClientProvider(chrt, vals, markProvider{api: api, w: progress})
 	if err != nil {
-		return &renderResponse{Err: unmarkError(err.Error(), marked)}
+		return &renderResponse{Err: unmarkError(err.Error(), marked, api)}
 	}
 	var total int64
 	biggest, size := "", 0
@@ -463,10 +473,10 @@ func renderForChild(req renderRequest, maxOut int64, progress io.Writer) *render
 }
 
 // markTemplates prefixes every template Helm renders (not partials) with a
-// lookup of markAPI naming it; Helm's engine calls the client provider for
-// it as the template starts. The mark writes nothing and adds no line. It
+// lookup of api naming it; Helm's engine calls the client provider for it
+// as the template starts. The mark writes nothing and adds no line. It
 // returns the marked template names.
-func markTemplates(c *chart.Chart) []string {
+func markTemplates(c *chart.Chart, api string) []string {
 	var names []string
 	var rec func(c *chart.Chart)
 	rec = func(c *chart.Chart) {
@@ -475,7 +485,7 @@ func markTemplates(c *chart.Chart) []string {
 				continue
 			}
 			name := path.Join(c.ChartFullPath(), t.Name)
-			t.Data = append([]byte(markFor(name)), t.Data...)
+			t.Data = append([]byte(markFor(api, name)), t.Data...)
 			names = append(names, name)
 		}
 		for _, d := range c.Dependencies() {
@@ -486,19 +496,19 @@ func markTemplates(c *chart.Chart) []string {
 	return names
 }
 
-func markFor(name string) string {
-	return `{{if lookup "` + markAPI + `" ` + strconv.Quote(name) + ` "" "x"}}{{end}}`
+func markFor(api, name string) string {
+	return `{{if lookup "` + api + `" ` + strconv.Quote(name) + ` "" "x"}}{{end}}`
 }
 
 // unmarkError takes the mark's width off column numbers of a template's
 // first line in a Helm error.
-func unmarkError(msg string, names []string) string {
+func unmarkError(msg string, names []string, api string) string {
 	for _, n := range names {
 		if !strings.Contains(msg, n+":1:") {
 			continue
 		}
 		re := regexp.MustCompile(regexp.QuoteMeta(n) + `:1:([0-9]+)`)
-		w := len(markFor(n))
+		w := len(markFor(api, n))
 		msg = re.ReplaceAllStringFunc(msg, func(s string) string {
 			col, _ := strconv.Atoi(s[len(n)+3:])
 			return fmt.Sprintf("%s:1:%d", n, max(col-w, 1))

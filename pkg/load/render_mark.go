@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,14 +14,18 @@ import (
 )
 
 // markProvider is the Helm client provider of the render child. A lookup of
-// markAPI is a template's start mark: it writes the template's name to w.
+// api is a template's start mark: it writes the template's name, quoted, to
+// w.
 // Every lookup (a chart's own too) finds nothing, exactly as Helm's engine
 // without a cluster answers: an empty map.
-type markProvider struct{ w io.Writer }
+type markProvider struct {
+	api string
+	w   io.Writer
+}
 
 func (p markProvider) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
-	if apiVersion == markAPI {
-		fmt.Fprintf(p.w, "%s%s\n", progressPrefix, kind)
+	if apiVersion == p.api {
+		fmt.Fprintf(p.w, "%s%s\n", progressPrefix, strconv.Quote(kind))
 	}
 	return notFound{}, false, nil
 }

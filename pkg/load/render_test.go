@@ -72,6 +72,9 @@ func TestRenderBounds(t *testing.T) {
 		{"memory", memoryBomb, []string{"rendering template templates/zz-bomb.yaml went over the render memory limit of 256 MiB"}},
 		{"time", timeBomb, []string{"rendering template templates/zz-bomb.yaml took longer than the render time limit of 2s"}},
 		{"output", outputBomb, []string{"went over the render output limit of 1 MiB", "templates/zz-bomb.yaml"}},
+		// A chart cannot forge the mark that names the running template.
+		{"forged mark", `{{ if lookup "pinseal.render/mark" "bomb/templates/provider.yaml" "" "x" }}{{ end }}` + timeBomb,
+			[]string{"rendering template templates/zz-bomb.yaml took longer"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,4 +173,51 @@ func TestRenderHookMissing(t *testing.T) {
 	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 0 || len(tr.Packages[0].Providers) != 1 {
 		t.Fatalf("in process: %+v", tr.Packages)
 	}
+}
+
+// FuzzRenderLimits renders any template (beside a provider template) under
+// small bounds: loading never panics, never outlasts the time bound by
+// much, a bound passed is a package-load problem naming a template of the
+// chart and the limit, and a chart that renders within the bounds renders
+// exactly as Helm's engine does in process.
+func FuzzRenderLimits(f *testing.F) {
+	f.Add(`{{ .Release.Namespace }}: {{ .Chart.Name | upper }}`)
+	f.Add(memoryBomb)
+	f.Add(`{{ range until 1000 }}{{ range until 1000 }}{{ range until 1000 }}{{ end }}{{ end }}{{ end }}`)
+	f.Add(`{{ define "x" }}{{ include "x" . }}{{ end }}{{ include "x" . }}`)
+	lim := RenderLimits{Timeout: time.Second, MaxMemory: 128 << 20, MaxOutput: 256 << 10}
+	f.Fuzz(func(t *testing.T, tmpl string) {
+		root := t.TempDir()
+		writeBombChart(t, root, "c", tmpl)
+		start := time.Now()
+		tr, err := Tree(context.Background(), root, Options{Workers: 1, Render: lim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > lim.Timeout+10*time.Second {
+			t.Fatalf("load took %s under a %s bound", d, lim.Timeout)
+		}
+		bounded := false
+		for _, p := range tr.Packages {
+			for _, pr := range p.Problems {
+				if !strings.Contains(pr.Message, "render") || !strings.Contains(pr.Message, "limit of") {
+					continue
+				}
+				bounded = true
+				if pr.Check != CheckLoad || (pr.File != "" && !strings.HasPrefix(pr.File, "templates/")) || pr.Hint == "" {
+					t.Fatalf("bound problem %+v", pr)
+				}
+			}
+		}
+		if bounded {
+			return
+		}
+		inproc, err := Tree(context.Background(), root, Options{Workers: 1, Render: RenderLimits{InProcess: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(tr, inproc) {
+			t.Fatalf("bounded render differs from Helm's in process:\n%+v\n%+v", tr.Packages, inproc.Packages)
+		}
+	})
 }
