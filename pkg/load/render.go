@@ -4,27 +4,27 @@ package load
 // wrote the chart: `{{ repeat 1000000000000 "a" }}` asks for 1 TB and kills
 // the process that renders it (a Go allocation failure is fatal, not a
 // panic), and nested `range until 100000` loops run for ever. Go can neither
-// stop a running goroutine nor cap its heap, so charts are rendered in a
-// child process: the program re-executes itself (MaybeRunRenderChild at the
-// top of main detects the child mode), the child caps its own address space
-// (RLIMIT_AS) and CPU time, renders with Helm's engine and writes the
-// rendered manifests on stdout; the parent kills the child's process group
-// at the time limit, when ctx ends or when the output passes its bound, and
+// stop a running goroutine nor cap its heap, so charts are rendered in
+// child processes: the program re-executes itself (MaybeRunRenderChild at
+// the top of main detects the child mode), the child caps its own address
+// space (RLIMIT_AS), Go heap and CPU time, renders charts with Helm's engine
+// one at a time as the parent sends them and writes each one's rendered
+// manifests on stdout. The parent kills the child's process group at a
+// chart's time limit, when ctx ends or when the output passes its bound, and
 // turns each failure into a package-load problem naming the template and the
-// limit.
+// limit. A child that rendered a chart within bounds is kept for the next
+// one (render_pool.go), so the bound costs a process start only now and
+// then, not per chart.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path"
 	"regexp"
 	"runtime"
@@ -89,14 +89,15 @@ func (r RenderLimits) String() string {
 }
 
 // renderChildEnv marks the child process; its value is
-// "v1:<max memory bytes>:<cpu seconds>:<max output bytes>".
+// "v2:<max memory bytes>".
 const renderChildEnv = "PINSEAL_RENDER_CHILD"
 
 // renderHookWired is set when this program called MaybeRunRenderChild,
 // i.e. its executable can render in a child.
 var renderHookWired atomic.Bool
 
-// renderSlots bounds the render children running at once in this process.
+// renderSlots bounds the charts rendering at once in this process (and so
+// the render children busy at once).
 var renderSlots = make(chan struct{}, max(2, runtime.NumCPU()))
 
 // MaybeRunRenderChild must be called first thing in main (and in TestMain
@@ -117,9 +118,12 @@ func MaybeRunRenderChild() {
 
 // renderRequest is what the parent sends the child (gob, on stdin).
 type renderRequest struct {
+	Seq       uint64 // numbers the child's marks, so stale ones are told apart
 	Files     []renderFile
 	Release   string
 	Namespace string
+	Timeout   time.Duration // the child's own backstop
+	MaxOutput int64
 }
 
 type renderFile struct {
@@ -138,7 +142,7 @@ type renderResponse struct {
 }
 
 // progressPrefix starts the stderr line the child writes as it begins each
-// template.
+// template: "<prefix><seq> <quoted template name>".
 const progressPrefix = "pinseal-render-template: "
 
 // markGroup starts the apiVersion of the lookup calls that mark each
@@ -167,11 +171,11 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	req := renderRequest{Release: release, Namespace: namespace}
+	req := renderRequest{Release: release, Namespace: namespace, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput}
 	for _, f := range files {
 		req.Files = append(req.Files, renderFile{Name: f.Name, Data: f.Data})
 	}
-	res, err := runRenderChildProcess(ctx, req, lim)
+	res, err := renderInChild(ctx, req, lim)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -234,95 +238,23 @@ func selfExe() (string, error) {
 	return os.Executable()
 }
 
-// runRenderChildProcess runs one render child for req, bounded by lim and
-// ctx.
-func runRenderChildProcess(ctx context.Context, req renderRequest, lim RenderLimits) (*renderResponse, error) {
-	var in bytes.Buffer
-	if err := gob.NewEncoder(&in).Encode(&req); err != nil {
-		return nil, fmt.Errorf("encoding the render request: %w", err)
-	}
-	exe, err := selfExe()
-	if err != nil {
-		return nil, fmt.Errorf("finding this program's executable to render in: %w", err)
-	}
-	cctx, cancel := context.WithTimeout(ctx, lim.Timeout)
-	defer cancel()
-	cpu := int64(lim.Timeout/time.Second) + 2
-	cmd := exec.CommandContext(cctx, exe)
-	cmd.Env = []string{
-		fmt.Sprintf("%s=v1:%d:%d:%d", renderChildEnv, lim.MaxMemory, cpu, lim.MaxOutput),
-		"GOMAXPROCS=1",
-		"GOMEMLIMIT=" + strconv.FormatInt(lim.MaxMemory, 10),
-		"GOTRACEBACK=none",
-	}
-	cmd.Dir = os.TempDir()
-	cmd.Stdin = &in
-	out := &boundedBuffer{max: lim.MaxOutput + 1<<20, over: cancel}
-	cmd.Stdout = out
-	prog := &progressWriter{}
-	cmd.Stderr = prog
-	childProcAttr(cmd)
-	cmd.WaitDelay = 2 * time.Second
-	werr := cmd.Run()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	switch {
-	case out.overflow:
-		return nil, &limitError{What: "output", Template: prog.template(), Detail: fmt.Sprintf("more than %s written", byteSize(lim.MaxOutput))}
-	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return nil, &limitError{What: "time", Template: prog.template(), Detail: lim.Timeout.String()}
-	case werr != nil:
-		if prog.oom() {
-			return nil, &limitError{What: "memory", Template: prog.template(), Detail: firstLine(prog.diag())}
-		}
-		var ee *exec.ExitError
-		if errors.As(werr, &ee) && ee.ProcessState != nil && !ee.Exited() {
-			// Killed by a signal we did not send: the CPU-time limit
-			// (SIGXCPU/SIGKILL), or the kernel's OOM killer.
-			return nil, &limitError{What: "time", Template: prog.template(), Detail: ee.ProcessState.String()}
-		}
-		return nil, fmt.Errorf("render process: %v: %s", werr, firstLine(prog.diag()))
-	}
-	var res renderResponse
-	if err := gob.NewDecoder(bytes.NewReader(out.buf.Bytes())).Decode(&res); err != nil {
-		return nil, fmt.Errorf("reading the render process's answer: %w", err)
-	}
-	if res.Output > 0 {
-		return nil, &limitError{What: "output", Template: res.Template, Detail: fmt.Sprintf("%s rendered", byteSize(res.Output))}
-	}
-	return &res, nil
-}
-
-// boundedBuffer keeps up to max bytes; past that it records the overflow,
-// calls over (which kills the child) and fails the write.
-type boundedBuffer struct {
-	buf      bytes.Buffer
-	max      int64
-	over     func()
-	overflow bool
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if int64(b.buf.Len()+len(p)) > b.max {
-		if !b.overflow {
-			b.overflow = true
-			b.over()
-		}
-		return 0, errors.New("render output over its bound")
-	}
-	return b.buf.Write(p)
-}
-
 // progressWriter reads the child's stderr: the last template started,
 // whether the Go runtime said it ran out of memory, and the first bytes of
 // the rest (the runtime's fatal error comes first, then its stacks).
 type progressWriter struct {
 	mu      sync.Mutex
+	seq     string // marks of this request count
 	partial []byte
 	last    string
 	head    []byte
 	noMem   bool
+}
+
+// reset starts a request: marks count only with its seq.
+func (w *progressWriter) reset(seq uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seq, w.last, w.head, w.noMem = strconv.FormatUint(seq, 10), "", nil, false
 }
 
 const stderrHead = 1 << 10
@@ -352,8 +284,9 @@ func (w *progressWriter) Write(p []byte) (int, error) {
 }
 
 func (w *progressWriter) line(l string) {
-	if q, ok := strings.CutPrefix(l, progressPrefix); ok {
-		if name, err := strconv.Unquote(q); err == nil {
+	if m, ok := strings.CutPrefix(l, progressPrefix); ok {
+		seq, q, _ := strings.Cut(m, " ")
+		if name, err := strconv.Unquote(q); err == nil && seq == w.seq {
 			w.last = name
 		}
 		return
@@ -394,40 +327,11 @@ func (w *progressWriter) oom() bool {
 	return w.noMem
 }
 
-// runRenderChild is the child's main: bound itself, read the request,
-// render, answer. Its exit code is 0 when it answered.
-func runRenderChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var mem, cpu, maxOut int64
-	if _, err := fmt.Sscanf(spec, "v1:%d:%d:%d", &mem, &cpu, &maxOut); err != nil || mem <= 0 || cpu <= 0 || maxOut <= 0 {
-		fmt.Fprintf(stderr, "pinseal render child: bad %s=%q\n", renderChildEnv, spec)
-		return 3
-	}
-	if err := limitSelf(mem, cpu); err != nil {
-		fmt.Fprintf(stderr, "pinseal render child: cannot bound itself: %v\n", err)
-		return 3
-	}
-	var req renderRequest
-	if err := gob.NewDecoder(bufio.NewReader(stdin)).Decode(&req); err != nil {
-		fmt.Fprintf(stderr, "pinseal render child: reading the request: %v\n", err)
-		return 3
-	}
-	res := renderForChild(req, maxOut, stderr)
-	w := bufio.NewWriter(stdout)
-	if err := gob.NewEncoder(w).Encode(res); err != nil {
-		fmt.Fprintf(stderr, "pinseal render child: writing the answer: %v\n", err)
-		return 3
-	}
-	if err := w.Flush(); err != nil {
-		return 3
-	}
-	return 0
-}
-
 // renderForChild loads and renders the chart as renderChart does, with a
 // mark at the start of every template so that the parent knows which one
 // was running when it had to stop the render. Rendered manifests over
-// maxOut bytes in all are not sent, only their size.
-func renderForChild(req renderRequest, maxOut int64, progress io.Writer) *renderResponse {
+// req.MaxOutput bytes in all are not sent, only their size.
+func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	files := make([]*loader.BufferedFile, len(req.Files))
 	for i, f := range req.Files {
 		files[i] = &loader.BufferedFile{Name: f.Name, Data: f.Data}
@@ -454,7 +358,7 @@ func renderForChild(req renderRequest, maxOut int64, progress io.Writer) *render
 	}
 	api := markGroup + hex.EncodeToString(nonce)
 	marked := markTemplates(chrt, api)
-	rendered, err := engine.RenderWithClientProvider(chrt, vals, markProvider{api: api, w: progress})
+	rendered, err := engine.RenderWithClientProvider(chrt, vals, markProvider{api: api, seq: req.Seq, w: progress})
 	if err != nil {
 		return &renderResponse{Err: unmarkError(err.Error(), marked, api)}
 	}
@@ -466,7 +370,7 @@ func renderForChild(req renderRequest, maxOut int64, progress io.Writer) *render
 			biggest, size = k, len(v)
 		}
 	}
-	if total > maxOut {
+	if total > req.MaxOutput {
 		return &renderResponse{Output: total, Template: biggest}
 	}
 	return &renderResponse{Rendered: rendered}

@@ -8,21 +8,39 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
-// limitSelf bounds the render child: its address space may grow by mem
-// bytes beyond what it holds now (a Go program reserves about 1 GiB of
-// address space at start, whatever it uses), its Go heap aims at mem, and
-// its CPU time is cpu seconds (a backstop for a parent that died).
-func limitSelf(mem, cpu int64) error {
+// limitSelf bounds the render child's memory: its address space may grow
+// by mem bytes beyond what it holds now (a Go program reserves about 1 GiB
+// of address space at start, whatever it uses), and its Go heap aims at
+// mem.
+func limitSelf(mem int64) error {
 	debug.SetMemoryLimit(mem)
-	if !raceEnabled { // the race detector reserves terabytes of shadow memory
-		limit := uint64(vmSize() + mem)
-		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
-			return err
-		}
+	if raceEnabled { // the race detector reserves terabytes of shadow memory
+		return nil
 	}
-	return syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: uint64(cpu), Max: uint64(cpu) + 1})
+	limit := uint64(vmSize() + mem)
+	return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit})
+}
+
+// limitCPU lets the child use d more CPU time from now (SIGXCPU, then
+// SIGKILL past it).
+func limitCPU(d time.Duration) error {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return err
+	}
+	used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	secs := uint64((used+d)/time.Second) + 1
+	// Only the soft limit moves: an unprivileged process cannot raise its
+	// hard limit again.
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_CPU, &lim); err != nil {
+		return err
+	}
+	lim.Cur = min(secs, lim.Max)
+	return syscall.Setrlimit(syscall.RLIMIT_CPU, &lim)
 }
 
 // vmSize is this process's address space in bytes (VmSize), 0 if unknown.
@@ -42,14 +60,14 @@ func vmSize() int64 {
 	return 0
 }
 
-// childProcAttr puts the child in its own process group and makes
-// cancelling kill the whole group.
+// childProcAttr puts the child in its own process group.
 func childProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// killChild kills the child's process group.
+func killChild(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }

@@ -20,12 +20,13 @@ import (
 // without a cluster answers: an empty map.
 type markProvider struct {
 	api string
+	seq uint64
 	w   io.Writer
 }
 
 func (p markProvider) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
 	if apiVersion == p.api {
-		fmt.Fprintf(p.w, "%s%s\n", progressPrefix, strconv.Quote(kind))
+		fmt.Fprintf(p.w, "%s%d %s\n", progressPrefix, p.seq, strconv.Quote(kind))
 	}
 	return notFound{}, false, nil
 }

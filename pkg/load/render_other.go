@@ -5,15 +5,24 @@ package load
 import (
 	"os/exec"
 	"runtime/debug"
+	"time"
 )
 
 // limitSelf bounds the render child where there is no RLIMIT_AS to rely
-// on: the Go heap aims at mem and the parent's deadline bounds the time.
-// Only Linux gets a hard memory bound.
-func limitSelf(mem, cpu int64) error {
+// on: the Go heap aims at mem (a soft bound). Only Linux gets a hard
+// memory bound.
+func limitSelf(mem int64) error {
 	debug.SetMemoryLimit(mem)
 	return nil
 }
 
-// childProcAttr: cancelling kills the child.
-func childProcAttr(cmd *exec.Cmd) {}
+// limitCPU: the child's watchdog and the parent's deadline bound the time.
+func limitCPU(time.Duration) error { return nil }
+
+func childProcAttr(*exec.Cmd) {}
+
+func killChild(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		cmd.Process.Kill()
+	}
+}

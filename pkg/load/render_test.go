@@ -141,6 +141,53 @@ func TestRenderBoundedSameAsInProcess(t *testing.T) {
 	}
 }
 
+// TestRenderWorkers: a child that rendered within bounds renders the next
+// chart too; one that passed a bound is gone, and the next chart gets a new
+// one.
+func TestRenderWorkers(t *testing.T) {
+	retireIdle()
+	root := t.TempDir()
+	writeBombChart(t, root, "clean", "")
+	load := func() *model.Package {
+		tr := loadTree(t, root, Options{Render: testRenderLimits})
+		if len(tr.Packages) != 1 {
+			t.Fatalf("%d packages", len(tr.Packages))
+		}
+		return tr.Packages[0]
+	}
+	before := pool.started.Load()
+	for range 5 {
+		if p := load(); len(p.Problems) != 0 || len(p.Providers) != 1 {
+			t.Fatalf("clean chart: %+v", p)
+		}
+	}
+	if n := pool.started.Load() - before; n != 1 {
+		t.Fatalf("%d render children started for 5 charts in a row, want 1", n)
+	}
+	writeBombChart(t, root, "clean", memoryBomb)
+	if p := load(); len(p.Problems) != 1 || !strings.Contains(p.Problems[0].Message, "memory limit") {
+		t.Fatalf("bomb: %+v", p.Problems)
+	}
+	writeBombChart(t, root, "clean", "")
+	os.Remove(filepath.Join(root, "clean/templates/zz-bomb.yaml"))
+	if p := load(); len(p.Problems) != 0 || len(p.Providers) != 1 {
+		t.Fatalf("clean chart after the bomb: %+v", p)
+	}
+	if n := pool.started.Load() - before; n != 2 {
+		t.Fatalf("%d render children started, want 2 (one replaced the bomb's)", n)
+	}
+	// An idle child that died is replaced, not reported.
+	pool.mu.Lock()
+	for _, w := range pool.idle {
+		w.kill()
+		<-w.exited
+	}
+	pool.mu.Unlock()
+	if p := load(); len(p.Problems) != 0 {
+		t.Fatalf("after the idle child died: %+v", p.Problems)
+	}
+}
+
 // TestRenderCancel: when ctx ends, the render child is killed and Tree
 // returns at once, not at the render time limit.
 func TestRenderCancel(t *testing.T) {
