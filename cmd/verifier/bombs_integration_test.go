@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -212,9 +213,10 @@ func (s *realServer) memKiB() (hwm, rss int64) {
 	return hwm, rss
 }
 
-// children lists the live processes whose parent is the server.
-func (s *realServer) children() []string {
-	var out []string
+// children maps each live child process of the server to its CPU time
+// (utime+stime, clock ticks) and RSS (pages).
+func (s *realServer) children() map[string][2]int64 {
+	out := map[string][2]int64{}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
@@ -224,19 +226,35 @@ func (s *realServer) children() []string {
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ...
-		rest := string(b[bytes.LastIndexByte(b, ')')+1:])
-		f := strings.Fields(rest)
-		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(s.cmd.Process.Pid) {
-			out = append(out, e.Name())
+		// pid (comm) state ppid ... utime(14) stime(15) ... rss(24)
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 21 && f[0] != "Z" && f[1] == strconv.Itoa(s.cmd.Process.Pid) {
+			ut, _ := strconv.ParseInt(f[11], 10, 64)
+			st, _ := strconv.ParseInt(f[12], 10, 64)
+			rss, _ := strconv.ParseInt(f[21], 10, 64)
+			out[e.Name()] = [2]int64{ut + st, rss}
 		}
 	}
 	return out
 }
 
+// busyChildren lists the server's children that used CPU over 0.5s: render
+// children still at work. Idle ones (kept for the next chart) use none.
+func (s *realServer) busyChildren() []string {
+	before := s.children()
+	time.Sleep(500 * time.Millisecond)
+	var busy []string
+	for pid, now := range s.children() {
+		if now[0]-before[pid][0] > 10 { // clock ticks: 0.1s
+			busy = append(busy, pid)
+		}
+	}
+	return busy
+}
+
 // stillServing: the same process answers a clean upload of examples/ with
 // 200 within a few seconds, its memory stayed under 1 GiB and no render
-// child is left.
+// child is still at work (idle ones wait for the next chart).
 func (s *realServer) stillServing(after string, examples []byte) {
 	s.t.Helper()
 	code, r, d := s.upload(examples)
@@ -251,12 +269,17 @@ func (s *realServer) stillServing(after string, examples []byte) {
 	if hwm > 1<<20 || rss > 1<<20 {
 		s.t.Errorf("after %s: server memory VmHWM %d KiB, VmRSS %d KiB: over 1 GiB", after, hwm, rss)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(s.children()) > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
+	if busy := s.busyChildren(); len(busy) > 0 {
+		s.t.Errorf("after %s: render children still at work: %v", after, busy)
 	}
-	if c := s.children(); len(c) > 0 {
-		s.t.Errorf("after %s: render children still running: %v", after, c)
+	kids := s.children()
+	var kidsRSS int64
+	for _, c := range kids {
+		kidsRSS += c[1] * int64(os.Getpagesize())
+	}
+	s.t.Logf("after %s: %d idle render children, %d MiB RSS in all", after, len(kids), kidsRSS>>20)
+	if len(kids) > max(2, runtime.NumCPU()) {
+		s.t.Errorf("after %s: %d render children, more than the %d render slots", after, len(kids), max(2, runtime.NumCPU()))
 	}
 }
 
