@@ -2,11 +2,14 @@ package load
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -24,9 +27,22 @@ func limitSelf(mem int64) error {
 	return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit})
 }
 
-// limitCPU lets the child use d more CPU time from now (SIGXCPU, then
-// SIGKILL past it).
+// xcpuOnce installs the SIGXCPU handler: the Go runtime ignores SIGXCPU
+// unless told, and the hard CPU limit cannot be raised again per chart.
+var xcpuOnce sync.Once
+
+// limitCPU lets the child use d more CPU time from now: past it the kernel
+// sends SIGXCPU, and the child exits.
 func limitCPU(d time.Duration) error {
+	xcpuOnce.Do(func() {
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGXCPU)
+		go func() {
+			<-c
+			fmt.Fprintln(os.Stderr, "pinseal render child: CPU time limit passed")
+			os.Exit(5)
+		}()
+	})
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return err

@@ -188,6 +188,32 @@ func TestRenderWorkers(t *testing.T) {
 	}
 }
 
+// TestRenderChildBackstop: a render child whose parent stopped caring (or
+// died) ends a chart that runs past its time bound by itself.
+func TestRenderChildBackstop(t *testing.T) {
+	w, err := startWorker(256 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.kill()
+	req := renderRequest{Seq: 1, Timeout: 500 * time.Millisecond, MaxOutput: 1 << 20, Files: []renderFile{
+		{Name: "Chart.yaml", Data: []byte("apiVersion: v2\nname: bomb\nversion: 0.1.0\n")},
+		{Name: "templates/bomb.yaml", Data: []byte(timeBomb)},
+	}}
+	if err := w.enc.Encode(&req); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the render child still runs 15s into a chart bounded to 0.5s")
+	}
+	code := w.cmd.ProcessState.ExitCode()
+	if code != 4 && code != 5 {
+		t.Fatalf("render child exit code %d (%v), want 4 (watchdog) or 5 (CPU limit)", code, w.waitErr)
+	}
+}
+
 // TestRenderCancel: when ctx ends, the render child is killed and Tree
 // returns at once, not at the render time limit.
 func TestRenderCancel(t *testing.T) {
