@@ -266,7 +266,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
 			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}}
 	}
-	rendered, prob, err := l.render(ctx, files, chrt, vals, release, namespace) // bounded: render.go
+	rendered, docProbs, prob, err := l.render(ctx, files, chrt, vals, release, namespace) // bounded: render.go
 	if prob != nil {
 		return nil, []model.Problem{*prob}
 	}
@@ -289,6 +289,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	for _, k := range keys {
 		text := rendered[k]
 		delete(rendered, k)
+		probs = append(probs, docProbs[k]...) // of documents the render child dropped
 		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
 			continue
 		}

@@ -34,6 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	yaml "go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -133,7 +134,12 @@ type renderFile struct {
 
 // renderResponse is what the child answers (gob, on stdout).
 type renderResponse struct {
+	// Rendered holds each template's output with the documents that are
+	// neither a provider nor a components ConfigMap blanked out (their
+	// lines kept as empty lines, so line numbers hold); Problems holds
+	// what parsing the blanked documents found, by template.
 	Rendered map[string]string
+	Problems map[string][]model.Problem
 	Err      string // Helm's render error, if any
 	// Output is set when the rendered manifests passed the output bound:
 	// their total size, and the largest template.
@@ -153,15 +159,21 @@ const markGroup = "pinseal.render/"
 // render renders chrt (loaded from files, values vals) bounded by
 // l.opts.Render. A render error of Helm is err; a bound passed (or a child
 // that cannot run) is prob. When ctx ends, err is ctx's error.
-func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, release, namespace string) (map[string]string, *model.Problem, error) {
+//
+// The render child also parses the rendered YAML (a chart can render tens
+// of MiB of tiny YAML nodes, which take GiBs to parse) and blanks the
+// documents that are neither providers nor components ConfigMaps; docProbs
+// holds, by template, what it found wrong in those (lines and messages as
+// renderChart gives its own).
+func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, release, namespace string) (rendered map[string]string, docProbs map[string][]model.Problem, prob *model.Problem, err error) {
 	lim := l.opts.Render
 	if lim.InProcess {
 		out, err := engine.Render(chrt, vals)
-		return out, nil, err
+		return out, nil, nil, err
 	}
 	lim = lim.withDefaults()
 	if !renderHookWired.Load() {
-		return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: "the chart was not rendered: this program cannot render charts in a bounded child process (it does not call load.MaybeRunRenderChild at the start of main)",
 			Hint:    "call load.MaybeRunRenderChild() first thing in main (and TestMain), or set load.Options.Render.InProcess for trusted trees"}, nil
 	}
@@ -169,7 +181,7 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 	case renderSlots <- struct{}{}:
 		defer func() { <-renderSlots }()
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return nil, nil, nil, ctx.Err()
 	}
 	req := renderRequest{Release: release, Namespace: namespace, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput}
 	for _, f := range files {
@@ -178,20 +190,20 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 	res, err := renderInChild(ctx, req, lim)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
+			return nil, nil, nil, ctx.Err()
 		}
 		var le *limitError
 		if errors.As(err, &le) {
-			return nil, l.limitProblem(le, chrt.Name(), files, lim, release, namespace), nil
+			return nil, nil, l.limitProblem(le, chrt.Name(), files, lim, release, namespace), nil
 		}
-		return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("the chart could not be rendered: %v", err),
 			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}, nil
 	}
 	if res.Err != "" {
-		return nil, nil, errors.New(res.Err)
+		return nil, nil, nil, errors.New(res.Err)
 	}
-	return res.Rendered, nil, nil
+	return res.Rendered, res.Problems, nil, nil
 }
 
 // limitError is a render bound passed.
@@ -357,6 +369,7 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 		return &renderResponse{Err: fmt.Sprintf("render child: %v", err)}
 	}
 	api := markGroup + hex.EncodeToString(nonce)
+	sources := templateSources(chrt) // before the marks
 	marked := markTemplates(chrt, api)
 	rendered, err := engine.RenderWithClientProvider(chrt, vals, markProvider{api: api, seq: req.Seq, w: progress})
 	if err != nil {
@@ -373,7 +386,95 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	if total > req.MaxOutput {
 		return &renderResponse{Output: total, Template: biggest}
 	}
-	return &renderResponse{Rendered: rendered}
+	res := &renderResponse{Rendered: rendered, Problems: map[string][]model.Problem{}}
+	prefix, subdirs := chrt.Name()+"/", subchartDirs(files)
+	for k, text := range rendered {
+		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
+			rendered[k] = "" // skipped by the parent too
+			continue
+		}
+		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
+		var probs []model.Problem
+		rendered[k], probs = keepObjects(text, file)
+		// As renderChart does with the problems it finds itself.
+		lm := renderedLineMap(sources[k], text)
+		for i := range probs {
+			probs[i].Message = strings.Replace(probs[i].Message, fmt.Sprintf("at line %d", probs[i].Line),
+				fmt.Sprintf("at line %d of the rendered output", probs[i].Line), 1)
+			probs[i].Line = lm(probs[i].Line)
+			if probs[i].Hint == "" {
+				probs[i].Hint = fmt.Sprintf("run `helm template -n %s %s .` and look at %s", req.Namespace, release, file)
+			}
+		}
+		if len(probs) > 0 {
+			res.Problems[k] = probs
+		}
+	}
+	return res
+}
+
+// maxKeptNodes bounds the YAML nodes of a provider or components ConfigMap
+// the render child passes on: real ones have a few hundred (the components
+// are one scalar), and the parent parses what it gets again.
+const maxKeptNodes = 100000
+
+// keepObjects parses a template's output as renderChart does and returns it
+// with every document that is not a provider or components ConfigMap
+// replaced by as many empty lines, with the problems those documents have.
+func keepObjects(text, file string) (string, []model.Problem) {
+	data := []byte(text)
+	type span struct{ from, to int }
+	var drop []span
+	var probs []model.Problem
+	offset := func(b []byte) int { return cap(data) - cap(b) } // b is a subslice of data
+	for _, d := range splitDocs(data) {
+		o, ps := parseDoc(d, file)
+		if o != nil && (isProvider(o) || isComponentsConfigMap(o)) {
+			if n := countNodes(o.root, maxKeptNodes+1); n <= maxKeptNodes {
+				continue // the parent parses it again, problems and all
+			}
+			ps = []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: o.Line},
+				Message: fmt.Sprintf("%s %s at line %d has more than %d YAML nodes; not loaded", o.Kind, o.Name, o.Line, maxKeptNodes),
+				Hint:    "a provider or components ConfigMap holds the components as one value; remove what makes it this big"}}
+		}
+		probs = append(probs, ps...)
+		if len(d.head) > 0 {
+			drop = append(drop, span{offset(d.head), offset(d.head) + len(d.head)})
+		}
+		if len(d.text) > 0 {
+			drop = append(drop, span{offset(d.text), offset(d.text) + len(d.text)})
+		}
+	}
+	if len(drop) == 0 {
+		return text, probs
+	}
+	var b strings.Builder
+	pos := 0
+	for _, sp := range drop {
+		b.Write(data[pos:sp.from])
+		b.WriteString(strings.Repeat("\n", bytes.Count(data[sp.from:sp.to], []byte{'\n'})))
+		pos = sp.to
+	}
+	b.Write(data[pos:])
+	return b.String(), probs
+}
+
+// countNodes counts the nodes under n (aliases not followed), stopping at
+// limit.
+func countNodes(n *yaml.Node, limit int) int {
+	count := 0
+	var rec func(n *yaml.Node)
+	rec = func(n *yaml.Node) {
+		if n == nil || count >= limit {
+			return
+		}
+		count++
+		for _, c := range n.Content {
+			rec(c)
+		}
+	}
+	rec(n)
+	return count
 }
 
 // markTemplates prefixes every template Helm renders (not partials) with a

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -114,8 +116,11 @@ func TestRenderBoundedSameAsInProcess(t *testing.T) {
 	writeBombChart(t, root, "broken", `{{ .Values.nope.deeper }}`+"\n")
 	// A chart's own lookup finds nothing, as without a cluster.
 	writeBombChart(t, root, "lookup", `{{ if lookup "v1" "Secret" "ns" "" }}found: list{{ end }}{{ if lookup "v1" "Secret" "ns" "x" }}found: one{{ end }}`+"\n")
-	bounded := loadTree(t, root, Options{})
-	inproc := loadTree(t, root, Options{Render: RenderLimits{InProcess: true}})
+	// Documents that are neither providers nor components ConfigMaps, some
+	// broken: the child drops them and reports their problems.
+	writeBombChart(t, root, "docs", "--- {kind: A}\n---\nkind: ConfigMap\ndata: {a: 1, a: 2}\n--- [1, 2]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  components: |\n    ---\n    a: b\n--- foo: [\n")
+	bounded := sortProblems(loadTree(t, root, Options{}))
+	inproc := sortProblems(loadTree(t, root, Options{Render: RenderLimits{InProcess: true}}))
 	if len(bounded.Packages) < 7 {
 		t.Fatalf("only %d packages loaded", len(bounded.Packages))
 	}
@@ -131,6 +136,9 @@ func TestRenderBoundedSameAsInProcess(t *testing.T) {
 	for _, p := range bounded.Packages {
 		if p.Path == "broken" {
 			broken = p
+		}
+		if p.Path == "docs" && (len(p.Problems) != 3 || len(p.ConfigMaps) != 1) {
+			t.Errorf("docs chart: %d problems, %d ConfigMaps: %+v", len(p.Problems), len(p.ConfigMaps), p.Problems)
 		}
 		if p.Path == "lookup" && len(p.Problems) != 0 {
 			t.Errorf("lookup chart: %+v", p.Problems)
@@ -214,6 +222,48 @@ func TestRenderChildBackstop(t *testing.T) {
 	}
 }
 
+// sortProblems orders each package's problems (the render child reports
+// those of the documents it drops after the parent's own).
+func sortProblems(tr *model.Tree) *model.Tree {
+	for _, p := range tr.Packages {
+		sort.SliceStable(p.Problems, func(i, j int) bool {
+			a, b := p.Problems[i], p.Problems[j]
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Message < b.Message
+		})
+	}
+	return tr
+}
+
+// TestRenderHeavyYAML: a chart whose output is within the output bound but
+// is millions of tiny YAML nodes is parsed in the render child (over its
+// memory bound), not in the calling process.
+func TestRenderHeavyYAML(t *testing.T) {
+	root := t.TempDir()
+	// ~1.7 MB of output, ~600,000 nodes: a few hundred MB to parse.
+	writeBombChart(t, root, "heavy", "kind: ConfigMap\ndata:\n{{- range until 300000 }}\n  k{{ . }}: v\n{{- end }}\n")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tr := loadTree(t, root, Options{Render: RenderLimits{Timeout: 20 * time.Second, MaxMemory: 64 << 20}})
+	runtime.ReadMemStats(&after)
+	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 1 || !strings.Contains(tr.Packages[0].Problems[0].Message, "memory limit of 64 MiB") {
+		t.Fatalf("heavy chart: %+v", tr.Packages[0].Problems)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
+		t.Errorf("the load allocated %d MiB in this process: the YAML was parsed here", d>>20)
+	}
+
+	// A components ConfigMap (kept for the parent) of too many nodes.
+	writeBombChart(t, root, "heavy", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: v1.0.0}\ndata:\n  components: x\n{{- range until 60000 }}\n  k{{ . }}: v\n{{- end }}\n")
+	tr = loadTree(t, root, Options{})
+	if p := tr.Packages[0]; len(p.Problems) != 1 || len(p.ConfigMaps) != 0 || !strings.Contains(p.Problems[0].Message, "ConfigMap v1.0.0 at line 3 of the rendered output has more than 100000 YAML nodes") {
+		t.Fatalf("components ConfigMap of 120,000 nodes: %+v %d cms %+v", p.Problems, len(p.ConfigMaps), p.Providers)
+	}
+}
+
 // TestRenderCancel: when ctx ends, the render child is killed and Tree
 // returns at once, not at the render time limit.
 func TestRenderCancel(t *testing.T) {
@@ -289,7 +339,7 @@ func FuzzRenderLimits(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(tr, inproc) {
+		if !reflect.DeepEqual(sortProblems(tr), sortProblems(inproc)) {
 			t.Fatalf("bounded render differs from Helm's in process:\n%+v\n%+v", tr.Packages, inproc.Packages)
 		}
 	})
