@@ -394,6 +394,8 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 			continue
 		}
 		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
+		// Parsing a template's output may pass the memory bound too: name it.
+		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, req.Seq, strconv.Quote(k))
 		var probs []model.Problem
 		rendered[k], probs = keepObjects(text, file)
 		// As renderChart does with the problems it finds itself.

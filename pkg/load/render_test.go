@@ -244,12 +244,18 @@ func TestRenderHeavyYAML(t *testing.T) {
 	root := t.TempDir()
 	// ~1.7 MB of output, ~600,000 nodes: a few hundred MB to parse.
 	writeBombChart(t, root, "heavy", "kind: ConfigMap\ndata:\n{{- range until 300000 }}\n  k{{ . }}: v\n{{- end }}\n")
+	// Rendered after the heavy one: the bound is passed while the heavy
+	// one's output is parsed, and that one is named.
+	if err := os.WriteFile(filepath.Join(root, "heavy/templates/zzz-last.yaml"), []byte("# nothing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	tr := loadTree(t, root, Options{Render: RenderLimits{Timeout: 20 * time.Second, MaxMemory: 64 << 20}})
 	runtime.ReadMemStats(&after)
-	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 1 || !strings.Contains(tr.Packages[0].Problems[0].Message, "memory limit of 64 MiB") {
+	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 1 || !strings.Contains(tr.Packages[0].Problems[0].Message, "memory limit of 64 MiB") ||
+		tr.Packages[0].Problems[0].File != "templates/zz-bomb.yaml" {
 		t.Fatalf("heavy chart: %+v", tr.Packages[0].Problems)
 	}
 	if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
