@@ -6,14 +6,18 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
@@ -27,6 +31,7 @@ type checkOptions struct {
 	workers    int
 	maxInflate int64
 	listChecks bool
+	render     load.RenderLimits
 	// Registry checks (verify.go holds the shared flags).
 	registry string
 	keys     []string
@@ -98,7 +103,23 @@ holding no provider packages).`,
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
 	f.StringVar(&o.registry, "registry", "", "also compare each provider with its release artifact under PREFIX (HOST[:PORT]/PATH or oci-layout:DIR) and verify its signature and provenance")
 	addKeyFlags(f, &o.keys, &o.plain, &o.allow)
+	addRenderFlags(f, &o.render)
 	return cmd
+}
+
+// addRenderFlags adds the chart render bounds.
+func addRenderFlags(f *pflag.FlagSet, r *load.RenderLimits) {
+	f.DurationVar(&r.Timeout, "render-timeout", load.DefaultRenderTimeout, "stop rendering a chart after this long (a package-load finding names the template)")
+	f.Int64Var(&r.MaxMemory, "render-max-memory", load.DefaultRenderMaxMemory, "stop rendering a chart that takes more than this many bytes of memory")
+	f.Int64Var(&r.MaxOutput, "render-max-output", load.DefaultRenderMaxOutput, "stop rendering a chart whose rendered manifests pass this many bytes")
+}
+
+// checkRender refuses render bounds that are not positive.
+func checkRender(r load.RenderLimits) error {
+	if r.Timeout <= 0 || r.MaxMemory <= 0 || r.MaxOutput <= 0 {
+		return usageError{Err: errors.New("--render-timeout, --render-max-memory and --render-max-output must be positive")}
+	}
+	return nil
 }
 
 func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
@@ -114,6 +135,9 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	}
 	if o.workers < 0 || o.maxInflate <= 0 {
 		return usageError{Err: errors.New("--workers must be >= 0 and --max-inflate > 0")}
+	}
+	if err := checkRender(o.render); err != nil {
+		return err
 	}
 	if o.namespace != "" {
 		if errs := validation.IsDNS1123Label(o.namespace); len(errs) > 0 {
@@ -137,11 +161,15 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 		Limit:     o.maxInflate,
 		Workers:   o.workers,
 		Policy:    pol,
+		Render:    o.render,
 	}
 	if opts, err = withRegistry(opts, o); err != nil {
 		return err
 	}
-	r, err := verify.Run(cmd.Context(), root, opts)
+	// Ctrl-C ends the check and kills the render children.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := verify.Run(ctx, root, opts)
 	if err != nil {
 		// The tree could not be checked at all: not a findings result.
 		return usageError{Err: err}

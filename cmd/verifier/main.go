@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/cli"
+	"github.com/pinseal/pinseal/pkg/load"
 )
 
 // usageError marks errors that exit with code 2.
@@ -15,4 +16,8 @@ func newRootCmd() *cobra.Command {
 	return cli.NewRoot("verifier", "Verify Cluster API provider packages: blobs, YAML, versions, pins, registry copies, signatures", commands()...)
 }
 
-func main() { cli.Main(newRootCmd()) }
+func main() {
+	// First: the bounded chart-render child is this binary run again.
+	load.MaybeRunRenderChild()
+	cli.Main(newRootCmd())
+}

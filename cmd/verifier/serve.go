@@ -18,6 +18,7 @@ import (
 	"github.com/pinseal/pinseal/internal/server"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
@@ -94,7 +95,7 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	defer stop()
 
 	warnUntrusted(cfg, log)
-	srv, err := server.New(ctx, cfg, engine{registry: artifact.Options{PlainHTTP: o.plainHTTP, AllowedHosts: cfg.RegistryHosts()}}, log)
+	srv, err := server.New(ctx, cfg, engine{registry: artifact.Options{PlainHTTP: o.plainHTTP, AllowedHosts: cfg.RegistryHosts()}, render: cfg.Limits.Render()}, log)
 	if err != nil {
 		return err
 	}
@@ -180,6 +181,7 @@ func exampleToken(dir string) (string, error) {
 // artifacts exactly as `verifier verify` does.
 type engine struct {
 	registry artifact.Options
+	render   load.RenderLimits // bounds of every chart render
 }
 
 // loadPolicy reads a policy file, or the built-in default for "".
@@ -195,7 +197,7 @@ func (e engine) CheckTree(ctx context.Context, root string, opts server.CheckOpt
 	if err != nil {
 		return nil, err
 	}
-	vo := verify.Options{Policy: pol}
+	vo := verify.Options{Policy: pol, Render: e.render}
 	if opts.Registry != "" {
 		prefix, err := artifact.ParsePrefix(opts.Registry)
 		if err != nil {

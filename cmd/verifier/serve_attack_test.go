@@ -60,12 +60,11 @@ func verifierBinary(t *testing.T) string {
 	return filepath.Join(buildDir, "verifier")
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
+// removeBuildDir removes the binaries the tests built (called by TestMain).
+func removeBuildDir() {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
-	os.Exit(code)
 }
 
 // syncBuffer is the server's stderr.

@@ -233,6 +233,8 @@ func (s *Scheduler) run(sc store.Scan) {
 		msg := err.Error()
 		if s.scanCtx.Err() != nil {
 			msg = "server shut down during the scan: " + msg
+		} else if errors.Is(err, context.DeadlineExceeded) && s.opts.Timeout > 0 && dur >= s.opts.Timeout {
+			msg = fmt.Sprintf("the scan took longer than limits.scanTimeout (%s) and was stopped: %s", s.opts.Timeout, msg)
 		}
 		if ferr := s.opts.Store.Fail(rctx, sc.ID, msg); ferr != nil && !errors.Is(ferr, store.ErrNotRunning) {
 			log.Error("recording failed scan", "err", ferr)

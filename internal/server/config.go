@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/pinseal/pinseal/internal/server/untar"
+	"github.com/pinseal/pinseal/pkg/load"
 )
 
 // Config is the service configuration, read from a strict YAML file
@@ -142,6 +143,21 @@ type Limits struct {
 	// with a signature, provenance or registry-digest finding is not
 	// cached at all). Default 1h.
 	VerifyCacheTTL Duration `json:"verifyCacheTTL,omitempty"`
+	// RenderTimeout bounds rendering one chart (uploads and scans); a
+	// chart over it is a package-load finding. Default 10s.
+	RenderTimeout Duration `json:"renderTimeout,omitempty"`
+	// RenderMaxMemory bounds the memory rendering one chart takes, in
+	// bytes (the render process's address space beyond its start).
+	// Default 512 MiB.
+	RenderMaxMemory int64 `json:"renderMaxMemory,omitempty"`
+	// RenderMaxOutput bounds the rendered manifests of one chart, in
+	// bytes. Default 64 MiB.
+	RenderMaxOutput int64 `json:"renderMaxOutput,omitempty"`
+}
+
+// Render is the chart render bounds these limits set.
+func (l Limits) Render() load.RenderLimits {
+	return load.RenderLimits{Timeout: l.RenderTimeout.D(), MaxMemory: l.RenderMaxMemory, MaxOutput: l.RenderMaxOutput}
 }
 
 // WebhookConfig is the one URL the service POSTs events to.
@@ -245,6 +261,9 @@ func (c *Config) applyDefaults() {
 	setDur(&l.ReadHeaderTimeout, 10*time.Second)
 	setDur(&l.ScanTimeout, 30*time.Minute)
 	setDur(&l.ShutdownTimeout, 30*time.Second)
+	setDur(&l.RenderTimeout, load.DefaultRenderTimeout)
+	setInt64(&l.RenderMaxMemory, load.DefaultRenderMaxMemory)
+	setInt64(&l.RenderMaxOutput, load.DefaultRenderMaxOutput)
 	if c.Webhook != nil {
 		setDur(&c.Webhook.Timeout, 5*time.Second)
 	}
@@ -337,11 +356,12 @@ func (c *Config) Validate() error {
 	}
 	l := c.Limits
 	if l.MaxBodyBytes < 0 || l.MaxTarBytes < 0 || l.MaxTarFiles < 0 || l.MaxTarDepth < 0 || l.MaxTarPathBytes < 0 ||
-		l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 {
+		l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 || l.RenderMaxMemory < 0 || l.RenderMaxOutput < 0 {
 		bad("limits: values must be positive")
 	}
 	for name, d := range map[string]Duration{"requestTimeout": l.RequestTimeout, "readHeaderTimeout": l.ReadHeaderTimeout,
-		"scanTimeout": l.ScanTimeout, "shutdownTimeout": l.ShutdownTimeout, "verifyQueueTimeout": l.VerifyQueueTimeout, "verifyCacheTTL": l.VerifyCacheTTL} {
+		"scanTimeout": l.ScanTimeout, "shutdownTimeout": l.ShutdownTimeout, "verifyQueueTimeout": l.VerifyQueueTimeout,
+		"verifyCacheTTL": l.VerifyCacheTTL, "renderTimeout": l.RenderTimeout} {
 		if d < 0 {
 			bad("limits.%s: must be positive", name)
 		}

@@ -38,3 +38,43 @@ func BenchmarkTree(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRenderChart renders each example chart in process (Helm's
+// engine, unbounded) and bounded (in a child process with the time, memory
+// and output bounds): the difference is what the bound costs per chart.
+// "bounded" reuses the idle child as a tree load does; "bounded-cold"
+// starts a new child for every chart (the first chart of a load, or one
+// after a bomb).
+func BenchmarkRenderChart(b *testing.B) {
+	for _, name := range []string{"capi-providers-core", "capi-providers-infraprovider"} {
+		dir, err := filepath.Abs(filepath.Join("../../examples/packages", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, mode := range []struct {
+			name string
+			lim  RenderLimits
+			cold bool
+		}{{"in-process", RenderLimits{InProcess: true}, false}, {"bounded", RenderLimits{}, false}, {"bounded-cold", RenderLimits{}, true}} {
+			b.Run(name+"/"+mode.name, func(b *testing.B) {
+				l := &scanner{root: filepath.Dir(dir), opts: Options{Render: mode.lim}.withDefaults()}
+				p := newPackage(candidate{dir: dir, rel: name, chart: true})
+				files, _, probs, fatal := l.collectChart(p)
+				if fatal || len(probs) > 0 {
+					b.Fatalf("%s: %+v", name, probs)
+				}
+				for b.Loop() {
+					if mode.cold {
+						b.StopTimer()
+						retireIdle()
+						b.StartTimer()
+					}
+					objs, probs := l.renderChart(context.Background(), files, "", "default")
+					if len(objs) == 0 || len(probs) > 0 {
+						b.Fatalf("%s: %d objects, %+v", name, len(objs), probs)
+					}
+				}
+			})
+		}
+	}
+}

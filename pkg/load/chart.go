@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,7 +16,6 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/ignore"
 
 	sigsyaml "sigs.k8s.io/yaml"
@@ -241,8 +241,9 @@ func chartWorthRendering(files []*loader.BufferedFile) bool {
 
 // renderChart renders the chart with Helm's engine and its default values,
 // as `helm template -n NAMESPACE NAME .` would, and parses every rendered
-// manifest. The rendered text is dropped once parsed.
-func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace string) ([]sourced, []model.Problem) {
+// manifest. The rendered text is dropped once parsed. Rendering is bounded
+// in time, memory and output (Options.Render).
+func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile, release, namespace string) ([]sourced, []model.Problem) {
 	chrt, err := loader.LoadFiles(files)
 	if err != nil {
 		where := "Chart.yaml"
@@ -265,7 +266,10 @@ func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace s
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
 			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}}
 	}
-	rendered, err := engine.Render(chrt, vals)
+	rendered, docProbs, prob, err := l.render(ctx, files, chrt, vals, release, namespace) // bounded: render.go
+	if prob != nil {
+		return nil, []model.Problem{*prob}
+	}
 	if err != nil {
 		file, line := renderErrorLocation(chrt.Name(), err.Error())
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: line},
@@ -285,6 +289,7 @@ func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace s
 	for _, k := range keys {
 		text := rendered[k]
 		delete(rendered, k)
+		probs = append(probs, docProbs[k]...) // of documents the render child dropped
 		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
 			continue
 		}

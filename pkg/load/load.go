@@ -57,6 +57,10 @@ type Options struct {
 	Workers int
 	// Logger receives debug and warning logs (slog.Default() when nil).
 	Logger *slog.Logger
+	// Render bounds the rendering of each chart (time, memory, output);
+	// the zero value renders in a bounded child process with the defaults
+	// (see MaybeRunRenderChild).
+	Render RenderLimits
 }
 
 func (o Options) withDefaults() Options {

@@ -53,7 +53,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			if ns == "" {
 				ns = l.opts.Namespace
 			}
-			objs, rprobs = l.renderChart(files, p.Pins.Name, ns)
+			objs, rprobs = l.renderChart(ctx, files, p.Pins.Name, ns)
 			probs = append(probs, rprobs...)
 		}
 		if len(objs) == 0 && !fatal && len(rprobs) == 0 {

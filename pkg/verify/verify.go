@@ -37,6 +37,9 @@ type Options struct {
 	Namespace string // namespace of packages that name none
 	Limit     int64  // inflated size limit per blob (blob.DefaultLimit when <= 0)
 	Workers   int    // packages loaded at once (NumCPU when <= 0)
+	// Render bounds the rendering of each chart (load.RenderLimits; the
+	// zero value: a bounded child process with the default bounds).
+	Render load.RenderLimits
 
 	// Policy decides severities and waivers; nil means policy.Default().
 	Policy *policy.Policy
@@ -79,6 +82,7 @@ func Run(ctx context.Context, root string, opts Options) (*report.Report, error)
 		Limit:     opts.Limit,
 		Workers:   opts.Workers,
 		Logger:    opts.Logger,
+		Render:    opts.Render,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", root, err)

@@ -45,6 +45,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/gentree"
 	"github.com/pinseal/pinseal/internal/server"
+	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
@@ -52,6 +53,7 @@ import (
 const benchRepo = "127.0.0.1:5000/bench/core-cluster-api"
 
 func main() {
+	load.MaybeRunRenderChild()
 	serve := flag.String("serve", "", "run as the server child with this data directory")
 	rate := flag.Int("rate", 200, "cached verify requests per second")
 	dur := flag.Duration("duration", 10*time.Second, "how long to send cached verify requests")

@@ -1,0 +1,542 @@
+package load
+
+// Bounded rendering. A chart's templates are programs written by whoever
+// wrote the chart: `{{ repeat 1000000000000 "a" }}` asks for 1 TB and kills
+// the process that renders it (a Go allocation failure is fatal, not a
+// panic), and nested `range until 100000` loops run for ever. Go can neither
+// stop a running goroutine nor cap its heap, so charts are rendered in
+// child processes: the program re-executes itself (MaybeRunRenderChild at
+// the top of main detects the child mode), the child caps its own address
+// space (RLIMIT_AS), Go heap and CPU time, renders charts with Helm's engine
+// one at a time as the parent sends them and writes each one's rendered
+// manifests on stdout. The parent kills the child's process group at a
+// chart's time limit, when ctx ends or when the output passes its bound, and
+// turns each failure into a package-load problem naming the template and the
+// limit. A child that rendered a chart within bounds is kept for the next
+// one (render_pool.go), so the bound costs a process start only now and
+// then, not per chart.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// Default render bounds (RenderLimits' zero values).
+const (
+	DefaultRenderTimeout   = 10 * time.Second
+	DefaultRenderMaxMemory = 512 << 20
+	DefaultRenderMaxOutput = 64 << 20
+)
+
+// RenderLimits bound the rendering of one chart. The zero value means the
+// defaults, rendered in a bounded child process.
+type RenderLimits struct {
+	// Timeout bounds the wall time of rendering one chart
+	// (DefaultRenderTimeout when <= 0).
+	Timeout time.Duration
+	// MaxMemory bounds the memory one render may take, in bytes: the
+	// address space the render process may add to what it holds at start
+	// (RLIMIT_AS) and its Go heap target (DefaultRenderMaxMemory when <= 0).
+	MaxMemory int64
+	// MaxOutput bounds the rendered manifests of one chart, in bytes
+	// (DefaultRenderMaxOutput when <= 0).
+	MaxOutput int64
+	// InProcess renders in the calling process with no bound on time or
+	// memory (the bounds above are ignored and ctx cannot stop a render).
+	// Only for trusted trees, or programs that cannot re-execute
+	// themselves; see MaybeRunRenderChild.
+	InProcess bool
+}
+
+func (r RenderLimits) withDefaults() RenderLimits {
+	if r.Timeout <= 0 {
+		r.Timeout = DefaultRenderTimeout
+	}
+	if r.MaxMemory <= 0 {
+		r.MaxMemory = DefaultRenderMaxMemory
+	}
+	if r.MaxOutput <= 0 {
+		r.MaxOutput = DefaultRenderMaxOutput
+	}
+	return r
+}
+
+// String says the bounds as the findings and docs do.
+func (r RenderLimits) String() string {
+	r = r.withDefaults()
+	return fmt.Sprintf("time %s, memory %s, output %s", r.Timeout, byteSize(r.MaxMemory), byteSize(r.MaxOutput))
+}
+
+// renderChildEnv marks the child process; its value is
+// "v2:<max memory bytes>".
+const renderChildEnv = "PINSEAL_RENDER_CHILD"
+
+// renderHookWired is set when this program called MaybeRunRenderChild,
+// i.e. its executable can render in a child.
+var renderHookWired atomic.Bool
+
+// renderSlots bounds the charts rendering at once in this process (and so
+// the render children busy at once).
+var renderSlots = make(chan struct{}, max(2, runtime.NumCPU()))
+
+// MaybeRunRenderChild must be called first thing in main (and in TestMain
+// of tests that load charts) of every program that loads trees with bounded
+// rendering (the default). In the render child it renders the chart on
+// stdin and exits; otherwise it only records that the program can run as a
+// render child, and returns. A program that does not call it gets a
+// package-load problem for every chart unless it sets
+// Options.Render.InProcess.
+func MaybeRunRenderChild() {
+	v, ok := os.LookupEnv(renderChildEnv)
+	if !ok {
+		renderHookWired.Store(true)
+		return
+	}
+	os.Exit(runRenderChild(v, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// renderRequest is what the parent sends the child (gob, on stdin).
+type renderRequest struct {
+	Seq       uint64 // numbers the child's marks, so stale ones are told apart
+	Files     []renderFile
+	Release   string
+	Namespace string
+	Timeout   time.Duration // the child's own backstop
+	MaxOutput int64
+}
+
+type renderFile struct {
+	Name string
+	Data []byte
+}
+
+// renderResponse is what the child answers (gob, on stdout).
+type renderResponse struct {
+	// Rendered holds each template's output with the documents that are
+	// neither a provider nor a components ConfigMap blanked out (their
+	// lines kept as empty lines, so line numbers hold); Problems holds
+	// what parsing the blanked documents found, by template.
+	Rendered map[string]string
+	Problems map[string][]model.Problem
+	Err      string // Helm's render error, if any
+	// Output is set when the rendered manifests passed the output bound:
+	// their total size, and the largest template.
+	Output   int64
+	Template string
+}
+
+// progressPrefix starts the stderr line the child writes as it begins each
+// template: "<prefix><seq> <quoted template name>".
+const progressPrefix = "pinseal-render-template: "
+
+// markGroup starts the apiVersion of the lookup calls that mark each
+// template's start in the child; no Kubernetes API has it. The child adds a
+// random version, so that a chart cannot forge marks.
+const markGroup = "pinseal.render/"
+
+// render renders chrt (loaded from files, values vals) bounded by
+// l.opts.Render. A render error of Helm is err; a bound passed (or a child
+// that cannot run) is prob. When ctx ends, err is ctx's error.
+//
+// The render child also parses the rendered YAML (a chart can render tens
+// of MiB of tiny YAML nodes, which take GiBs to parse) and blanks the
+// documents that are neither providers nor components ConfigMaps; docProbs
+// holds, by template, what it found wrong in those (lines and messages as
+// renderChart gives its own).
+func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, release, namespace string) (rendered map[string]string, docProbs map[string][]model.Problem, prob *model.Problem, err error) {
+	lim := l.opts.Render
+	if lim.InProcess {
+		out, err := engine.Render(chrt, vals)
+		return out, nil, nil, err
+	}
+	lim = lim.withDefaults()
+	if !renderHookWired.Load() {
+		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+			Message: "the chart was not rendered: this program cannot render charts in a bounded child process (it does not call load.MaybeRunRenderChild at the start of main)",
+			Hint:    "call load.MaybeRunRenderChild() first thing in main (and TestMain), or set load.Options.Render.InProcess for trusted trees"}, nil
+	}
+	select {
+	case renderSlots <- struct{}{}:
+		defer func() { <-renderSlots }()
+	case <-ctx.Done():
+		return nil, nil, nil, ctx.Err()
+	}
+	req := renderRequest{Release: release, Namespace: namespace, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput}
+	for _, f := range files {
+		req.Files = append(req.Files, renderFile{Name: f.Name, Data: f.Data})
+	}
+	res, err := renderInChild(ctx, req, lim)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, nil, ctx.Err()
+		}
+		var le *limitError
+		if errors.As(err, &le) {
+			return nil, nil, l.limitProblem(le, chrt.Name(), files, lim, release, namespace), nil
+		}
+		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+			Message: fmt.Sprintf("the chart could not be rendered: %v", err),
+			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}, nil
+	}
+	if res.Err != "" {
+		return nil, nil, nil, errors.New(res.Err)
+	}
+	return res.Rendered, res.Problems, nil, nil
+}
+
+// limitError is a render bound passed.
+type limitError struct {
+	What     string // "time", "memory", "output"
+	Template string // rendered template name ("chart/templates/x.yaml"), "" when unknown
+	Detail   string
+}
+
+func (e *limitError) Error() string {
+	return fmt.Sprintf("render %s limit passed in %q: %s", e.What, e.Template, e.Detail)
+}
+
+// limitProblem turns a bound passed into the package-load problem naming
+// the template (as a file of the package) and the limit.
+func (l *scanner) limitProblem(le *limitError, chartName string, files []*loader.BufferedFile, lim RenderLimits, release, namespace string) *model.Problem {
+	file, tmpl := "", "the chart"
+	if le.Template != "" {
+		file = subchartPath(strings.TrimPrefix(le.Template, chartName+"/"), subchartDirs(files))
+		tmpl = "template " + file
+	}
+	var msg, knob string
+	switch le.What {
+	case "time":
+		msg = fmt.Sprintf("rendering %s took longer than the render time limit of %s; rendering stopped", tmpl, lim.Timeout)
+		knob = "limits.renderTimeout, --render-timeout"
+	case "memory":
+		msg = fmt.Sprintf("rendering %s went over the render memory limit of %s; rendering stopped", tmpl, byteSize(lim.MaxMemory))
+		knob = "limits.renderMaxMemory, --render-max-memory"
+	default:
+		msg = fmt.Sprintf("the rendered output of the chart went over the render output limit of %s (%s, the largest from %s); rendering stopped", byteSize(lim.MaxOutput), le.Detail, tmpl)
+		knob = "limits.renderMaxOutput, --render-max-output"
+	}
+	l.opts.Logger.Warn("chart render over its bound", "chart", chartName, "template", le.Template, "limit", le.What, "detail", le.Detail)
+	return &model.Problem{Check: CheckLoad, Location: model.Location{File: file}, Message: msg,
+		Hint: fmt.Sprintf("fix the template (run `helm template -n %s %s .` in the package directory); if the chart really needs more, raise the bound (%s)", namespace, release, knob)}
+}
+
+// selfExe is the executable the render child runs.
+func selfExe() (string, error) {
+	if runtime.GOOS == "linux" {
+		return "/proc/self/exe", nil // the running binary even if replaced on disk
+	}
+	return os.Executable()
+}
+
+// progressWriter reads the child's stderr: the last template started,
+// whether the Go runtime said it ran out of memory, and the first bytes of
+// the rest (the runtime's fatal error comes first, then its stacks).
+type progressWriter struct {
+	mu      sync.Mutex
+	seq     string // marks of this request count
+	partial []byte
+	last    string
+	head    []byte
+	noMem   bool
+}
+
+// reset starts a request: marks count only with its seq.
+func (w *progressWriter) reset(seq uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seq, w.last, w.head, w.noMem = strconv.FormatUint(seq, 10), "", nil, false
+}
+
+const stderrHead = 1 << 10
+
+// oomSigns are what the Go runtime says when the kernel refuses it memory
+// (or a thread, or a stack) under RLIMIT_AS.
+var oomSigns = []string{"out of memory", "cannot allocate memory", "failed to create new OS thread", "stack overflow", "pthread_create failed"}
+
+func (w *progressWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(w.partial) < stderrHead {
+				w.partial = append(w.partial, p[:min(len(p), stderrHead-len(w.partial))]...)
+			}
+			break
+		}
+		line := append(w.partial, p[:i]...)
+		w.partial = nil
+		p = p[i+1:]
+		w.line(string(line))
+	}
+	return n, nil
+}
+
+func (w *progressWriter) line(l string) {
+	if m, ok := strings.CutPrefix(l, progressPrefix); ok {
+		seq, q, _ := strings.Cut(m, " ")
+		if name, err := strconv.Unquote(q); err == nil && seq == w.seq {
+			w.last = name
+		}
+		return
+	}
+	for _, s := range oomSigns {
+		if strings.Contains(l, s) {
+			w.noMem = true
+		}
+	}
+	if len(w.head) < stderrHead {
+		w.head = append(w.head, l[:min(len(l), stderrHead-len(w.head))]...)
+		w.head = append(w.head, '\n')
+	}
+}
+
+func (w *progressWriter) template() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
+}
+
+// diag is the first of what the child wrote besides its marks.
+func (w *progressWriter) diag() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.partial) > 0 {
+		w.line(string(w.partial))
+		w.partial = nil
+	}
+	return strings.TrimSpace(string(w.head))
+}
+
+// oom reports whether the child died of the memory limit.
+func (w *progressWriter) oom() bool {
+	w.diag()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.noMem
+}
+
+// renderForChild loads and renders the chart as renderChart does, with a
+// mark at the start of every template so that the parent knows which one
+// was running when it had to stop the render. Rendered manifests over
+// req.MaxOutput bytes in all are not sent, only their size.
+func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
+	files := make([]*loader.BufferedFile, len(req.Files))
+	for i, f := range req.Files {
+		files[i] = &loader.BufferedFile{Name: f.Name, Data: f.Data}
+	}
+	chrt, err := loader.LoadFiles(files)
+	if err != nil {
+		return &renderResponse{Err: fmt.Sprintf("Helm cannot load the chart: %v", err)}
+	}
+	release := req.Release
+	if release == "" {
+		release = chrt.Name()
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, map[string]any{}); err != nil {
+		return &renderResponse{Err: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err)}
+	}
+	vals, err := chartutil.ToRenderValues(chrt, map[string]any{},
+		chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return &renderResponse{Err: fmt.Sprintf("the chart's default values do not render: %v", err)}
+	}
+	nonce := make([]byte, 16)
+	if _, err := rand.Read(nonce); err != nil {
+		return &renderResponse{Err: fmt.Sprintf("render child: %v", err)}
+	}
+	api := markGroup + hex.EncodeToString(nonce)
+	sources := templateSources(chrt) // before the marks
+	marked := markTemplates(chrt, api)
+	rendered, err := engine.RenderWithClientProvider(chrt, vals, markProvider{api: api, seq: req.Seq, w: progress})
+	if err != nil {
+		return &renderResponse{Err: unmarkError(err.Error(), marked, api)}
+	}
+	var total int64
+	biggest, size := "", 0
+	for k, v := range rendered {
+		total += int64(len(v))
+		if len(v) > size {
+			biggest, size = k, len(v)
+		}
+	}
+	if total > req.MaxOutput {
+		return &renderResponse{Output: total, Template: biggest}
+	}
+	res := &renderResponse{Rendered: rendered, Problems: map[string][]model.Problem{}}
+	prefix, subdirs := chrt.Name()+"/", subchartDirs(files)
+	for k, text := range rendered {
+		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
+			rendered[k] = "" // skipped by the parent too
+			continue
+		}
+		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
+		// Parsing a template's output may pass the memory bound too: name it.
+		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, req.Seq, strconv.Quote(k))
+		var probs []model.Problem
+		rendered[k], probs = keepObjects(text, file)
+		// As renderChart does with the problems it finds itself.
+		lm := renderedLineMap(sources[k], text)
+		for i := range probs {
+			probs[i].Message = strings.Replace(probs[i].Message, fmt.Sprintf("at line %d", probs[i].Line),
+				fmt.Sprintf("at line %d of the rendered output", probs[i].Line), 1)
+			probs[i].Line = lm(probs[i].Line)
+			if probs[i].Hint == "" {
+				probs[i].Hint = fmt.Sprintf("run `helm template -n %s %s .` and look at %s", req.Namespace, release, file)
+			}
+		}
+		if len(probs) > 0 {
+			res.Problems[k] = probs
+		}
+	}
+	return res
+}
+
+// maxKeptNodes bounds the YAML nodes of a provider or components ConfigMap
+// the render child passes on: real ones have a few hundred (the components
+// are one scalar), and the parent parses what it gets again.
+const maxKeptNodes = 100000
+
+// keepObjects parses a template's output as renderChart does and returns it
+// with every document that is not a provider or components ConfigMap
+// replaced by as many empty lines, with the problems those documents have.
+func keepObjects(text, file string) (string, []model.Problem) {
+	data := []byte(text)
+	type span struct{ from, to int }
+	var drop []span
+	var probs []model.Problem
+	offset := func(b []byte) int { return cap(data) - cap(b) } // b is a subslice of data
+	for _, d := range splitDocs(data) {
+		o, ps := parseDoc(d, file)
+		if o != nil && (isProvider(o) || isComponentsConfigMap(o)) {
+			if n := countNodes(o.root, maxKeptNodes+1); n <= maxKeptNodes {
+				continue // the parent parses it again, problems and all
+			}
+			ps = []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: o.Line},
+				Message: fmt.Sprintf("%s %s at line %d has more than %d YAML nodes; not loaded", o.Kind, o.Name, o.Line, maxKeptNodes),
+				Hint:    "a provider or components ConfigMap holds the components as one value; remove what makes it this big"}}
+		}
+		probs = append(probs, ps...)
+		if len(d.head) > 0 {
+			drop = append(drop, span{offset(d.head), offset(d.head) + len(d.head)})
+		}
+		if len(d.text) > 0 {
+			drop = append(drop, span{offset(d.text), offset(d.text) + len(d.text)})
+		}
+	}
+	if len(drop) == 0 {
+		return text, probs
+	}
+	var b strings.Builder
+	pos := 0
+	for _, sp := range drop {
+		b.Write(data[pos:sp.from])
+		b.WriteString(strings.Repeat("\n", bytes.Count(data[sp.from:sp.to], []byte{'\n'})))
+		pos = sp.to
+	}
+	b.Write(data[pos:])
+	return b.String(), probs
+}
+
+// countNodes counts the nodes under n (aliases not followed), stopping at
+// limit.
+func countNodes(n *yaml.Node, limit int) int {
+	count := 0
+	var rec func(n *yaml.Node)
+	rec = func(n *yaml.Node) {
+		if n == nil || count >= limit {
+			return
+		}
+		count++
+		for _, c := range n.Content {
+			rec(c)
+		}
+	}
+	rec(n)
+	return count
+}
+
+// markTemplates prefixes every template Helm renders (not partials) with a
+// lookup of api naming it; Helm's engine calls the client provider for it
+// as the template starts. The mark writes nothing and adds no line. It
+// returns the marked template names.
+func markTemplates(c *chart.Chart, api string) []string {
+	var names []string
+	var rec func(c *chart.Chart)
+	rec = func(c *chart.Chart) {
+		for _, t := range c.Templates {
+			if t == nil || strings.HasPrefix(path.Base(t.Name), "_") {
+				continue
+			}
+			name := path.Join(c.ChartFullPath(), t.Name)
+			t.Data = append([]byte(markFor(api, name)), t.Data...)
+			names = append(names, name)
+		}
+		for _, d := range c.Dependencies() {
+			rec(d)
+		}
+	}
+	rec(c)
+	return names
+}
+
+func markFor(api, name string) string {
+	return `{{if lookup "` + api + `" ` + strconv.Quote(name) + ` "" "x"}}{{end}}`
+}
+
+// unmarkError takes the mark's width off column numbers of a template's
+// first line in a Helm error.
+func unmarkError(msg string, names []string, api string) string {
+	for _, n := range names {
+		if !strings.Contains(msg, n+":1:") {
+			continue
+		}
+		re := regexp.MustCompile(regexp.QuoteMeta(n) + `:1:([0-9]+)`)
+		w := len(markFor(api, n))
+		msg = re.ReplaceAllStringFunc(msg, func(s string) string {
+			col, _ := strconv.Atoi(s[len(n)+3:])
+			return fmt.Sprintf("%s:1:%d", n, max(col-w, 1))
+		})
+	}
+	return msg
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

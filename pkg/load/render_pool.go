@@ -1,0 +1,334 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A pool of render children. A child renders one chart at a time; one that
+// rendered within bounds waits (idle) for the next chart, one that passed a
+// bound or whose caller gave up is killed. Children are keyed by their
+// memory bound (set once, at start); the time and output bounds travel with
+// each chart.
+
+const (
+	// workerIdle is how long an idle child waits for a chart before it is
+	// retired.
+	workerIdle = 30 * time.Second
+	// workerCharts is how many charts one child renders before it is
+	// retired (and its heap with it).
+	workerCharts = 500
+	// frameSlack is what the encoding adds to the rendered manifests in a
+	// child's answer.
+	frameSlack = 1 << 20
+)
+
+// renderWorker is one render child process.
+type renderWorker struct {
+	cmd      *exec.Cmd
+	mem      int64
+	stdin    io.WriteCloser
+	enc      *gob.Encoder
+	frames   chan frame
+	prog     *progressWriter
+	maxFrame atomic.Int64
+	killed   chan struct{} // closed by kill
+	killOnce sync.Once
+	exited   chan struct{} // closed once the process is reaped
+	waitErr  error         // set before exited is closed
+	served   int
+	idle     *time.Timer
+}
+
+// frame is one answer of a child, or why there is none.
+type frame struct {
+	data []byte
+	err  error
+}
+
+var errFrameTooBig = errors.New("render answer over the output bound")
+
+var pool struct {
+	mu      sync.Mutex
+	idle    []*renderWorker
+	seq     uint64
+	started atomic.Int64 // children started, for tests and benchmarks
+}
+
+// getWorker returns an idle child with memory bound mem, or starts one.
+func getWorker(mem int64) (*renderWorker, error) {
+	pool.mu.Lock()
+	for i := len(pool.idle) - 1; i >= 0; i-- {
+		w := pool.idle[i]
+		if w.mem != mem {
+			continue
+		}
+		pool.idle = append(pool.idle[:i], pool.idle[i+1:]...)
+		w.idle.Stop()
+		select {
+		case <-w.exited:
+			continue // died while idle
+		default:
+		}
+		pool.mu.Unlock()
+		return w, nil
+	}
+	pool.mu.Unlock()
+	return startWorker(mem)
+}
+
+// putWorker keeps w for the next chart, or retires it.
+func putWorker(w *renderWorker) {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	if w.served >= workerCharts || len(pool.idle) >= cap(renderSlots) {
+		go w.retire()
+		return
+	}
+	w.idle = time.AfterFunc(workerIdle, func() {
+		pool.mu.Lock()
+		defer pool.mu.Unlock()
+		for i, x := range pool.idle {
+			if x == w {
+				pool.idle = append(pool.idle[:i], pool.idle[i+1:]...)
+				go w.retire()
+				return
+			}
+		}
+	})
+	pool.idle = append(pool.idle, w)
+}
+
+// startWorker starts a render child bounded to mem bytes.
+func startWorker(mem int64) (*renderWorker, error) {
+	exe, err := selfExe()
+	if err != nil {
+		return nil, fmt.Errorf("finding this program's executable to render in: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = []string{
+		fmt.Sprintf("%s=v2:%d", renderChildEnv, mem),
+		"GOMAXPROCS=1",
+		fmt.Sprintf("GOMEMLIMIT=%d", mem),
+		"GOTRACEBACK=none",
+	}
+	cmd.Dir = os.TempDir()
+	childProcAttr(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	w := &renderWorker{cmd: cmd, mem: mem, frames: make(chan frame, 1), prog: &progressWriter{},
+		killed: make(chan struct{}), exited: make(chan struct{})}
+	cmd.Stderr = w.prog
+	if w.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the render process: %w", err)
+	}
+	pool.started.Add(1)
+	w.enc = gob.NewEncoder(w.stdin)
+	go w.read(bufio.NewReader(stdout))
+	return w, nil
+}
+
+// read passes the child's answers on until its stdout ends, then reaps it.
+func (w *renderWorker) read(r io.Reader) {
+	defer func() {
+		w.waitErr = w.cmd.Wait()
+		close(w.exited)
+	}()
+	for {
+		var n [8]byte
+		f := frame{}
+		if _, err := io.ReadFull(r, n[:]); err != nil {
+			f.err = fmt.Errorf("render process ended: %w", err)
+		} else if size := binary.BigEndian.Uint64(n[:]); size > uint64(w.maxFrame.Load()) {
+			f.err = errFrameTooBig
+			w.kill()
+		} else {
+			f.data = make([]byte, size)
+			if _, err := io.ReadFull(r, f.data); err != nil {
+				f.err = fmt.Errorf("render process ended: %w", err)
+			}
+		}
+		select {
+		case w.frames <- f:
+		case <-w.killed:
+			io.Copy(io.Discard, r)
+			return
+		}
+		if f.err != nil {
+			io.Copy(io.Discard, r)
+			return
+		}
+	}
+}
+
+// kill kills the child's process group.
+func (w *renderWorker) kill() {
+	w.killOnce.Do(func() {
+		close(w.killed)
+		killChild(w.cmd)
+	})
+}
+
+// retire ends an idle child: it exits when its stdin closes.
+func (w *renderWorker) retire() {
+	w.stdin.Close()
+	select {
+	case <-w.exited:
+	case <-time.After(5 * time.Second):
+		w.kill()
+	}
+}
+
+// renderInChild renders req in a child, bounded by lim and ctx.
+func renderInChild(ctx context.Context, req renderRequest, lim RenderLimits) (*renderResponse, error) {
+	var w *renderWorker
+	var err error
+	for attempt := 0; ; attempt++ {
+		if w, err = getWorker(lim.MaxMemory); err != nil {
+			return nil, err
+		}
+		pool.mu.Lock()
+		pool.seq++
+		req.Seq = pool.seq
+		pool.mu.Unlock()
+		w.prog.reset(req.Seq)
+		w.maxFrame.Store(lim.MaxOutput + frameSlack)
+		if err = w.enc.Encode(&req); err == nil {
+			break
+		}
+		// An idle child that died in between; a new one gets one try.
+		w.kill()
+		<-w.exited
+		if attempt > 0 {
+			return nil, fmt.Errorf("sending the chart to the render process: %w: %s", err, firstLine(w.prog.diag()))
+		}
+	}
+	timer := time.NewTimer(lim.Timeout)
+	defer timer.Stop()
+	select {
+	case f := <-w.frames:
+		if f.err != nil {
+			w.kill()
+			<-w.exited
+			return nil, w.failure(f.err, lim)
+		}
+		var res renderResponse
+		if err := gob.NewDecoder(bytes.NewReader(f.data)).Decode(&res); err != nil {
+			w.kill()
+			return nil, fmt.Errorf("reading the render process's answer: %w", err)
+		}
+		w.served++
+		putWorker(w)
+		if res.Output > 0 {
+			return nil, &limitError{What: "output", Template: res.Template, Detail: fmt.Sprintf("%s rendered", byteSize(res.Output))}
+		}
+		return &res, nil
+	case <-timer.C:
+		w.kill()
+		<-w.exited
+		return nil, &limitError{What: "time", Template: w.prog.template(), Detail: lim.Timeout.String()}
+	case <-ctx.Done():
+		w.kill()
+		<-w.exited
+		return nil, ctx.Err()
+	}
+}
+
+// failure says why a child gave no answer: over the output bound, out of
+// memory, killed (the CPU-time backstop, the kernel's OOM killer) or a
+// crash.
+func (w *renderWorker) failure(err error, lim RenderLimits) error {
+	if errors.Is(err, errFrameTooBig) {
+		return &limitError{What: "output", Template: w.prog.template(), Detail: fmt.Sprintf("more than %s written", byteSize(lim.MaxOutput))}
+	}
+	if w.prog.oom() {
+		return &limitError{What: "memory", Template: w.prog.template(), Detail: firstLine(w.prog.diag())}
+	}
+	var ee *exec.ExitError
+	if errors.As(w.waitErr, &ee) && ee.ProcessState != nil && !ee.Exited() {
+		return &limitError{What: "time", Template: w.prog.template(), Detail: ee.ProcessState.String()}
+	}
+	return fmt.Errorf("render process: %v: %s", w.waitErr, firstLine(w.prog.diag()))
+}
+
+// runRenderChild is the child's main: bound itself, then render each chart
+// on stdin and answer on stdout until stdin ends. Its exit code is 0 when
+// stdin ended.
+func runRenderChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var mem int64
+	if _, err := fmt.Sscanf(spec, "v2:%d", &mem); err != nil || mem <= 0 {
+		fmt.Fprintf(stderr, "pinseal render child: bad %s=%q\n", renderChildEnv, spec)
+		return 3
+	}
+	if err := limitSelf(mem); err != nil {
+		fmt.Fprintf(stderr, "pinseal render child: cannot bound itself: %v\n", err)
+		return 3
+	}
+	dec := gob.NewDecoder(bufio.NewReader(stdin))
+	out := bufio.NewWriter(stdout)
+	for {
+		var req renderRequest
+		if err := dec.Decode(&req); err != nil {
+			if errors.Is(err, io.EOF) {
+				return 0
+			}
+			fmt.Fprintf(stderr, "pinseal render child: reading a request: %v\n", err)
+			return 3
+		}
+		// Backstops for a parent that is gone: a watchdog and the CPU
+		// time limit.
+		backstop := req.Timeout + 2*time.Second
+		if err := limitCPU(backstop); err != nil {
+			fmt.Fprintf(stderr, "pinseal render child: cannot bound its CPU time: %v\n", err)
+			return 3
+		}
+		watchdog := time.AfterFunc(backstop, func() {
+			fmt.Fprintln(stderr, "pinseal render child: a chart ran past its time bound")
+			os.Exit(4)
+		})
+		res := renderForChild(req, stderr)
+		watchdog.Stop()
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(res); err != nil {
+			fmt.Fprintf(stderr, "pinseal render child: encoding the answer: %v\n", err)
+			return 3
+		}
+		res = nil
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(buf.Len()))
+		out.Write(n[:])
+		out.Write(buf.Bytes())
+		if err := out.Flush(); err != nil {
+			return 3
+		}
+	}
+}
+
+// retireIdle retires every idle child (tests, benchmarks).
+func retireIdle() {
+	pool.mu.Lock()
+	idle := pool.idle
+	pool.idle = nil
+	pool.mu.Unlock()
+	for _, w := range idle {
+		w.idle.Stop()
+		w.retire()
+	}
+}

@@ -1,0 +1,355 @@
+package load
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// TestMain lets this test binary be the render child (see
+// MaybeRunRenderChild).
+func TestMain(m *testing.M) {
+	MaybeRunRenderChild()
+	os.Exit(m.Run())
+}
+
+// providerTemplate is a template that makes a chart worth rendering.
+const providerTemplate = `apiVersion: operator.cluster.x-k8s.io/v1alpha2
+kind: CoreProvider
+metadata:
+  name: cluster-api
+  namespace: {{ .Release.Namespace }}
+spec:
+  version: v1.10.1-core
+`
+
+// Template bombs, as an attacker would upload them.
+const (
+	memoryBomb = `{{ repeat 1000000000000 "aaaaaaaaaa" }}` + "\n"
+	timeBomb   = `{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}` + "\n"
+	// 400 × 10 KB = 4 MB of output.
+	outputBomb = `{{ range until 400 }}{{ repeat 10000 "a" }}{{ end }}` + "\n"
+)
+
+// writeBombChart writes a chart with the provider template and the
+// template bomb (when not "") under dir/rel.
+func writeBombChart(t testing.TB, dir, rel, bomb string) {
+	t.Helper()
+	files := map[string]string{
+		"Chart.yaml":              "apiVersion: v2\nname: bomb\nversion: 0.1.0\n",
+		"templates/provider.yaml": providerTemplate,
+	}
+	if bomb != "" {
+		files["templates/zz-bomb.yaml"] = bomb
+	}
+	for n, c := range files {
+		p := filepath.Join(dir, rel, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var testRenderLimits = RenderLimits{Timeout: 2 * time.Second, MaxMemory: 256 << 20, MaxOutput: 1 << 20}
+
+// TestRenderBounds: each bomb becomes one package-load problem naming the
+// template and the limit, and loading ends within the time bound.
+func TestRenderBounds(t *testing.T) {
+	tests := []struct {
+		name, bomb string
+		want       []string
+	}{
+		{"memory", memoryBomb, []string{"rendering template templates/zz-bomb.yaml went over the render memory limit of 256 MiB"}},
+		{"time", timeBomb, []string{"rendering template templates/zz-bomb.yaml took longer than the render time limit of 2s"}},
+		{"output", outputBomb, []string{"went over the render output limit of 1 MiB", "templates/zz-bomb.yaml"}},
+		// A chart cannot forge the mark that names the running template.
+		{"forged mark", `{{ if lookup "pinseal.render/mark" "bomb/templates/provider.yaml" "" "x" }}{{ end }}` + timeBomb,
+			[]string{"rendering template templates/zz-bomb.yaml took longer"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeBombChart(t, root, "bomb", tc.bomb)
+			start := time.Now()
+			tr := loadTree(t, root, Options{Render: testRenderLimits})
+			if d := time.Since(start); d > testRenderLimits.Timeout+5*time.Second {
+				t.Errorf("load took %s, bound %s", d, testRenderLimits.Timeout)
+			}
+			if len(tr.Packages) != 1 {
+				t.Fatalf("%d packages, want the bomb chart", len(tr.Packages))
+			}
+			probs := tr.Packages[0].Problems
+			if len(probs) != 1 || probs[0].Check != CheckLoad || probs[0].File != "templates/zz-bomb.yaml" {
+				t.Fatalf("problems %+v, want one package-load problem at templates/zz-bomb.yaml", probs)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(probs[0].Message, w) {
+					t.Errorf("message %q lacks %q", probs[0].Message, w)
+				}
+			}
+			if !strings.Contains(probs[0].Hint, "raise the bound") {
+				t.Errorf("hint %q does not say how to raise the bound", probs[0].Hint)
+			}
+		})
+	}
+}
+
+// TestRenderBoundedSameAsInProcess: the bounded child renders exactly what
+// Helm's engine renders in process (the template marks leave no trace),
+// render errors included.
+func TestRenderBoundedSameAsInProcess(t *testing.T) {
+	root := fixture.Tree(t)
+	// A render error on a template's first line: its column must not
+	// include the mark.
+	writeBombChart(t, root, "broken", `{{ .Values.nope.deeper }}`+"\n")
+	// A chart's own lookup finds nothing, as without a cluster.
+	writeBombChart(t, root, "lookup", `{{ if lookup "v1" "Secret" "ns" "" }}found: list{{ end }}{{ if lookup "v1" "Secret" "ns" "x" }}found: one{{ end }}`+"\n")
+	// Documents that are neither providers nor components ConfigMaps, some
+	// broken: the child drops them and reports their problems.
+	writeBombChart(t, root, "docs", "--- {kind: A}\n---\nkind: ConfigMap\ndata: {a: 1, a: 2}\n--- [1, 2]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  components: |\n    ---\n    a: b\n--- foo: [\n")
+	bounded := sortProblems(loadTree(t, root, Options{}))
+	inproc := sortProblems(loadTree(t, root, Options{Render: RenderLimits{InProcess: true}}))
+	if len(bounded.Packages) < 7 {
+		t.Fatalf("only %d packages loaded", len(bounded.Packages))
+	}
+	if !reflect.DeepEqual(bounded, inproc) {
+		for i := range bounded.Packages {
+			if !reflect.DeepEqual(bounded.Packages[i], inproc.Packages[i]) {
+				t.Errorf("package %s differs:\nbounded   %+v\nin-process %+v", bounded.Packages[i].Path, bounded.Packages[i].Problems, inproc.Packages[i].Problems)
+			}
+		}
+		t.Fatal("bounded and in-process loads differ")
+	}
+	var broken *model.Package
+	for _, p := range bounded.Packages {
+		if p.Path == "broken" {
+			broken = p
+		}
+		if p.Path == "docs" && (len(p.Problems) != 3 || len(p.ConfigMaps) != 1) {
+			t.Errorf("docs chart: %d problems, %d ConfigMaps: %+v", len(p.Problems), len(p.ConfigMaps), p.Problems)
+		}
+		if p.Path == "lookup" && len(p.Problems) != 0 {
+			t.Errorf("lookup chart: %+v", p.Problems)
+		}
+	}
+	if broken == nil || len(broken.Problems) != 1 || !strings.Contains(broken.Problems[0].Message, "zz-bomb.yaml:1:") {
+		t.Fatalf("broken chart: %+v", broken)
+	}
+}
+
+// TestRenderWorkers: a child that rendered within bounds renders the next
+// chart too; one that passed a bound is gone, and the next chart gets a new
+// one.
+func TestRenderWorkers(t *testing.T) {
+	retireIdle()
+	root := t.TempDir()
+	writeBombChart(t, root, "clean", "")
+	load := func() *model.Package {
+		tr := loadTree(t, root, Options{Render: testRenderLimits})
+		if len(tr.Packages) != 1 {
+			t.Fatalf("%d packages", len(tr.Packages))
+		}
+		return tr.Packages[0]
+	}
+	before := pool.started.Load()
+	for range 5 {
+		if p := load(); len(p.Problems) != 0 || len(p.Providers) != 1 {
+			t.Fatalf("clean chart: %+v", p)
+		}
+	}
+	if n := pool.started.Load() - before; n != 1 {
+		t.Fatalf("%d render children started for 5 charts in a row, want 1", n)
+	}
+	writeBombChart(t, root, "clean", memoryBomb)
+	if p := load(); len(p.Problems) != 1 || !strings.Contains(p.Problems[0].Message, "memory limit") {
+		t.Fatalf("bomb: %+v", p.Problems)
+	}
+	writeBombChart(t, root, "clean", "")
+	os.Remove(filepath.Join(root, "clean/templates/zz-bomb.yaml"))
+	if p := load(); len(p.Problems) != 0 || len(p.Providers) != 1 {
+		t.Fatalf("clean chart after the bomb: %+v", p)
+	}
+	if n := pool.started.Load() - before; n != 2 {
+		t.Fatalf("%d render children started, want 2 (one replaced the bomb's)", n)
+	}
+	// An idle child that died is replaced, not reported.
+	pool.mu.Lock()
+	for _, w := range pool.idle {
+		w.kill()
+		<-w.exited
+	}
+	pool.mu.Unlock()
+	if p := load(); len(p.Problems) != 0 {
+		t.Fatalf("after the idle child died: %+v", p.Problems)
+	}
+}
+
+// TestRenderChildBackstop: a render child whose parent stopped caring (or
+// died) ends a chart that runs past its time bound by itself.
+func TestRenderChildBackstop(t *testing.T) {
+	w, err := startWorker(256 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.kill()
+	req := renderRequest{Seq: 1, Timeout: 500 * time.Millisecond, MaxOutput: 1 << 20, Files: []renderFile{
+		{Name: "Chart.yaml", Data: []byte("apiVersion: v2\nname: bomb\nversion: 0.1.0\n")},
+		{Name: "templates/bomb.yaml", Data: []byte(timeBomb)},
+	}}
+	if err := w.enc.Encode(&req); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the render child still runs 15s into a chart bounded to 0.5s")
+	}
+	code := w.cmd.ProcessState.ExitCode()
+	if code != 4 && code != 5 {
+		t.Fatalf("render child exit code %d (%v), want 4 (watchdog) or 5 (CPU limit)", code, w.waitErr)
+	}
+}
+
+// sortProblems orders each package's problems (the render child reports
+// those of the documents it drops after the parent's own).
+func sortProblems(tr *model.Tree) *model.Tree {
+	for _, p := range tr.Packages {
+		sort.SliceStable(p.Problems, func(i, j int) bool {
+			a, b := p.Problems[i], p.Problems[j]
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Message < b.Message
+		})
+	}
+	return tr
+}
+
+// TestRenderHeavyYAML: a chart whose output is within the output bound but
+// is millions of tiny YAML nodes is parsed in the render child (over its
+// memory bound), not in the calling process.
+func TestRenderHeavyYAML(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race the render child has no RLIMIT_AS (the race detector's shadow memory), so no hard memory bound to pass")
+	}
+	root := t.TempDir()
+	// ~1.7 MB of output, ~600,000 nodes: a few hundred MB to parse.
+	writeBombChart(t, root, "heavy", "kind: ConfigMap\ndata:\n{{- range until 300000 }}\n  k{{ . }}: v\n{{- end }}\n")
+	// Rendered after the heavy one: the bound is passed while the heavy
+	// one's output is parsed, and that one is named.
+	if err := os.WriteFile(filepath.Join(root, "heavy/templates/zzz-last.yaml"), []byte("# nothing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tr := loadTree(t, root, Options{Render: RenderLimits{Timeout: 20 * time.Second, MaxMemory: 64 << 20}})
+	runtime.ReadMemStats(&after)
+	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 1 || !strings.Contains(tr.Packages[0].Problems[0].Message, "memory limit of 64 MiB") ||
+		tr.Packages[0].Problems[0].File != "templates/zz-bomb.yaml" {
+		t.Fatalf("heavy chart: %+v", tr.Packages[0].Problems)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
+		t.Errorf("the load allocated %d MiB in this process: the YAML was parsed here", d>>20)
+	}
+
+	// A components ConfigMap (kept for the parent) of too many nodes.
+	writeBombChart(t, root, "heavy", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: v1.0.0}\ndata:\n  components: x\n{{- range until 60000 }}\n  k{{ . }}: v\n{{- end }}\n")
+	tr = loadTree(t, root, Options{})
+	if p := tr.Packages[0]; len(p.Problems) != 1 || len(p.ConfigMaps) != 0 || !strings.Contains(p.Problems[0].Message, "ConfigMap v1.0.0 at line 3 of the rendered output has more than 100000 YAML nodes") {
+		t.Fatalf("components ConfigMap of 120,000 nodes: %+v %d cms %+v", p.Problems, len(p.ConfigMaps), p.Providers)
+	}
+}
+
+// TestRenderCancel: when ctx ends, the render child is killed and Tree
+// returns at once, not at the render time limit.
+func TestRenderCancel(t *testing.T) {
+	root := t.TempDir()
+	writeBombChart(t, root, "bomb", timeBomb)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Tree(ctx, root, Options{Render: RenderLimits{Timeout: time.Minute}})
+	if err == nil {
+		t.Fatal("Tree returned no error after its context ended")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Tree returned %s after start, its context ended after 0.5s", d)
+	}
+}
+
+// TestRenderHookMissing: a program that did not wire the render child gets
+// a clear problem, unless it asks for in-process rendering.
+func TestRenderHookMissing(t *testing.T) {
+	renderHookWired.Store(false)
+	defer renderHookWired.Store(true)
+	root := t.TempDir()
+	writeBombChart(t, root, "clean", "")
+	tr := loadTree(t, root, Options{})
+	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 1 || !strings.Contains(tr.Packages[0].Problems[0].Message, "MaybeRunRenderChild") {
+		t.Fatalf("want one problem naming MaybeRunRenderChild, got %+v", tr.Packages)
+	}
+	tr = loadTree(t, root, Options{Render: RenderLimits{InProcess: true}})
+	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 0 || len(tr.Packages[0].Providers) != 1 {
+		t.Fatalf("in process: %+v", tr.Packages)
+	}
+}
+
+// FuzzRenderLimits renders any template (beside a provider template) under
+// small bounds: loading never panics, never outlasts the time bound by
+// much, a bound passed is a package-load problem naming a template of the
+// chart and the limit, and a chart that renders within the bounds renders
+// exactly as Helm's engine does in process.
+func FuzzRenderLimits(f *testing.F) {
+	f.Add(`{{ .Release.Namespace }}: {{ .Chart.Name | upper }}`)
+	f.Add(memoryBomb)
+	f.Add(`{{ range until 1000 }}{{ range until 1000 }}{{ range until 1000 }}{{ end }}{{ end }}{{ end }}`)
+	f.Add(`{{ define "x" }}{{ include "x" . }}{{ end }}{{ include "x" . }}`)
+	lim := RenderLimits{Timeout: time.Second, MaxMemory: 128 << 20, MaxOutput: 256 << 10}
+	f.Fuzz(func(t *testing.T, tmpl string) {
+		root := t.TempDir()
+		writeBombChart(t, root, "c", tmpl)
+		start := time.Now()
+		tr, err := Tree(context.Background(), root, Options{Workers: 1, Render: lim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > lim.Timeout+10*time.Second {
+			t.Fatalf("load took %s under a %s bound", d, lim.Timeout)
+		}
+		bounded := false
+		for _, p := range tr.Packages {
+			for _, pr := range p.Problems {
+				if !strings.Contains(pr.Message, "render") || !strings.Contains(pr.Message, "limit of") {
+					continue
+				}
+				bounded = true
+				if pr.Check != CheckLoad || (pr.File != "" && !strings.HasPrefix(pr.File, "templates/")) || pr.Hint == "" {
+					t.Fatalf("bound problem %+v", pr)
+				}
+			}
+		}
+		if bounded {
+			return
+		}
+		inproc, err := Tree(context.Background(), root, Options{Workers: 1, Render: RenderLimits{InProcess: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(sortProblems(tr), sortProblems(inproc)) {
+			t.Fatalf("bounded render differs from Helm's in process:\n%+v\n%+v", tr.Packages, inproc.Packages)
+		}
+	})
+}
