@@ -50,7 +50,7 @@ func TestIntegrationOrasPullsTitledFiles(t *testing.T) {
 	want := map[string][]byte{
 		"components.gz":                rel.Blob,
 		"metadata.yaml":                rel.Metadata,
-		"controlplane-components.yaml": rel.YAML,
+		"components.yaml": rel.YAML,
 	}
 	for name, data := range want {
 		got, err := os.ReadFile(filepath.Join(out, name))

@@ -29,7 +29,7 @@ func publish(t *model.Tree) {
 			BlobSHA256:     cm.Components.SHA256.String(),
 			MetadataSHA256: pkg.Files[pp.Sources[1].To].SHA256.String(),
 			YAMLSHA256:     pkg.Files[cm.Components.YAMLFile].SHA256.String(),
-			YAMLTitle:      p.Type() + "-components.yaml",
+			YAMLTitle:      "components.yaml",
 			Config: &model.ArtifactConfig{
 				Kind: p.Kind, Name: p.Name, Type: p.Type(), Release: p.Version, Version: pp.Version,
 				Contract: contract, Pins: pins, BuilderVersion: "v0.1.0",
@@ -222,7 +222,7 @@ func artifactTree(mutate func(a *model.Artifact)) *model.Tree {
 		Ref: "r.example/capi/core-cluster-api:v1.10.1-core", Repository: "r.example/capi/core-cluster-api", Found: true,
 		Digest:     digest("manifest").String(),
 		BlobSHA256: digest("gz").String(), MetadataSHA256: digest("md").String(), YAMLSHA256: digest(yml).String(),
-		YAMLTitle: "core-components.yaml",
+		YAMLTitle: "components.yaml",
 		Config: &model.ArtifactConfig{Kind: "CoreProvider", Name: "cluster-api", Type: "core", Release: "v1.10.1-core",
 			Version: "v1.10.1", Contract: "v1beta1"},
 		Signature:  model.Signature{Checked: true, Valid: true},

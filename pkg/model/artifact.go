@@ -32,14 +32,19 @@ type Artifact struct {
 	Digest string
 
 	// Layer digests, "" when the artifact has no such layer: components.gz,
-	// metadata.yaml and the raw "<type>-components.yaml" (titled YAMLTitle).
+	// metadata.yaml and the raw components YAML (titled YAMLTitle: the
+	// layer the cluster-api-operator installs, components.yaml in what
+	// builder push writes).
 	BlobSHA256     string
 	MetadataSHA256 string
 	YAMLSHA256     string
 	YAMLTitle      string
+	// Layers maps the title of every titled, non-empty layer to its digest:
+	// what the operator's OCI lookup chooses from (the oci-install check).
+	Layers map[string]string
 	// Missing lists the titles of layers a provider release must have
-	// but the artifact lacks (components.gz, metadata.yaml and the
-	// "<type>-components.yaml" the cluster-api-operator looks for).
+	// but the artifact lacks (components.gz, metadata.yaml and a
+	// components YAML the cluster-api-operator looks for).
 	Missing []string
 
 	// Config is the artifact's pinseal config; nil when the manifest's

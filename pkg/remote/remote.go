@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 
 	"github.com/opencontainers/go-digest"
@@ -234,15 +233,16 @@ func record(a *model.Artifact, p *artifact.Pulled) {
 			Contract: c.Contract, Pins: append([]pin.Source(nil), c.Pins...), BuilderVersion: c.BuilderVersion,
 		}
 	}
-	// The YAML layer is the one the operator looks for: titled after the
-	// config's provider type; without a pinseal config, any
-	// "*-components.yaml".
-	yamlTitle := p.ComponentsTitle
-	if a.Config != nil {
-		yamlTitle = artifact.ComponentsTitle(a.Config.Type)
-	}
+	// The YAML layer is the one the cluster-api-operator installs for the
+	// provider the config names (artifact.ComponentsLayer).
+	yamlTitle := artifact.ComponentsLayer(p.Manifest, p.Config)
+	a.Layers = map[string]string{}
 	for _, l := range p.Manifest.Layers {
-		switch title := l.Annotations[ocispec.AnnotationTitle]; {
+		title := l.Annotations[ocispec.AnnotationTitle]
+		if title != "" && l.Size > 0 {
+			a.Layers[title] = l.Digest.String()
+		}
+		switch {
 		case title == artifact.BlobTitle:
 			a.BlobSHA256 = l.Digest.String()
 		case title == artifact.MetadataTitle:
@@ -258,11 +258,7 @@ func record(a *model.Artifact, p *artifact.Pulled) {
 		a.Missing = append(a.Missing, artifact.MetadataTitle)
 	}
 	if a.YAMLSHA256 == "" {
-		want := yamlTitle
-		if want == "" {
-			want = "<type>-components.yaml"
-		}
-		a.Missing = append(a.Missing, want)
+		a.Missing = append(a.Missing, artifact.YAMLTitle)
 	}
 }
 
@@ -280,11 +276,6 @@ func recordManifest(ctx context.Context, repo artifact.Repository, desc ocispec.
 	p := &artifact.Pulled{Files: map[string][]byte{}}
 	if json.Unmarshal(raw, &p.Manifest) != nil {
 		return
-	}
-	for _, l := range p.Manifest.Layers {
-		if t := l.Annotations[ocispec.AnnotationTitle]; strings.HasSuffix(t, "-components.yaml") && p.ComponentsTitle == "" {
-			p.ComponentsTitle = t
-		}
 	}
 	if c := p.Manifest.Config; c.MediaType == artifact.ConfigMediaType && c.Size <= artifact.MaxConfigSize {
 		if b, err := content.FetchAll(ctx, repo, c); err == nil {
