@@ -59,6 +59,7 @@ const (
 	VersionReused        = "version-reused"
 	Signature            = "signature"
 	Provenance           = "provenance"
+	OCIInstall           = "oci-install"
 	WaiverExpired        = "waiver-expired"
 )
 
@@ -97,6 +98,8 @@ var catalog = []Check{
 		Description: "The artifact's manifest digest carries a valid cosign signature by one of the trusted keys (the policy's keys and --key); a signature copied from another digest does not count."},
 	{ID: Provenance, Title: "Provenance matches pins", Severity: report.Error,
 		Description: "A SLSA provenance v1 attestation about the artifact's digest is signed by a trusted key, names a builder the policy allows and lists exactly the artifact's pins as materials."},
+	{ID: OCIInstall, Title: "Operator installs the artifact", Severity: report.Error,
+		Description: "Every cluster-api-operator release with OCI support (v0.16.0 and later, ControlPlaneProvider's type named control-plane and, before v0.23.0, controlplane) finds components and metadata among the artifact's layer titles for the provider's type, name and spec.version, and what it finds is the artifact's components YAML and metadata.yaml: an OCI install (spec.fetchConfig.oci) gets exactly the checked bytes."},
 	{ID: WaiverExpired, Title: "Waiver expired", Severity: report.Error,
 		Description: "A policy waiver is past its expiry date: fix the finding or renew the waiver. Always an error."},
 }

@@ -14,6 +14,7 @@ import (
 	ver "github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -55,6 +56,7 @@ func Registry(builders []string) []Check {
 		withRun(VersionReused, versionReused),
 		withRun(Signature, signature),
 		withRun(Provenance, func(t *model.Tree) []report.Finding { return provenance(t, builders) }),
+		withRun(OCIInstall, ociInstall),
 	}
 }
 
@@ -619,6 +621,54 @@ func artifactMetadata(t *model.Tree) []report.Finding {
 			add(fmt.Sprintf("the config of %s says contract %s, but metadata.yaml says %s for %d.%d", a.Pinned(), a.Config.Contract, s.Contract, v.Major(), v.Minor()),
 				"the config and the metadata were not built together: push a new release with `builder push`")
 		}
+	})
+	return out
+}
+
+// ociInstall: every operator release with OCI support finds the
+// artifact's components YAML and metadata by their layer titles, for the
+// provider's type (old and new names), name and spec.version.
+func ociInstall(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
+		if !a.Found || a.Err != "" || a.YAMLSHA256 == "" || a.MetadataSHA256 == "" {
+			return // registry-digest: unreadable, or a layer is missing
+		}
+		types := operator.Types(p.Kind)
+		if len(types) == 0 {
+			return // not a provider kind: version-reused says what it is
+		}
+		titles := make(map[string]bool, len(a.Layers))
+		for title := range a.Layers {
+			titles[title] = true
+		}
+		var problems []string
+		for _, tn := range types {
+			op := operator.Provider{Type: tn.Type, Name: p.Name, Version: p.Version}
+			who := fmt.Sprintf("operator %s (type %q)", tn.Releases, tn.Type)
+			f, err := operator.Find(titles, op)
+			if f.Components != "" && !model.SameSHA256(a.Layers[f.Components], a.YAMLSHA256) {
+				problems = append(problems, fmt.Sprintf("%s installs layer %s (sha256 %s), not the components YAML %s (sha256 %s)",
+					who, f.Components, shortDigest(a.Layers[f.Components]), a.YAMLTitle, shortDigest(a.YAMLSHA256)))
+			}
+			if f.Metadata != "" && !model.SameSHA256(a.Layers[f.Metadata], a.MetadataSHA256) {
+				problems = append(problems, fmt.Sprintf("%s reads metadata from layer %s (sha256 %s), not metadata.yaml (sha256 %s)",
+					who, f.Metadata, shortDigest(a.Layers[f.Metadata]), shortDigest(a.MetadataSHA256)))
+			}
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", who, err))
+			}
+		}
+		if len(problems) == 0 {
+			return
+		}
+		f := newFinding(OCIInstall, pkg, providerID(p), p.Location,
+			fmt.Sprintf("the cluster-api-operator cannot install %s for %s as checked: %s", a.Pinned(), p.ID(), problems[0]),
+			"push the release with `builder push`, which titles the raw YAML components.yaml (found by every operator release for every kind) and the metadata metadata.yaml; an artifact already released under this tag is immutable, so push it as a new release")
+		if len(problems) > 1 {
+			f.Detail = strings.Join(problems, "\n")
+		}
+		out = append(out, f)
 	})
 	return out
 }

@@ -48,7 +48,7 @@ type RefOptions struct {
 // to a lone artifact.
 var refChecks = []string{
 	check.PackageLoad, check.BlobYAML, check.BlobHeader, check.BlobCorrupt, check.MetadataSeries,
-	check.RegistryDigest, check.VersionReused, check.Signature, check.Provenance,
+	check.RegistryDigest, check.VersionReused, check.Signature, check.Provenance, check.OCIInstall,
 }
 
 // Ref verifies the artifact at ref (HOST[:PORT]/REPO:TAG, REPO@sha256:…,
