@@ -29,6 +29,7 @@ type checkOptions struct {
 	listChecks bool
 	// Registry checks (verify.go holds the shared flags).
 	registry string
+	allow    []string
 	keys     []string
 	plain    bool
 }
@@ -62,9 +63,16 @@ waivers.
 With --registry PREFIX (HOST[:PORT]/PATH, or oci-layout:DIR) every
 provider's release artifact PREFIX/<type>-<name>:<spec.version> is read
 and the registry checks run too: registry-digest, version-reused,
-signature and provenance. Signatures are verified with the policy's keys
-plus each --key FILE; the policy's builders are the allowed builder ids.
-Registry credentials come from the docker config.
+signature, provenance and oci-install. Signatures are verified with the
+policy's keys plus each --key FILE; the policy's builders are the allowed
+builder ids. Registry credentials come from the docker config.
+
+A provider with spec.fetchConfig.oci ([http://]HOST[:PORT]/REPO[:TAG]; no
+tag means spec.version) is checked against that artifact instead, with the
+same checks, but only when HOST is the --registry host or given with
+--allow-registry HOST (repeatable; without --registry only such providers
+are checked). A provider fetching from another registry is a
+registry-digest finding that names the registry; nothing is contacted.
 
 Exit status: 0 no error findings, 1 error findings, 2 usage or
 configuration error (bad flag, bad policy file, ROOT missing or
@@ -94,6 +102,7 @@ holding no provider packages).`,
 	f.BoolVar(&o.listChecks, "list-checks", false, "print the check catalog (Markdown) and exit")
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
 	f.StringVar(&o.registry, "registry", "", "also compare each provider with its release artifact under PREFIX (HOST[:PORT]/PATH or oci-layout:DIR) and verify its signature and provenance")
+	f.StringArrayVar(&o.allow, "allow-registry", nil, "registry HOST[:PORT] that providers' spec.fetchConfig.oci may be read from (the --registry host is allowed already); repeatable; turns the registry checks on for those providers")
 	addKeyFlags(f, &o.keys, &o.plain)
 	return cmd
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -126,15 +127,23 @@ func loadKeys(files []string) ([]*sign.PublicKey, error) {
 // withRegistry adds the registry checks to a tree check when --registry is
 // given; --key and --plain-http need it.
 func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) {
-	if o.registry == "" {
+	if o.registry == "" && len(o.allow) == 0 {
 		if len(o.keys) > 0 || o.plain {
-			return opts, usageError{Err: errors.New("--key and --plain-http need --registry PREFIX")}
+			return opts, usageError{Err: errors.New("--key and --plain-http need --registry PREFIX or --allow-registry HOST")}
 		}
 		return opts, nil
 	}
-	prefix, err := artifact.ParsePrefix(o.registry)
-	if err != nil {
-		return opts, usageError{Err: fmt.Errorf("--registry: %w", err)}
+	var prefix artifact.Prefix
+	if o.registry != "" {
+		var err error
+		if prefix, err = artifact.ParsePrefix(o.registry); err != nil {
+			return opts, usageError{Err: fmt.Errorf("--registry: %w", err)}
+		}
+	}
+	for _, h := range o.allow {
+		if err := verify.ValidRegistryHost(h); err != nil {
+			return opts, usageError{Err: fmt.Errorf("--allow-registry: %w", err)}
+		}
 	}
 	keys, err := loadKeys(o.keys)
 	if err != nil {
@@ -142,6 +151,7 @@ func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) 
 	}
 	opts, err = verify.WithRegistry(opts, verify.RegistryOptions{
 		Prefix:   prefix,
+		Allow:    allowed(prefix, o.allow),
 		Registry: artifact.Options{PlainHTTP: o.plain},
 		Keys:     keys,
 	})
@@ -149,4 +159,14 @@ func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) 
 		return opts, usageError{Err: err}
 	}
 	return opts, nil
+}
+
+// allowed is what `verifier check` lets providers' spec.fetchConfig.oci be
+// read from: the --registry host and each --allow-registry host.
+func allowed(prefix artifact.Prefix, allow []string) []string {
+	out := slices.Clone(allow)
+	if prefix.Host != "" {
+		out = append(out, prefix.Host)
+	}
+	return out
 }

@@ -119,6 +119,11 @@ func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
 	if l.pin != nil {
 		l.version = l.pin.Version
 	}
+	if p.Selector == nil && p.FetchOCI != "" {
+		// The provider installs from its OCI artifact: the tree holds no
+		// ConfigMap or vendored files of it to compare, only its pins.
+		return l
+	}
 	sum := func(in *model.Package, name string) string {
 		if f := in.Files[name]; f != nil && name != "" {
 			return f.SHA256.String()
@@ -324,6 +329,9 @@ func prefixOf(p *model.Provider, a *model.Artifact) string {
 }
 
 func pushHint(pkg *model.Package, p *model.Provider, a *model.Artifact) string {
+	if a.OCISource {
+		return fmt.Sprintf("`builder push DIR --to PREFIX --key cosign.key` pushes the release to PREFIX/%s-%s:%s; point spec.fetchConfig.oci there, or copy a pushed release to %s with its signatures (`cosign copy`)", p.Type(), p.Name, p.Version, a.Ref)
+	}
 	return fmt.Sprintf("`builder push %s --to %s --key cosign.key`", pkgPath(pkg), prefixOf(p, a))
 }
 
@@ -338,6 +346,10 @@ func registryDigest(t *model.Tree) []report.Finding {
 			out = append(out, newFinding(RegistryDigest, pkg, providerID(p), loc, msg, hint))
 		}
 		switch {
+		case a.Refused != "":
+			add(p.Location, fmt.Sprintf("%s installs from %s (spec.fetchConfig.oci), which was not checked: %s", p.ID(), a.Ref, a.Refused),
+				refusedHint(a))
+			return
 		case a.Tampered:
 			add(p.Location, fmt.Sprintf("the registry serves bytes for %s that do not match the digests in its manifest: %s", a.Ref, a.Err),
 				"do not deploy it; the signed manifest names other bytes: find out who changed the registry's storage, then push the release again")
@@ -379,6 +391,15 @@ func registryDigest(t *model.Tree) []report.Finding {
 		}
 	})
 	return out
+}
+
+// refusedHint says how to get a refused fetchConfig.oci artifact checked.
+func refusedHint(a *model.Artifact) string {
+	if a.Repository == "" {
+		return "write spec.fetchConfig.oci as the cluster-api-operator reads it: [http://]HOST[:PORT]/REPO[:TAG] (no tag: spec.version)"
+	}
+	host, _, _ := strings.Cut(a.Repository, "/")
+	return fmt.Sprintf("if %s is a registry you trust, allow it: `verifier check --allow-registry %s` (with --plain-http for a plain HTTP registry); otherwise point spec.fetchConfig.oci at a registry you allow", host, host)
 }
 
 // versionReused: the release tag does not hold another release than the

@@ -19,6 +19,14 @@ type Artifact struct {
 	Repository string
 	// Found: the tag (or digest) resolved to a manifest.
 	Found bool
+	// Refused says why the artifact was not looked up at all: the
+	// provider's spec.fetchConfig.oci names a registry the operator of
+	// pinseal did not allow (--registry, --allow-registry), or is a value
+	// the cluster-api-operator cannot read either. "" when it was looked up.
+	Refused string
+	// OCISource: the artifact is the one the provider's
+	// spec.fetchConfig.oci names (not PREFIX/<type>-<name>:<release>).
+	OCISource bool
 	// Err says why the artifact could not be looked up or read: the
 	// registry failed, a stored layer does not match the manifest's digest
 	// (Tampered), a limit was exceeded, the manifest is not an image

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"oras.land/oras-go/v2/registry"
+
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
@@ -31,6 +33,23 @@ type RegistryOptions struct {
 	// Workers is how many artifacts are read at once (remote.DefaultWorkers
 	// when <= 0).
 	Workers int
+	// Allow are the registries (HOST[:PORT]) or repository prefixes
+	// (HOST[:PORT]/PATH) providers' spec.fetchConfig.oci may be read from;
+	// nothing else is contacted for them. With a zero Prefix only providers
+	// with spec.fetchConfig.oci are checked.
+	Allow []string
+}
+
+// ValidRegistryHost says what is wrong with an allowed registry host
+// (HOST[:PORT], no scheme, no path).
+func ValidRegistryHost(h string) error {
+	if h == "" || strings.ContainsAny(h, "/@") || strings.Contains(h, "://") {
+		return fmt.Errorf("%q is not a registry HOST[:PORT] (no scheme, no path)", h)
+	}
+	if err := (registry.Reference{Registry: h, Repository: "x"}).ValidateRegistry(); err != nil {
+		return fmt.Errorf("%q is not a registry HOST[:PORT]: %w", h, err)
+	}
+	return nil
 }
 
 // WithRegistry returns opts extended with the registry checks
@@ -55,7 +74,7 @@ func WithRegistry(opts Options, reg RegistryOptions) (Options, error) {
 	if loadFn == nil {
 		loadFn = load.Tree
 	}
-	ropts := remote.Options{Registry: reg.Registry, Keys: keys, Workers: reg.Workers, Logger: opts.Logger}
+	ropts := remote.Options{Registry: reg.Registry, Keys: keys, Workers: reg.Workers, Logger: opts.Logger, Allow: slices.Clone(reg.Allow)}
 	prefix := reg.Prefix
 	opts.Load = func(ctx context.Context, root string, lo load.Options) (*model.Tree, error) {
 		t, err := loadFn(ctx, root, lo)
