@@ -370,4 +370,3 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 	o.root = nil
 	return pc
 }
-
