@@ -38,7 +38,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	var objs []sourced
 	var probs []model.Problem
 	var mem map[string][]byte // chart files already read
-	strong := false // the package's sources name the operator's API group or labels
+	strong := false           // the package's sources name the operator's API group or labels
 	if c.chart {
 		files, m, cprobs, fatal := l.collectChart(p)
 		mem = m
