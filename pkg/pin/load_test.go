@@ -241,7 +241,7 @@ func TestLoadDirComputedVersionFromDockerfile(t *testing.T) {
 	}
 	for name, body := range map[string]string{
 		"images/cluster-api-control-plane-provider-kamaji/Dockerfile": "FROM golang AS build\nARG VERSION=v0.19.0\nRUN echo $VERSION\n",
-		"images/other/Dockerfile": "FROM scratch\nARG VERSION=v9.9.9\n",
+		"images/other/Dockerfile":                                     "FROM scratch\nARG VERSION=v9.9.9\n",
 	} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
