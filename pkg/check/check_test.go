@@ -633,3 +633,53 @@ func TestWriteMarkdown(t *testing.T) {
 		t.Errorf("markdown needs column wrong:\n%s", out)
 	}
 }
+
+// TestComputedVersionWithDockerfilePin: a computed Makefile version beside a
+// literal Dockerfile ARG VERSION is compared through the ARG (no finding
+// when it matches, an error naming the Dockerfile when it does not); with
+// no literal pin it is at most a warning.
+func TestComputedVersionWithDockerfilePin(t *testing.T) {
+	computed := pin.Var{Name: "CAPMOX_VERSION", Value: "$(shell awk -F= '/^ARG VERSION=/{print $$2}' images/capmox/Dockerfile)", File: "Makefile", Line: 4}
+	tr := cleanTree()
+	infra(tr).Pins.Versions = []pin.Var{computed, {Name: "VERSION", Value: "v0.7.7", Known: true, File: "images/capmox/Dockerfile", Line: 2}}
+	if fs := pinVersion(tr); len(fs) != 0 {
+		t.Fatalf("matching Dockerfile pin: %+v", fs)
+	}
+	infra(tr).Pins.Versions[1].Value = "v0.7.8"
+	fs := pinVersion(tr)
+	if len(fs) != 1 || fs[0].File != "packages/system/infra/images/capmox/Dockerfile" || fs[0].Severity != "" || !strings.Contains(fs[0].Message, "v0.7.8") {
+		t.Fatalf("drifted Dockerfile pin: %+v", fs)
+	}
+	infra(tr).Pins.Versions = []pin.Var{computed}
+	fs = pinVersion(tr)
+	if len(fs) != 1 || fs[0].Severity != report.Warning || !strings.Contains(fs[0].Message, "cannot be checked") {
+		t.Fatalf("no literal pin: %+v", fs)
+	}
+}
+
+// TestPinMissingNamesTheDownload: a download in a recipe has no variable
+// name; the message names the URL and file:line with no empty placeholder.
+func TestPinMissingNamesTheDownload(t *testing.T) {
+	tr := cleanTree()
+	infra(tr).Pins.Unpinned = []pin.Var{
+		{Value: "https://example.com/x/metadata.yaml", Known: true, File: "Makefile", Line: 12},
+		{Name: "CAPMOX_URL", Value: "https://example.com/capmox.yaml", Known: true, File: "Makefile", Line: 3},
+	}
+	fs := pinMissing(tr)
+	if len(fs) != 2 {
+		t.Fatalf("findings: %+v", fs)
+	}
+	for _, f := range fs {
+		for _, bad := range []string{"  ", " = https", "beside ,", "beside  "} {
+			if strings.Contains(f.Message+f.Hint, bad) && !(bad == " = https" && strings.Contains(f.Message, "CAPMOX_URL = https")) {
+				t.Errorf("placeholder %q in %q / %q", bad, f.Message, f.Hint)
+			}
+		}
+	}
+	if !strings.Contains(fs[0].Message, "Makefile:12: a recipe downloads https://example.com/x/metadata.yaml") {
+		t.Errorf("recipe download: %s", fs[0].Message)
+	}
+	if !strings.Contains(fs[1].Message, "Makefile:3: CAPMOX_URL = https://example.com/capmox.yaml") || !strings.Contains(fs[1].Hint, "CAPMOX_SHA256") {
+		t.Errorf("variable download: %s / %s", fs[1].Message, fs[1].Hint)
+	}
+}

@@ -242,7 +242,13 @@ func chartWorthRendering(files []*loader.BufferedFile) bool {
 // renderChart renders the chart with Helm's engine and its default values,
 // as `helm template -n NAMESPACE NAME .` would, and parses every rendered
 // manifest. The rendered text is dropped once parsed.
-func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace string) ([]sourced, []model.Problem) {
+//
+// values are the user-supplied values (policy `values:` files, merged as
+// `helm template -f` merges them); nil means none.
+func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace string, values map[string]any) ([]sourced, []model.Problem) {
+	if values == nil {
+		values = map[string]any{}
+	}
 	chrt, err := loader.LoadFiles(files)
 	if err != nil {
 		where := "Chart.yaml"
@@ -255,11 +261,11 @@ func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace s
 	if release == "" {
 		release = chrt.Name()
 	}
-	if err := chartutil.ProcessDependenciesWithMerge(chrt, map[string]any{}); err != nil {
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, values); err != nil {
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err), Hint: "run `helm dependency build`"}}
 	}
-	vals, err := chartutil.ToRenderValues(chrt, map[string]any{},
+	vals, err := chartutil.ToRenderValues(chrt, values,
 		chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "values.yaml"},

@@ -44,6 +44,15 @@ type Tree struct {
 	// Problems found outside any package while walking the tree (an
 	// unreadable directory that may hide packages). File is relative to Root.
 	Problems []Problem
+	// Skipped are the charts under Root that are not provider packages (or
+	// were excluded), with why: never findings. Sorted by Path.
+	Skipped []Skip
+}
+
+// Skip is a chart the verifier did not check, and why.
+type Skip struct {
+	Path   string // slash path relative to the tree root
+	Reason string
 }
 
 // Package is one provider package: a Helm chart or a plain manifest

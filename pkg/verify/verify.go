@@ -37,6 +37,9 @@ type Options struct {
 	Namespace string // namespace of packages that name none
 	Limit     int64  // inflated size limit per blob (blob.DefaultLimit when <= 0)
 	Workers   int    // packages loaded at once (NumCPU when <= 0)
+	// Exclude are directories under the root not to enter (path.Match
+	// patterns relative to it), on top of the policy's exclude list.
+	Exclude []string
 
 	// Policy decides severities and waivers; nil means policy.Default().
 	Policy *policy.Policy
@@ -74,12 +77,20 @@ func Run(ctx context.Context, root string, opts Options) (*report.Report, error)
 		loadFn = load.Tree
 	}
 	start := time.Now()
-	t, err := loadFn(ctx, root, load.Options{
+	lo := load.Options{
 		Namespace: opts.Namespace,
 		Limit:     opts.Limit,
 		Workers:   opts.Workers,
 		Logger:    opts.Logger,
-	})
+		Exclude:   opts.Exclude,
+	}
+	if opts.Policy != nil {
+		lo.Exclude = append(append([]string(nil), opts.Policy.Exclude...), opts.Exclude...)
+		for _, v := range opts.Policy.ValuesFiles() {
+			lo.Values = append(lo.Values, load.ValuesFiles{Package: v.Package, Files: v.Files})
+		}
+	}
+	t, err := loadFn(ctx, root, lo)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", root, err)
 	}
@@ -149,6 +160,9 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 		Root:          t.Root,
 		Findings:      findings,
 		Packages:      Summaries(t),
+	}
+	for _, s := range t.Skipped {
+		r.Skipped = append(r.Skipped, report.Skipped{Path: s.Path, Reason: s.Reason})
 	}
 	r.Tally()
 	return r, nil
