@@ -73,7 +73,11 @@ type FileResult struct {
 // Result is what a build did.
 type Result struct {
 	Dir   string       // the package directory
-	Pins  string       // where the pins came from: "pin.yaml" or "Makefile"
+	Pins  string       // where the pins came from: "pin.yaml", "Makefile", or PinsNone
+	// FromVendored: the package pins no download; each blob was rebuilt
+	// from the vendored YAML the package layout pairs it with, and nothing
+	// was fetched.
+	FromVendored bool `json:",omitempty"`
 	Files []FileResult // in pin order: each provider's sources, then its blob
 	// Removed are temporary files a killed build had left beside the
 	// outputs (older than atomicfile.StaleAge), removed by this one.
@@ -125,11 +129,13 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
-	if set == nil || set.File == nil || len(set.File.Providers) == 0 {
-		return nil, noPinsError(dir, set)
+	log = log.With("package", dir)
+	if !pinsSources(set) {
+		// No download is pinned: rebuild each blob from the vendored YAML
+		// the package layout names, fetching nothing.
+		return buildFromVendored(ctx, dir, abs, set, opts, log)
 	}
 	res := &Result{Dir: abs, Pins: set.Source}
-	log = log.With("package", dir)
 	file := set.File
 	if set.Source != pin.SourcePinFile {
 		file = fromMakefile(abs, file)
@@ -146,16 +152,25 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
 
+	if err := writeOutputs(abs, dir, outs, opts, res, log); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// writeOutputs writes the outputs that changed, all staged before the
+// first rename, and records each in res.
+func writeOutputs(abs, dir string, outs []output, opts Options, res *Result, log *slog.Logger) error {
 	var writes []atomicfile.File
 	for _, o := range outs {
 		if err := checkInside(abs, o.rel); err != nil {
-			return nil, fmt.Errorf("build %s: %w", dir, err)
+			return fmt.Errorf("build %s: %w", dir, err)
 		}
 		target := filepath.Join(abs, filepath.FromSlash(o.rel))
 		fr := FileResult{Path: o.rel, Provider: o.provider, Kind: o.kind, Size: int64(len(o.data)), SHA256: hexSHA(o.data)}
 		keep, note, err := keepExisting(target, o)
 		if err != nil {
-			return nil, fmt.Errorf("build %s: %w", dir, err)
+			return fmt.Errorf("build %s: %w", dir, err)
 		}
 		switch {
 		case keep != nil:
@@ -171,7 +186,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	if len(writes) > 0 {
 		if err := atomicfile.WriteFiles(writes); err != nil {
-			return nil, fmt.Errorf("build %s: write outputs: %w", dir, err)
+			return fmt.Errorf("build %s: write outputs: %w", dir, err)
 		}
 	}
 	if !opts.DryRun {
@@ -194,7 +209,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 	}
 	log.Info("built", "files", len(res.Files), "written", len(writes), "dry_run", opts.DryRun)
-	return res, nil
+	return nil
 }
 
 // checkPackageDir reports a missing package directory, or a path that is

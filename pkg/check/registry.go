@@ -342,7 +342,7 @@ func registryDigest(t *model.Tree) []report.Finding {
 		}
 		if len(a.Missing) > 0 {
 			add(p.Location, fmt.Sprintf("the artifact %s lacks layer %s", a.Pinned(), strings.Join(a.Missing, ", ")),
-				"the cluster-api-operator and the verifier need components.gz, metadata.yaml and <type>-components.yaml: push the release with `builder push`")
+				"the cluster-api-operator and the verifier need components.gz, metadata.yaml and components.yaml: push the release with `builder push`")
 		}
 		l := localRelease(ix, pkg, p)
 		if a.Config == nil || len(releaseDifferences(p, a, l)) > 0 {
