@@ -72,13 +72,13 @@ type FileResult struct {
 
 // Result is what a build did.
 type Result struct {
-	Dir   string       // the package directory
-	Pins  string       // where the pins came from: "pin.yaml", "Makefile", or PinsNone
+	Dir  string // the package directory
+	Pins string // where the pins came from: "pin.yaml", "Makefile", or PinsNone
 	// FromVendored: the package pins no download; each blob was rebuilt
 	// from the vendored YAML the package layout pairs it with, and nothing
 	// was fetched.
-	FromVendored bool `json:",omitempty"`
-	Files []FileResult // in pin order: each provider's sources, then its blob
+	FromVendored bool         `json:",omitempty"`
+	Files        []FileResult // in pin order: each provider's sources, then its blob
 	// Removed are temporary files a killed build had left beside the
 	// outputs (older than atomicfile.StaleAge), removed by this one.
 	Removed []string `json:",omitempty"`

@@ -147,4 +147,3 @@ func readInside(root *os.Root, rel string) ([]byte, error) {
 	}
 	return b, nil
 }
-
