@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -18,6 +20,8 @@ import (
 
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/release"
+	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
 
@@ -103,6 +107,7 @@ Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
 // pushResult is one release's outcome, as printed with --json.
 type pushResult struct {
 	Package     string          `json:"package"`
+	Provider    string          `json:"provider,omitempty"` // Kind/name
 	Release     string          `json:"release"`
 	Reference   string          `json:"reference"` // REPO@DIGEST
 	Status      artifact.Status `json:"status"`
@@ -110,6 +115,11 @@ type pushResult struct {
 	Signature   *sign.Result    `json:"signature,omitempty"`
 	Attestation *sign.Result    `json:"attestation,omitempty"`
 	Error       string          `json:"error,omitempty"`
+	// Refused are the error findings of the offline checks that kept the
+	// provider from being pushed (no tag was written for it).
+	Refused []report.Finding `json:"refused,omitempty"`
+	// Skipped says why nothing was pushed for the provider.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, prefix artifact.Prefix, dirs []string) error {
@@ -140,15 +150,35 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 	var results []pushResult
 	failed, total, stopAll := 0, 0, false
 	for _, dir := range dirs {
-		rels, err := artifact.LoadReleases(dir, version.Version)
+		provs, err := release.Releases(ctx, dir, release.Options{BuilderVersion: version.Version, Logger: log})
 		if err != nil {
 			failed++
 			fmt.Fprintln(stderr, "builder:", err)
 			results = append(results, pushResult{Package: dir, Error: err.Error()})
 			continue
 		}
-		for _, rel := range rels {
+		for _, pv := range provs {
+			if pv.Skipped != "" {
+				r := pushResult{Package: dir, Provider: pv.ID, Skipped: pv.Skipped}
+				if !o.json {
+					printPush(stdout, r)
+				}
+				results = append(results, r)
+				continue
+			}
 			total++
+			if len(pv.Refused) > 0 {
+				failed++
+				r := pushResult{Package: dir, Provider: pv.ID, Refused: pv.Refused,
+					Error: fmt.Sprintf("%s in %s is not pushed: its offline checks have %s; no tag was written for it", pv.ID, dir, refusedSummary(pv.Refused))}
+				fmt.Fprintln(stderr, "builder:", r.Error)
+				if !o.json {
+					printPush(stdout, r)
+				}
+				results = append(results, r)
+				continue
+			}
+			rel := *pv.Release
 			r, err := pushRelease(ctx, log, prefix, regOpts, keyReady, signOpts, dir, rel)
 			var ke *sign.KeyError
 			if errors.As(err, &ke) {
@@ -207,7 +237,7 @@ func loadKeyAsync(path string, pw []byte) func() (*sign.PrivateKey, error) {
 }
 
 func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, regOpts artifact.Options, keyReady func() (*sign.PrivateKey, error), signOpts sign.Options, dir string, rel artifact.Release) (pushResult, error) {
-	r := pushResult{Package: dir, Release: rel.Release}
+	r := pushResult{Package: dir, Provider: rel.Kind + "/" + rel.Name, Release: rel.Release}
 	fail := func(err error) (pushResult, error) { r.Error = err.Error(); return r, err }
 	repo, err := prefix.Repository(rel.RepositoryName(), regOpts)
 	if err != nil {
@@ -264,7 +294,41 @@ func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, 
 	return r, nil
 }
 
+// refusedSummary names the findings that refuse a provider: "2 error
+// findings (blob-yaml, configmap-version)".
+func refusedSummary(fs []report.Finding) string {
+	var ids []string
+	for _, f := range fs {
+		if !slices.Contains(ids, f.Check) {
+			ids = append(ids, f.Check)
+		}
+	}
+	n := "1 error finding"
+	if len(fs) != 1 {
+		n = fmt.Sprintf("%d error findings", len(fs))
+	}
+	return n + " (" + strings.Join(ids, ", ") + ")"
+}
+
 func printPush(w io.Writer, r pushResult) {
+	if r.Skipped != "" {
+		fmt.Fprintf(w, "%-11s %s %s: %s\n", "skipped", r.Package, r.Provider, r.Skipped)
+		return
+	}
+	if len(r.Refused) > 0 {
+		fmt.Fprintf(w, "%-11s %s %s: not pushed, no tag written\n", "refused", r.Package, r.Provider)
+		for _, f := range r.Refused {
+			loc := f.File
+			if loc != "" && f.Line > 0 {
+				loc = fmt.Sprintf("%s:%d", loc, f.Line)
+			}
+			fmt.Fprintf(w, "  %-20s %s %s\n", f.Check, loc, f.Message)
+			if f.Hint != "" {
+				fmt.Fprintf(w, "  %-20s fix: %s\n", "", f.Hint)
+			}
+		}
+		return
+	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "%-11s %s %s\n", "failed", r.Package, r.Release)
 		return

@@ -81,12 +81,25 @@ type Release struct {
 	YAML     []byte // the raw components YAML
 	Metadata []byte // clusterctl metadata.yaml
 	Pins     []pin.Source
+	// VersionPins are the version variables the package pins its upstream
+	// release with (Makefile CABPT_UPSTREAM_VERSION = v0.6.12, Dockerfile
+	// ARG VERSION=v0.19.0): not digests, so not provenance materials, but
+	// recorded beside them.
+	VersionPins []VersionPin
 	// Patches are the package's patches applied to the pinned sources, in
 	// order. They are recorded in the provenance, not in the artifact (the
 	// YAML layer already holds their result).
 	Patches []Patch
 	// BuilderVersion is the pinseal version that packs the artifact.
 	BuilderVersion string
+}
+
+// VersionPin is one version variable of a package.
+type VersionPin struct {
+	File  string `json:"file"` // slash path relative to the package directory
+	Line  int    `json:"line,omitempty"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Patch is one patch file of a package.
@@ -104,6 +117,7 @@ type Config struct {
 	Version        string       `json:"version"`
 	Contract       string       `json:"contract"`
 	Pins           []pin.Source `json:"pins"`
+	VersionPins    []VersionPin `json:"versionPins,omitempty"`
 	BuilderVersion string       `json:"builderVersion"`
 }
 
@@ -121,6 +135,7 @@ func (r Release) Config() Config {
 		Version:        r.Version,
 		Contract:       r.Contract,
 		Pins:           pins,
+		VersionPins:    r.VersionPins,
 		BuilderVersion: r.BuilderVersion,
 	}
 }
