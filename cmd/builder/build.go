@@ -141,7 +141,11 @@ func printResult(w io.Writer, dir string, res *build.Result) {
 	if res.FromVendored {
 		fmt.Fprintf(w, "%s (no pins: each blob rebuilt from its vendored YAML; nothing was fetched)\n", dir)
 	} else {
-		fmt.Fprintf(w, "%s (pins from %s)\n", dir, res.Pins)
+		note := ""
+		if len(res.Reused) > 0 {
+			note = fmt.Sprintf("; %d fetched, %d vendored files already held their pinned bytes", len(res.Fetched), len(res.Reused))
+		}
+		fmt.Fprintf(w, "%s (pins from %s%s)\n", dir, res.Pins, note)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range res.Files {

@@ -8,9 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +23,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/operator"
-	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
@@ -48,26 +45,6 @@ func readRel(t *testing.T, root string, rel ...string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// errorChecks lists the checks with error findings, as "check provider".
-func errorChecks(r *report.Report) []string {
-	var out []string
-	for _, f := range r.Findings {
-		if f.Severity == report.Error {
-			out = append(out, f.Check+" "+f.Provider)
-		}
-	}
-	return out
-}
-
-func checkTree(t *testing.T, root string, opts verify.Options) *report.Report {
-	t.Helper()
-	r, err := verify.Run(context.Background(), root, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // TestIntegrationMonorepoAsItStands is the issue's acceptance test on a
@@ -248,52 +225,4 @@ func mustPrefix(t *testing.T, s string) artifact.Prefix {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// hintCommand is a command in backquotes in a hint.
-var hintCommand = regexp.MustCompile("`([^`]+)`")
-
-// runHints runs, each on a fresh copy of the tree at root, every command
-// the report's hints give (builder commands in process, shell commands
-// with sh), and checks that afterwards the finding it was about is gone.
-func runHints(t *testing.T, root string, r *report.Report) {
-	t.Helper()
-	ran := 0
-	for _, f := range r.Findings {
-		for _, m := range hintCommand.FindAllStringSubmatch(f.Hint, -1) {
-			cmdline := m[1]
-			fields := strings.Fields(cmdline)
-			if len(fields) == 0 || (fields[0] != "builder" && fields[0] != "cd") {
-				continue
-			}
-			t.Run("hint "+cmdline, func(t *testing.T) {
-				tree := filepath.Join(t.TempDir(), "tree")
-				if err := fixture.CopyDir(root, tree); err != nil {
-					t.Fatal(err)
-				}
-				if fields[0] == "builder" {
-					t.Chdir(tree)
-					if out, stderr, err := runBuildTestCmd(t, fields[1:]...); err != nil {
-						t.Fatalf("%s: %v\n%s\n%s", cmdline, err, out, stderr)
-					}
-				} else {
-					c := exec.Command("sh", "-c", cmdline)
-					c.Dir = tree
-					if out, err := c.CombinedOutput(); err != nil {
-						t.Fatalf("%s: %v\n%s", cmdline, err, out)
-					}
-				}
-				after := checkTree(t, tree, verify.Options{})
-				for _, g := range after.Findings {
-					if g.Check == f.Check && g.Package == f.Package && g.Provider == f.Provider && g.Severity == f.Severity {
-						t.Fatalf("after `%s` the %s finding is still there: %s", cmdline, f.Check, g.Message)
-					}
-				}
-			})
-			ran++
-		}
-	}
-	if ran == 0 {
-		t.Fatal("the report gives no command to run: the hint test would test nothing")
-	}
 }

@@ -77,8 +77,13 @@ type Result struct {
 	// FromVendored: the package pins no download; each blob was rebuilt
 	// from the vendored YAML the package layout pairs it with, and nothing
 	// was fetched.
-	FromVendored bool         `json:",omitempty"`
-	Files        []FileResult // in pin order: each provider's sources, then its blob
+	FromVendored bool `json:",omitempty"`
+	// Fetched are the URLs downloaded (or read from the cache); Reused the
+	// vendored files that already held their pinned bytes, so their
+	// sources were not fetched.
+	Fetched []string     `json:",omitempty"`
+	Reused  []string     `json:",omitempty"`
+	Files   []FileResult // in pin order: each provider's sources, then its blob
 	// Removed are temporary files a killed build had left beside the
 	// outputs (older than atomicfile.StaleAge), removed by this one.
 	Removed []string `json:",omitempty"`
@@ -147,10 +152,12 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 		f.BaseDir = abs
 		fetcher = &f
 	}
-	outs, err := plan(ctx, abs, file, fetcher, log)
+	var stats fetchStats
+	outs, err := plan(ctx, abs, file, fetcher, log, &stats)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
+	res.Fetched, res.Reused = stats.fetched, stats.reused
 
 	if err := writeOutputs(abs, dir, outs, opts, res, log); err != nil {
 		return nil, err
@@ -282,7 +289,7 @@ func providerID(p pin.Provider) string {
 
 // plan fetches, verifies and patches every source and compresses every blob,
 // in memory. Nothing is written.
-func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, log *slog.Logger) ([]output, error) {
+func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, log *slog.Logger, stats *fetchStats) ([]output, error) {
 	var outs []output
 	owner := map[string]int{} // rel path -> index in outs
 	for _, p := range f.Providers {
@@ -304,10 +311,21 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 			if err != nil {
 				return nil, fmt.Errorf("%s: source %s: to: %w", pid, s.URL, err)
 			}
-			log.Info("fetch", "provider", pid, "url", s.URL)
-			data, err := fetcher.Fetch(ctx, s)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", pid, err)
+			// A vendored file that already holds the pinned bytes is
+			// those bytes: no download needed (a package whose blob alone
+			// is wrong rebuilds offline, as the verifier's hint says).
+			data, ok := vendoredPinned(dir, rel, s.SHA256)
+			if ok {
+				log.Info("vendored file matches its pin; not fetched", "provider", pid, "file", rel)
+				stats.reused = append(stats.reused, rel)
+			} else {
+				log.Info("fetch", "provider", pid, "url", s.URL)
+				var err error
+				data, err = fetcher.Fetch(ctx, s)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", pid, err)
+				}
+				stats.fetched = append(stats.fetched, s.URL)
 			}
 			// The fetcher verifies; check again so no code path can write
 			// unverified bytes.
@@ -535,4 +553,24 @@ func cleanRel(p string) (string, error) {
 func hexSHA(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// fetchStats records what plan fetched and what it took from the package.
+type fetchStats struct {
+	fetched, reused []string
+}
+
+// vendoredPinned returns the vendored file rel of the package in dir when
+// it exists inside the package and its SHA-256 is want.
+func vendoredPinned(dir, rel, want string) ([]byte, bool) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, false
+	}
+	defer root.Close()
+	b, err := readInside(root, rel)
+	if err != nil || !strings.EqualFold(hexSHA(b), want) {
+		return nil, false
+	}
+	return b, true
 }
