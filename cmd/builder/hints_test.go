@@ -45,7 +45,7 @@ func checkTree(t *testing.T, root string, opts verify.Options) *report.Report {
 func TestFixtureHintsWork(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // an empty download cache
 	dirty := fixture.Dirty(t)
-	runHints(t, dirty, checkTree(t, dirty, verify.Options{}))
+	runHints(t, dirty, checkTree(t, dirty, verify.Options{}), verify.Options{})
 
 	clean := fixture.Tree(t)
 	appendTo(t, filepath.Join(clean, "packages/system/capi-providers-cpprovider/files/control-plane-components.yaml"), "# edited\n")
@@ -54,7 +54,7 @@ func TestFixtureHintsWork(t *testing.T) {
 	if len(errorChecks(r)) < 2 {
 		t.Fatalf("the edits planted no findings: %v", errorChecks(r))
 	}
-	runHints(t, clean, r)
+	runHints(t, clean, r, verify.Options{})
 }
 
 func appendTo(t *testing.T, file, s string) {
@@ -73,8 +73,9 @@ var hintCommand = regexp.MustCompile("`([^`]+)`")
 
 // runHints runs, each on a fresh copy of the tree at root, every command
 // the report's hints give (builder commands in process, shell commands
-// with sh), and checks that afterwards the finding it was about is gone.
-func runHints(t *testing.T, root string, r *report.Report) {
+// with sh), and checks that afterwards the finding it was about is gone
+// (the tree checked again with opts).
+func runHints(t *testing.T, root string, r *report.Report, opts verify.Options) {
 	t.Helper()
 	ran := 0
 	for _, f := range r.Findings {
@@ -101,7 +102,7 @@ func runHints(t *testing.T, root string, r *report.Report) {
 						t.Fatalf("%s: %v\n%s", cmdline, err, out)
 					}
 				}
-				after := checkTree(t, tree, verify.Options{})
+				after := checkTree(t, tree, opts)
 				for _, g := range after.Findings {
 					if g.Check == f.Check && g.Package == f.Package && g.Provider == f.Provider && g.Severity == f.Severity {
 						t.Fatalf("after `%s` the %s finding is still there: %s", cmdline, f.Check, g.Message)

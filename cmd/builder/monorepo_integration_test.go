@@ -90,7 +90,7 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 	}
 
 	// Every fix hint is a command that works on the package as it stands.
-	runHints(t, root, drifted)
+	runHints(t, root, drifted, verify.Options{})
 
 	// Push as it stands: the drifted core is refused, the rest pushed.
 	var dirs []string
@@ -190,15 +190,27 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 		t.Fatalf("after builder build: %v", got)
 	}
 
-	// Push again: the core goes out, the rest is unchanged; check
-	// --registry passes on what was pushed.
-	stdout, stderr, err = runBuildTestCmd(t, args...)
-	if err != nil {
-		t.Fatalf("second push: %v\n%s\n%s", err, stdout, stderr)
-	}
+	// verifier check --registry: only the core's release is missing, and
+	// the push its hint gives (run from the tree, with the key as
+	// cosign.key there) puts it there.
 	opts, err := verify.WithRegistry(verify.Options{}, verify.RegistryOptions{Prefix: mustPrefix(t, prefix), Registry: regOpts, Keys: []*sign.PublicKey{pub}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	missing := checkTree(t, root, opts)
+	if got := errorChecks(missing); !slices.Equal(got, []string{"registry-digest CoreProvider/cluster-api"}) {
+		t.Fatalf("check --registry before the core is pushed: %v", got)
+	}
+	if err := os.WriteFile(filepath.Join(root, "cosign.key"), readRel(t, keys+".key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runHints(t, root, missing, opts)
+	os.Remove(filepath.Join(root, "cosign.key"))
+
+	// Push again: everything is in place (the core by the hint's push).
+	stdout, stderr, err = runBuildTestCmd(t, args...)
+	if err != nil || strings.Contains(stdout, `"status": "pushed"`) {
+		t.Fatalf("second push: %v\n%s\n%s", err, stdout, stderr)
 	}
 	withReg := checkTree(t, root, opts)
 	if got := errorChecks(withReg); len(got) != 0 || !withReg.Summary.Passed {

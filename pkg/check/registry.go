@@ -309,7 +309,11 @@ func pushHint(pkg *model.Package, p *model.Provider, a *model.Artifact) string {
 	if a.OCISource {
 		return fmt.Sprintf("`builder push DIR --to PREFIX --key cosign.key` pushes the release to PREFIX/%s-%s:%s; point spec.fetchConfig.oci there, or copy a pushed release to %s with its signatures (`cosign copy`)", p.Type(), p.Name, p.Version, a.Ref)
 	}
-	return fmt.Sprintf("`builder push %s --to %s --key cosign.key`", pkgPath(pkg), prefixOf(p, a))
+	plain := ""
+	if a.PlainHTTP {
+		plain = " --plain-http"
+	}
+	return fmt.Sprintf("`builder push %s --to %s --key cosign.key%s`", pkgPath(pkg), prefixOf(p, a), plain)
 }
 
 // registryDigest: the artifact tagged with the release can be read, has

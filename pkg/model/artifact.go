@@ -24,6 +24,9 @@ type Artifact struct {
 	// pinseal did not allow (--registry, --allow-registry), or is a value
 	// the cluster-api-operator cannot read either. "" when it was looked up.
 	Refused string
+	// PlainHTTP: the registry was reached over plain HTTP (--plain-http,
+	// or an http:// fetchConfig.oci), so commands in hints need it too.
+	PlainHTTP bool
 	// OCISource: the artifact is the one the provider's
 	// spec.fetchConfig.oci names (not PREFIX/<type>-<name>:<release>).
 	OCISource bool

@@ -152,6 +152,7 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 func attachOne(ctx context.Context, prefix artifact.Prefix, p *model.Provider, opts Options) *model.Artifact {
 	name := RepositoryName(p)
 	a := &model.Artifact{Ref: joinRef(prefix.String()+"/"+name, p.Version), Repository: prefix.String() + "/" + name}
+	defer func() { a.PlainHTTP = opts.Registry.PlainHTTP && !prefix.IsLayout() }()
 	if p.Type() == "" {
 		a.Err = fmt.Sprintf("%s: kind %q is not a provider kind, so it has no repository", p.ID(), p.Kind)
 		return a
@@ -206,6 +207,7 @@ func attachOCI(ctx context.Context, p *model.Provider, opts Options) *model.Arti
 		a = got
 		a.OCISource = true
 	}
+	a.PlainHTTP = ropts.PlainHTTP
 	switch {
 	case err == nil:
 	case !a.Found && errors.Is(err, errdef.ErrNotFound):
