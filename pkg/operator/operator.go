@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"oras.land/oras-go/v2/registry"
 )
 
 // Layer titles the operator accepts whatever the provider's type and name.
@@ -196,6 +198,20 @@ func ParseSource(oci, specVersion string) (Source, error) {
 	}
 	if tag == "" {
 		return s, fmt.Errorf("fetchConfig.oci %q names no tag and the provider has no spec.version to use instead", oci)
+	}
+	ref := registry.Reference{Registry: host, Repository: path, Reference: tag}
+	if err := ref.ValidateRegistry(); err != nil {
+		return s, fmt.Errorf("fetchConfig.oci %q: %q is not a registry HOST[:PORT]: %w", oci, host, err)
+	}
+	if err := ref.ValidateRepository(); err != nil {
+		return s, fmt.Errorf("fetchConfig.oci %q: %q is not a repository path (lowercase letters, digits, '.', '_', '-', '/'): %w", oci, path, err)
+	}
+	if err := ref.ValidateReferenceAsTag(); err != nil {
+		what := "the tag"
+		if s.TagFromVersion {
+			what = "spec.version, the tag when none is given,"
+		}
+		return s, fmt.Errorf("fetchConfig.oci %q: %s %q is not an OCI tag: %w", oci, what, tag, err)
 	}
 	s.Repository, s.Host, s.Tag = repo, host, tag
 	return s, nil
