@@ -40,14 +40,22 @@ func newPushCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "push [DIR...] --to PREFIX",
 		Short: "Push each provider release of the packages as a reproducible OCI artifact, signed and attested with --key",
-		Long: `Push one OCI artifact per provider release of each package DIR (default "."),
-as its pin.yaml lists them, to repository PREFIX/<type>-<name> with tag = release.
-PREFIX is HOST[:PORT]/PATH for a registry or oci-layout:DIR for OCI image
-layout directories (one per repository).
+		Long: `Push one OCI artifact per provider release of each package DIR (default ".")
+to repository PREFIX/<type>-<name> with tag = release. PREFIX is
+HOST[:PORT]/PATH for a registry or oci-layout:DIR for OCI image layout
+directories (one per repository).
+
+No pin file is needed: without a pin.yaml, the releases are what the verifier
+sees in the package (one per provider object, release = spec.version, its
+ConfigMap's blob and the vendored YAML and metadata the package layout pairs
+with it); with one, the files its pins name. The package's offline checks
+gate the push: a provider with error findings is refused, its findings are
+printed, and no tag is written for it.
 
 The artifact holds components.gz (the vendored blob, byte for byte),
-metadata.yaml and <type>-components.yaml (the raw YAML cluster-api-operator's
-fetchConfig.oci installs from); the same package always gives the same digest.
+metadata.yaml and components.yaml (the raw YAML, which every
+cluster-api-operator release with fetchConfig.oci support installs for every
+kind); the same package always gives the same digest.
 A release tag that already holds other content is refused (releases are
 immutable); the same content is left alone. A failed push never writes or
 moves a tag; run it again to complete it.
@@ -60,7 +68,7 @@ wrong password or a refused signature leaves no unsigned release tag. An existin
 by the same key is not repeated. Registry credentials come from the docker
 config and its credential helpers.
 
-Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
+Exit status: 0 pushed (or already there), 1 a release failed or was refused, 2 usage.`,
 		Example: `  builder push examples/packages/* --to oci-layout:out/oci
   COSIGN_PASSWORD=... builder push packages/system/capi-providers-* --to ghcr.io/acme/capi --key cosign.key
   builder push . --to 127.0.0.1:5000/capi --plain-http`,
