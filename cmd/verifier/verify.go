@@ -39,10 +39,13 @@ HOST[:PORT]/REPO@sha256:<hex> or oci-layout:DIR:TAG) before it is deployed:
                    artifact's config as materials
   registry-digest  every layer matches the manifest; no layer is missing
   version-reused   the tag holds the release its config names
+  oci-install      every cluster-api-operator release with OCI support
+                   (old and new type names) finds its components and
+                   metadata, and they are the layers checked here
   blob-corrupt, blob-header, blob-yaml
                    components.gz is one valid gzip stream with a
                    reproducible header that inflates to exactly the raw
-                   <type>-components.yaml layer
+                   components YAML layer (components.yaml)
   metadata-series  metadata.yaml has the release's series, with the
                    config's contract
 
