@@ -72,8 +72,8 @@ builder ids. Registry credentials come from the docker config.
 A provider with spec.fetchConfig.oci ([http://]HOST[:PORT]/REPO[:TAG]; no
 tag means spec.version) is checked against that artifact instead, with the
 same checks, but only when HOST is the --registry host or given with
---allow-registry HOST (repeatable; without --registry only such providers
-are checked). A provider fetching from another registry is a
+--allow-registry HOST[/PATH] (repeatable; without --registry only such
+providers are checked). A provider fetching from another registry is a
 registry-digest finding that names the registry; nothing is contacted.
 
 Charts that hold no provider and none of their ConfigMaps, or that do not
@@ -110,7 +110,7 @@ holding no provider packages).`,
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
 	f.StringArrayVar(&o.exclude, "exclude", nil, "do not enter directories under ROOT matching `GLOB` (a path.Match pattern of slash paths relative to ROOT, e.g. packages/apps/*); repeatable; added to the policy's exclude list")
 	f.StringVar(&o.registry, "registry", "", "also compare each provider with its release artifact under PREFIX (HOST[:PORT]/PATH or oci-layout:DIR) and verify its signature and provenance")
-	f.StringArrayVar(&o.allow, "allow-registry", nil, "registry HOST[:PORT] that providers' spec.fetchConfig.oci may be read from (the --registry host is allowed already); repeatable; turns the registry checks on for those providers")
+	f.StringArrayVar(&o.allow, "allow-registry", nil, "registry HOST[:PORT] (or repository prefix HOST[:PORT]/PATH) that providers' spec.fetchConfig.oci may be read from (the --registry host is allowed already); repeatable; turns the registry checks on for those providers")
 	addKeyFlags(f, &o.keys, &o.plain)
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -127,4 +128,31 @@ func TestCheckOutputs(t *testing.T) {
 	if strings.Contains(out, "\x1b[") {
 		t.Errorf("colour written to a non-terminal:\n%q", out)
 	}
+}
+
+// TestCheckAllowRegistry: --allow-registry takes HOST[:PORT][/PATH] only,
+// turns the registry checks on for fetchConfig.oci providers alone, and a
+// provider fetching from a registry not allowed is a finding (exit 1)
+// with nothing contacted.
+func TestCheckAllowRegistry(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "provider.yaml"), []byte(`apiVersion: operator.cluster.x-k8s.io/v1alpha2
+kind: ControlPlaneProvider
+metadata:
+  name: kamaji
+  namespace: capi
+spec:
+  version: v0.19.0-cozystack.0
+  fetchConfig:
+    oci: registry.invalid/capi/control-plane-kamaji
+`), 0o644)
+	key := remotetest.WritePublicKey(t, remotetest.Key(t))
+	runCases(t, []cliCase{
+		{"scheme", []string{"check", dir, "--allow-registry", "https://ghcr.io", "--key", key}, 2, "--allow-registry"},
+		{"key alone", []string{"check", dir, "--key", key}, 2, "need --registry PREFIX or --allow-registry HOST"},
+		{"offline: not looked at", []string{"check", dir}, 0, "PASSED"},
+		{"registry not allowed", []string{"check", dir, "--allow-registry", "127.0.0.1:1", "--key", key}, 1, "is not allowed"},
+		{"prefix not allowed", []string{"check", dir, "--allow-registry", "registry.invalid/other", "--key", key}, 1, "is not allowed"},
+		{"bad prefix", []string{"check", dir, "--allow-registry", "registry.invalid/UPPER", "--key", key}, 2, "not a repository path"},
+	})
 }

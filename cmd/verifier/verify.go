@@ -144,7 +144,7 @@ func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) 
 		}
 	}
 	for _, h := range o.allow {
-		if err := verify.ValidRegistryHost(h); err != nil {
+		if err := verify.ValidAllowEntry(h); err != nil {
 			return opts, usageError{Err: fmt.Errorf("--allow-registry: %w", err)}
 		}
 	}

@@ -40,14 +40,22 @@ type RegistryOptions struct {
 	Allow []string
 }
 
-// ValidRegistryHost says what is wrong with an allowed registry host
-// (HOST[:PORT], no scheme, no path).
-func ValidRegistryHost(h string) error {
-	if h == "" || strings.ContainsAny(h, "/@") || strings.Contains(h, "://") {
-		return fmt.Errorf("%q is not a registry HOST[:PORT] (no scheme, no path)", h)
+// ValidAllowEntry says what is wrong with an allowlist entry: a registry
+// HOST[:PORT] or a repository prefix HOST[:PORT]/PATH, no scheme, no tag.
+func ValidAllowEntry(e string) error {
+	if e == "" || strings.Contains(e, "://") || strings.ContainsAny(e, "@") {
+		return fmt.Errorf("%q is not a registry HOST[:PORT] or repository prefix HOST[:PORT]/PATH (no scheme, no tag or digest)", e)
 	}
-	if err := (registry.Reference{Registry: h, Repository: "x"}).ValidateRegistry(); err != nil {
-		return fmt.Errorf("%q is not a registry HOST[:PORT]: %w", h, err)
+	host, path, _ := strings.Cut(strings.TrimSuffix(e, "/"), "/")
+	ref := registry.Reference{Registry: host, Repository: "x"}
+	if path != "" {
+		ref.Repository = path
+	}
+	if err := ref.ValidateRegistry(); err != nil {
+		return fmt.Errorf("%q: %q is not a registry HOST[:PORT]: %w", e, host, err)
+	}
+	if err := ref.ValidateRepository(); err != nil {
+		return fmt.Errorf("%q: %q is not a repository path: %w", e, path, err)
 	}
 	return nil
 }
