@@ -275,3 +275,97 @@ func compressedAnnotation(t *model.Tree) []report.Finding {
 	}
 	return out
 }
+
+// componentsValid: the (inflated) components are a stream of Kubernetes
+// objects with apiVersion, kind and metadata.name, at least one.
+func componentsValid(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	ix := NewIndex(t)
+	pick := pickers(t, ix)
+	for _, pkg := range t.Packages {
+		for _, cm := range pkg.ConfigMaps {
+			c := cm.Components
+			if c == nil || c.DecodeErr != nil || blobBroken(c) || c.Objects == nil || c.Objects.Problem == "" {
+				continue
+			}
+			what := componentsKey(c)
+			if c.Gzip {
+				what += " (inflated)"
+			}
+			loc := cm.Location
+			if c.YAMLFile != "" && pkg.Files[c.YAMLFile] != nil {
+				loc = model.Location{File: c.YAMLFile}
+			}
+			hint := "the upstream download went wrong (an error page or a cut-off file was saved): fetch it again with `curl -fsSL` (fail on HTTP errors) and check its SHA-256"
+			if c.YAMLFile != "" {
+				hint += fmt.Sprintf(", then `builder build %s`", pkgPath(pkg))
+			}
+			out = append(out, newFinding(ComponentsValid, pkg, ownerOf(pkg, cm, pick), loc,
+				fmt.Sprintf("%s of ConfigMap %q is not a stream of Kubernetes objects: %s; the operator would install nothing or fail", what, cm.Name, c.Objects.Problem),
+				hint))
+		}
+	}
+	return out
+}
+
+// releaseWarn is the share of model.ReleaseLimit from which release-size
+// warns.
+const releaseWarn = 0.75
+
+// releaseSize: the chart's Helm release fits the 1 MiB of a Secret.
+func releaseSize(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	for _, pkg := range t.Packages {
+		r := pkg.Release
+		if r == nil || float64(r.Bytes) < releaseWarn*model.ReleaseLimit {
+			continue
+		}
+		pct := float64(r.Bytes) * 100 / model.ReleaseLimit
+		inChart := map[string]bool{}
+		for _, f := range r.Files {
+			inChart[f.Path] = true
+		}
+		var heavy []string
+		for _, f := range r.Files[:min(3, len(r.Files))] {
+			heavy = append(heavy, fmt.Sprintf("%s %s", f.Path, kib(f.Bytes)))
+		}
+		msg := fmt.Sprintf("the Helm release of this chart encodes to %s, %.0f %% of the 1 MiB a release Secret holds", kib(r.Bytes), pct)
+		if pct > 100 {
+			msg += ": Helm cannot install or upgrade it"
+		} else {
+			msg += ": a bigger upstream manifest will not install"
+		}
+		if len(heavy) > 0 {
+			msg += "; heaviest files (as stored, base64): " + strings.Join(heavy, ", ")
+		}
+		var dup []string
+		seen := map[string]bool{}
+		for _, cm := range pkg.ConfigMaps {
+			c := cm.Components
+			if c == nil || !c.Gzip || c.YAMLFile == "" || c.BlobFile == "" || !inChart[c.YAMLFile] || seen[c.YAMLFile] {
+				continue
+			}
+			seen[c.YAMLFile] = true
+			dup = append(dup, fmt.Sprintf("%s (the raw YAML of %s)", c.YAMLFile, c.BlobFile))
+		}
+		hint := "keep only what the templates read in the chart: list other files in .helmignore"
+		if len(dup) > 0 {
+			msg += "; " + strings.Join(dup, ", ") + " ships beside its blob, so the chart carries the manifest twice"
+			hint = "add the raw YAML to .helmignore (a line per file, e.g. " + strings.SplitN(dup[0], " ", 2)[0] + "; Helm's .helmignore globs do not match across /, so files/.*-components.yaml matches nothing): the ConfigMap reads only the blob"
+		}
+		f := newFinding(ReleaseSize, pkg, "", model.Location{File: "Chart.yaml"}, msg, hint)
+		if pct <= 100 {
+			f.Severity = report.Warning // at most a warning until it no longer fits
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// kib renders a byte count.
+func kib(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KiB", float64(n)/1024)
+}

@@ -537,8 +537,8 @@ func TestVersionOf(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
-	want := []string{PackageLoad, BlobYAML, BlobHeader, BlobCorrupt, ConfigMapVersion, SelectorUnique, SelectorSemver,
-		CompressedAnnotation, MetadataSeries, Contract, PinVersion, PinDigest, PinMissing,
+	want := []string{PackageLoad, BlobYAML, BlobHeader, BlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
+		CompressedAnnotation, MetadataSeries, Contract, PinVersion, PinDigest, PinMissing, ReleaseSize,
 		RegistryDigest, VersionReused, Signature, Provenance, WaiverExpired}
 	if got := IDs(); !slices.Equal(got, want) {
 		t.Fatalf("catalog IDs = %v, want %v", got, want)

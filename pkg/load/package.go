@@ -39,6 +39,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	var probs []model.Problem
 	var mem map[string][]byte // chart files already read
 	strong := false           // the package's sources name the operator's API group or labels
+	var relIn *releaseInput   // what Helm would store as the release (charts)
 	if c.chart {
 		files, m, cprobs, fatal := l.collectChart(p)
 		mem = m
@@ -63,7 +64,8 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			var vprobs []model.Problem
 			values, vprobs = l.valuesFor(c.rel)
 			probs = append(probs, vprobs...)
-			objs, rprobs = l.renderChart(files, p.Pins.Name, ns, values)
+			relIn = &releaseInput{}
+			objs, rprobs = l.renderChart(files, p.Pins.Name, ns, values, relIn)
 			probs = append(probs, rprobs...)
 		}
 		if len(rprobs) > 0 && !strong {
@@ -129,6 +131,10 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		return nil
 	}
 
+	if relIn != nil && relIn.chart != nil {
+		p.Release = relIn.size()
+	}
+	relIn = nil
 	l.hashFiles(ctx, p, mem)
 	l.upstreamDigests(p, mem)
 	for _, cm := range cms {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -182,6 +183,29 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, corePkg, []string{"truncated"}},
+
+		{check.ComponentsValid, "a 404 body vendored and gzipped as the components", func(t *testing.T, root string) {
+			yml := filepath.Join(root, cpPkg, "files/control-plane-components.yaml")
+			if err := os.WriteFile(yml, []byte("Not Found"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			regzip(t, yml, filepath.Join(root, cpPkg, "files/components.gz"))
+		}, cpPkg, []string{`the text "Not Found"`, `ConfigMap "v1.10.1-control-plane"`, "curl -fsSL"}},
+
+		{check.ReleaseSize, "a large file in the chart", func(t *testing.T, root string) {
+			// 1.2 MiB that does not compress: the release Secret overflows.
+			big := make([]byte, 1200<<10)
+			rnd := rand.New(rand.NewPCG(1, 2))
+			for i := range big {
+				big[i] = byte(rnd.Uint32())
+			}
+			if err := os.MkdirAll(filepath.Join(root, corePkg, "extra"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, corePkg, "extra/data.bin"), big, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, corePkg, []string{"of the 1 MiB a release Secret holds", "Helm cannot install", "extra/data.bin"}},
 
 		{check.ConfigMapVersion, "ConfigMap renamed", func(t *testing.T, root string) {
 			edit(t, filepath.Join(root, corePkg, "templates/configmaps.yaml"), "name: v1.10.1-core\n", "name: v1.10.1-core-renamed\n")
