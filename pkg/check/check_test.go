@@ -175,7 +175,7 @@ func TestMutations(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				core(t).ConfigMaps[0].Components.YAMLFile = ""
 			},
-			check: BlobYAML, count: 1, want: []string{"match no vendored YAML"},
+			check: BlobYAML, count: 1, want: []string{"no vendored YAML beside them", "nobody can review"},
 		},
 		{
 			name: "ConfigMap without components",
@@ -681,5 +681,32 @@ func TestPinMissingNamesTheDownload(t *testing.T) {
 	}
 	if !strings.Contains(fs[1].Message, "Makefile:3: CAPMOX_URL = https://example.com/capmox.yaml") || !strings.Contains(fs[1].Hint, "CAPMOX_SHA256") {
 		t.Errorf("variable download: %s / %s", fs[1].Message, fs[1].Hint)
+	}
+}
+
+func TestReleaseSizeLevels(t *testing.T) {
+	for _, tc := range []struct {
+		bytes int64
+		want  report.Severity // "" none, Warning preset, "error" = unset (policy's error)
+		n     int
+	}{
+		{700 << 10, "", 0},
+		{800 << 10, report.Warning, 1},
+		{1100 << 10, "", 1},
+	} {
+		tr := cleanTree()
+		core := tr.Packages[0]
+		core.Release = &model.ReleaseSize{Bytes: tc.bytes, Exact: true, Files: []model.FileWeight{
+			{Path: "files/core-components.yaml", Bytes: 600 << 10}, {Path: "files/components.gz", Bytes: 100 << 10}}}
+		fs := releaseSize(tr)
+		if len(fs) != tc.n {
+			t.Fatalf("%d bytes: %+v", tc.bytes, fs)
+		}
+		if tc.n == 0 {
+			continue
+		}
+		if fs[0].Severity != tc.want || !strings.Contains(fs[0].Message, "files/core-components.yaml (the raw YAML of files/components.gz)") || !strings.Contains(fs[0].Hint, ".helmignore") {
+			t.Errorf("%d bytes: %+v", tc.bytes, fs[0])
+		}
 	}
 }
