@@ -38,13 +38,30 @@ func blobName(pkg *model.Package, cm *model.ConfigMap) string {
 	return ""
 }
 
-// rebuildHint says how to rebuild a package's blob reproducibly.
+// rebuildHint says how to rebuild a package's blob reproducibly: with the
+// builder when the package pins its sources (it has something to build
+// from), else with gzip from the vendored YAML, else, for a blob inlined in
+// a template with no YAML beside it (air-gap charts), from the YAML it was
+// made from.
 func rebuildHint(pkg *model.Package, cm *model.ConfigMap) string {
-	h := fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkgPath(pkg))
-	if b := blobName(pkg, cm); b != "" && cm.Components != nil && cm.Components.YAMLFile != "" {
-		h += fmt.Sprintf(", or `cd %s && gzip -9 -n -c %s > %s`", pkgPath(pkg), cm.Components.YAMLFile, b)
+	yaml := ""
+	if cm.Components != nil {
+		yaml = cm.Components.YAMLFile
 	}
-	return h
+	b := blobName(pkg, cm)
+	pinned := pkg.Pins != nil && pkg.Pins.File != nil
+	switch {
+	case pinned && b != "" && yaml != "":
+		return fmt.Sprintf("rebuild it reproducibly: `builder build %s`, or `cd %s && gzip -9 -n -c %s > %s`", pkgPath(pkg), pkgPath(pkg), yaml, b)
+	case pinned:
+		return fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkgPath(pkg))
+	case b != "" && yaml != "":
+		return fmt.Sprintf("rebuild it reproducibly: `cd %s && gzip -9 -n -c %s > %s`", pkgPath(pkg), yaml, b)
+	case b != "":
+		return fmt.Sprintf("rebuild it reproducibly from the upstream YAML it was made from: `gzip -9 -n -c <components>.yaml > %s`", rel(pkg, b))
+	default:
+		return fmt.Sprintf("rebuild it reproducibly from the upstream YAML it was made from (`gzip -9 -n -c <components>.yaml | base64 -w0`) and put that in binaryData.components of ConfigMap %q in %s", cm.Name, rel(pkg, cm.File))
+	}
 }
 
 // blobBroken reports whether the components are gzip that cannot be read.
@@ -267,7 +284,10 @@ func compressedAnnotation(t *model.Tree) []report.Finding {
 				hint = fmt.Sprintf("add the annotation %s: \"true\" to the ConfigMap", ann)
 			case !c.Gzip && annotated:
 				msg = fmt.Sprintf("ConfigMap %q is annotated %s: \"true\" but %s is not gzip: the operator fails to decompress it", cm.Name, ann, componentsKey(c))
-				hint = fmt.Sprintf("store the gzip blob in binaryData.components (`builder build %s`), or drop the annotation and keep plain YAML in data.components", pkgPath(pkg))
+				hint = "store the gzip blob in binaryData.components, or drop the annotation and keep plain YAML in data.components"
+				if pkg.Pins != nil && pkg.Pins.File != nil {
+					hint = fmt.Sprintf("store the gzip blob in binaryData.components (`builder build %s`), or drop the annotation and keep plain YAML in data.components", pkgPath(pkg))
+				}
 			case !c.Gzip && c.InBinaryData:
 				msg = fmt.Sprintf("ConfigMap %q keeps plain components in binaryData without %s: \"true\": the operator reads only data.components", cm.Name, ann)
 				hint = "move the YAML to data.components, or store it gzipped in binaryData with the annotation"

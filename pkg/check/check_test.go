@@ -710,3 +710,27 @@ func TestReleaseSizeLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestAirgapHints: a ConfigMap no provider selects, in a package with no
+// pins and no vendored files, gets fixes that work there (no builder build).
+func TestAirgapHints(t *testing.T) {
+	pkg := &model.Package{Path: "packages/system/airgap", Chart: true, Pins: &pin.Set{}, Files: map[string]*model.File{}}
+	bad := &blob.Info{Size: 10, Members: 1, Err: &blob.CorruptError{Kind: blob.Truncated, Offset: 5}}
+	pkg.ConfigMaps = []*model.ConfigMap{{
+		Name: "not-semver", Namespace: "capi-a",
+		Annotations: map[string]string{model.CompressedAnnotation: "true"},
+		Location:    model.Location{File: "templates/cm.yaml", Line: 3},
+		Components:  &model.Components{InBinaryData: true, Gzip: true, Size: 10, Blob: bad},
+		Metadata:    &model.Metadata{ReleaseSeries: []model.ReleaseSeries{{Major: 1, Minor: 10, Contract: "v1beta1"}}},
+	}}
+	tr := &model.Tree{Root: "/tree", Packages: []*model.Package{pkg}}
+	fs := runAll(tr)
+	if got := checksOf(fs); !slices.Equal(got, []string{BlobCorrupt, SelectorSemver}) {
+		t.Fatalf("checks = %v: %+v", got, fs)
+	}
+	for _, f := range fs {
+		if strings.Contains(f.Hint, "builder build") {
+			t.Errorf("%s hint suggests the builder where it cannot work: %s", f.Check, f.Hint)
+		}
+	}
+}
