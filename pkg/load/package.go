@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -258,9 +259,15 @@ func (l *scanner) readPlain(p *model.Package) (objs []sourced, probs []model.Pro
 }
 
 // hasProviderMarker reports whether a file that failed to parse looks like
-// it holds provider objects or components ConfigMaps.
+// it holds provider objects or their ConfigMaps: it names the operator's
+// API group or the provider.cluster.x-k8s.io annotations and labels.
 func hasProviderMarker(b []byte) bool {
-	return strings.Contains(string(b), operatorGroup) || strings.Contains(string(b), "binaryData")
+	for _, m := range providerMarkers {
+		if bytes.Contains(b, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // readCapped reads a whole file of at most limit bytes.
