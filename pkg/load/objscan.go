@@ -56,7 +56,14 @@ func (s *objectScanner) add(b []byte) {
 }
 
 func (s *objectScanner) endLine() {
-	s.scanLine(string(bytes.TrimRight(s.line, "\r")))
+	l := bytes.TrimRight(s.line, "\r")
+	// Fast path: an indented line inside a document, outside metadata,
+	// tells nothing (most lines of a manifest).
+	if s.content && !s.inMeta && len(l) > 0 && l[0] == ' ' {
+		s.line, s.long = s.line[:0], false
+		return
+	}
+	s.scanLine(string(l))
 	s.line = s.line[:0]
 	s.long = false
 }
