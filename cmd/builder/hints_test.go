@@ -55,6 +55,11 @@ func TestFixtureHintsWork(t *testing.T) {
 		t.Fatalf("the edits planted no findings: %v", errorChecks(r))
 	}
 	runHints(t, clean, r, verify.Options{})
+
+	// The verifier's synthetic monorepo (air-gap charts, charts that are
+	// not provider packages, the talos YAML edited after its blob).
+	mono, _ := fixture.Monorepo(t)
+	runHints(t, mono, checkTree(t, mono, verify.Options{}), verify.Options{})
 }
 
 func appendTo(t *testing.T, file, s string) {

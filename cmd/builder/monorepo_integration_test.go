@@ -29,14 +29,14 @@ import (
 
 // vendored is where each provider of the monorepo fixture keeps its files.
 var vendored = map[string]struct{ pkg, yaml, metadata, blob, release string }{
-	"CoreProvider/cluster-api":        {fixture.MonorepoCore, "files/core-components.yaml", "files/metadata.yaml", "files/components.gz", "v1.10.1-core"},
-	"BootstrapProvider/kubeadm":       {fixture.MonorepoBootstrap, "files/bootstrap-components.yaml", "files/metadata.yaml", "files/components.gz", "v1.10.1-bootstrap"},
-	"BootstrapProvider/talos":         {fixture.MonorepoBootstrap, "files/bootstrap-components-talos.yaml", "files/metadata-talos.yaml", "files/components-talos.gz", "v0.6.12-bootstrap-talos"},
-	"ControlPlaneProvider/kamaji":     {fixture.MonorepoCP, "files/control-plane-components.yaml", "files/metadata.yaml", "files/components.gz", "v0.19.0-cozystack.0"},
-	"InfrastructureProvider/kubevirt": {fixture.MonorepoInfra, "files/infrastructure-components.yaml", "files/metadata.yaml", "files/components.gz", "v0.1.9-cozystack.0"},
+	"CoreProvider/cluster-api":        {fixture.AsItStandsCore, "files/core-components.yaml", "files/metadata.yaml", "files/components.gz", "v1.10.1-core"},
+	"BootstrapProvider/kubeadm":       {fixture.AsItStandsBootstrap, "files/bootstrap-components.yaml", "files/metadata.yaml", "files/components.gz", "v1.10.1-bootstrap"},
+	"BootstrapProvider/talos":         {fixture.AsItStandsBootstrap, "files/bootstrap-components-talos.yaml", "files/metadata-talos.yaml", "files/components-talos.gz", "v0.6.12-bootstrap-talos"},
+	"ControlPlaneProvider/kamaji":     {fixture.AsItStandsCP, "files/control-plane-components.yaml", "files/metadata.yaml", "files/components.gz", "v0.19.0-cozystack.0"},
+	"InfrastructureProvider/kubevirt": {fixture.AsItStandsInfra, "files/infrastructure-components.yaml", "files/metadata.yaml", "files/components.gz", "v0.1.9-cozystack.0"},
 }
 
-var monorepoPackages = []string{fixture.MonorepoCore, fixture.MonorepoBootstrap, fixture.MonorepoCP, fixture.MonorepoInfra}
+var monorepoPackages = []string{fixture.AsItStandsCore, fixture.AsItStandsBootstrap, fixture.AsItStandsCP, fixture.AsItStandsInfra}
 
 func readRel(t *testing.T, root string, rel ...string) []byte {
 	t.Helper()
@@ -77,7 +77,7 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := filepath.Join(t.TempDir(), "monorepo")
-	if err := fixture.Monorepo(root); err != nil {
+	if err := fixture.AsItStands(root); err != nil {
 		t.Fatal(err)
 	}
 	regOpts := artifact.Options{PlainHTTP: true, Credentials: credentials.NewMemoryStore(), Retries: -1}
@@ -182,7 +182,7 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 			t.Errorf("%s: build changed %s", id, v.yaml)
 		}
 	}
-	if !bytes.HasSuffix(before["CoreProvider/cluster-api"], []byte(fixture.MonorepoDrift)) {
+	if !bytes.HasSuffix(before["CoreProvider/cluster-api"], []byte(fixture.AsItStandsDrift)) {
 		t.Fatal("the drift is not in the core YAML")
 	}
 	clean := checkTree(t, root, verify.Options{})

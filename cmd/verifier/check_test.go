@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,4 +156,34 @@ spec:
 		{"prefix not allowed", []string{"check", dir, "--allow-registry", "registry.invalid/other", "--key", key}, 1, "is not allowed"},
 		{"bad prefix", []string{"check", dir, "--allow-registry", "registry.invalid/UPPER", "--key", key}, 2, "not a repository path"},
 	})
+}
+
+// TestCheckMonorepoExclude: at the root of the synthetic monorepo, with
+// --exclude for the broken chart, the JSON report lists the skipped charts
+// and human output says how many; a bad --exclude is a usage error.
+func TestCheckMonorepoExclude(t *testing.T) {
+	root, skipped := fixture.Monorepo(t)
+	out, code, err := runVerifier(t, "check", root, "--exclude", fixture.MonorepoExcluded, "--exclude", fixture.MonorepoNeedsValues, "--output", "json")
+	if code != 1 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, out)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Skipped) != len(skipped) || r.Summary.Skipped != len(skipped) {
+		t.Fatalf("skipped %d (summary %d), want %d: %+v", len(r.Skipped), r.Summary.Skipped, len(skipped), r.Skipped)
+	}
+	for _, s := range r.Skipped {
+		if (s.Path == fixture.MonorepoExcluded || s.Path == fixture.MonorepoNeedsValues) && !strings.HasPrefix(s.Reason, "excluded (") {
+			t.Errorf("%s: %s", s.Path, s.Reason)
+		}
+	}
+	out, _, _ = runVerifier(t, "check", root, "--exclude", fixture.MonorepoExcluded)
+	if !strings.Contains(out, fmt.Sprintf("skipped %d charts that are not provider packages or excluded", len(skipped))) {
+		t.Errorf("human output lacks the skipped line:\n%s", out)
+	}
+	if _, code, err := runVerifier(t, "check", root, "--exclude", "["); code != 2 || !strings.Contains(err.Error(), "--exclude") {
+		t.Errorf("bad --exclude: exit %d, %v", code, err)
+	}
 }

@@ -175,7 +175,7 @@ func TestMutations(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				core(t).ConfigMaps[0].Components.YAMLFile = ""
 			},
-			check: BlobYAML, count: 1, want: []string{"match no vendored YAML"},
+			check: BlobYAML, count: 1, want: []string{"no vendored YAML beside them", "nobody can review"},
 		},
 		{
 			name: "ConfigMap without components",
@@ -537,8 +537,8 @@ func TestVersionOf(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
-	want := []string{PackageLoad, BlobYAML, BlobHeader, BlobCorrupt, ConfigMapVersion, SelectorUnique, SelectorSemver,
-		CompressedAnnotation, MetadataSeries, Contract, PinVersion, PinDigest, PinMissing,
+	want := []string{PackageLoad, BlobYAML, BlobHeader, BlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
+		CompressedAnnotation, MetadataSeries, Contract, PinVersion, PinDigest, PinMissing, ReleaseSize,
 		RegistryDigest, VersionReused, Signature, Provenance, OCIInstall, WaiverExpired}
 	if got := IDs(); !slices.Equal(got, want) {
 		t.Fatalf("catalog IDs = %v, want %v", got, want)
@@ -681,5 +681,56 @@ func TestPinMissingNamesTheDownload(t *testing.T) {
 	}
 	if !strings.Contains(fs[1].Message, "Makefile:3: CAPMOX_URL = https://example.com/capmox.yaml") || !strings.Contains(fs[1].Hint, "CAPMOX_SHA256") {
 		t.Errorf("variable download: %s / %s", fs[1].Message, fs[1].Hint)
+	}
+}
+
+func TestReleaseSizeLevels(t *testing.T) {
+	for _, tc := range []struct {
+		bytes int64
+		want  report.Severity // "" none, Warning preset, "error" = unset (policy's error)
+		n     int
+	}{
+		{700 << 10, "", 0},
+		{800 << 10, report.Warning, 1},
+		{1100 << 10, "", 1},
+	} {
+		tr := cleanTree()
+		core := tr.Packages[0]
+		core.Release = &model.ReleaseSize{Bytes: tc.bytes, Exact: true, Files: []model.FileWeight{
+			{Path: "files/core-components.yaml", Bytes: 600 << 10}, {Path: "files/components.gz", Bytes: 100 << 10}}}
+		fs := releaseSize(tr)
+		if len(fs) != tc.n {
+			t.Fatalf("%d bytes: %+v", tc.bytes, fs)
+		}
+		if tc.n == 0 {
+			continue
+		}
+		if fs[0].Severity != tc.want || !strings.Contains(fs[0].Message, "files/core-components.yaml (the raw YAML of files/components.gz)") || !strings.Contains(fs[0].Hint, ".helmignore") {
+			t.Errorf("%d bytes: %+v", tc.bytes, fs[0])
+		}
+	}
+}
+
+// TestAirgapHints: a ConfigMap no provider selects, in a package with no
+// pins and no vendored files, gets fixes that work there (no builder build).
+func TestAirgapHints(t *testing.T) {
+	pkg := &model.Package{Path: "packages/system/airgap", Chart: true, Pins: &pin.Set{}, Files: map[string]*model.File{}}
+	bad := &blob.Info{Size: 10, Members: 1, Err: &blob.CorruptError{Kind: blob.Truncated, Offset: 5}}
+	pkg.ConfigMaps = []*model.ConfigMap{{
+		Name: "not-semver", Namespace: "capi-a",
+		Annotations: map[string]string{model.CompressedAnnotation: "true"},
+		Location:    model.Location{File: "templates/cm.yaml", Line: 3},
+		Components:  &model.Components{InBinaryData: true, Gzip: true, Size: 10, Blob: bad},
+		Metadata:    &model.Metadata{ReleaseSeries: []model.ReleaseSeries{{Major: 1, Minor: 10, Contract: "v1beta1"}}},
+	}}
+	tr := &model.Tree{Root: "/tree", Packages: []*model.Package{pkg}}
+	fs := runAll(tr)
+	if got := checksOf(fs); !slices.Equal(got, []string{BlobCorrupt, SelectorSemver}) {
+		t.Fatalf("checks = %v: %+v", got, fs)
+	}
+	for _, f := range fs {
+		if strings.Contains(f.Hint, "builder build") {
+			t.Errorf("%s hint suggests the builder where it cannot work: %s", f.Check, f.Hint)
+		}
 	}
 }

@@ -244,8 +244,10 @@ func chartWorthRendering(files []*loader.BufferedFile) bool {
 // manifest. The rendered text is dropped once parsed.
 //
 // values are the user-supplied values (policy `values:` files, merged as
-// `helm template -f` merges them); nil means none.
-func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace string, values map[string]any) ([]sourced, []model.Problem) {
+// `helm template -f` merges them); nil means none. When rel is not nil it
+// receives the loaded chart and the rendered manifest, for the size of the
+// release Helm would store (release-size).
+func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace string, values map[string]any, rel *releaseInput) ([]sourced, []model.Problem) {
 	if values == nil {
 		values = map[string]any{}
 	}
@@ -278,6 +280,9 @@ func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace s
 			Message: fmt.Sprintf("the chart does not render: %v", err),
 			Hint:    fmt.Sprintf("run `helm template -n %s %s .` in the package directory and fix the template", namespace, release)}}
 	}
+	if rel != nil {
+		rel.chart, rel.config, rel.name, rel.namespace = chrt, values, release, namespace
+	}
 	sources := templateSources(chrt)
 	subdirs := subchartDirs(files)
 	keys := make([]string, 0, len(rendered))
@@ -293,6 +298,9 @@ func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace s
 		delete(rendered, k)
 		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
 			continue
+		}
+		if rel != nil {
+			rel.addManifest(k, text)
 		}
 		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		objs, ps := loadObjects([]byte(text), file)

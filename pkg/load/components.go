@@ -225,8 +225,12 @@ func (l *scanner) hashReader(p *model.Package, rel string, r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	mf := &model.File{Path: rel}
 	if head, _ := br.Peek(2); isGzip(head) {
-		info := blob.Inspect(br, l.opts.Limit)
+		sc := &objectScanner{}
+		info := blob.InspectTo(br, l.opts.Limit, sc)
 		mf.Size, mf.SHA256, mf.Blob = info.Size, info.SHA256, &info
+		if layout.Inflated(&info) {
+			mf.Objects = sc.result()
+		}
 	} else {
 		h := sha256.New()
 		n, err := io.Copy(h, br)
@@ -254,17 +258,22 @@ func (l *scanner) inspect(p *model.Package, cm *pendingCM) {
 	comp.SHA256 = sha256.Sum256(raw)
 	comp.Gzip = isGzip(raw)
 	if !comp.Gzip {
+		comp.Objects = scanObjects(raw)
 		return
 	}
 	for _, f := range p.Files {
 		if f.Blob != nil && f.SHA256 == comp.SHA256 && f.Size == comp.Size {
 			info := *f.Blob
-			comp.Blob = &info
+			comp.Blob, comp.Objects = &info, f.Objects
 			return
 		}
 	}
-	info := blob.Inspect(bytes.NewReader(raw), l.opts.Limit)
+	sc := &objectScanner{}
+	info := blob.InspectTo(bytes.NewReader(raw), l.opts.Limit, sc)
 	comp.Blob = &info
+	if layout.Inflated(&info) {
+		comp.Objects = sc.result()
+	}
 }
 
 // components records the package layout's blob and YAML of a ConfigMap

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	var probs []model.Problem
 	var mem map[string][]byte // chart files already read
 	strong := false           // the package's sources name the operator's API group or labels
+	var relIn *releaseInput   // what Helm would store as the release (charts)
 	if c.chart {
 		files, m, cprobs, fatal := l.collectChart(p)
 		mem = m
@@ -63,7 +65,8 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			var vprobs []model.Problem
 			values, vprobs = l.valuesFor(c.rel)
 			probs = append(probs, vprobs...)
-			objs, rprobs = l.renderChart(files, p.Pins.Name, ns, values)
+			relIn = &releaseInput{}
+			objs, rprobs = l.renderChart(files, p.Pins.Name, ns, values, relIn)
 			probs = append(probs, rprobs...)
 		}
 		if len(rprobs) > 0 && !strong {
@@ -129,6 +132,10 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		return nil
 	}
 
+	if relIn != nil && relIn.chart != nil {
+		p.Release = relIn.size()
+	}
+	relIn = nil
 	l.hashFiles(ctx, p, mem)
 	l.upstreamDigests(p, mem)
 	for _, cm := range cms {
@@ -252,9 +259,15 @@ func (l *scanner) readPlain(p *model.Package) (objs []sourced, probs []model.Pro
 }
 
 // hasProviderMarker reports whether a file that failed to parse looks like
-// it holds provider objects or components ConfigMaps.
+// it holds provider objects or their ConfigMaps: it names the operator's
+// API group or the provider.cluster.x-k8s.io annotations and labels.
 func hasProviderMarker(b []byte) bool {
-	return strings.Contains(string(b), operatorGroup) || strings.Contains(string(b), "binaryData")
+	for _, m := range providerMarkers {
+		if bytes.Contains(b, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // readCapped reads a whole file of at most limit bytes.

@@ -31,10 +31,10 @@ func byID(t *testing.T, provs []Provider) map[string]Provider {
 // vendored files, with the version variable recorded and no materials.
 func TestLoadWithoutPinFile(t *testing.T) {
 	root := t.TempDir()
-	if err := fixture.Monorepo(root); err != nil {
+	if err := fixture.AsItStands(root); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, fixture.MonorepoBootstrap)
+	dir := filepath.Join(root, fixture.AsItStandsBootstrap)
 	provs, err := Load(context.Background(), dir, Options{BuilderVersion: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -87,14 +87,14 @@ func TestLoadWithoutPinFile(t *testing.T) {
 // push runs; the other provider of the package is not.
 func TestLoadRefusesRedProviders(t *testing.T) {
 	root := t.TempDir()
-	if err := fixture.Monorepo(root); err != nil {
+	if err := fixture.AsItStands(root); err != nil {
 		t.Fatal(err)
 	}
-	talos := filepath.Join(root, fixture.MonorepoBootstrap, "files/bootstrap-components-talos.yaml")
+	talos := filepath.Join(root, fixture.AsItStandsBootstrap, "files/bootstrap-components-talos.yaml")
 	b, _ := os.ReadFile(talos)
 	os.WriteFile(talos, append(b, "# edited\n"...), 0o644)
 
-	dir := filepath.Join(root, fixture.MonorepoBootstrap)
+	dir := filepath.Join(root, fixture.AsItStandsBootstrap)
 	provs, err := Load(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)

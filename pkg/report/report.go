@@ -65,6 +65,16 @@ type PackageSummary struct {
 	Path      string            `json:"path"`
 	Namespace string            `json:"namespace,omitempty"`
 	Providers []ProviderSummary `json:"providers"`
+	// ConfigMaps are the package's ConfigMaps that hold provider
+	// components, selected by a provider or not (air-gap charts).
+	ConfigMaps []ConfigMapSummary `json:"configMaps,omitempty"`
+}
+
+// ConfigMapSummary is one provider components ConfigMap seen.
+type ConfigMapSummary struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+	File      string `json:"file,omitempty"` // slash path relative to the root
 }
 
 // ProviderSummary is one provider seen.

@@ -202,6 +202,13 @@ func Summaries(t *model.Tree) []report.PackageSummary {
 			}
 			ps.Providers = append(ps.Providers, s)
 		}
+		for _, cm := range pkg.ConfigMaps {
+			f := cm.File
+			if f != "" && ps.Path != "." {
+				f = ps.Path + "/" + f
+			}
+			ps.ConfigMaps = append(ps.ConfigMaps, report.ConfigMapSummary{Name: cm.Name, Namespace: cm.Namespace, File: f})
+		}
 		out = append(out, ps)
 	}
 	return out
