@@ -190,3 +190,34 @@ func TestIntegrationFetchConfigOCI(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationVerifyRefOldLayout: verifier verify of an artifact whose
+// YAML is titled as pinseal titled control-plane YAML before (found only
+// by operators before v0.23.0) is red on oci-install alone; the same
+// release as builder push writes it now is green.
+func TestIntegrationVerifyRefOldLayout(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	reg := testpeer.StartRegistry(t)
+	key := remotetest.Key(t)
+	prefix, err := artifact.ParsePrefix(reg.Host + "/capi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := remotetest.Push(t, prefix, ociRelease(t, "v0.19.0-cozystack.0"))
+	remotetest.Finish(t, now, remotetest.Both(key))
+	old := pushTitled(t, now.Repo, ociRelease(t, "v0.19.0-cozystack.1"), "controlplane-components.yaml")
+	remotetest.Finish(t, old, remotetest.Both(key))
+	opts := RefOptions{Keys: []*sign.PublicKey{key.Public()}, Registry: remotetest.Options}
+
+	r, _, err := Ref(context.Background(), now.Ref(), opts)
+	if err != nil || len(r.Findings) != 0 {
+		t.Fatalf("current layout: %v %s", err, findings(r))
+	}
+	r, _, err = Ref(context.Background(), old.Ref(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Findings) != 1 || r.Findings[0].Check != check.OCIInstall || !strings.Contains(r.Findings[0].Message, `type "control-plane"`) {
+		t.Fatalf("old layout: %s", findings(r))
+	}
+}
