@@ -20,6 +20,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/release"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
@@ -28,6 +29,7 @@ import (
 // pushOptions are the flags of `builder push`.
 type pushOptions struct {
 	to        string
+	policy    string
 	key       string
 	plainHTTP bool
 	tlog      bool
@@ -49,7 +51,8 @@ No pin file is needed: without a pin.yaml, the releases are what the verifier
 sees in the package (one per provider object, release = spec.version, its
 ConfigMap's blob and the vendored YAML and metadata the package layout pairs
 with it); with one, the files its pins name. The package's offline checks
-gate the push: a provider with error findings is refused, its findings are
+gate the push: a provider with error findings (under --policy, else the
+built-in policy; waived findings do not count) is refused, its findings are
 printed, and no tag is written for it.
 
 The artifact holds components.gz (the vendored blob, byte for byte),
@@ -99,11 +102,17 @@ Exit status: 0 pushed (or already there), 1 a release failed or was refused, 2 u
 			if len(args) == 0 {
 				args = []string{"."}
 			}
+			if o.policy != "" {
+				if _, err := policy.Load(o.policy); err != nil {
+					return usageError{Err: fmt.Errorf("--policy: %w", err)}
+				}
+			}
 			return runPush(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o, prefix, args)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.to, "to", "", "where to push: HOST[:PORT]/PATH or oci-layout:DIR")
+	f.StringVar(&o.policy, "policy", "", "verification policy whose severities and waivers decide which offline findings refuse a provider (default: the built-in policies/default.yaml)")
 	f.StringVar(&o.key, "key", "", "cosign private key to sign and attest with (password in $COSIGN_PASSWORD)")
 	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
 	f.BoolVar(&o.tlog, "tlog", false, "also upload to a transparency log (not supported: refused before anything is pushed, saying how to do it with cosign)")
@@ -155,10 +164,17 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 	signOpts := sign.Options{TLog: o.tlog}
 	regOpts := artifact.Options{PlainHTTP: o.plainHTTP}
 
+	pol := policy.Default()
+	if o.policy != "" {
+		var err error
+		if pol, err = policy.Load(o.policy); err != nil {
+			return err
+		}
+	}
 	var results []pushResult
 	failed, total, stopAll := 0, 0, false
 	for _, dir := range dirs {
-		provs, err := release.Releases(ctx, dir, release.Options{BuilderVersion: version.Version, Logger: log})
+		provs, err := release.Releases(ctx, dir, release.Options{BuilderVersion: version.Version, Logger: log, Policy: pol})
 		if err != nil {
 			failed++
 			fmt.Fprintln(stderr, "builder:", err)

@@ -82,6 +82,7 @@ func Load(ctx context.Context, dir string, opts Options) ([]Provider, error) {
 	if pol == nil {
 		pol = policy.Default()
 	}
+	pol = rootedAt(pol, dir)
 	var tree *model.Tree
 	r, err := verify.Run(ctx, dir, verify.Options{
 		Policy:    pol,
@@ -222,6 +223,33 @@ func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Prov
 		return nil, fmt.Errorf("%s: %s: %w", p.ID(), r.Metadata, err)
 	}
 	return rel, nil
+}
+
+// rootedAt is pol with its waivers made to work for a check rooted at dir:
+// a policy names packages relative to the tree's root, where the gate runs
+// (`builder push packages/system/x` from there), but the checks here see
+// dir as ".". A waiver whose package is dir, or a pattern dir matches, also
+// waives "."; one below dir also waives its path below dir.
+func rootedAt(pol *policy.Policy, dir string) *policy.Policy {
+	d := path.Clean(filepath.ToSlash(dir))
+	if len(pol.Waivers) == 0 || d == "." {
+		return pol
+	}
+	p := *pol
+	p.Waivers = slices.Clone(pol.Waivers)
+	for _, w := range pol.Waivers {
+		ok, _ := path.Match(w.Package, d)
+		switch {
+		case ok || w.Package == d:
+			w.Package = "."
+		case strings.HasPrefix(w.Package, d+"/"):
+			w.Package = strings.TrimPrefix(w.Package, d+"/")
+		default:
+			continue
+		}
+		p.Waivers = append(p.Waivers, w)
+	}
+	return &p
 }
 
 // relocate makes a finding of the tree rooted at a package directory read
