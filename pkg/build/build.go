@@ -31,6 +31,8 @@ import (
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -143,7 +145,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	res := &Result{Dir: abs, Pins: set.Source}
 	file := set.File
 	if set.Source != pin.SourcePinFile {
-		file = fromMakefile(abs, file)
+		file = fromMakefile(ctx, abs, file, log)
 	}
 
 	fetcher := opts.Fetcher
@@ -251,13 +253,27 @@ func noPinsError(dir string, set *pin.Set) error {
 // not name a blob) when the package already has it.
 const DefaultBlob = "files/components.gz"
 
-// fromMakefile completes a File assembled from Makefile variables: where the
-// package already holds
-// files/components.gz and exactly one provider has a components source, that
-// provider gets it as its blob — rebuilding the YAML without its blob would
-// make the two diverge, the first trap the verifier looks for.
-func fromMakefile(dir string, f *pin.File) *pin.File {
+// fromMakefile completes a File assembled from Makefile variables, which
+// name no blob: a provider whose components file the package layout
+// (pkg/layout, on the package as it loads now) pairs with a ConfigMap's
+// vendored blob gets that blob; otherwise, where the package already holds
+// files/components.gz and exactly one provider has a components source,
+// that provider gets it — rebuilding the YAML without its blob would make
+// the two diverge, the first trap the verifier looks for.
+func fromMakefile(ctx context.Context, dir string, f *pin.File, log *slog.Logger) *pin.File {
 	out := &pin.File{Providers: append([]pin.Provider(nil), f.Providers...)}
+	if blobs := layoutBlobs(ctx, dir, log); len(blobs) > 0 {
+		for i, p := range out.Providers {
+			if c, err := layout.PinComponents(p); err == nil && c != "" && p.Blob == "" && blobs[c] != "" {
+				out.Providers[i].Blob = blobs[c]
+			}
+		}
+		for _, p := range out.Providers {
+			if p.Blob != "" {
+				return out
+			}
+		}
+	}
 	var withComponents []int
 	for i, p := range out.Providers {
 		for _, s := range p.Sources {
@@ -343,7 +359,7 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 		// (DESIGN, pin.yaml contract): every other vendored file must stay
 		// byte-identical to its pin, which the verifier's pin-digest checks.
 		if len(p.Patches) > 0 {
-			comp, err := componentsFile(pid, order)
+			comp, err := pinnedComponents(pid, p, order)
 			if err != nil {
 				return nil, fmt.Errorf("%s has patches: %w", pid, err)
 			}
@@ -373,7 +389,7 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 		if err != nil {
 			return nil, fmt.Errorf("%s: blob: %w", pid, err)
 		}
-		comp, err := componentsFile(pid, order)
+		comp, err := pinnedComponents(pid, p, order)
 		if err != nil {
 			return nil, err
 		}
@@ -573,4 +589,41 @@ func vendoredPinned(dir, rel, want string) ([]byte, bool) {
 		return nil, false
 	}
 	return b, true
+}
+
+// layoutBlobs maps each vendored components YAML of the package in dir to
+// the vendored blob the package layout pairs it with (the ConfigMap that
+// carries the blob); nil when the package does not load.
+func layoutBlobs(ctx context.Context, dir string, log *slog.Logger) map[string]string {
+	pkg, err := load.Package(ctx, dir, load.Options{Logger: log})
+	if err != nil || pkg == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, r := range layout.Of(pkg).Releases {
+		if r.ConfigMap == nil || r.Components == "" || r.Blob == "" {
+			continue
+		}
+		if b, dup := out[r.Components]; dup && b != r.Blob {
+			out[r.Components] = "" // two blobs of one YAML: decide nothing
+			continue
+		}
+		out[r.Components] = r.Blob
+	}
+	return out
+}
+
+// pinnedComponents is the provider's components file among its sources'
+// destinations: the package layout's pin rule (pin.yaml `components`, else
+// the one source ending in components.yaml, else its only source that is
+// not metadata), else the historical suffix rule with its errors.
+func pinnedComponents(pid string, p pin.Provider, order []string) (string, error) {
+	c, err := layout.PinComponents(p)
+	if err != nil {
+		return "", err
+	}
+	if c != "" && slices.Contains(order, c) {
+		return c, nil
+	}
+	return componentsFile(pid, order)
 }

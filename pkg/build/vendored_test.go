@@ -99,3 +99,40 @@ func readFile(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// TestBuildMakefilePinsBlobFromLayout: a Makefile that pins talos's
+// upstream YAML (URL + SHA-256) names no blob; the package layout says the
+// chart ships that YAML's blob as files/components-talos.gz, so that is
+// the blob rebuilt — not files/components.gz, kubeadm's blob, which the
+// old name-based rule would have overwritten.
+func TestBuildMakefilePinsBlobFromLayout(t *testing.T) {
+	up := newUpstream(t)
+	root := t.TempDir()
+	if err := fixture.AsItStands(root); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, fixture.AsItStandsBootstrap)
+	mk := "export NAME=capi-providers-bootstrap\nexport NAMESPACE=cozy-cluster-api\n\n" +
+		"CABPT_VERSION = v0.7.7\nCABPT_URL = " + up.URL + "/capmox/v0.7.7/infrastructure-components.yaml\n" +
+		"CABPT_SHA256 = " + shaHex([]byte(components)) + "\n\nupdate:\n\tcurl -fsSL $(CABPT_URL) -o files/bootstrap-components-talos.yaml\n"
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kubeadmBlob := readFile(t, filepath.Join(dir, "files/components.gz"))
+
+	res, err := Build(context.Background(), dir, Options{Fetcher: fetcher(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := statuses(res)
+	if st["files/components-talos.gz"] != Written || st["files/bootstrap-components-talos.yaml"] != Written {
+		t.Fatalf("statuses %v", st)
+	}
+	if _, touched := st["files/components.gz"]; touched || !bytes.Equal(readFile(t, filepath.Join(dir, "files/components.gz")), kubeadmBlob) {
+		t.Fatal("kubeadm's blob was rebuilt from talos's YAML")
+	}
+	info := blob.Inspect(bytes.NewReader(readFile(t, filepath.Join(dir, "files/components-talos.gz"))), 1<<20)
+	if info.Err != nil || info.RawSize != int64(len(components)) {
+		t.Fatalf("talos blob: %+v", info)
+	}
+}
