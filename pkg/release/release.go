@@ -194,10 +194,10 @@ func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Prov
 		Blob: gz, YAML: yml, Metadata: meta,
 		BuilderVersion: builderVersion,
 	}
-	if r.Pin != nil {
-		rel.Version = r.Pin.Version
-		rel.Pins = slices.Clone(r.Pin.Sources)
-		for _, pp := range r.Pin.Patches {
+	if pp := pinOf(pkg, r, p); pp != nil {
+		rel.Version = pp.Version
+		rel.Pins = slices.Clone(pp.Sources)
+		for _, pp := range pp.Patches {
 			b, err := read(pp)
 			if err != nil {
 				return nil, fmt.Errorf("%s: patch: %w", p.ID(), err)
@@ -267,6 +267,36 @@ func relocate(f report.Finding, dir string) report.Finding {
 		}
 	}
 	return f
+}
+
+// pinOf is the package's pin of a release: the one the package layout
+// pairs with it, else, as the registry checks find it, the pin entry of the
+// provider's kind and name, of its release, or a Makefile pin (no kind,
+// no name) of the upstream version the release is named after.
+func pinOf(pkg *model.Package, r *layout.Release, p *model.Provider) *pin.Provider {
+	if r.Pin != nil {
+		return r.Pin
+	}
+	if pkg.Pins == nil || pkg.Pins.File == nil {
+		return nil
+	}
+	ps := pkg.Pins.File.Providers
+	for i := range ps {
+		if ps[i].Kind == p.Kind && ps[i].Name == p.Name {
+			return &ps[i]
+		}
+	}
+	for i := range ps {
+		if ps[i].Release != "" && ps[i].Release == p.Version {
+			return &ps[i]
+		}
+	}
+	for i := range ps {
+		if ps[i].Kind == "" && ps[i].Name == "" && pin.MatchesRelease(ps[i].Version, p.Version) {
+			return &ps[i]
+		}
+	}
+	return nil
 }
 
 // semverCore is the vMAJOR.MINOR.PATCH a release name starts with.

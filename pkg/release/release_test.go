@@ -3,6 +3,8 @@ package release
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -157,5 +159,42 @@ func TestUpstreamOf(t *testing.T) {
 		if got := upstreamOf(in); got != want {
 			t.Errorf("upstreamOf(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestLoadMakefilePins: a Makefile that pins talos's upstream YAML by
+// URL and SHA-256 gives talos's release those materials (the pin the
+// registry checks compare with), and kubeadm's none.
+func TestLoadMakefilePins(t *testing.T) {
+	root := t.TempDir()
+	if err := fixture.AsItStands(root); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, fixture.AsItStandsBootstrap)
+	yml, err := os.ReadFile(filepath.Join(dir, "files/bootstrap-components-talos.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(yml)
+	mk := "export NAME=capi-providers-bootstrap\nexport NAMESPACE=cozy-cluster-api\n\n" +
+		"CABPT_VERSION = v0.6.12\nCABPT_URL = https://github.com/siderolabs/cluster-api-bootstrap-provider-talos/releases/download/$(CABPT_VERSION)/bootstrap-components.yaml\n" +
+		"CABPT_SHA256 = " + hex.EncodeToString(sum[:]) + "\n\nupdate:\n\tcurl -fsSL $(CABPT_URL) -o files/bootstrap-components-talos.yaml\n"
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	provs, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := byID(t, provs)
+	tal, kub := m["BootstrapProvider/talos"].Release, m["BootstrapProvider/kubeadm"].Release
+	if tal == nil || kub == nil {
+		t.Fatalf("%+v", provs)
+	}
+	if len(tal.Pins) != 1 || tal.Pins[0].SHA256 != hex.EncodeToString(sum[:]) || tal.Version != "v0.6.12" {
+		t.Errorf("talos: pins %+v, version %s", tal.Pins, tal.Version)
+	}
+	if len(kub.Pins) != 0 {
+		t.Errorf("kubeadm: pins %+v", kub.Pins)
 	}
 }
