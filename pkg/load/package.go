@@ -55,14 +55,13 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		}
 		l.loadPins(p)
 		probs = append(probs, cprobs...)
-		var rprobs []model.Problem
+		var rprobs, vprobs []model.Problem
 		var values map[string]any
 		if !fatal {
 			ns := p.Pins.Namespace
 			if ns == "" {
 				ns = l.opts.Namespace
 			}
-			var vprobs []model.Problem
 			values, vprobs = l.valuesFor(c.rel)
 			probs = append(probs, vprobs...)
 			relIn = &releaseInput{}
@@ -73,6 +72,9 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			why := "does not render with its default values"
 			if values != nil {
 				why = "does not render with the values the policy gives it"
+			}
+			if len(vprobs) > 0 {
+				why += " (" + vprobs[0].Message + ")"
 			}
 			l.skip(c, fmt.Sprintf("%s (%s), and nothing in it refers to cluster-api-operator providers; give it values in the policy (values:) to check it anyway", why, firstLine(rprobs[0].Message)))
 			return nil
