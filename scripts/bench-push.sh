@@ -93,7 +93,7 @@ esac
 mkdir -p "$tmp/files"
 cp "$PKG/files/components.gz" "$tmp/files/components.gz"
 cp "$PKG/files/metadata.yaml" "$tmp/files/metadata.yaml"
-cp "$PKG"/files/*-components.yaml "$tmp/files/$t-components.yaml"
+cp "$PKG"/files/*-components.yaml "$tmp/files/components.yaml"
 cat >"$tmp/predicate.json" <<'EOF'
 {"buildDefinition":{"buildType":"https://github.com/pinseal/pinseal/buildtypes/provider-release/v1","externalParameters":{},"resolvedDependencies":[{"uri":"https://example.invalid/components.yaml","digest":{"sha256":"0000000000000000000000000000000000000000000000000000000000000000"}}]},"runDetails":{"builder":{"id":"https://example.invalid/builder"}}}
 EOF
@@ -112,13 +112,13 @@ for ((r = 0; r < ROUNDS; r++)); do
 	repo=$HOST/up$r/$t-$(awk '/^ *name:/ {print $2; exit}' "$PKG/pin.yaml")
 	{ time {
 		d=$(cd "$tmp/files" && oras push --plain-http --artifact-type application/vnd.pinseal.provider.v1+json \
-			"$repo:$release" components.gz metadata.yaml "$t-components.yaml" --format go-template --template '{{.digest}}')
+			"$repo:$release" components.gz metadata.yaml components.yaml --format go-template --template '{{.digest}}')
 		cosign sign --key "$tmp/cosign.key" --tlog-upload=false --allow-insecure-registry "$repo@$d" >/dev/null 2>&1
 	}; } 2>>"$tmp/t.up"
 	repo=$HOST/att$r/$t-x
 	{ time {
 		d=$(cd "$tmp/files" && oras push --plain-http --artifact-type application/vnd.pinseal.provider.v1+json \
-			"$repo:$release" components.gz metadata.yaml "$t-components.yaml" --format go-template --template '{{.digest}}')
+			"$repo:$release" components.gz metadata.yaml components.yaml --format go-template --template '{{.digest}}')
 		cosign sign --key "$tmp/cosign.key" --tlog-upload=false --allow-insecure-registry "$repo@$d" >/dev/null 2>&1
 		cosign attest --key "$tmp/cosign.key" --type slsaprovenance1 --predicate "$tmp/predicate.json" \
 			--tlog-upload=false --allow-insecure-registry "$repo@$d" >/dev/null 2>&1
@@ -134,7 +134,7 @@ cosign verify-attestation --type slsaprovenance1 --key "$tmp/cosign.pub" --insec
 	{ echo "FAIL: cosign verify-attestation rejects the attestation builder push made"; exit 1; }
 mkdir -p "$tmp/pulled"
 oras pull --plain-http -o "$tmp/pulled" "$ref" >/dev/null
-for f in components.gz metadata.yaml "$t-components.yaml"; do
+for f in components.gz metadata.yaml components.yaml; do
 	cmp -s "$tmp/pulled/$f" "$tmp/files/$f" || { echo "FAIL: oras pulls a $f that differs from the package's"; exit 1; }
 done
 echo "  checked: cosign verify and verify-attestation accept builder's output; oras pulls the 3 files byte-identical"

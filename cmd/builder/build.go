@@ -43,6 +43,13 @@ blob atomically. Files that already hold the right content are not touched;
 an existing blob that inflates to exactly the new YAML with a clean header
 (e.g. made by GNU gzip -9 -n) is kept.
 
+A package that pins no download (no pin.yaml, no URL and SHA-256 variables)
+is rebuilt from what it vendors: it is loaded and rendered as the verifier
+loads it, and each blob its ConfigMaps carry becomes the reproducible gzip
+of the vendored YAML the package layout pairs it with (by pin, content or,
+for a YAML edited after its blob was made, name). The YAML is not touched
+and nothing is fetched.
+
 Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
 		Example: `  builder build examples/packages/capi-providers-infraprovider
   builder build --offline --cache /var/cache/pinseal packages/system/capi-providers-*`,
@@ -131,7 +138,15 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 }
 
 func printResult(w io.Writer, dir string, res *build.Result) {
-	fmt.Fprintf(w, "%s (pins from %s)\n", dir, res.Pins)
+	if res.FromVendored {
+		fmt.Fprintf(w, "%s (no pins: each blob rebuilt from its vendored YAML; nothing was fetched)\n", dir)
+	} else {
+		note := ""
+		if len(res.Reused) > 0 {
+			note = fmt.Sprintf("; %d fetched, %d vendored files already held their pinned bytes", len(res.Fetched), len(res.Reused))
+		}
+		fmt.Fprintf(w, "%s (pins from %s%s)\n", dir, res.Pins, note)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range res.Files {
 		note := ""

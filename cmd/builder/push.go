@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -17,12 +19,16 @@ import (
 
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/release"
+	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
 
 // pushOptions are the flags of `builder push`.
 type pushOptions struct {
 	to        string
+	policy    string
 	key       string
 	plainHTTP bool
 	tlog      bool
@@ -37,14 +43,23 @@ func newPushCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "push [DIR...] --to PREFIX",
 		Short: "Push each provider release of the packages as a reproducible OCI artifact, signed and attested with --key",
-		Long: `Push one OCI artifact per provider release of each package DIR (default "."),
-as its pin.yaml lists them, to repository PREFIX/<type>-<name> with tag = release.
-PREFIX is HOST[:PORT]/PATH for a registry or oci-layout:DIR for OCI image
-layout directories (one per repository).
+		Long: `Push one OCI artifact per provider release of each package DIR (default ".")
+to repository PREFIX/<type>-<name> with tag = release. PREFIX is
+HOST[:PORT]/PATH for a registry or oci-layout:DIR for OCI image layout
+directories (one per repository).
+
+No pin file is needed: without a pin.yaml, the releases are what the verifier
+sees in the package (one per provider object, release = spec.version, its
+ConfigMap's blob and the vendored YAML and metadata the package layout pairs
+with it); with one, the files its pins name. The package's offline checks
+gate the push: a provider with error findings (under --policy, else the
+built-in policy; waived findings do not count) is refused, its findings are
+printed, and no tag is written for it.
 
 The artifact holds components.gz (the vendored blob, byte for byte),
-metadata.yaml and <type>-components.yaml (the raw YAML cluster-api-operator's
-fetchConfig.oci installs from); the same package always gives the same digest.
+metadata.yaml and components.yaml (the raw YAML, which every
+cluster-api-operator release with fetchConfig.oci support installs for every
+kind); the same package always gives the same digest.
 A release tag that already holds other content is refused (releases are
 immutable); the same content is left alone. A failed push never writes or
 moves a tag; run it again to complete it.
@@ -62,7 +77,7 @@ wrong password or a refused signature leaves no unsigned release tag. An existin
 by the same key is not repeated. Registry credentials come from the docker
 config and its credential helpers.
 
-Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
+Exit status: 0 pushed (or already there), 1 a release failed or was refused, 2 usage.`,
 		Example: `  builder push examples/packages/* --to oci-layout:out/oci
   COSIGN_PASSWORD=... builder push packages/system/capi-providers-* --to ghcr.io/acme/capi --key cosign.key
   builder push . --to 127.0.0.1:5000/capi --plain-http`,
@@ -98,11 +113,17 @@ Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
 			if len(args) == 0 {
 				args = []string{"."}
 			}
+			if o.policy != "" {
+				if _, err := policy.Load(o.policy); err != nil {
+					return usageError{Err: fmt.Errorf("--policy: %w", err)}
+				}
+			}
 			return runPush(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o, prefix, args)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.to, "to", "", "where to push: HOST[:PORT]/PATH or oci-layout:DIR")
+	f.StringVar(&o.policy, "policy", "", "verification policy whose severities and waivers decide which offline findings refuse a provider (default: the built-in policies/default.yaml)")
 	f.StringVar(&o.key, "key", "", "cosign private key to sign and attest with (password in $COSIGN_PASSWORD)")
 	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
 	f.BoolVar(&o.tlog, "tlog", false, "also upload to a transparency log (not supported: refused before anything is pushed, saying how to do it with cosign)")
@@ -115,6 +136,7 @@ Exit status: 0 pushed (or already there), 1 a release failed, 2 usage.`,
 // pushResult is one release's outcome, as printed with --json.
 type pushResult struct {
 	Package     string          `json:"package"`
+	Provider    string          `json:"provider,omitempty"` // Kind/name
 	Release     string          `json:"release"`
 	Reference   string          `json:"reference"` // REPO@DIGEST
 	Status      artifact.Status `json:"status"`
@@ -122,6 +144,11 @@ type pushResult struct {
 	Signature   *sign.Result    `json:"signature,omitempty"`
 	Attestation *sign.Result    `json:"attestation,omitempty"`
 	Error       string          `json:"error,omitempty"`
+	// Refused are the error findings of the offline checks that kept the
+	// provider from being pushed (no tag was written for it).
+	Refused []report.Finding `json:"refused,omitempty"`
+	// Skipped says why nothing was pushed for the provider.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, prefix artifact.Prefix, dirs []string) error {
@@ -149,18 +176,45 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 	signOpts := sign.Options{TLog: o.tlog, Format: o.format}
 	regOpts := artifact.Options{PlainHTTP: o.plainHTTP}
 
+	pol := policy.Default()
+	if o.policy != "" {
+		var err error
+		if pol, err = policy.Load(o.policy); err != nil {
+			return err
+		}
+	}
 	var results []pushResult
 	failed, total, stopAll := 0, 0, false
 	for _, dir := range dirs {
-		rels, err := artifact.LoadReleases(dir, version.Version)
+		provs, err := release.Releases(ctx, dir, release.Options{BuilderVersion: version.Version, Logger: log, Policy: pol})
 		if err != nil {
 			failed++
 			fmt.Fprintln(stderr, "builder:", err)
 			results = append(results, pushResult{Package: dir, Error: err.Error()})
 			continue
 		}
-		for _, rel := range rels {
+		for _, pv := range provs {
+			if pv.Skipped != "" {
+				r := pushResult{Package: dir, Provider: pv.ID, Skipped: pv.Skipped}
+				if !o.json {
+					printPush(stdout, r)
+				}
+				results = append(results, r)
+				continue
+			}
 			total++
+			if len(pv.Refused) > 0 {
+				failed++
+				r := pushResult{Package: dir, Provider: pv.ID, Refused: pv.Refused,
+					Error: fmt.Sprintf("%s in %s is not pushed: its offline checks have %s; no tag was written for it", pv.ID, dir, refusedSummary(pv.Refused))}
+				fmt.Fprintln(stderr, "builder:", r.Error)
+				if !o.json {
+					printPush(stdout, r)
+				}
+				results = append(results, r)
+				continue
+			}
+			rel := *pv.Release
 			r, err := pushRelease(ctx, log, prefix, regOpts, keyReady, signOpts, dir, rel)
 			var ke *sign.KeyError
 			if errors.As(err, &ke) {
@@ -219,7 +273,7 @@ func loadKeyAsync(path string, pw []byte) func() (*sign.PrivateKey, error) {
 }
 
 func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, regOpts artifact.Options, keyReady func() (*sign.PrivateKey, error), signOpts sign.Options, dir string, rel artifact.Release) (pushResult, error) {
-	r := pushResult{Package: dir, Release: rel.Release}
+	r := pushResult{Package: dir, Provider: rel.Kind + "/" + rel.Name, Release: rel.Release}
 	fail := func(err error) (pushResult, error) { r.Error = err.Error(); return r, err }
 	repo, err := prefix.Repository(rel.RepositoryName(), regOpts)
 	if err != nil {
@@ -279,7 +333,41 @@ func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, 
 	return r, nil
 }
 
+// refusedSummary names the findings that refuse a provider: "2 error
+// findings (blob-yaml, configmap-version)".
+func refusedSummary(fs []report.Finding) string {
+	var ids []string
+	for _, f := range fs {
+		if !slices.Contains(ids, f.Check) {
+			ids = append(ids, f.Check)
+		}
+	}
+	n := "1 error finding"
+	if len(fs) != 1 {
+		n = fmt.Sprintf("%d error findings", len(fs))
+	}
+	return n + " (" + strings.Join(ids, ", ") + ")"
+}
+
 func printPush(w io.Writer, r pushResult) {
+	if r.Skipped != "" {
+		fmt.Fprintf(w, "%-11s %s %s: %s\n", "skipped", r.Package, r.Provider, r.Skipped)
+		return
+	}
+	if len(r.Refused) > 0 {
+		fmt.Fprintf(w, "%-11s %s %s: not pushed, no tag written\n", "refused", r.Package, r.Provider)
+		for _, f := range r.Refused {
+			loc := f.File
+			if loc != "" && f.Line > 0 {
+				loc = fmt.Sprintf("%s:%d", loc, f.Line)
+			}
+			fmt.Fprintf(w, "  %-20s %s %s\n", f.Check, loc, f.Message)
+			if f.Hint != "" {
+				fmt.Fprintf(w, "  %-20s fix: %s\n", "", f.Hint)
+			}
+		}
+		return
+	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "%-11s %s %s\n", "failed", r.Package, r.Release)
 		return

@@ -58,9 +58,9 @@ func TestIntegrationBuilderPushCosignOras(t *testing.T) {
 		t.Fatal(r.Err)
 	}
 	for name, from := range map[string]string{
-		"components.gz":        "files/components.gz",
-		"metadata.yaml":        "files/metadata.yaml",
-		"core-components.yaml": "files/core-components.yaml",
+		"components.gz":   "files/components.gz",
+		"metadata.yaml":   "files/metadata.yaml",
+		"components.yaml": "files/core-components.yaml",
 	} {
 		got, err := os.ReadFile(filepath.Join(out, name))
 		want, _ := os.ReadFile(filepath.Join(pkg, from))

@@ -12,6 +12,7 @@ import (
 
 	"oras.land/oras-go/v2/errdef"
 
+	"github.com/pinseal/pinseal/internal/fixture"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
@@ -121,5 +122,52 @@ func TestPushUsage(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("%v: %v, want a usage error (exit 2)", args, err)
 		}
+	}
+}
+
+// TestPushGate: with no pin file, a provider whose offline checks are red
+// is refused and gets no tag (in an OCI layout here); a policy that waives
+// the finding lets it through; a bad --policy is a usage error.
+func TestPushGate(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	ctx := context.Background()
+	root := t.TempDir()
+	if err := fixture.AsItStands(root); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	core := fixture.AsItStandsCore
+	out := t.TempDir()
+	stdout, _, err := runBuildTestCmd(t, "push", core, "--to", "oci-layout:"+out)
+	if err == nil || !strings.Contains(stdout, "refused") || !strings.Contains(stdout, "blob-yaml") || !strings.Contains(stdout, "fix: ") {
+		t.Fatalf("drifted core: %v\n%s", err, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "core-cluster-api")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused release left a repository behind: %v", err)
+	}
+
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	os.WriteFile(pol, []byte(`apiVersion: pinseal/v1
+kind: Policy
+waivers:
+- package: packages/system/*
+  check: blob-yaml
+  reason: the YAML edit is reviewed; the blob is rebuilt next release
+  expires: "2099-12-31"
+`), 0o644)
+	stdout, stderr, err := runBuildTestCmd(t, "push", core, "--to", "oci-layout:"+out, "--policy", pol)
+	if err != nil || !strings.Contains(stdout, "pushed ") {
+		t.Fatalf("waived: %v\n%s\n%s", err, stdout, stderr)
+	}
+	repo, err := artifact.OpenLayout(filepath.Join(out, "core-cluster-api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Resolve(ctx, "v1.10.1-core"); err != nil {
+		t.Fatal(err)
+	}
+	var ue usageError
+	if _, _, err := runBuildTestCmd(t, "push", core, "--to", "oci-layout:"+out, "--policy", filepath.Join(root, "nope.yaml")); !errors.As(err, &ue) {
+		t.Fatalf("missing --policy: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path"
 	"strings"
 	"syscall"
 
@@ -32,11 +33,13 @@ type checkOptions struct {
 	maxInflate int64
 	listChecks bool
 	render     load.RenderLimits
+	exclude    []string
 	// Registry checks (verify.go holds the shared flags).
-	registry string
-	keys     []string
-	plain    bool
-	allow    []string
+	registry      string
+	allowRegistry []string // --allow-registry: where spec.fetchConfig.oci may be read from
+	keys          []string
+	plain         bool
+	allow         []string // --allow-host: other hosts the registry may send us to
 }
 
 // errFindings makes `verifier check` exit 1 (error findings) without being a
@@ -59,7 +62,7 @@ func newCheckCmd() *cobra.Command {
 
 Every Helm chart or plain manifest directory holding cluster-api-operator
 providers or their ConfigMaps is loaded (charts rendered with Helm, default
-values) and checked: blob-yaml, blob-header, blob-corrupt, configmap-version,
+values or the policy's values files) and checked: blob-yaml, blob-header, blob-corrupt, configmap-version,
 selector-unique, selector-semver, compressed-annotation, metadata-series,
 contract, pin-version, pin-digest, pin-missing. The policy (built-in
 policies/default.yaml, or --policy FILE) sets each check's severity and
@@ -68,11 +71,23 @@ waivers.
 With --registry PREFIX (HOST[:PORT]/PATH, or oci-layout:DIR) every
 provider's release artifact PREFIX/<type>-<name>:<spec.version> is read
 and the registry checks run too: registry-digest, version-reused,
-signature and provenance. Signatures are verified with the policy's keys
-plus each --key FILE, and its keyless identities (under its trustedRoot and
-tlog rule), in every form cosign writes (Sigstore bundles as OCI referrers,
-legacy .sig/.att images); the policy's builders are the allowed builder ids.
-Registry credentials come from the docker config.
+signature, provenance and oci-install. Signatures are verified with the
+policy's keys plus each --key FILE, and its keyless identities (under its
+trustedRoot and tlog rule), in every form cosign writes (Sigstore bundles as
+OCI referrers, legacy .sig/.att images); the policy's builders are the
+allowed builder ids. Registry credentials come from the docker config.
+
+A provider with spec.fetchConfig.oci ([http://]HOST[:PORT]/REPO[:TAG]; no
+tag means spec.version) is checked against that artifact instead, with the
+same checks, but only when HOST is the --registry host or given with
+--allow-registry HOST[/PATH] (repeatable; without --registry only such
+providers are checked). A provider fetching from another registry is a
+registry-digest finding that names the registry; nothing is contacted.
+
+Charts that hold no provider and none of their ConfigMaps, or that do not
+render and name no cluster-api-operator group or label, are listed as
+skipped (with the reason), never as findings. --exclude GLOB (repeatable)
+and the policy's exclude list keep directories out altogether.
 
 Exit status: 0 no error findings, 1 error findings, 2 usage or
 configuration error (bad flag, bad policy file, ROOT missing or
@@ -101,7 +116,9 @@ holding no provider packages).`,
 	f.IntVar(&o.workers, "workers", 0, "packages loaded at once (default: number of CPUs)")
 	f.BoolVar(&o.listChecks, "list-checks", false, "print the check catalog (Markdown) and exit")
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
+	f.StringArrayVar(&o.exclude, "exclude", nil, "do not enter directories under ROOT matching `GLOB` (a path.Match pattern of slash paths relative to ROOT, e.g. packages/apps/*); repeatable; added to the policy's exclude list")
 	f.StringVar(&o.registry, "registry", "", "also compare each provider with its release artifact under PREFIX (HOST[:PORT]/PATH or oci-layout:DIR) and verify its signature and provenance")
+	f.StringArrayVar(&o.allowRegistry, "allow-registry", nil, "registry HOST[:PORT] (or repository prefix HOST[:PORT]/PATH) that providers' spec.fetchConfig.oci may be read from (the --registry host is allowed already); repeatable; turns the registry checks on for those providers")
 	addKeyFlags(f, &o.keys, &o.plain, &o.allow)
 	addRenderFlags(f, &o.render)
 	return cmd
@@ -156,7 +173,13 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 		return usageError{Err: fmt.Errorf("ROOT %s is not a directory (give the root directory of a tree of packages)", root)}
 	}
 
+	for _, g := range o.exclude {
+		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
+			return usageError{Err: fmt.Errorf("--exclude %q is not a path pattern relative to ROOT (e.g. packages/apps/*)", g)}
+		}
+	}
 	opts := verify.Options{
+		Exclude:   o.exclude,
 		Namespace: o.namespace,
 		Limit:     o.maxInflate,
 		Workers:   o.workers,

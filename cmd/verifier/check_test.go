@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -126,5 +128,62 @@ func TestCheckOutputs(t *testing.T) {
 	out, _, _ = runVerifier(t, "check", dirty)
 	if strings.Contains(out, "\x1b[") {
 		t.Errorf("colour written to a non-terminal:\n%q", out)
+	}
+}
+
+// TestCheckAllowRegistry: --allow-registry takes HOST[:PORT][/PATH] only,
+// turns the registry checks on for fetchConfig.oci providers alone, and a
+// provider fetching from a registry not allowed is a finding (exit 1)
+// with nothing contacted.
+func TestCheckAllowRegistry(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "provider.yaml"), []byte(`apiVersion: operator.cluster.x-k8s.io/v1alpha2
+kind: ControlPlaneProvider
+metadata:
+  name: kamaji
+  namespace: capi
+spec:
+  version: v0.19.0-cozystack.0
+  fetchConfig:
+    oci: registry.invalid/capi/control-plane-kamaji
+`), 0o644)
+	key := remotetest.WritePublicKey(t, remotetest.Key(t))
+	runCases(t, []cliCase{
+		{"scheme", []string{"check", dir, "--allow-registry", "https://ghcr.io", "--key", key}, 2, "--allow-registry"},
+		{"key alone", []string{"check", dir, "--key", key}, 2, "need --registry PREFIX or --allow-registry HOST"},
+		{"offline: not looked at", []string{"check", dir}, 0, "PASSED"},
+		{"registry not allowed", []string{"check", dir, "--allow-registry", "127.0.0.1:1", "--key", key}, 1, "is not allowed"},
+		{"prefix not allowed", []string{"check", dir, "--allow-registry", "registry.invalid/other", "--key", key}, 1, "is not allowed"},
+		{"bad prefix", []string{"check", dir, "--allow-registry", "registry.invalid/UPPER", "--key", key}, 2, "not a repository path"},
+	})
+}
+
+// TestCheckMonorepoExclude: at the root of the synthetic monorepo, with
+// --exclude for the broken chart, the JSON report lists the skipped charts
+// and human output says how many; a bad --exclude is a usage error.
+func TestCheckMonorepoExclude(t *testing.T) {
+	root, skipped := fixture.Monorepo(t)
+	out, code, err := runVerifier(t, "check", root, "--exclude", fixture.MonorepoExcluded, "--exclude", fixture.MonorepoNeedsValues, "--output", "json")
+	if code != 1 {
+		t.Fatalf("exit %d (%v)\n%s", code, err, out)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Skipped) != len(skipped) || r.Summary.Skipped != len(skipped) {
+		t.Fatalf("skipped %d (summary %d), want %d: %+v", len(r.Skipped), r.Summary.Skipped, len(skipped), r.Skipped)
+	}
+	for _, s := range r.Skipped {
+		if (s.Path == fixture.MonorepoExcluded || s.Path == fixture.MonorepoNeedsValues) && !strings.HasPrefix(s.Reason, "excluded (") {
+			t.Errorf("%s: %s", s.Path, s.Reason)
+		}
+	}
+	out, _, _ = runVerifier(t, "check", root, "--exclude", fixture.MonorepoExcluded)
+	if !strings.Contains(out, fmt.Sprintf("skipped %d charts that are not provider packages or excluded", len(skipped))) {
+		t.Errorf("human output lacks the skipped line:\n%s", out)
+	}
+	if _, code, err := runVerifier(t, "check", root, "--exclude", "["); code != 2 || !strings.Contains(err.Error(), "--exclude") {
+		t.Errorf("bad --exclude: exit %d, %v", code, err)
 	}
 }

@@ -95,7 +95,7 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	defer stop()
 
 	warnUntrusted(cfg, log)
-	srv, err := server.New(ctx, cfg, engine{registry: artifact.Options{PlainHTTP: o.plainHTTP, AllowedHosts: cfg.RegistryHosts()}, render: cfg.Limits.Render()}, log)
+	srv, err := server.New(ctx, cfg, engine{registry: artifact.Options{PlainHTTP: o.plainHTTP, AllowedHosts: cfg.RegistryHosts()}, render: cfg.Limits.Render(), allow: cfg.Registries}, log)
 	if err != nil {
 		return err
 	}
@@ -182,6 +182,9 @@ func exampleToken(dir string) (string, error) {
 type engine struct {
 	registry artifact.Options
 	render   load.RenderLimits // bounds of every chart render
+	// allow is the registries allowlist: where providers'
+	// spec.fetchConfig.oci may be read from in scheduled scans.
+	allow []string
 }
 
 // loadPolicy reads a policy file, or the built-in default for "".
@@ -203,7 +206,7 @@ func (e engine) CheckTree(ctx context.Context, root string, opts server.CheckOpt
 		if err != nil {
 			return nil, fmt.Errorf("registry %q: %w", opts.Registry, err)
 		}
-		if vo, err = verify.WithRegistry(vo, verify.RegistryOptions{Prefix: prefix, Registry: e.registry}); err != nil {
+		if vo, err = verify.WithRegistry(vo, verify.RegistryOptions{Prefix: prefix, Registry: e.registry, Allow: e.allow}); err != nil {
 			return nil, fmt.Errorf("registry checks against %s: %w", opts.Registry, noKeys(err, opts.Policy))
 		}
 	}

@@ -351,3 +351,67 @@ func TestWarnUntrusted(t *testing.T) {
 		})
 	}
 }
+
+// TestServeEngineFetchConfigOCI: in a scheduled scan with a registry, a
+// provider installing from spec.fetchConfig.oci is checked against its
+// artifact when the config's registries allow it, and is a finding,
+// with nothing fetched, when they do not.
+func TestServeEngineFetchConfigOCI(t *testing.T) {
+	ctx := context.Background()
+	tree := remotetest.Tree(t)
+	prefix := remotetest.Registry(t)
+	key := remotetest.Key(t)
+	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A second core provider object that installs the pushed core release
+	// by OCI, in a package of its own.
+	core := rels["v1.10.1-core"]
+	dir := filepath.Join(tree, "oci-core")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "provider.yaml"), []byte(`apiVersion: operator.cluster.x-k8s.io/v1alpha2
+kind: CoreProvider
+metadata:
+  name: cluster-api
+  namespace: capi-oci
+spec:
+  version: v1.10.1-core
+  fetchConfig:
+    oci: http://`+core.Repo.Name()+`
+`), 0o644)
+
+	allowed := engine{registry: remotetest.Options, allow: []string{prefix.Host + "/" + prefix.Path}}
+	rep, err := allowed.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String(), Policy: pol})
+	if err != nil || !rep.Summary.Passed {
+		t.Fatalf("allowed: %+v, %v", rep, err)
+	}
+	found := false
+	for _, p := range rep.Packages {
+		if p.Path == "oci-core" && len(p.Providers) == 1 && p.Providers[0].Artifact == core.Pinned() {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the OCI provider was not checked against %s: %+v", core.Pinned(), rep.Packages)
+	}
+
+	other := engine{registry: remotetest.Options, allow: []string{"registry.invalid"}}
+	// The --registry prefix's own repositories are still read; the OCI
+	// source names the same host, so only an allowlist without it refuses
+	// it: use a prefix on another host.
+	rep, err = other.CheckTree(ctx, tree, server.CheckOptions{Registry: "registry.invalid/capi", Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := false
+	for _, f := range rep.Findings {
+		if f.Package == "oci-core" && f.Check == "registry-digest" && strings.Contains(f.Message, "is not allowed") {
+			refused = true
+		}
+	}
+	if !refused {
+		t.Fatalf("a registry outside the allowlist was not refused: %+v", rep.Findings)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -41,10 +42,13 @@ HOST[:PORT]/REPO@sha256:<hex> or oci-layout:DIR:TAG) before it is deployed:
   registry-digest  every layer matches the manifest; no layer is missing
   version-reused   the tag holds the release its config (and provenance)
                    names, in the repository of its provider (<type>-<name>)
+  oci-install      every cluster-api-operator release with OCI support
+                   (old and new type names) finds its components and
+                   metadata, and they are the layers checked here
   blob-corrupt, blob-header, blob-yaml
                    components.gz is one valid gzip stream with a
                    reproducible header that inflates to exactly the raw
-                   <type>-components.yaml layer
+                   components YAML layer (components.yaml)
   metadata-series  metadata.yaml has the release's series, with the
                    config's contract
 
@@ -137,15 +141,23 @@ func loadKeys(files []string) ([]*sign.PublicKey, error) {
 // withRegistry adds the registry checks to a tree check when --registry is
 // given; --key and --plain-http need it.
 func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) {
-	if o.registry == "" {
+	if o.registry == "" && len(o.allowRegistry) == 0 {
 		if len(o.keys) > 0 || o.plain || len(o.allow) > 0 {
-			return opts, usageError{Err: errors.New("--key, --plain-http and --allow-host need --registry PREFIX")}
+			return opts, usageError{Err: errors.New("--key, --plain-http and --allow-host need --registry PREFIX or --allow-registry HOST")}
 		}
 		return opts, nil
 	}
-	prefix, err := artifact.ParsePrefix(o.registry)
-	if err != nil {
-		return opts, usageError{Err: fmt.Errorf("--registry: %w", err)}
+	var prefix artifact.Prefix
+	if o.registry != "" {
+		var err error
+		if prefix, err = artifact.ParsePrefix(o.registry); err != nil {
+			return opts, usageError{Err: fmt.Errorf("--registry: %w", err)}
+		}
+	}
+	for _, h := range o.allowRegistry {
+		if err := verify.ValidAllowEntry(h); err != nil {
+			return opts, usageError{Err: fmt.Errorf("--allow-registry: %w", err)}
+		}
 	}
 	keys, err := loadKeys(o.keys)
 	if err != nil {
@@ -153,6 +165,7 @@ func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) 
 	}
 	opts, err = verify.WithRegistry(opts, verify.RegistryOptions{
 		Prefix:   prefix,
+		Allow:    allowed(prefix, o.allowRegistry),
 		Registry: artifact.Options{PlainHTTP: o.plain, AllowedHosts: o.allow},
 		Keys:     keys,
 	})
@@ -160,4 +173,14 @@ func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) 
 		return opts, usageError{Err: err}
 	}
 	return opts, nil
+}
+
+// allowed is what `verifier check` lets providers' spec.fetchConfig.oci be
+// read from: the --registry host and each --allow-registry host.
+func allowed(prefix artifact.Prefix, allow []string) []string {
+	out := slices.Clone(allow)
+	if prefix.Host != "" {
+		out = append(out, prefix.Host)
+	}
+	return out
 }

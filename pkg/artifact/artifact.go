@@ -6,10 +6,11 @@
 // artifactType ArtifactType, a JSON config (Config) and three layers titled
 // with org.opencontainers.image.title:
 //
-//	components.gz             the vendored gzip blob, byte for byte
-//	metadata.yaml             clusterctl metadata (release series → contract)
-//	<optype>-components.yaml  the raw YAML; cluster-api-operator's
-//	                          spec.fetchConfig.oci installs from this layer
+//	components.gz    the vendored gzip blob, byte for byte
+//	metadata.yaml    clusterctl metadata (release series → contract)
+//	components.yaml  the raw YAML; every cluster-api-operator release with
+//	                 OCI support installs from it (spec.fetchConfig.oci),
+//	                 whatever the provider's kind (see YAMLTitle)
 //
 // Same Release in, same manifest digest out: nothing in the manifest depends
 // on the clock unless SOURCE_DATE_EPOCH says so.
@@ -20,6 +21,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -53,30 +55,16 @@ const (
 // names (<type>-<name>) and by clusterctl release assets.
 var Types = []string{"core", "bootstrap", "control-plane", "infrastructure", "ipam", "addon", "runtime-extension"}
 
-// operatorTypes maps a provider type to the spelling the cluster-api-operator
-// uses when it looks for "<type>-components.yaml" in an OCI artifact
-// (GenericProvider.GetType() in operator.cluster.x-k8s.io/v1alpha2): the
-// operator writes "controlplane" and "runtimeextension" without the dash, so
-// a layer titled control-plane-components.yaml would not be found.
-var operatorTypes = map[string]string{
-	"core":              "core",
-	"bootstrap":         "bootstrap",
-	"control-plane":     "controlplane",
-	"infrastructure":    "infrastructure",
-	"ipam":              "ipam",
-	"addon":             "addon",
-	"runtime-extension": "runtimeextension",
-}
-
-// ComponentsTitle is the title of the raw YAML layer for a provider type, in
-// the spelling the cluster-api-operator looks for
-// (e.g. "controlplane-components.yaml" for type "control-plane").
-func ComponentsTitle(typ string) string {
-	if t, ok := operatorTypes[typ]; ok {
-		return t + "-components.yaml"
-	}
-	return typ + "-components.yaml"
-}
+// YAMLTitle is the title of the raw YAML layer: "components.yaml", the
+// one components title every cluster-api-operator release with OCI support
+// (v0.16.0 and later) accepts for every provider kind. A typed title would
+// not do: ControlPlaneProvider's type is "controlplane" before operator
+// v0.23.0 and "control-plane" since, and a full
+// "<type>-<name>-<version>-components.yaml" depends on the type too, on
+// the provider object's name and on its spec.version. One YAML layer under
+// one title also leaves no doubt which bytes an operator installs
+// (pkg/operator has the lookup rules).
+const YAMLTitle = operator.ComponentsTitle
 
 // Release is one provider release to pack: the identity of the provider and
 // the exact bytes that go into the artifact.
@@ -93,12 +81,25 @@ type Release struct {
 	YAML     []byte // the raw components YAML
 	Metadata []byte // clusterctl metadata.yaml
 	Pins     []pin.Source
+	// VersionPins are the version variables the package pins its upstream
+	// release with (Makefile CABPT_UPSTREAM_VERSION = v0.6.12, Dockerfile
+	// ARG VERSION=v0.19.0): not digests, so not provenance materials, but
+	// recorded beside them.
+	VersionPins []VersionPin
 	// Patches are the package's patches applied to the pinned sources, in
 	// order. They are recorded in the provenance, not in the artifact (the
 	// YAML layer already holds their result).
 	Patches []Patch
 	// BuilderVersion is the pinseal version that packs the artifact.
 	BuilderVersion string
+}
+
+// VersionPin is one version variable of a package.
+type VersionPin struct {
+	File  string `json:"file"` // slash path relative to the package directory
+	Line  int    `json:"line,omitempty"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Patch is one patch file of a package.
@@ -116,6 +117,7 @@ type Config struct {
 	Version        string       `json:"version"`
 	Contract       string       `json:"contract"`
 	Pins           []pin.Source `json:"pins"`
+	VersionPins    []VersionPin `json:"versionPins,omitempty"`
 	BuilderVersion string       `json:"builderVersion"`
 }
 
@@ -133,6 +135,7 @@ func (r Release) Config() Config {
 		Version:        r.Version,
 		Contract:       r.Contract,
 		Pins:           pins,
+		VersionPins:    r.VersionPins,
 		BuilderVersion: r.BuilderVersion,
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/pinseal/pinseal/internal/testpeer"
+	"github.com/pinseal/pinseal/pkg/operator"
 )
 
 // TestIntegrationOrasPullsTitledFiles: the upstream oras CLI pulls the three
@@ -48,9 +49,9 @@ func TestIntegrationOrasPullsTitledFiles(t *testing.T) {
 		t.Fatal(r.Err)
 	}
 	want := map[string][]byte{
-		"components.gz":                rel.Blob,
-		"metadata.yaml":                rel.Metadata,
-		"controlplane-components.yaml": rel.YAML,
+		"components.gz":   rel.Blob,
+		"metadata.yaml":   rel.Metadata,
+		"components.yaml": rel.YAML,
 	}
 	for name, data := range want {
 		got, err := os.ReadFile(filepath.Join(out, name))
@@ -165,5 +166,29 @@ func TestIntegrationTamperedLayer(t *testing.T) {
 	_, err = Pull(ctx, repo, rel.Release)
 	if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "layer components.gz") {
 		t.Fatalf("Pull = %v, want ErrTampered naming components.gz", err)
+	}
+}
+
+// TestIntegrationOperatorInstallsFromRegistry: every kind pushed to a real
+// docker-registry is installed, byte for byte, by the simulated operator
+// fetch reading that registry, with the current and the old type names.
+func TestIntegrationOperatorInstallsFromRegistry(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	reg := testpeer.StartRegistry(t)
+	ctx := context.Background()
+	prefix, err := ParsePrefix(reg.Host + "/capi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range operator.Kinds() {
+		rel := kindRelease(t, kind)
+		repo, err := prefix.Repository(rel.RepositoryName(), Options{PlainHTTP: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Push(ctx, repo, rel, PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		installs(t, ctx, repo, rel.Release, rel)
 	}
 }

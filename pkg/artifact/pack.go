@@ -62,7 +62,7 @@ func Pack(ctx context.Context, pusher content.Pusher, rel Release) (ocispec.Desc
 	}{
 		{BlobMediaType, BlobTitle, rel.Blob},
 		{MetadataMediaType, MetadataTitle, rel.Metadata},
-		{YAMLMediaType, ComponentsTitle(rel.Type), rel.YAML},
+		{YAMLMediaType, YAMLTitle, rel.YAML},
 	}
 	descs := make([]ocispec.Descriptor, 0, len(layers))
 	for _, l := range layers {

@@ -111,7 +111,7 @@ func TestPackLayout(t *testing.T) {
 	}{
 		{"components.gz", rel.Blob},
 		{"metadata.yaml", rel.Metadata},
-		{"controlplane-components.yaml", rel.YAML},
+		{"components.yaml", rel.YAML},
 	}
 	if len(m.Layers) != len(want) {
 		t.Fatalf("%d layers, want %d", len(m.Layers), len(want))
@@ -144,25 +144,6 @@ func TestPackLayout(t *testing.T) {
 	}
 	if cfg["contract"] != "v1beta1" || cfg["release"] != rel.Release {
 		t.Errorf("config = %s", raw)
-	}
-}
-
-func TestComponentsTitle(t *testing.T) {
-	// The cluster-api-operator looks for "<GetType()>-components.yaml"
-	// where GetType() drops the dash of control-plane and runtime-extension.
-	tests := map[string]string{
-		"core":              "core-components.yaml",
-		"bootstrap":         "bootstrap-components.yaml",
-		"control-plane":     "controlplane-components.yaml",
-		"infrastructure":    "infrastructure-components.yaml",
-		"ipam":              "ipam-components.yaml",
-		"addon":             "addon-components.yaml",
-		"runtime-extension": "runtimeextension-components.yaml",
-	}
-	for typ, want := range tests {
-		if got := ComponentsTitle(typ); got != want {
-			t.Errorf("ComponentsTitle(%q) = %q, want %q", typ, got, want)
-		}
 	}
 }
 

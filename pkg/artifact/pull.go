@@ -10,6 +10,8 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
+
+	"github.com/pinseal/pinseal/pkg/operator"
 )
 
 // Size limits applied before anything is read from a repository.
@@ -40,7 +42,7 @@ type Pulled struct {
 	// Files are the titled layers by title.
 	Files map[string][]byte
 	// Blob, Metadata and YAML are the components.gz, metadata.yaml and
-	// "<type>-components.yaml" layers; nil when absent.
+	// components YAML (ComponentsLayer) layers; nil when absent.
 	Blob, Metadata, YAML []byte
 	// ComponentsTitle is the title of the YAML layer ("" when absent).
 	ComponentsTitle string
@@ -127,18 +129,50 @@ func Pull(ctx context.Context, repo Repository, ref string) (*Pulled, error) {
 			return nil, fmt.Errorf("pull %s: layer %s (%s): %w", where, name, l.Digest, err)
 		}
 		p.Files[title] = b
-		switch {
-		case title == BlobTitle:
+		switch title {
+		case BlobTitle:
 			p.Blob = b
-		case title == MetadataTitle:
+		case MetadataTitle:
 			p.Metadata = b
-		case strings.HasSuffix(title, "-components.yaml") || title == "components.yaml":
-			if p.YAML == nil {
-				p.YAML, p.ComponentsTitle = b, title
+		}
+	}
+	if p.ComponentsTitle = ComponentsLayer(p.Manifest, p.Config); p.ComponentsTitle != "" {
+		p.YAML = p.Files[p.ComponentsTitle]
+	}
+	return p, nil
+}
+
+// ComponentsLayer is the title of the layer of m that is the provider's
+// components YAML: the one the cluster-api-operator installs for the
+// provider cfg describes (current type name first, then the older ones;
+// see pkg/operator), else, without a pinseal config or when no operator
+// finds one, components.yaml or the first "*-components.yaml". "" when
+// there is none.
+func ComponentsLayer(m ocispec.Manifest, cfg *Config) string {
+	titles := map[string]bool{}
+	var first string
+	for _, l := range m.Layers {
+		t := l.Annotations[ocispec.AnnotationTitle]
+		if t == "" || l.Size == 0 {
+			continue
+		}
+		titles[t] = true
+		if first == "" && strings.HasSuffix(t, "-components.yaml") {
+			first = t
+		}
+	}
+	if cfg != nil {
+		for _, tn := range operator.Types(cfg.Kind) {
+			f, _ := operator.Find(titles, operator.Provider{Type: tn.Type, Name: cfg.Name, Version: cfg.Release})
+			if f.Components != "" {
+				return f.Components
 			}
 		}
 	}
-	return p, nil
+	if titles[YAMLTitle] {
+		return YAMLTitle
+	}
+	return first
 }
 
 // fetch reads desc fully and verifies its size and digest.

@@ -78,7 +78,7 @@ func TestPushPullRoundTrip(t *testing.T) {
 				if !bytes.Equal(p.Blob, rel.Blob) || !bytes.Equal(p.YAML, rel.YAML) || !bytes.Equal(p.Metadata, rel.Metadata) {
 					t.Fatalf("pulled files differ from the pushed ones")
 				}
-				if p.ComponentsTitle != "infrastructure-components.yaml" {
+				if p.ComponentsTitle != YAMLTitle {
 					t.Fatalf("components title %q", p.ComponentsTitle)
 				}
 				if p.Config == nil || p.Config.Release != rel.Release || p.Config.Contract != "v1beta1" || len(p.Config.Pins) != 1 {
@@ -111,7 +111,7 @@ func TestPushPullRoundTrip(t *testing.T) {
 				t.Fatalf("push of changed content: %v, want *ImmutableError", err)
 			}
 			msg := err.Error()
-			for _, want := range []string{res.Descriptor.Digest.String(), "layer components.gz", "layer infrastructure-components.yaml", "immutable"} {
+			for _, want := range []string{res.Descriptor.Digest.String(), "layer components.gz", "layer components.yaml", "immutable"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error %q lacks %q", msg, want)
 				}
@@ -249,7 +249,7 @@ func TestPullTampered(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = Pull(ctx, repo, rel.Release)
-		if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "layer infrastructure-components.yaml") {
+		if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "layer components.yaml") {
 			t.Fatalf("Pull of a tampered layer = %v, want ErrTampered naming the YAML layer", err)
 		}
 	})

@@ -30,7 +30,12 @@ func (c *countingHash) Write(p []byte) (int, error) {
 // when limit <= 0) have come out, so a gzip bomb is reported, not expanded.
 //
 // Info.Err is nil only for exactly one complete, valid gzip member.
-func Inspect(r io.Reader, limit int64) Info {
+func Inspect(r io.Reader, limit int64) Info { return InspectTo(r, limit, nil) }
+
+// InspectTo is Inspect that also writes the inflated bytes of the first
+// member to w (when not nil) as they come out, so a caller can look at
+// the content in the same pass. Errors writing to w are ignored.
+func InspectTo(r io.Reader, limit int64, w io.Writer) Info {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
@@ -59,7 +64,11 @@ func Inspect(r io.Reader, limit int64) Info {
 	out := &countingHash{h: sha256.New()}
 	crc := crc32.NewIEEE()
 	fr := flate.NewReader(br)
-	n, err := io.CopyN(io.MultiWriter(out, crc), fr, limit+1)
+	var dst io.Writer = io.MultiWriter(out, crc)
+	if w != nil {
+		dst = io.MultiWriter(out, crc, lenient{w})
+	}
+	n, err := io.CopyN(dst, fr, limit+1)
 	_ = fr.Close()
 	info.RawSize = n
 	switch {
@@ -101,4 +110,12 @@ func Inspect(r io.Reader, limit int64) Info {
 		info.Err = &CorruptError{Kind: Trailing, Offset: end, Detail: "bytes follow the gzip trailer"}
 	}
 	return finish()
+}
+
+// lenient is a writer whose errors do not stop the copy.
+type lenient struct{ w io.Writer }
+
+func (l lenient) Write(p []byte) (int, error) {
+	_, _ = l.w.Write(p)
+	return len(p), nil
 }

@@ -31,6 +31,8 @@ import (
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -72,9 +74,18 @@ type FileResult struct {
 
 // Result is what a build did.
 type Result struct {
-	Dir   string       // the package directory
-	Pins  string       // where the pins came from: "pin.yaml" or "Makefile"
-	Files []FileResult // in pin order: each provider's sources, then its blob
+	Dir  string // the package directory
+	Pins string // where the pins came from: "pin.yaml", "Makefile", or PinsNone
+	// FromVendored: the package pins no download; each blob was rebuilt
+	// from the vendored YAML the package layout pairs it with, and nothing
+	// was fetched.
+	FromVendored bool `json:",omitempty"`
+	// Fetched are the URLs downloaded (or read from the cache); Reused the
+	// vendored files that already held their pinned bytes, so their
+	// sources were not fetched.
+	Fetched []string     `json:",omitempty"`
+	Reused  []string     `json:",omitempty"`
+	Files   []FileResult // in pin order: each provider's sources, then its blob
 	// Removed are temporary files a killed build had left beside the
 	// outputs (older than atomicfile.StaleAge), removed by this one.
 	Removed []string `json:",omitempty"`
@@ -125,14 +136,16 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
-	if set == nil || set.File == nil || len(set.File.Providers) == 0 {
-		return nil, noPinsError(dir, set)
+	log = log.With("package", dir)
+	if !pinsSources(set) {
+		// No download is pinned: rebuild each blob from the vendored YAML
+		// the package layout names, fetching nothing.
+		return buildFromVendored(ctx, dir, abs, set, opts, log)
 	}
 	res := &Result{Dir: abs, Pins: set.Source}
-	log = log.With("package", dir)
 	file := set.File
 	if set.Source != pin.SourcePinFile {
-		file = fromMakefile(abs, file)
+		file = fromMakefile(ctx, abs, file, log)
 	}
 
 	fetcher := opts.Fetcher
@@ -141,21 +154,32 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 		f.BaseDir = abs
 		fetcher = &f
 	}
-	outs, err := plan(ctx, abs, file, fetcher, log)
+	var stats fetchStats
+	outs, err := plan(ctx, abs, file, fetcher, log, &stats)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
+	res.Fetched, res.Reused = stats.fetched, stats.reused
 
+	if err := writeOutputs(abs, dir, outs, opts, res, log); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// writeOutputs writes the outputs that changed, all staged before the
+// first rename, and records each in res.
+func writeOutputs(abs, dir string, outs []output, opts Options, res *Result, log *slog.Logger) error {
 	var writes []atomicfile.File
 	for _, o := range outs {
 		if err := checkInside(abs, o.rel); err != nil {
-			return nil, fmt.Errorf("build %s: %w", dir, err)
+			return fmt.Errorf("build %s: %w", dir, err)
 		}
 		target := filepath.Join(abs, filepath.FromSlash(o.rel))
 		fr := FileResult{Path: o.rel, Provider: o.provider, Kind: o.kind, Size: int64(len(o.data)), SHA256: hexSHA(o.data)}
 		keep, note, err := keepExisting(target, o)
 		if err != nil {
-			return nil, fmt.Errorf("build %s: %w", dir, err)
+			return fmt.Errorf("build %s: %w", dir, err)
 		}
 		switch {
 		case keep != nil:
@@ -171,7 +195,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	if len(writes) > 0 {
 		if err := atomicfile.WriteFiles(writes); err != nil {
-			return nil, fmt.Errorf("build %s: write outputs: %w", dir, err)
+			return fmt.Errorf("build %s: write outputs: %w", dir, err)
 		}
 	}
 	if !opts.DryRun {
@@ -194,7 +218,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 	}
 	log.Info("built", "files", len(res.Files), "written", len(writes), "dry_run", opts.DryRun)
-	return res, nil
+	return nil
 }
 
 // checkPackageDir reports a missing package directory, or a path that is
@@ -229,13 +253,27 @@ func noPinsError(dir string, set *pin.Set) error {
 // not name a blob) when the package already has it.
 const DefaultBlob = "files/components.gz"
 
-// fromMakefile completes a File assembled from Makefile variables: where the
-// package already holds
-// files/components.gz and exactly one provider has a components source, that
-// provider gets it as its blob — rebuilding the YAML without its blob would
-// make the two diverge, the first trap the verifier looks for.
-func fromMakefile(dir string, f *pin.File) *pin.File {
+// fromMakefile completes a File assembled from Makefile variables, which
+// name no blob: a provider whose components file the package layout
+// (pkg/layout, on the package as it loads now) pairs with a ConfigMap's
+// vendored blob gets that blob; otherwise, where the package already holds
+// files/components.gz and exactly one provider has a components source,
+// that provider gets it — rebuilding the YAML without its blob would make
+// the two diverge, the first trap the verifier looks for.
+func fromMakefile(ctx context.Context, dir string, f *pin.File, log *slog.Logger) *pin.File {
 	out := &pin.File{Providers: append([]pin.Provider(nil), f.Providers...)}
+	if blobs := layoutBlobs(ctx, dir, log); len(blobs) > 0 {
+		for i, p := range out.Providers {
+			if c, err := layout.PinComponents(p); err == nil && c != "" && p.Blob == "" && blobs[c] != "" {
+				out.Providers[i].Blob = blobs[c]
+			}
+		}
+		for _, p := range out.Providers {
+			if p.Blob != "" {
+				return out
+			}
+		}
+	}
 	var withComponents []int
 	for i, p := range out.Providers {
 		for _, s := range p.Sources {
@@ -267,7 +305,7 @@ func providerID(p pin.Provider) string {
 
 // plan fetches, verifies and patches every source and compresses every blob,
 // in memory. Nothing is written.
-func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, log *slog.Logger) ([]output, error) {
+func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, log *slog.Logger, stats *fetchStats) ([]output, error) {
 	var outs []output
 	owner := map[string]int{} // rel path -> index in outs
 	for _, p := range f.Providers {
@@ -289,10 +327,21 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 			if err != nil {
 				return nil, fmt.Errorf("%s: source %s: to: %w", pid, s.URL, err)
 			}
-			log.Info("fetch", "provider", pid, "url", s.URL)
-			data, err := fetcher.Fetch(ctx, s)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", pid, err)
+			// A vendored file that already holds the pinned bytes is
+			// those bytes: no download needed (a package whose blob alone
+			// is wrong rebuilds offline, as the verifier's hint says).
+			data, ok := vendoredPinned(dir, rel, s.SHA256)
+			if ok {
+				log.Info("vendored file matches its pin; not fetched", "provider", pid, "file", rel)
+				stats.reused = append(stats.reused, rel)
+			} else {
+				log.Info("fetch", "provider", pid, "url", s.URL)
+				var err error
+				data, err = fetcher.Fetch(ctx, s)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", pid, err)
+				}
+				stats.fetched = append(stats.fetched, s.URL)
 			}
 			// The fetcher verifies; check again so no code path can write
 			// unverified bytes.
@@ -310,7 +359,7 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 		// (DESIGN, pin.yaml contract): every other vendored file must stay
 		// byte-identical to its pin, which the verifier's pin-digest checks.
 		if len(p.Patches) > 0 {
-			comp, err := componentsFile(pid, order)
+			comp, err := pinnedComponents(pid, p, order)
 			if err != nil {
 				return nil, fmt.Errorf("%s has patches: %w", pid, err)
 			}
@@ -340,7 +389,7 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 		if err != nil {
 			return nil, fmt.Errorf("%s: blob: %w", pid, err)
 		}
-		comp, err := componentsFile(pid, order)
+		comp, err := pinnedComponents(pid, p, order)
 		if err != nil {
 			return nil, err
 		}
@@ -520,4 +569,61 @@ func cleanRel(p string) (string, error) {
 func hexSHA(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// fetchStats records what plan fetched and what it took from the package.
+type fetchStats struct {
+	fetched, reused []string
+}
+
+// vendoredPinned returns the vendored file rel of the package in dir when
+// it exists inside the package and its SHA-256 is want.
+func vendoredPinned(dir, rel, want string) ([]byte, bool) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, false
+	}
+	defer root.Close()
+	b, err := readInside(root, rel)
+	if err != nil || !strings.EqualFold(hexSHA(b), want) {
+		return nil, false
+	}
+	return b, true
+}
+
+// layoutBlobs maps each vendored components YAML of the package in dir to
+// the vendored blob the package layout pairs it with (the ConfigMap that
+// carries the blob); nil when the package does not load.
+func layoutBlobs(ctx context.Context, dir string, log *slog.Logger) map[string]string {
+	pkg, err := load.Package(ctx, dir, load.Options{Logger: log})
+	if err != nil || pkg == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, r := range layout.Of(pkg).Releases {
+		if r.ConfigMap == nil || r.Components == "" || r.Blob == "" {
+			continue
+		}
+		if b, dup := out[r.Components]; dup && b != r.Blob {
+			out[r.Components] = "" // two blobs of one YAML: decide nothing
+			continue
+		}
+		out[r.Components] = r.Blob
+	}
+	return out
+}
+
+// pinnedComponents is the provider's components file among its sources'
+// destinations: the package layout's pin rule (pin.yaml `components`, else
+// the one source ending in components.yaml, else its only source that is
+// not metadata), else the historical suffix rule with its errors.
+func pinnedComponents(pid string, p pin.Provider, order []string) (string, error) {
+	c, err := layout.PinComponents(p)
+	if err != nil {
+		return "", err
+	}
+	if c != "" && slices.Contains(order, c) {
+		return c, nil
+	}
+	return componentsFile(pid, order)
 }

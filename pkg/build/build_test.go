@@ -673,7 +673,20 @@ func TestBuildOffline(t *testing.T) {
 	if len(res.Files) != 3 {
 		t.Errorf("files %v", statuses(res))
 	}
+	// Vendored files that hold their pinned bytes need no download: with
+	// an empty cache and no network, a build that only has to redo the
+	// blob works and says it fetched nothing.
 	empty := &pin.Fetcher{CacheDir: t.TempDir(), Offline: true}
+	blobPath := filepath.Join(dir, "files/components.gz")
+	if err := os.WriteFile(blobPath, []byte("not the blob"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = Build(context.Background(), dir, Options{Fetcher: empty})
+	if err != nil || len(res.Fetched) != 0 || len(res.Reused) != 2 || statuses(res)["files/components.gz"] != Written {
+		t.Fatalf("offline rebuild from vendored pinned files: %+v, %v", res, err)
+	}
+	// A vendored file that does not hold its pinned bytes is fetched.
+	os.RemoveAll(filepath.Join(dir, "files"))
 	if _, err := Build(context.Background(), dir, Options{Fetcher: empty}); err == nil || !strings.Contains(err.Error(), "offline") {
 		t.Errorf("offline build with an empty cache: %v", err)
 	}

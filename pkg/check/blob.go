@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -31,23 +32,38 @@ func blobName(pkg *model.Package, cm *model.ConfigMap) string {
 	if cm.Components != nil && cm.Components.BlobFile != "" {
 		return cm.Components.BlobFile
 	}
-	if pkg.Pins != nil && pkg.Pins.File != nil {
-		for _, pp := range pkg.Pins.File.Providers {
-			if pp.Release == cm.Name && pp.Blob != "" {
-				return pp.Blob
-			}
-		}
+	if r := layout.Of(pkg).ConfigMap(cm); r != nil && r.Blob != "" {
+		return r.Blob
 	}
-	return "files/components.gz"
+	return ""
 }
 
-// rebuildHint says how to rebuild a package's blob reproducibly.
+// rebuildHint says how to rebuild a package's blob reproducibly: with the
+// builder when the package pins its sources or vendors both the blob and
+// its YAML (builder build then rebuilds the blob from that YAML), or with
+// gzip from the vendored YAML; for a blob inlined in a template with no
+// YAML beside it (air-gap charts), from the YAML it was made from.
 func rebuildHint(pkg *model.Package, cm *model.ConfigMap) string {
-	h := fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkgPath(pkg))
-	if cm.Components != nil && cm.Components.YAMLFile != "" {
-		h += fmt.Sprintf(", or `cd %s && gzip -9 -n -c %s > %s`", pkgPath(pkg), cm.Components.YAMLFile, blobName(pkg, cm))
+	yaml := ""
+	if cm.Components != nil {
+		yaml = cm.Components.YAMLFile
 	}
-	return h
+	b := blobName(pkg, cm)
+	pinned := pkg.Pins != nil && pkg.Pins.File != nil
+	switch {
+	case pinned && b != "" && yaml != "":
+		return fmt.Sprintf("rebuild it reproducibly: `builder build %s`, or `cd %s && gzip -9 -n -c %s > %s`", pkgPath(pkg), pkgPath(pkg), yaml, b)
+	case pinned:
+		return fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkgPath(pkg))
+	case b != "" && yaml != "":
+		// A package that pins no download: builder build rebuilds the
+		// blob from the vendored YAML the package layout pairs it with.
+		return fmt.Sprintf("rebuild it reproducibly from the vendored YAML: `builder build %s` (it fetches nothing), or `cd %s && gzip -9 -n -c %s > %s`", pkgPath(pkg), pkgPath(pkg), yaml, b)
+	case b != "":
+		return fmt.Sprintf("rebuild it reproducibly from the upstream YAML it was made from: `gzip -9 -n -c <components>.yaml > %s`", rel(pkg, b))
+	default:
+		return fmt.Sprintf("rebuild it reproducibly from the upstream YAML it was made from (`gzip -9 -n -c <components>.yaml | base64 -w0`) and put that in binaryData.components of ConfigMap %q in %s", cm.Name, rel(pkg, cm.File))
+	}
 }
 
 // blobBroken reports whether the components are gzip that cannot be read.
@@ -77,9 +93,13 @@ func blobYAML(t *model.Tree) []report.Finding {
 				if !c.Gzip {
 					continue // plain YAML in the ConfigMap itself: what is reviewed is what is applied
 				}
-				out = append(out, newFinding(BlobYAML, pkg, owner, blobLocation(cm),
-					fmt.Sprintf("the gzip components of ConfigMap %q (%s) match no vendored YAML: reviewers cannot see what the cluster gets", cm.Name, componentsKey(c)),
-					fmt.Sprintf("vendor the upstream YAML under files/ and pin it, then `builder build %s`", pkgPath(pkg))))
+				// Nothing to compare with (an air-gap chart inlines the
+				// blob): not a drift, but nobody can review it.
+				f := newFinding(BlobYAML, pkg, owner, blobLocation(cm),
+					fmt.Sprintf("the gzip components of ConfigMap %q in %s (%s) have no vendored YAML beside them: nobody can review what the cluster gets", cm.Name, nsName(cm.Namespace), componentsKey(c)),
+					"keep the raw YAML the blob was made from in the repository next to the chart (and pin its upstream URL and sha256), so a reviewer can diff it; `gunzip -c` of the blob shows what the cluster gets today")
+				f.Severity = report.Warning // at most a warning: nothing differs that can be shown
+				out = append(out, f)
 				continue
 			}
 			f := pkg.Files[c.YAMLFile]
@@ -266,7 +286,10 @@ func compressedAnnotation(t *model.Tree) []report.Finding {
 				hint = fmt.Sprintf("add the annotation %s: \"true\" to the ConfigMap", ann)
 			case !c.Gzip && annotated:
 				msg = fmt.Sprintf("ConfigMap %q is annotated %s: \"true\" but %s is not gzip: the operator fails to decompress it", cm.Name, ann, componentsKey(c))
-				hint = fmt.Sprintf("store the gzip blob in binaryData.components (`builder build %s`), or drop the annotation and keep plain YAML in data.components", pkgPath(pkg))
+				hint = "store the gzip blob in binaryData.components, or drop the annotation and keep plain YAML in data.components"
+				if pkg.Pins != nil && pkg.Pins.File != nil {
+					hint = fmt.Sprintf("store the gzip blob in binaryData.components (`builder build %s`), or drop the annotation and keep plain YAML in data.components", pkgPath(pkg))
+				}
 			case !c.Gzip && c.InBinaryData:
 				msg = fmt.Sprintf("ConfigMap %q keeps plain components in binaryData without %s: \"true\": the operator reads only data.components", cm.Name, ann)
 				hint = "move the YAML to data.components, or store it gzipped in binaryData with the annotation"
@@ -277,4 +300,98 @@ func compressedAnnotation(t *model.Tree) []report.Finding {
 		}
 	}
 	return out
+}
+
+// componentsValid: the (inflated) components are a stream of Kubernetes
+// objects with apiVersion, kind and metadata.name, at least one.
+func componentsValid(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	ix := NewIndex(t)
+	pick := pickers(t, ix)
+	for _, pkg := range t.Packages {
+		for _, cm := range pkg.ConfigMaps {
+			c := cm.Components
+			if c == nil || c.DecodeErr != nil || blobBroken(c) || c.Objects == nil || c.Objects.Problem == "" {
+				continue
+			}
+			what := componentsKey(c)
+			if c.Gzip {
+				what += " (inflated)"
+			}
+			loc := cm.Location
+			if c.YAMLFile != "" && pkg.Files[c.YAMLFile] != nil {
+				loc = model.Location{File: c.YAMLFile}
+			}
+			hint := "the upstream download went wrong (an error page or a cut-off file was saved): fetch it again with `curl -fsSL` (fail on HTTP errors) and check its SHA-256"
+			if c.YAMLFile != "" {
+				hint += fmt.Sprintf(", then `builder build %s`", pkgPath(pkg))
+			}
+			out = append(out, newFinding(ComponentsValid, pkg, ownerOf(pkg, cm, pick), loc,
+				fmt.Sprintf("%s of ConfigMap %q is not a stream of Kubernetes objects: %s; the operator would install nothing or fail", what, cm.Name, c.Objects.Problem),
+				hint))
+		}
+	}
+	return out
+}
+
+// releaseWarn is the share of model.ReleaseLimit from which release-size
+// warns.
+const releaseWarn = 0.75
+
+// releaseSize: the chart's Helm release fits the 1 MiB of a Secret.
+func releaseSize(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	for _, pkg := range t.Packages {
+		r := pkg.Release
+		if r == nil || float64(r.Bytes) < releaseWarn*model.ReleaseLimit {
+			continue
+		}
+		pct := float64(r.Bytes) * 100 / model.ReleaseLimit
+		inChart := map[string]bool{}
+		for _, f := range r.Files {
+			inChart[f.Path] = true
+		}
+		var heavy []string
+		for _, f := range r.Files[:min(3, len(r.Files))] {
+			heavy = append(heavy, fmt.Sprintf("%s %s", f.Path, kib(f.Bytes)))
+		}
+		msg := fmt.Sprintf("the Helm release of this chart encodes to %s, %.0f %% of the 1 MiB a release Secret holds", kib(r.Bytes), pct)
+		if pct > 100 {
+			msg += ": Helm cannot install or upgrade it"
+		} else {
+			msg += ": a bigger upstream manifest will not install"
+		}
+		if len(heavy) > 0 {
+			msg += "; heaviest files (as stored, base64): " + strings.Join(heavy, ", ")
+		}
+		var dup []string
+		seen := map[string]bool{}
+		for _, cm := range pkg.ConfigMaps {
+			c := cm.Components
+			if c == nil || !c.Gzip || c.YAMLFile == "" || c.BlobFile == "" || !inChart[c.YAMLFile] || seen[c.YAMLFile] {
+				continue
+			}
+			seen[c.YAMLFile] = true
+			dup = append(dup, fmt.Sprintf("%s (the raw YAML of %s)", c.YAMLFile, c.BlobFile))
+		}
+		hint := "keep only what the templates read in the chart: list other files in .helmignore"
+		if len(dup) > 0 {
+			msg += "; " + strings.Join(dup, ", ") + " ships beside its blob, so the chart carries the manifest twice"
+			hint = "add the raw YAML to .helmignore (e.g. the line " + strings.SplitN(dup[0], " ", 2)[0] + "; .helmignore takes globs, not regular expressions: files/.*-components.yaml matches only names that start with a dot, files/*-components.yaml is the glob): the ConfigMap reads only the blob"
+		}
+		f := newFinding(ReleaseSize, pkg, "", model.Location{File: "Chart.yaml"}, msg, hint)
+		if pct <= 100 {
+			f.Severity = report.Warning // at most a warning until it no longer fits
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// kib renders a byte count.
+func kib(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KiB", float64(n)/1024)
 }

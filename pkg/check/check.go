@@ -46,6 +46,8 @@ const (
 	BlobYAML             = "blob-yaml"
 	BlobHeader           = "blob-header"
 	BlobCorrupt          = "blob-corrupt"
+	ComponentsValid      = "components-valid"
+	ReleaseSize          = "release-size"
 	ConfigMapVersion     = "configmap-version"
 	SelectorUnique       = "selector-unique"
 	SelectorSemver       = "selector-semver"
@@ -59,6 +61,7 @@ const (
 	VersionReused        = "version-reused"
 	Signature            = "signature"
 	Provenance           = "provenance"
+	OCIInstall           = "oci-install"
 	WaiverExpired        = "waiver-expired"
 )
 
@@ -71,6 +74,8 @@ var catalog = []Check{
 		Description: "The blob's gzip header is reproducible: MTIME 0, no FNAME, FCOMMENT or FEXTRA; the finding says what is embedded."},
 	{ID: BlobCorrupt, Title: "Blob is valid gzip", Severity: report.Error, Run: blobCorrupt,
 		Description: "The blob is one valid, complete gzip stream (CRC and size trailer checked) that inflates within the size limit."},
+	{ID: ComponentsValid, Title: "Components are Kubernetes objects", Severity: report.Error, Run: componentsValid,
+		Description: "The components (inflated when gzip) are a stream of Kubernetes objects, each with apiVersion, kind and metadata.name, at least one: not a saved 404 body, an HTML error page, a truncated download or a bare scalar."},
 	{ID: ConfigMapVersion, Title: "ConfigMap named spec.version", Severity: report.Error, Run: configMapVersion,
 		Description: "The ConfigMap the provider's selector picks has the version spec.version: its provider.cluster.x-k8s.io/version label or, without one, its name."},
 	{ID: SelectorUnique, Title: "Selector matches one ConfigMap", Severity: report.Error, Run: selectorUnique,
@@ -89,6 +94,8 @@ var catalog = []Check{
 		Description: "Every pinned vendored file exists and matches its SHA-256 pin; a file the pin's patches change matches it once they are reversed (last patch first)."},
 	{ID: PinMissing, Title: "Upstream files are pinned", Severity: report.Warning, Run: pinMissing,
 		Description: "Every upstream download and vendored file is pinned by SHA-256."},
+	{ID: ReleaseSize, Title: "Helm release fits its Secret", Severity: report.Error, Run: releaseSize,
+		Description: "The chart's Helm release (json of the chart with every file, values and manifest, gzip at best compression, base64, as Helm stores it in a Secret) stays under 1 MiB: a warning from 75 %, an error above 100 %; the finding names the heaviest files and a raw YAML shipped beside its blob."},
 	{ID: RegistryDigest, Title: "Registry copy equals tree", Severity: report.Error,
 		Description: "The registry artifact tagged with the release (PREFIX/<type>-<name>:<release>) exists, reads back with every layer matching its manifest and, being the tree's release, holds exactly the local blob (components.gz) and metadata.yaml. A different release under the tag is version-reused instead."},
 	{ID: VersionReused, Title: "Release tag not reused", Severity: report.Error,
@@ -97,6 +104,8 @@ var catalog = []Check{
 		Description: "The artifact's manifest digest carries a valid cosign signature by one of the trusted keys (the policy's keys and --key); a signature copied from another digest does not count."},
 	{ID: Provenance, Title: "Provenance matches pins", Severity: report.Error,
 		Description: "A SLSA provenance v1 attestation about the artifact's digest is signed by a trusted key, names a builder the policy allows and lists exactly the artifact's pins as materials."},
+	{ID: OCIInstall, Title: "Operator installs the artifact", Severity: report.Error,
+		Description: "Every cluster-api-operator release with OCI support (v0.16.0 and later, ControlPlaneProvider's type named control-plane and, before v0.23.0, controlplane) finds components and metadata among the artifact's layer titles for the provider's type, name and spec.version, and what it finds is the artifact's components YAML and metadata.yaml: an OCI install (spec.fetchConfig.oci) gets exactly the checked bytes."},
 	{ID: WaiverExpired, Title: "Waiver expired", Severity: report.Error,
 		Description: "A policy waiver is past its expiry date: fix the finding or renew the waiver. Always an error."},
 }

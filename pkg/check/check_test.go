@@ -175,7 +175,7 @@ func TestMutations(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				core(t).ConfigMaps[0].Components.YAMLFile = ""
 			},
-			check: BlobYAML, count: 1, want: []string{"match no vendored YAML"},
+			check: BlobYAML, count: 1, want: []string{"no vendored YAML beside them", "nobody can review"},
 		},
 		{
 			name: "ConfigMap without components",
@@ -537,9 +537,9 @@ func TestVersionOf(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
-	want := []string{PackageLoad, BlobYAML, BlobHeader, BlobCorrupt, ConfigMapVersion, SelectorUnique, SelectorSemver,
-		CompressedAnnotation, MetadataSeries, Contract, PinVersion, PinDigest, PinMissing,
-		RegistryDigest, VersionReused, Signature, Provenance, WaiverExpired}
+	want := []string{PackageLoad, BlobYAML, BlobHeader, BlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
+		CompressedAnnotation, MetadataSeries, Contract, PinVersion, PinDigest, PinMissing, ReleaseSize,
+		RegistryDigest, VersionReused, Signature, Provenance, OCIInstall, WaiverExpired}
 	if got := IDs(); !slices.Equal(got, want) {
 		t.Fatalf("catalog IDs = %v, want %v", got, want)
 	}
@@ -554,7 +554,7 @@ func TestCatalog(t *testing.T) {
 		if c.Severity != wantSev {
 			t.Errorf("%s: default severity %q, want %q", c.ID, c.Severity, wantSev)
 		}
-		needsRun := !slices.Contains([]string{RegistryDigest, VersionReused, Signature, Provenance, WaiverExpired}, c.ID)
+		needsRun := !slices.Contains([]string{RegistryDigest, VersionReused, Signature, Provenance, OCIInstall, WaiverExpired}, c.ID)
 		if (c.Run != nil) != needsRun {
 			t.Errorf("%s: Run set = %v, want %v", c.ID, c.Run != nil, needsRun)
 		}
@@ -641,5 +641,106 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	if !strings.Contains(out, "| `signature` | error | registry |") || !strings.Contains(out, "| `pin-missing` | warning | tree |") {
 		t.Errorf("markdown needs column wrong:\n%s", out)
+	}
+}
+
+// TestComputedVersionWithDockerfilePin: a computed Makefile version beside a
+// literal Dockerfile ARG VERSION is compared through the ARG (no finding
+// when it matches, an error naming the Dockerfile when it does not); with
+// no literal pin it is at most a warning.
+func TestComputedVersionWithDockerfilePin(t *testing.T) {
+	computed := pin.Var{Name: "CAPMOX_VERSION", Value: "$(shell awk -F= '/^ARG VERSION=/{print $$2}' images/capmox/Dockerfile)", File: "Makefile", Line: 4}
+	tr := cleanTree()
+	infra(tr).Pins.Versions = []pin.Var{computed, {Name: "VERSION", Value: "v0.7.7", Known: true, File: "images/capmox/Dockerfile", Line: 2}}
+	if fs := pinVersion(tr); len(fs) != 0 {
+		t.Fatalf("matching Dockerfile pin: %+v", fs)
+	}
+	infra(tr).Pins.Versions[1].Value = "v0.7.8"
+	fs := pinVersion(tr)
+	if len(fs) != 1 || fs[0].File != "packages/system/infra/images/capmox/Dockerfile" || fs[0].Severity != "" || !strings.Contains(fs[0].Message, "v0.7.8") {
+		t.Fatalf("drifted Dockerfile pin: %+v", fs)
+	}
+	infra(tr).Pins.Versions = []pin.Var{computed}
+	fs = pinVersion(tr)
+	if len(fs) != 1 || fs[0].Severity != report.Warning || !strings.Contains(fs[0].Message, "cannot be checked") {
+		t.Fatalf("no literal pin: %+v", fs)
+	}
+}
+
+// TestPinMissingNamesTheDownload: a download in a recipe has no variable
+// name; the message names the URL and file:line with no empty placeholder.
+func TestPinMissingNamesTheDownload(t *testing.T) {
+	tr := cleanTree()
+	infra(tr).Pins.Unpinned = []pin.Var{
+		{Value: "https://example.com/x/metadata.yaml", Known: true, File: "Makefile", Line: 12},
+		{Name: "CAPMOX_URL", Value: "https://example.com/capmox.yaml", Known: true, File: "Makefile", Line: 3},
+	}
+	fs := pinMissing(tr)
+	if len(fs) != 2 {
+		t.Fatalf("findings: %+v", fs)
+	}
+	for _, f := range fs {
+		for _, bad := range []string{"  ", " = https", "beside ,", "beside  "} {
+			if strings.Contains(f.Message+f.Hint, bad) && !(bad == " = https" && strings.Contains(f.Message, "CAPMOX_URL = https")) {
+				t.Errorf("placeholder %q in %q / %q", bad, f.Message, f.Hint)
+			}
+		}
+	}
+	if !strings.Contains(fs[0].Message, "Makefile:12: a recipe downloads https://example.com/x/metadata.yaml") {
+		t.Errorf("recipe download: %s", fs[0].Message)
+	}
+	if !strings.Contains(fs[1].Message, "Makefile:3: CAPMOX_URL = https://example.com/capmox.yaml") || !strings.Contains(fs[1].Hint, "CAPMOX_SHA256") {
+		t.Errorf("variable download: %s / %s", fs[1].Message, fs[1].Hint)
+	}
+}
+
+func TestReleaseSizeLevels(t *testing.T) {
+	for _, tc := range []struct {
+		bytes int64
+		want  report.Severity // "" none, Warning preset, "error" = unset (policy's error)
+		n     int
+	}{
+		{700 << 10, "", 0},
+		{800 << 10, report.Warning, 1},
+		{1100 << 10, "", 1},
+	} {
+		tr := cleanTree()
+		core := tr.Packages[0]
+		core.Release = &model.ReleaseSize{Bytes: tc.bytes, Exact: true, Files: []model.FileWeight{
+			{Path: "files/core-components.yaml", Bytes: 600 << 10}, {Path: "files/components.gz", Bytes: 100 << 10}}}
+		fs := releaseSize(tr)
+		if len(fs) != tc.n {
+			t.Fatalf("%d bytes: %+v", tc.bytes, fs)
+		}
+		if tc.n == 0 {
+			continue
+		}
+		if fs[0].Severity != tc.want || !strings.Contains(fs[0].Message, "files/core-components.yaml (the raw YAML of files/components.gz)") || !strings.Contains(fs[0].Hint, ".helmignore") {
+			t.Errorf("%d bytes: %+v", tc.bytes, fs[0])
+		}
+	}
+}
+
+// TestAirgapHints: a ConfigMap no provider selects, in a package with no
+// pins and no vendored files, gets fixes that work there (no builder build).
+func TestAirgapHints(t *testing.T) {
+	pkg := &model.Package{Path: "packages/system/airgap", Chart: true, Pins: &pin.Set{}, Files: map[string]*model.File{}}
+	bad := &blob.Info{Size: 10, Members: 1, Err: &blob.CorruptError{Kind: blob.Truncated, Offset: 5}}
+	pkg.ConfigMaps = []*model.ConfigMap{{
+		Name: "not-semver", Namespace: "capi-a",
+		Annotations: map[string]string{model.CompressedAnnotation: "true"},
+		Location:    model.Location{File: "templates/cm.yaml", Line: 3},
+		Components:  &model.Components{InBinaryData: true, Gzip: true, Size: 10, Blob: bad},
+		Metadata:    &model.Metadata{ReleaseSeries: []model.ReleaseSeries{{Major: 1, Minor: 10, Contract: "v1beta1"}}},
+	}}
+	tr := &model.Tree{Root: "/tree", Packages: []*model.Package{pkg}}
+	fs := runAll(tr)
+	if got := checksOf(fs); !slices.Equal(got, []string{BlobCorrupt, SelectorSemver}) {
+		t.Fatalf("checks = %v: %+v", got, fs)
+	}
+	for _, f := range fs {
+		if strings.Contains(f.Hint, "builder build") {
+			t.Errorf("%s hint suggests the builder where it cannot work: %s", f.Check, f.Hint)
+		}
 	}
 }

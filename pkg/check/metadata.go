@@ -140,6 +140,24 @@ func contract(t *model.Tree) []report.Finding {
 		return nil
 	}
 	accepted := compatibleContracts(served)
+	// ConfigMaps no provider in the tree selects (air-gap charts) are
+	// releases too, installed by providers created elsewhere.
+	pick := pickers(t, ix)
+	for _, pkg := range t.Packages {
+		for _, cm := range pkg.ConfigMaps {
+			if len(pick[cm]) > 0 || pkg == t.Core {
+				continue
+			}
+			c, v, ok := releaseContract(cm)
+			if !ok || slices.Contains(accepted, c) {
+				continue
+			}
+			out = append(out, newFinding(Contract, pkg, "", metadataLocation(pkg, cm),
+				fmt.Sprintf("ConfigMap %q in %s (release %d.%d.%d) declares contract %s, but the core provider %s %s (%s) serves %s",
+					cm.Name, nsName(cm.Namespace), v.Major(), v.Minor(), v.Patch(), c, core.ID(), core.Version, pkgPath(t.Core), strings.Join(accepted, ", ")),
+				fmt.Sprintf("ship a release whose series declares %s, or upgrade the core provider to a release serving %s", served, c)))
+		}
+	}
 	providers(t, func(pkg *model.Package, p *model.Provider) {
 		if p.Kind == "CoreProvider" {
 			return

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -108,9 +109,14 @@ func pinVersion(t *model.Tree) []report.Finding {
 				loc.File = pinFile(pkg)
 			}
 			if !v.Known {
-				out = append(out, newFinding(PinVersion, pkg, "", loc,
-					fmt.Sprintf("version variable %s = %s is computed, so the pinned version is unknown and cannot be compared with the releases", v.Name, v.Value),
-					fmt.Sprintf("set %s to a literal version (e.g. %s = v1.2.3), or pin the package in %s", v.Name, v.Name, pin.FileName)))
+				if literal := literalPin(ps.Versions); literal != nil {
+					continue // the literal pin (a Dockerfile ARG) is compared instead
+				}
+				f := newFinding(PinVersion, pkg, "", loc,
+					fmt.Sprintf("version variable %s = %s is computed and nothing in the package pins the version literally: the version is unknown and cannot be checked against the releases", v.Name, v.Value),
+					fmt.Sprintf("set %s to a literal version (e.g. %s = v1.2.3), pin it in a Dockerfile (ARG VERSION=v1.2.3), or pin the package in %s", v.Name, v.Name, pin.FileName))
+				f.Severity = report.Warning // unknown is not wrong: at most a warning
+				out = append(out, f)
 				continue
 			}
 			if pin.ReleaseVersion(v.Value) == "" {
@@ -147,6 +153,17 @@ func pinVersion(t *model.Tree) []report.Finding {
 		}
 	}
 	return out
+}
+
+// literalPin is a known version the package pins in a Dockerfile (ARG
+// VERSION=…), which a computed Makefile version usually reads; nil if none.
+func literalPin(vs []pin.Var) *pin.Var {
+	for i := range vs {
+		if vs[i].Known && path.Base(vs[i].File) == "Dockerfile" && pin.ReleaseVersion(vs[i].Value) != "" {
+			return &vs[i]
+		}
+	}
+	return nil
 }
 
 // loadFailed reports whether the loader could not make sense of part of
@@ -253,7 +270,8 @@ func patchedComponents(pkg *model.Package, pp pin.Provider, s pin.Source) bool {
 			return true
 		}
 	}
-	return strings.HasSuffix(path.Base(s.To), "components.yaml")
+	c, _ := layout.PinComponents(pp)
+	return c == s.To
 }
 
 // pinDigest: every pinned vendored file exists and matches its SHA-256; a
@@ -347,9 +365,19 @@ func pinMissing(t *model.Tree) []report.Finding {
 			unpinned, file = pkg.Pins.Unpinned, pkg.Pins.File
 		}
 		for _, u := range unpinned {
+			where := u.File
+			if u.Line > 0 {
+				where = fmt.Sprintf("%s:%d", u.File, u.Line)
+			}
+			what := "a recipe downloads " + u.Value
+			fix := fmt.Sprintf("pin the bytes: put the digest beside the download at %s (e.g. a SHA-256 variable checked with sha256sum -c), or list the source with its url, sha256 and to in %s", where, pin.FileName)
+			if u.Name != "" {
+				what = fmt.Sprintf("%s = %s", u.Name, u.Value)
+				fix = fmt.Sprintf("pin the bytes: add a SHA-256 variable beside %s (e.g. %s_SHA256), or list the source with its url, sha256 and to in %s", u.Name, strings.TrimSuffix(u.Name, "_URL"), pin.FileName)
+			}
 			out = append(out, newFinding(PinMissing, pkg, prov, model.Location{File: u.File, Line: u.Line},
-				fmt.Sprintf("%s downloads %s = %s with no SHA-256 pin: a release tag is mutable", u.File, u.Name, u.Value),
-				fmt.Sprintf("pin the bytes: add a SHA-256 variable beside %s, or list the source with its sha256 in %s", u.Name, pin.FileName)))
+				fmt.Sprintf("%s: %s with no SHA-256 pin: a release tag is mutable", where, what),
+				fix))
 		}
 		vendored := vendoredYAML(pkg)
 		if len(vendored) == 0 {

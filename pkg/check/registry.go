@@ -13,7 +13,9 @@ import (
 
 	ver "github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -55,6 +57,7 @@ func Registry(builders []string) []Check {
 		withRun(VersionReused, versionReused),
 		withRun(Signature, signature),
 		withRun(Provenance, func(t *model.Tree) []report.Finding { return provenance(t, builders) }),
+		withRun(OCIInstall, ociInstall),
 	}
 }
 
@@ -117,13 +120,17 @@ func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
 	if l.pin != nil {
 		l.version = l.pin.Version
 	}
+	if p.Selector == nil && p.FetchOCI != "" {
+		// The provider installs from its OCI artifact: the tree holds no
+		// ConfigMap or vendored files of it to compare, only its pins.
+		return l
+	}
 	sum := func(in *model.Package, name string) string {
 		if f := in.Files[name]; f != nil && name != "" {
 			return f.SHA256.String()
 		}
 		return ""
 	}
-	single := len(pkg.Providers) == 1
 	// The ConfigMap the operator installs, and the package it is in (a
 	// selector may pick one in another package of the namespace).
 	var cm *model.ConfigMap
@@ -136,56 +143,43 @@ func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
 		comp = cm.Components
 	}
 
-	// Blob: the bytes the cluster gets, else the pinned blob file, else
-	// files/components.gz of a one-provider package.
-	switch {
-	case comp != nil && comp.Gzip:
-		l.blob, l.blobFile = comp.SHA256.String(), rel2(cpkg, pkg, comp.BlobFile)
-	case l.pin != nil && sum(pkg, l.pin.Blob) != "":
-		l.blob, l.blobFile = sum(pkg, l.pin.Blob), l.pin.Blob
-	case single && sum(pkg, "files/components.gz") != "":
-		l.blob, l.blobFile = sum(pkg, "files/components.gz"), "files/components.gz"
+	// Which file is the blob, the YAML and the metadata: the package
+	// layout decides (pkg/layout), for the ConfigMap the operator installs,
+	// else for the provider's pin.
+	var files layout.Files
+	if cm != nil {
+		if r := layout.Of(cpkg).ConfigMap(cm); r != nil {
+			files = r.Files
+		}
+	} else if r := layout.Of(pkg).Provider(p); r != nil {
+		files = r.Files
 	}
 
-	// YAML: the vendored file the ConfigMap was matched with, else the
-	// pinned components source, else what the ConfigMap inflates to.
+	// Blob: the bytes the cluster gets, else the layout's blob file.
 	switch {
-	case comp != nil && sum(cpkg, comp.YAMLFile) != "":
-		l.yaml, l.yamlFile = sum(cpkg, comp.YAMLFile), rel2(cpkg, pkg, comp.YAMLFile)
-	case l.pin != nil && sum(pkg, componentsFile(l.pin)) != "":
-		l.yaml, l.yamlFile = sum(pkg, componentsFile(l.pin)), componentsFile(l.pin)
+	case comp != nil && comp.Gzip:
+		l.blob, l.blobFile = comp.SHA256.String(), rel2(cpkg, pkg, files.Blob)
+	case sum(cpkg, files.Blob) != "":
+		l.blob, l.blobFile = sum(cpkg, files.Blob), rel2(cpkg, pkg, files.Blob)
+	}
+
+	// YAML: the layout's components file, else what the ConfigMap holds or
+	// inflates to.
+	switch {
+	case sum(cpkg, files.Components) != "":
+		l.yaml, l.yamlFile = sum(cpkg, files.Components), rel2(cpkg, pkg, files.Components)
 	case comp != nil && !comp.Gzip:
 		l.yaml = comp.SHA256.String()
 	case comp != nil && comp.Blob != nil && comp.Blob.Err == nil:
 		l.yaml = comp.Blob.RawSHA256.String()
 	}
 
-	// Metadata: the vendored file whose bytes the ConfigMap carries, else
-	// the pinned metadata source, else files/metadata.yaml of a
-	// one-provider package, else the ConfigMap's own.
-	var raw blob.Digest
-	if cm != nil && len(cm.MetadataRaw) > 0 {
-		raw = sha256.Sum256(cm.MetadataRaw)
-		for _, name := range sortedKeys(cpkg.Files) {
-			if cpkg.Files[name].SHA256 == raw {
-				l.metadata, l.metadataFile = raw.String(), rel2(cpkg, pkg, name)
-				break
-			}
-		}
-	}
-	if l.metadata == "" && l.pin != nil {
-		for _, s := range l.pin.Sources {
-			if strings.HasPrefix(path.Base(s.To), "metadata") && sum(pkg, s.To) != "" {
-				l.metadata, l.metadataFile = sum(pkg, s.To), s.To
-				break
-			}
-		}
-	}
-	if l.metadata == "" && single && sum(pkg, "files/metadata.yaml") != "" {
-		l.metadata, l.metadataFile = sum(pkg, "files/metadata.yaml"), "files/metadata.yaml"
-	}
-	if l.metadata == "" && cm != nil && len(cm.MetadataRaw) > 0 {
-		l.metadata = raw.String()
+	// Metadata: the layout's metadata file, else the ConfigMap's own.
+	switch {
+	case sum(cpkg, files.Metadata) != "":
+		l.metadata, l.metadataFile = sum(cpkg, files.Metadata), rel2(cpkg, pkg, files.Metadata)
+	case cm != nil && len(cm.MetadataRaw) > 0:
+		l.metadata = blob.Digest(sha256.Sum256(cm.MetadataRaw)).String()
 	}
 	if cm != nil {
 		if c, _, ok := releaseContract(cm); ok {
@@ -193,16 +187,6 @@ func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
 		}
 	}
 	return l
-}
-
-// componentsFile is the pinned source that is the components YAML.
-func componentsFile(pp *pin.Provider) string {
-	for _, s := range pp.Sources {
-		if strings.HasSuffix(s.To, "components.yaml") {
-			return s.To
-		}
-	}
-	return ""
 }
 
 // rel2 makes a file of package from relative to package to (findings are
@@ -332,7 +316,14 @@ func prefixOf(p *model.Provider, a *model.Artifact) string {
 }
 
 func pushHint(pkg *model.Package, p *model.Provider, a *model.Artifact) string {
-	return fmt.Sprintf("`builder push %s --to %s --key cosign.key`", pkgPath(pkg), prefixOf(p, a))
+	if a.OCISource {
+		return fmt.Sprintf("`builder push DIR --to PREFIX --key cosign.key` pushes the release to PREFIX/%s-%s:%s; point spec.fetchConfig.oci there, or copy a pushed release to %s with its signatures (`cosign copy`)", p.Type(), p.Name, p.Version, a.Ref)
+	}
+	plain := ""
+	if a.PlainHTTP {
+		plain = " --plain-http"
+	}
+	return fmt.Sprintf("`builder push %s --to %s --key cosign.key%s`", pkgPath(pkg), prefixOf(p, a), plain)
 }
 
 // registryDigest: the artifact tagged with the release can be read, has
@@ -346,6 +337,10 @@ func registryDigest(t *model.Tree) []report.Finding {
 			out = append(out, newFinding(RegistryDigest, pkg, providerID(p), loc, msg, hint))
 		}
 		switch {
+		case a.Refused != "":
+			add(p.Location, fmt.Sprintf("%s installs from %s (spec.fetchConfig.oci), which was not checked: %s", p.ID(), a.Ref, a.Refused),
+				refusedHint(a))
+			return
 		case a.Tampered:
 			add(p.Location, fmt.Sprintf("the registry serves bytes for %s that do not match the digests in its manifest: %s", a.Ref, a.Err),
 				"do not deploy it; the signed manifest names other bytes: find out who changed the registry's storage, then push the release again")
@@ -361,7 +356,7 @@ func registryDigest(t *model.Tree) []report.Finding {
 		}
 		if len(a.Missing) > 0 {
 			add(p.Location, fmt.Sprintf("the artifact %s lacks layer %s", a.Pinned(), strings.Join(a.Missing, ", ")),
-				"the cluster-api-operator and the verifier need components.gz, metadata.yaml and <type>-components.yaml: push the release with `builder push`")
+				"the cluster-api-operator and the verifier need components.gz, metadata.yaml and components.yaml: push the release with `builder push`")
 		}
 		l := localRelease(ix, pkg, p)
 		if a.Config == nil || len(releaseDifferences(p, a, l)) > 0 {
@@ -387,6 +382,15 @@ func registryDigest(t *model.Tree) []report.Finding {
 		}
 	})
 	return out
+}
+
+// refusedHint says how to get a refused fetchConfig.oci artifact checked.
+func refusedHint(a *model.Artifact) string {
+	if a.Repository == "" {
+		return "write spec.fetchConfig.oci as the cluster-api-operator reads it: [http://]HOST[:PORT]/REPO[:TAG] (no tag: spec.version)"
+	}
+	host, _, _ := strings.Cut(a.Repository, "/")
+	return fmt.Sprintf("if %s is a registry you trust, allow it: `verifier check --allow-registry %s` (with --plain-http for a plain HTTP registry); otherwise point spec.fetchConfig.oci at a registry you allow", host, host)
 }
 
 // versionReused: the release tag does not hold another release than the
@@ -667,6 +671,54 @@ func artifactMetadata(t *model.Tree) []report.Finding {
 			add(fmt.Sprintf("the config of %s says contract %s, but metadata.yaml says %s for %d.%d", a.Pinned(), a.Config.Contract, s.Contract, v.Major(), v.Minor()),
 				"the config and the metadata were not built together: push a new release with `builder push`")
 		}
+	})
+	return out
+}
+
+// ociInstall: every operator release with OCI support finds the
+// artifact's components YAML and metadata by their layer titles, for the
+// provider's type (old and new names), name and spec.version.
+func ociInstall(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
+		if !a.Found || a.Err != "" || a.YAMLSHA256 == "" || a.MetadataSHA256 == "" {
+			return // registry-digest: unreadable, or a layer is missing
+		}
+		types := operator.Types(p.Kind)
+		if len(types) == 0 {
+			return // not a provider kind: version-reused says what it is
+		}
+		titles := make(map[string]bool, len(a.Layers))
+		for title := range a.Layers {
+			titles[title] = true
+		}
+		var problems []string
+		for _, tn := range types {
+			op := operator.Provider{Type: tn.Type, Name: p.Name, Version: p.Version}
+			who := fmt.Sprintf("operator %s (type %q)", tn.Releases, tn.Type)
+			f, err := operator.Find(titles, op)
+			if f.Components != "" && !model.SameSHA256(a.Layers[f.Components], a.YAMLSHA256) {
+				problems = append(problems, fmt.Sprintf("%s installs layer %s (sha256 %s), not the components YAML %s (sha256 %s)",
+					who, f.Components, shortDigest(a.Layers[f.Components]), a.YAMLTitle, shortDigest(a.YAMLSHA256)))
+			}
+			if f.Metadata != "" && !model.SameSHA256(a.Layers[f.Metadata], a.MetadataSHA256) {
+				problems = append(problems, fmt.Sprintf("%s reads metadata from layer %s (sha256 %s), not metadata.yaml (sha256 %s)",
+					who, f.Metadata, shortDigest(a.Layers[f.Metadata]), shortDigest(a.MetadataSHA256)))
+			}
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", who, err))
+			}
+		}
+		if len(problems) == 0 {
+			return
+		}
+		f := newFinding(OCIInstall, pkg, providerID(p), p.Location,
+			fmt.Sprintf("the cluster-api-operator cannot install %s for %s as checked: %s", a.Pinned(), p.ID(), problems[0]),
+			"push the release with `builder push`, which titles the raw YAML components.yaml (found by every operator release for every kind) and the metadata metadata.yaml; an artifact already released under this tag is immutable, so push it as a new release")
+		if len(problems) > 1 {
+			f.Detail = strings.Join(problems, "\n")
+		}
+		out = append(out, f)
 	})
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -29,7 +30,7 @@ func publish(t *model.Tree) {
 			BlobSHA256:     cm.Components.SHA256.String(),
 			MetadataSHA256: pkg.Files[pp.Sources[1].To].SHA256.String(),
 			YAMLSHA256:     pkg.Files[cm.Components.YAMLFile].SHA256.String(),
-			YAMLTitle:      p.Type() + "-components.yaml",
+			YAMLTitle:      "components.yaml",
 			Config: &model.ArtifactConfig{
 				Kind: p.Kind, Name: p.Name, Type: p.Type(), Release: p.Version, Version: pp.Version,
 				Contract: contract, Pins: pins, BuilderVersion: "v0.1.0",
@@ -39,7 +40,17 @@ func publish(t *model.Tree) {
 			Provenance: model.Provenance{Checked: true, Found: true, Valid: true, KeyID: "sha256:key",
 				BuilderID: version.BuilderID, Materials: slices.Clone(pins)},
 		}
+		setLayers(p.Artifact)
 	})
+}
+
+// setLayers lists a's components.gz, metadata.yaml and YAML layers by
+// title, as pkg/remote records them.
+func setLayers(a *model.Artifact) {
+	a.Layers = map[string]string{"components.gz": a.BlobSHA256, "metadata.yaml": a.MetadataSHA256}
+	if a.YAMLTitle != "" {
+		a.Layers[a.YAMLTitle] = a.YAMLSHA256
+	}
 }
 
 func runRegistry(t *model.Tree, builders []string) []report.Finding {
@@ -150,6 +161,16 @@ func TestRegistryMutations(t *testing.T) {
 			pr := &proxmox(tr).Artifact.Provenance
 			pr.Materials = append(pr.Materials, pin.Source{URL: "https://evil.example/x.yaml", SHA256: strings.Repeat("0", 64)})
 		}, nil, Provenance, "InfrastructureProvider/proxmox", "https://evil.example/x.yaml"},
+		{"YAML layer titled for another release", func(tr *model.Tree) {
+			a := core(tr).Artifact
+			delete(a.Layers, "components.yaml")
+			a.YAMLTitle = "core-cluster-api-v1.10.0-core-components.yaml"
+			a.Layers[a.YAMLTitle] = a.YAMLSHA256
+		}, nil, OCIInstall, "CoreProvider/cluster-api", "finds no components as core-cluster-api-v1.10.1-core-components.yaml or core-components.yaml or components.yaml"},
+		{"metadata read from another layer", func(tr *model.Tree) {
+			a := proxmox(tr).Artifact
+			a.Layers["infrastructure-proxmox-v0.7.7-infraprovider-proxmox-metadata.yaml"] = digest("other metadata").String()
+		}, nil, OCIInstall, "InfrastructureProvider/proxmox", "reads metadata from layer infrastructure-proxmox-v0.7.7-infraprovider-proxmox-metadata.yaml"},
 		{"builder not allowed", func(tr *model.Tree) {}, []string{"https://example.com/other-builder"},
 			Provenance, "CoreProvider/cluster-api", "which the policy does not allow"},
 	}
@@ -222,7 +243,7 @@ func artifactTree(mutate func(a *model.Artifact)) *model.Tree {
 		Ref: "r.example/capi/core-cluster-api:v1.10.1-core", Repository: "r.example/capi/core-cluster-api", Found: true,
 		Digest:     digest("manifest").String(),
 		BlobSHA256: digest("gz").String(), MetadataSHA256: digest("md").String(), YAMLSHA256: digest(yml).String(),
-		YAMLTitle: "core-components.yaml",
+		YAMLTitle: "components.yaml",
 		Config: &model.ArtifactConfig{Kind: "CoreProvider", Name: "cluster-api", Type: "core", Release: "v1.10.1-core",
 			Version: "v1.10.1", Contract: "v1beta1"},
 		Signature:  model.Signature{Checked: true, Valid: true},
@@ -234,6 +255,7 @@ func artifactTree(mutate func(a *model.Artifact)) *model.Tree {
 			Version:  "v1.10.1",
 		},
 	}
+	setLayers(a)
 	if mutate != nil {
 		mutate(a)
 	}
@@ -325,3 +347,73 @@ func TestArtifactChecks(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestOCIInstall: for every provider kind, which layer titles every
+// operator release with OCI support installs from, old and new type names.
+func TestOCIInstall(t *testing.T) {
+	yml, md, other := digest("yaml").String(), digest("metadata").String(), digest("other yaml").String()
+	names := map[string]string{
+		"CoreProvider": "cluster-api", "BootstrapProvider": "talos", "ControlPlaneProvider": "kamaji",
+		"InfrastructureProvider": "proxmox", "IPAMProvider": "in-cluster", "AddonProvider": "helm",
+		"RuntimeExtensionProvider": "rx",
+	}
+	oldType := map[string]string{
+		"CoreProvider": "core", "BootstrapProvider": "bootstrap", "ControlPlaneProvider": "controlplane",
+		"InfrastructureProvider": "infrastructure", "IPAMProvider": "ipam", "AddonProvider": "addon",
+		"RuntimeExtensionProvider": "runtimeextension",
+	}
+	const ver = "v0.19.0-cozystack.0"
+	tests := []struct {
+		name string
+		// layers for kind and name; yamlTitle is the YAML layer
+		layers    func(kind, name string) (map[string]string, string)
+		redKinds  []string // kinds the check must flag
+		wantInMsg string
+	}{
+		{"pinseal layout", func(kind, name string) (map[string]string, string) {
+			return map[string]string{"components.gz": digest("gz").String(), "metadata.yaml": md, "components.yaml": yml}, "components.yaml"
+		}, nil, ""},
+		{"typed title, pre-July-2025 spelling", func(kind, name string) (map[string]string, string) {
+			t := oldType[kind] + "-components.yaml"
+			return map[string]string{"metadata.yaml": md, t: yml}, t
+		}, []string{"ControlPlaneProvider"}, `operator v0.23.0 and later (type "control-plane"): the operator (type "control-plane") finds no components`},
+		{"typed title, current spelling", func(kind, name string) (map[string]string, string) {
+			t := operator.Types(kind)[0].Type + "-components.yaml"
+			return map[string]string{"metadata.yaml": md, t: yml}, t
+		}, []string{"ControlPlaneProvider"}, `operator v0.16.0 to v0.22.x (type "controlplane")`},
+		{"full title, current spelling", func(kind, name string) (map[string]string, string) {
+			t := operator.Types(kind)[0].Type + "-" + name + "-" + ver + "-components.yaml"
+			return map[string]string{"metadata.yaml": md, t: yml}, t
+		}, []string{"ControlPlaneProvider"}, `(type "controlplane") finds no components`},
+		{"current title beside a different components.yaml", func(kind, name string) (map[string]string, string) {
+			t := operator.Types(kind)[0].Type + "-components.yaml"
+			return map[string]string{"metadata.yaml": md, t: yml, "components.yaml": other}, t
+		}, []string{"ControlPlaneProvider"}, `(type "controlplane") installs layer components.yaml`},
+		{"no metadata title the operator knows", func(kind, name string) (map[string]string, string) {
+			return map[string]string{"metadata-" + name + ".yaml": md, "components.yaml": yml}, "components.yaml"
+		}, []string{"AddonProvider", "BootstrapProvider", "ControlPlaneProvider", "CoreProvider", "IPAMProvider", "InfrastructureProvider", "RuntimeExtensionProvider"}, "finds no metadata as"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var red []string
+			for _, kind := range operator.Kinds() {
+				layers, yt := tc.layers(kind, names[kind])
+				p := &model.Provider{Kind: kind, Name: names[kind], Version: ver}
+				p.Artifact = &model.Artifact{Ref: "r/x:" + ver, Repository: "r/x", Found: true, Digest: digest("m").String(),
+					YAMLTitle: yt, YAMLSHA256: layers[yt], MetadataSHA256: md, Layers: layers}
+				tree := &model.Tree{Packages: []*model.Package{{Path: "p", Providers: []*model.Provider{p}}}}
+				fs := ociInstall(tree)
+				if len(fs) == 0 {
+					continue
+				}
+				red = append(red, kind)
+				if len(fs) != 1 || fs[0].Check != OCIInstall || !strings.Contains(fs[0].Message+"\n"+fs[0].Detail, tc.wantInMsg) || fs[0].Hint == "" {
+					t.Errorf("%s: %+v, want one finding containing %q", kind, fs, tc.wantInMsg)
+				}
+			}
+			if !slices.Equal(red, tc.redKinds) {
+				t.Errorf("red for %v, want %v", red, tc.redKinds)
+			}
+		})
+	}
+}

@@ -99,11 +99,19 @@ func selectorSemver(t *model.Tree) []report.Finding {
 	for _, pkg := range t.Packages {
 		for _, cm := range pkg.ConfigMaps {
 			ps := pick[cm]
-			if len(ps) == 0 {
-				continue
-			}
 			v, from := VersionOf(cm)
 			if _, err := version.ParseSemantic(v); err == nil {
+				continue
+			}
+			if len(ps) == 0 {
+				// Shaped as provider components but selected by no
+				// provider in the tree (an air-gap chart: the providers
+				// are created elsewhere): whichever selects it reads its
+				// name as a version.
+				out = append(out, newFinding(SelectorSemver, pkg, "", cm.Location,
+					fmt.Sprintf("ConfigMap %q in %s holds provider components but has version %q (from its %s), which is not semver: the provider that selects it will fail its whole version list",
+						cm.Name, nsName(cm.Namespace), v, from),
+					fmt.Sprintf("name the ConfigMap after the release (e.g. v1.2.3 or v1.2.3-suffix) or set the label %s to it", model.VersionLabel)))
 				continue
 			}
 			ids := make([]string, len(ps))

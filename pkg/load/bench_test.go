@@ -69,7 +69,7 @@ func BenchmarkRenderChart(b *testing.B) {
 						retireIdle()
 						b.StartTimer()
 					}
-					objs, probs := l.renderChart(context.Background(), files, "", "default")
+					objs, probs := l.renderChart(context.Background(), files, "", "default", nil, nil)
 					if len(objs) == 0 || len(probs) > 0 {
 						b.Fatalf("%s: %d objects, %+v", name, len(objs), probs)
 					}

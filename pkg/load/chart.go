@@ -243,7 +243,15 @@ func chartWorthRendering(files []*loader.BufferedFile) bool {
 // as `helm template -n NAMESPACE NAME .` would, and parses every rendered
 // manifest. The rendered text is dropped once parsed. Rendering is bounded
 // in time, memory and output (Options.Render).
-func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile, release, namespace string) ([]sourced, []model.Problem) {
+//
+// values are the user-supplied values (policy `values:` files, merged as
+// `helm template -f` merges them); nil means none. When rel is not nil it
+// receives the loaded chart and the rendered manifest, for the size of the
+// release Helm would store (release-size).
+func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile, release, namespace string, values map[string]any, rel *releaseInput) ([]sourced, []model.Problem) {
+	if values == nil {
+		values = map[string]any{}
+	}
 	chrt, err := loader.LoadFiles(files)
 	if err != nil {
 		where := "Chart.yaml"
@@ -256,17 +264,17 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	if release == "" {
 		release = chrt.Name()
 	}
-	if err := chartutil.ProcessDependenciesWithMerge(chrt, map[string]any{}); err != nil {
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, values); err != nil {
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err), Hint: "run `helm dependency build`"}}
 	}
-	vals, err := chartutil.ToRenderValues(chrt, map[string]any{},
+	vals, err := chartutil.ToRenderValues(chrt, values,
 		chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
 			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}}
 	}
-	rendered, docProbs, prob, err := l.render(ctx, files, chrt, vals, release, namespace) // bounded: render.go
+	rendered, docProbs, prob, err := l.render(ctx, files, chrt, vals, values, release, namespace) // bounded: render.go
 	if prob != nil {
 		return nil, []model.Problem{*prob}
 	}
@@ -275,6 +283,9 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: line},
 			Message: fmt.Sprintf("the chart does not render: %v", err),
 			Hint:    fmt.Sprintf("run `helm template -n %s %s .` in the package directory and fix the template", namespace, release)}}
+	}
+	if rel != nil {
+		rel.chart, rel.config, rel.name, rel.namespace = chrt, values, release, namespace
 	}
 	sources := templateSources(chrt)
 	subdirs := subchartDirs(files)
@@ -292,6 +303,9 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		probs = append(probs, docProbs[k]...) // of documents the render child dropped
 		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
 			continue
+		}
+		if rel != nil {
+			rel.addManifest(k, text)
 		}
 		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		objs, ps := loadObjects([]byte(text), file)

@@ -61,6 +61,12 @@ type Options struct {
 	// the zero value renders in a bounded child process with the defaults
 	// (see MaybeRunRenderChild).
 	Render RenderLimits
+	// Exclude are path.Match patterns of slash paths relative to the root:
+	// a directory that matches is not entered (it and everything under it
+	// is listed as skipped).
+	Exclude []string
+	// Values give charts the values they need to render (policy values:).
+	Values []ValuesFiles
 }
 
 func (o Options) withDefaults() Options {
@@ -116,7 +122,8 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 		return nil, fmt.Errorf("load tree %s: not a directory (give the root of a tree of packages)", root)
 	}
 	t := &model.Tree{Root: real}
-	cands, probs := walk(ctx, real)
+	sk := &skips{}
+	cands, probs := walk(ctx, real, opts.Exclude, sk)
 	t.Problems = probs
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -125,7 +132,7 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	results := make([]*model.Package, len(cands))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	l := &scanner{root: real, opts: opts}
+	l := &scanner{root: real, opts: opts, skips: sk}
 	workers := min(opts.Workers, max(len(cands), 1))
 	for range workers {
 		wg.Add(1)
@@ -156,6 +163,7 @@ feed:
 		}
 	}
 	sort.Slice(t.Packages, func(i, j int) bool { return t.Packages[i].Path < t.Packages[j].Path })
+	t.Skipped = sk.sorted()
 	for _, p := range t.Packages {
 		if t.Core != nil {
 			break
@@ -173,7 +181,10 @@ feed:
 // walk finds candidate package directories: every directory with a
 // Chart.yaml (its whole subtree, subcharts included, is that one chart) and
 // every other directory holding YAML files. Symlinks are not followed.
-func walk(ctx context.Context, root string) ([]candidate, []model.Problem) {
+//
+// A directory matching an exclude pattern is not entered; it is listed in
+// sk with the pattern.
+func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]candidate, []model.Problem) {
 	var cands []candidate
 	var probs []model.Problem
 	plain := map[string]bool{}
@@ -194,6 +205,12 @@ func walk(ctx context.Context, root string) ([]candidate, []model.Problem) {
 		if d.IsDir() {
 			if p != root && skipDirs[d.Name()] {
 				return fs.SkipDir
+			}
+			if p != root {
+				if g := excluded(exclude, rel); g != "" {
+					sk.add(rel, fmt.Sprintf("excluded (%s)", g))
+					return fs.SkipDir
+				}
 			}
 			if fi, err := os.Lstat(filepath.Join(p, "Chart.yaml")); err == nil && !fi.IsDir() {
 				cands = append(cands, candidate{dir: p, rel: rel, chart: true})
@@ -254,8 +271,16 @@ func unwrapPath(err error) error {
 
 // scanner holds what every package load shares.
 type scanner struct {
-	root string
-	opts Options
+	root  string
+	opts  Options
+	skips *skips // charts that are not provider packages; nil: not recorded
+}
+
+// skip records a chart that is not checked, and why.
+func (l *scanner) skip(c candidate, reason string) {
+	if l.skips != nil && c.chart {
+		l.skips.add(c.rel, reason)
+	}
 }
 
 // safeLoad loads one candidate; a panic becomes a package-load Problem of
@@ -278,4 +303,38 @@ func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package) 
 
 func newPackage(c candidate) *model.Package {
 	return &model.Package{Path: c.rel, Dir: c.dir, Chart: c.chart, Pins: &pin.Set{}, Files: map[string]*model.File{}}
+}
+
+// Package loads the one package in dir, a Helm chart (dir holds Chart.yaml)
+// or a plain manifest directory, as Tree loads each package: rendered,
+// hashed and matched. Its Path is ".". It returns nil and no error when dir
+// holds no provider package. The builder uses it with pkg/layout to learn
+// which file is each provider's components, metadata and blob.
+func Package(ctx context.Context, dir string, opts Options) (*model.Package, error) {
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("load package %s: %w (give an existing directory)", dir, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("load package %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("load package %s: not a directory", dir)
+	}
+	c := candidate{dir: real, rel: "."}
+	if fi, err := os.Lstat(filepath.Join(real, "Chart.yaml")); err == nil && !fi.IsDir() {
+		c.chart = true
+	}
+	l := &scanner{root: real, opts: opts}
+	p := l.safeLoad(ctx, c)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }

@@ -1,18 +1,19 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/pinseal/pinseal/pkg/metadata"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -39,25 +40,45 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	var objs []sourced
 	var probs []model.Problem
 	var mem map[string][]byte // chart files already read
+	strong := false           // the package's sources name the operator's API group or labels
+	var relIn *releaseInput   // what Helm would store as the release (charts)
 	if c.chart {
 		files, m, cprobs, fatal := l.collectChart(p)
 		mem = m
+		strong = providerMarked(files)
 		if !fatal && !chartWorthRendering(files) {
+			l.skip(c, "no template holds a provider object or components ConfigMap")
+			return nil
+		}
+		if fatal && !strong {
+			l.skip(c, fmt.Sprintf("Helm cannot load it (%s), and nothing in it refers to cluster-api-operator providers", firstLine(cprobs[0].Message)))
 			return nil
 		}
 		l.loadPins(p)
 		probs = append(probs, cprobs...)
-		var rprobs []model.Problem
+		var rprobs, vprobs []model.Problem
+		var values map[string]any
 		if !fatal {
 			ns := p.Pins.Namespace
 			if ns == "" {
 				ns = l.opts.Namespace
 			}
-			objs, rprobs = l.renderChart(ctx, files, p.Pins.Name, ns)
+			values, vprobs = l.valuesFor(c.rel)
+			probs = append(probs, vprobs...)
+			relIn = &releaseInput{}
+			objs, rprobs = l.renderChart(ctx, files, p.Pins.Name, ns, values, relIn)
 			probs = append(probs, rprobs...)
 		}
-		if len(objs) == 0 && !fatal && len(rprobs) == 0 {
-			return nil // renders, but holds no provider and no components
+		if len(rprobs) > 0 && !strong {
+			why := "does not render with its default values"
+			if values != nil {
+				why = "does not render with the values the policy gives it"
+			}
+			if len(vprobs) > 0 {
+				why += " (" + vprobs[0].Message + ")"
+			}
+			l.skip(c, fmt.Sprintf("%s (%s), and nothing in it refers to cluster-api-operator providers; give it values in the policy (values:) to check it anyway", why, firstLine(rprobs[0].Message)))
+			return nil
 		}
 	} else {
 		var ok bool
@@ -88,19 +109,46 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 
 	var cms []*pendingCM
 	for _, o := range objs {
-		switch {
-		case isProvider(o.object):
+		if isProvider(o.object) {
 			p.Providers = append(p.Providers, l.provider(p, o))
-		case isComponentsConfigMap(o.object):
-			cms = append(cms, l.configMap(p, o))
 		}
 	}
+	for _, o := range objs {
+		if !isComponentsConfigMap(o.object) {
+			continue
+		}
+		// A ConfigMap with a components key is a provider's when it is
+		// shaped as provider components or a provider here selects it.
+		shaped := shapedAsComponents(o.object)
+		n := len(p.Problems)
+		cm := l.configMap(p, o)
+		if !shaped && len(layout.Selecting(p, cm.ConfigMap)) == 0 {
+			p.Problems = p.Problems[:n]
+			continue
+		}
+		cms = append(cms, cm)
+	}
+	if len(p.Providers) == 0 && len(cms) == 0 && !(strong && len(p.Problems) > 0) {
+		if c.chart {
+			l.skip(c, "renders no cluster-api-operator provider and no provider components ConfigMap")
+		}
+		return nil
+	}
 
+	if relIn != nil && relIn.chart != nil {
+		p.Release = relIn.size()
+	}
+	relIn = nil
 	l.hashFiles(ctx, p, mem)
 	l.upstreamDigests(p, mem)
 	for _, cm := range cms {
-		l.components(p, cm)
+		l.inspect(p, cm)
 		p.ConfigMaps = append(p.ConfigMaps, cm.ConfigMap)
+	}
+	// Which file is which: decided once, by pkg/layout.
+	lay := layout.Of(p)
+	for _, cm := range cms {
+		l.components(p, cm, lay.ConfigMap(cm.ConfigMap))
 		cm.raw = nil
 	}
 	p.Problems = dedupe(p.Problems)
@@ -214,9 +262,15 @@ func (l *scanner) readPlain(p *model.Package) (objs []sourced, probs []model.Pro
 }
 
 // hasProviderMarker reports whether a file that failed to parse looks like
-// it holds provider objects or components ConfigMaps.
+// it holds provider objects or their ConfigMaps: it names the operator's
+// API group or the provider.cluster.x-k8s.io annotations and labels.
 func hasProviderMarker(b []byte) bool {
-	return strings.Contains(string(b), operatorGroup) || strings.Contains(string(b), "binaryData")
+	for _, m := range providerMarkers {
+		if bytes.Contains(b, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // readCapped reads a whole file of at most limit bytes.
@@ -365,59 +419,4 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 	}
 	o.root = nil
 	return pc
-}
-
-// selects reports whether sel matches labels, with Kubernetes semantics
-// (an empty selector matches everything; nil matches nothing).
-func selects(sel *model.Selector, labels map[string]string) bool {
-	if sel == nil {
-		return false
-	}
-	for k, v := range sel.MatchLabels {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	for _, r := range sel.MatchExpressions {
-		v, has := labels[r.Key]
-		in := false
-		for _, x := range r.Values {
-			if x == v {
-				in = true
-			}
-		}
-		switch r.Operator {
-		case "In":
-			if !has || !in {
-				return false
-			}
-		case "NotIn":
-			if has && in {
-				return false
-			}
-		case "Exists":
-			if !has {
-				return false
-			}
-		case "DoesNotExist":
-			if has {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// selectors returns the package's providers whose selector matches cm.
-func selectors(p *model.Package, cm *model.ConfigMap) []*model.Provider {
-	var out []*model.Provider
-	for _, pr := range p.Providers {
-		if (pr.Namespace == cm.Namespace) && selects(pr.Selector, cm.Labels) {
-			out = append(out, pr)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Version == cm.Name && out[j].Version != cm.Name })
-	return out
 }

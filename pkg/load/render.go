@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -123,6 +124,7 @@ type renderRequest struct {
 	Files     []renderFile
 	Release   string
 	Namespace string
+	Values    []byte        // user-supplied values (policy values files) as JSON; nil: none
 	Timeout   time.Duration // the child's own backstop
 	MaxOutput int64
 }
@@ -165,7 +167,7 @@ const markGroup = "pinseal.render/"
 // documents that are neither providers nor components ConfigMaps; docProbs
 // holds, by template, what it found wrong in those (lines and messages as
 // renderChart gives its own).
-func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, release, namespace string) (rendered map[string]string, docProbs map[string][]model.Problem, prob *model.Problem, err error) {
+func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, user map[string]any, release, namespace string) (rendered map[string]string, docProbs map[string][]model.Problem, prob *model.Problem, err error) {
 	lim := l.opts.Render
 	if lim.InProcess {
 		out, err := engine.Render(chrt, vals)
@@ -184,6 +186,14 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 		return nil, nil, nil, ctx.Err()
 	}
 	req := renderRequest{Release: release, Namespace: namespace, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput}
+	if len(user) > 0 {
+		// JSON, as Helm itself turns values files into values.
+		b, err := json.Marshal(user)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("values for the chart: %w", err)
+		}
+		req.Values = b
+	}
 	for _, f := range files {
 		req.Files = append(req.Files, renderFile{Name: f.Name, Data: f.Data})
 	}
@@ -356,10 +366,16 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	if release == "" {
 		release = chrt.Name()
 	}
-	if err := chartutil.ProcessDependenciesWithMerge(chrt, map[string]any{}); err != nil {
+	user := map[string]any{}
+	if len(req.Values) > 0 {
+		if err := json.Unmarshal(req.Values, &user); err != nil {
+			return &renderResponse{Err: fmt.Sprintf("render child: values: %v", err)}
+		}
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, user); err != nil {
 		return &renderResponse{Err: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err)}
 	}
-	vals, err := chartutil.ToRenderValues(chrt, map[string]any{},
+	vals, err := chartutil.ToRenderValues(chrt, user,
 		chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return &renderResponse{Err: fmt.Sprintf("the chart's default values do not render: %v", err)}
@@ -522,11 +538,6 @@ func unmarkError(msg string, names []string, api string) string {
 		})
 	}
 	return msg
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
 }
 
 func byteSize(n int64) string {

@@ -19,6 +19,17 @@ type Artifact struct {
 	Repository string
 	// Found: the tag (or digest) resolved to a manifest.
 	Found bool
+	// Refused says why the artifact was not looked up at all: the
+	// provider's spec.fetchConfig.oci names a registry the operator of
+	// pinseal did not allow (--registry, --allow-registry), or is a value
+	// the cluster-api-operator cannot read either. "" when it was looked up.
+	Refused string
+	// PlainHTTP: the registry was reached over plain HTTP (--plain-http,
+	// or an http:// fetchConfig.oci), so commands in hints need it too.
+	PlainHTTP bool
+	// OCISource: the artifact is the one the provider's
+	// spec.fetchConfig.oci names (not PREFIX/<type>-<name>:<release>).
+	OCISource bool
 	// Err says why the artifact could not be looked up or read: the
 	// registry failed, a stored layer does not match the manifest's digest
 	// (Tampered), a limit was exceeded, the manifest is not an image
@@ -32,14 +43,19 @@ type Artifact struct {
 	Digest string
 
 	// Layer digests, "" when the artifact has no such layer: components.gz,
-	// metadata.yaml and the raw "<type>-components.yaml" (titled YAMLTitle).
+	// metadata.yaml and the raw components YAML (titled YAMLTitle: the
+	// layer the cluster-api-operator installs, components.yaml in what
+	// builder push writes).
 	BlobSHA256     string
 	MetadataSHA256 string
 	YAMLSHA256     string
 	YAMLTitle      string
+	// Layers maps the title of every titled, non-empty layer to its digest:
+	// what the operator's OCI lookup chooses from (the oci-install check).
+	Layers map[string]string
 	// Missing lists the titles of layers a provider release must have
-	// but the artifact lacks (components.gz, metadata.yaml and the
-	// "<type>-components.yaml" the cluster-api-operator looks for).
+	// but the artifact lacks (components.gz, metadata.yaml and a
+	// components YAML the cluster-api-operator looks for).
 	Missing []string
 
 	// Config is the artifact's pinseal config; nil when the manifest's

@@ -44,6 +44,15 @@ type Tree struct {
 	// Problems found outside any package while walking the tree (an
 	// unreadable directory that may hide packages). File is relative to Root.
 	Problems []Problem
+	// Skipped are the charts under Root that are not provider packages (or
+	// were excluded), with why: never findings. Sorted by Path.
+	Skipped []Skip
+}
+
+// Skip is a chart the verifier did not check, and why.
+type Skip struct {
+	Path   string // slash path relative to the tree root
+	Reason string
 }
 
 // Package is one provider package: a Helm chart or a plain manifest
@@ -67,6 +76,35 @@ type Package struct {
 	// Problems found while loading (render failure, bad YAML, unreadable
 	// file, symlink out of the tree). Each becomes a finding.
 	Problems []Problem
+
+	// Release is the size of the release Secret Helm would store for the
+	// chart; nil for plain manifest directories and charts that did not
+	// render.
+	Release *ReleaseSize
+}
+
+// ReleaseLimit is the most a Kubernetes Secret, hence a Helm release, may
+// hold: 1 MiB.
+const ReleaseLimit = 1 << 20
+
+// ReleaseSize is the size of a chart's Helm release as stored in its
+// Secret: json of the release (chart with every file, values, manifest),
+// gzip at best compression, base64.
+type ReleaseSize struct {
+	// Bytes is the encoded size; an upper estimate when !Exact.
+	Bytes int64
+	// Exact is false when a quick estimate showed the release far below
+	// the warning line, and the exact encoding was not computed.
+	Exact bool
+	// Files are the chart's files (what .helmignore lets through) with
+	// their size as stored in the release JSON (base64), largest first.
+	Files []FileWeight
+}
+
+// FileWeight is one chart file's share of the release.
+type FileWeight struct {
+	Path  string
+	Bytes int64
 }
 
 // Problem is something the loader could not make sense of.
@@ -85,6 +123,9 @@ type File struct {
 	SHA256 blob.Digest
 	// Blob is set for gzip files (by magic), inspected without holding them.
 	Blob *blob.Info
+	// Objects describes what a gzip file inflates to as a stream of
+	// Kubernetes objects (set with Blob).
+	Objects *Objects
 	// Upstream is the SHA-256 of the file with the package's pin patches
 	// that change it reversed, last patch first: the bytes the pin's
 	// sha256 must equal. Nil when no patch targets the file (compare
@@ -164,6 +205,9 @@ type Components struct {
 	MatchedBy string // "pin", "content", "name"
 	// Diff is set when the (inflated) components differ from YAMLFile.
 	Diff *Diff
+	// Objects describes the (inflated) components as a stream of
+	// Kubernetes objects; nil when they could not be read.
+	Objects *Objects
 	// DecodeErr is set when binaryData.components is not valid base64: the
 	// loader reports it as a blob-corrupt Problem, and no byte-level field
 	// above (Gzip, Size, SHA256, Blob, BlobFile, Diff) is meaningful.
@@ -186,4 +230,13 @@ type ReleaseSeries struct {
 	Major    int
 	Minor    int
 	Contract string // v1beta1, v1beta2
+}
+
+// Objects is what a manifest stream holds, read line by line.
+type Objects struct {
+	Count int // documents with apiVersion, kind and metadata.name
+	// Problem is the first thing in the stream that is not such an
+	// object, in words ("document 1 is the text \"Not Found\""); empty
+	// when every document is one and there is at least one.
+	Problem string
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Sources of a Set.
@@ -90,6 +92,15 @@ func LoadDir(dir string) (*Set, error) {
 		set.File, set.Versions, set.Unpinned = mk.pins()
 		if set.File != nil || len(set.Versions) > 0 || len(set.Unpinned) > 0 {
 			set.Source = SourceMakefile
+			// A computed version ($(shell awk … images/x/Dockerfile)) is
+			// often pinned literally in a Dockerfile of the package: read
+			// the Dockerfiles it names, else every Dockerfile, for it.
+			for _, v := range set.Versions {
+				if !v.Known {
+					set.Versions = append(set.Versions, literalVersions(fsys, v.Value)...)
+					break
+				}
+			}
 			return set, nil
 		}
 	}
@@ -114,4 +125,49 @@ func LoadDir(dir string) (*Set, error) {
 		set.Source = SourceDockerfile
 	}
 	return set, nil
+}
+
+// maxDockerfiles bounds how many Dockerfiles literalVersions reads.
+const maxDockerfiles = 32
+
+// literalVersions returns the known ARG version defaults of the Dockerfiles
+// a computed Makefile value names (a path ending in Dockerfile inside the
+// package), else of every Dockerfile in the package (Dockerfile,
+// images/*/Dockerfile and others up to three directories deep).
+func literalVersions(fsys fs.FS, computed string) []Var {
+	var names []string
+	for _, w := range strings.FieldsFunc(computed, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\'' || r == '"' || r == '(' || r == ')' || r == ','
+	}) {
+		w = strings.TrimPrefix(w, "./")
+		if path.Base(w) == "Dockerfile" && fs.ValidPath(w) {
+			names = append(names, w)
+		}
+	}
+	if len(names) == 0 {
+		for _, g := range []string{"Dockerfile", "*/Dockerfile", "*/*/Dockerfile", "*/*/*/Dockerfile"} {
+			m, _ := fs.Glob(fsys, g)
+			sort.Strings(m)
+			names = append(names, m...)
+		}
+	}
+	var out []Var
+	seen := map[string]bool{}
+	for i, name := range names {
+		if i >= maxDockerfiles || seen[name] {
+			continue
+		}
+		seen[name] = true
+		data, err := readLimited(fsys, name, maxMakefileSize)
+		if err != nil {
+			continue
+		}
+		vs, _ := readDockerfile(name, data)
+		for _, v := range vs {
+			if v.Known {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }

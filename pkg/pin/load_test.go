@@ -229,3 +229,45 @@ func TestLoadDirSymlinkEscape(t *testing.T) {
 		t.Errorf("pin.yaml symlinked out of the package was read: %+v", set)
 	}
 }
+
+// TestLoadDirComputedVersionFromDockerfile: the real cpprovider computes
+// its version from a Dockerfile under images/; the Dockerfile's ARG is read
+// as the literal pin beside the unknown Makefile variable.
+func TestLoadDirComputedVersionFromDockerfile(t *testing.T) {
+	dir := t.TempDir()
+	mk := "NAME=capi-providers-cpprovider\nUPSTREAM_VERSION = $(shell awk -F= '/^ARG VERSION=/{print $$2}' images/cluster-api-control-plane-provider-kamaji/Dockerfile)\n"
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"images/cluster-api-control-plane-provider-kamaji/Dockerfile": "FROM golang AS build\nARG VERSION=v0.19.0\nRUN echo $VERSION\n",
+		"images/other/Dockerfile":                                     "FROM scratch\nARG VERSION=v9.9.9\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Versions) != 2 || set.Versions[0].Known || !set.Versions[1].Known ||
+		set.Versions[1].Value != "v0.19.0" || set.Versions[1].File != "images/cluster-api-control-plane-provider-kamaji/Dockerfile" || set.Versions[1].Line != 2 {
+		t.Fatalf("versions = %s", dump(set.Versions))
+	}
+	// A computed value that names no Dockerfile reads every Dockerfile.
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte("UPSTREAM_VERSION = $(shell cat VERSION)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err = LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Versions) != 3 {
+		t.Fatalf("versions = %s", dump(set.Versions))
+	}
+}

@@ -32,6 +32,14 @@ type Provider struct {
 	// Blob is the gzip blob built from the components file, relative to the
 	// package directory, e.g. files/components.gz.
 	Blob string `json:"blob,omitempty"`
+	// Components, when set, is the `to` of the source that is the
+	// provider's components YAML (the file the blob compresses and the
+	// patches change), for when no source's name ends in components.yaml or
+	// several do. See pkg/layout.
+	Components string `json:"components,omitempty"`
+	// Metadata, when set, is the `to` of the source that is the provider's
+	// clusterctl metadata.yaml, for when names do not tell.
+	Metadata string `json:"metadata,omitempty"`
 }
 
 // Source is one pinned upstream file.

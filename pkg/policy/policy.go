@@ -57,10 +57,39 @@ type Policy struct {
 	// TLog is required, optional (the default when empty) or off:
 	// whether a transparency-log entry must be there and verify.
 	TLog string `json:"tlog,omitempty" yaml:"tlog"`
+	// Exclude are path.Match patterns of directories under ROOT that
+	// `verifier check` does not enter (as --exclude GLOB).
+	Exclude []string `json:"exclude,omitempty" yaml:"exclude"`
+	// Values give charts the values they need to render (helm template -f).
+	Values []Values `json:"values,omitempty" yaml:"values"`
 
 	// Source is where the policy was read ("" or DefaultSource for the
 	// built-in one); relative key paths resolve against its directory.
 	Source string `json:"-" yaml:"-"`
+}
+
+// Values are values files for the charts at a package path, applied in
+// order as `helm template -f FILE` applies them.
+type Values struct {
+	Package string   `json:"package" yaml:"package"` // path relative to ROOT, or a path.Match pattern
+	Files   []string `json:"files" yaml:"files"`     // relative to the policy file's directory, or absolute
+}
+
+// ValuesFiles returns Values with every file resolved against the policy
+// file's directory.
+func (p *Policy) ValuesFiles() []Values {
+	out := make([]Values, 0, len(p.Values))
+	for _, v := range p.Values {
+		r := Values{Package: v.Package}
+		for _, f := range v.Files {
+			if !filepath.IsAbs(f) && p.Source != "" && p.Source != DefaultSource {
+				f = filepath.Join(filepath.Dir(p.Source), f)
+			}
+			r.Files = append(r.Files, f)
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Waiver accepts one check's findings on a package until a date.
@@ -142,7 +171,7 @@ func Parse(data []byte, source string) (*Policy, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, empty
 		}
-		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders, identities, trustedRoot, tlog; waiver fields: package, check, provider, reason, expires; identity fields: issuer, subject, subjectRegExp)", source, err)
+		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders, identities, trustedRoot, tlog, exclude, values; waiver fields: package, check, provider, reason, expires; identity fields: issuer, subject, subjectRegExp; values fields: package, files)", source, err)
 	}
 	var more any
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
@@ -242,6 +271,25 @@ func (p *Policy) Validate() error {
 	default:
 		bad("tlog", "%q: use required, optional (the default) or off", p.TLog)
 	}
+	for i, g := range p.Exclude {
+		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" || strings.HasPrefix(g, "/") {
+			bad(fmt.Sprintf("exclude[%d]", i), "%q is not a path pattern relative to ROOT (e.g. packages/apps/*)", g)
+		}
+	}
+	for i, v := range p.Values {
+		field := fmt.Sprintf("values[%d]", i)
+		if _, err := path.Match(v.Package, ""); err != nil || v.Package == "" || strings.HasPrefix(v.Package, "/") {
+			bad(field+".package", "%q: name the chart path relative to ROOT, or a path pattern", v.Package)
+		}
+		if len(v.Files) == 0 {
+			bad(field+".files", "missing: list the values files, as for helm template -f")
+		}
+		for j, f := range v.Files {
+			if strings.TrimSpace(f) == "" {
+				bad(fmt.Sprintf("%s.files[%d]", field, j), "empty: give a values file path (relative to the policy file)")
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -283,6 +331,11 @@ func (p *Policy) Apply(findings []report.Finding, now time.Time) []report.Findin
 		sev := p.Severity(f.Check)
 		if sev == report.Off {
 			continue
+		}
+		// A check may mark a finding as at most a warning (something it
+		// cannot judge, e.g. a computed version): the policy does not raise it.
+		if f.Severity == report.Warning && sev == report.Error {
+			sev = report.Warning
 		}
 		f.Severity = sev
 		f.Waiver = nil

@@ -308,3 +308,39 @@ func countCheck(fs []report.Finding, id string) int {
 	}
 	return n
 }
+
+// TestApplyWarningCap: a finding its check marks as at most a warning stays
+// a warning under an error check, and is dropped when the check is off.
+func TestApplyWarningCap(t *testing.T) {
+	p := Default()
+	out := p.Apply([]report.Finding{
+		{Check: check.PinVersion, Package: "a", Severity: report.Warning, Message: "capped"},
+		{Check: check.PinVersion, Package: "a", Message: "plain"},
+	}, time.Now())
+	if len(out) != 2 || out[0].Severity != report.Warning || out[1].Severity != report.Error {
+		t.Fatalf("%+v", out)
+	}
+	off, err := Parse([]byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  pin-version: off\n"), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := off.Apply([]report.Finding{{Check: check.PinVersion, Package: "a", Severity: report.Warning, Message: "x"}}, time.Now()); len(out) != 0 {
+		t.Fatalf("off: %+v", out)
+	}
+}
+
+func TestExcludeAndValues(t *testing.T) {
+	p, err := Parse([]byte("apiVersion: pinseal/v1\nkind: Policy\nexclude: [packages/apps/*]\nvalues:\n- package: packages/apps/kubernetes\n  files: [ci/cluster.yaml, /abs/v.yaml]\n"), "/etc/pinseal/policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := p.ValuesFiles()
+	if len(p.Exclude) != 1 || len(v) != 1 || v[0].Files[0] != "/etc/pinseal/ci/cluster.yaml" || v[0].Files[1] != "/abs/v.yaml" {
+		t.Fatalf("exclude %v values %+v", p.Exclude, v)
+	}
+	for _, bad := range []string{"exclude: ['[']\n", "values:\n- package: x\n", "values:\n- package: /abs\n  files: [a]\n"} {
+		if _, err := Parse([]byte("apiVersion: pinseal/v1\nkind: Policy\n"+bad), "p.yaml"); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
@@ -52,6 +53,11 @@ type Options struct {
 	Workers int
 	// Logger receives debug logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Allow are the registries (HOST[:PORT]) or repository prefixes
+	// (HOST[:PORT]/PATH) a provider's spec.fetchConfig.oci may be read
+	// from. A provider fetching from anywhere else is not contacted: its
+	// Artifact is Refused, saying how to allow it.
+	Allow []string
 }
 
 func (o Options) trust() sign.Trust {
@@ -75,9 +81,14 @@ func RepositoryName(p *model.Provider) string { return p.Type() + "-" + p.Name }
 
 // Attach looks up, for every provider of t, the artifact tagged with its
 // release (spec.version) in PREFIX/<type>-<name> and sets p.Artifact to
-// what it found. Nothing about an artifact is an error: a missing tag is
-// Found false, a registry failure or a tampered layer is Artifact.Err, a
-// bad signature is a verdict. The error is non-nil only when ctx ends.
+// what it found. A provider with spec.fetchConfig.oci is looked up where
+// that says instead ([http://]HOST/REPO[:TAG], no tag meaning
+// spec.version, as the cluster-api-operator reads it), and only when the
+// repository is within opts.Allow; otherwise its Artifact is Refused and
+// nothing is contacted. With a zero prefix only such providers are
+// looked up. Nothing about an artifact is an error: a missing tag is Found
+// false, a registry failure or a tampered layer is Artifact.Err, a bad
+// signature is a verdict. The error is non-nil only when ctx ends.
 func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Options) error {
 	type job struct {
 		ref string
@@ -86,7 +97,12 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 	var jobs []job
 	for _, pkg := range t.Packages {
 		for _, p := range pkg.Providers {
-			jobs = append(jobs, job{ref: RepositoryName(p) + ":" + p.Version, p: p})
+			switch {
+			case p.FetchOCI != "":
+				jobs = append(jobs, job{p: p})
+			case prefix != (artifact.Prefix{}):
+				jobs = append(jobs, job{ref: RepositoryName(p) + ":" + p.Version, p: p})
+			}
 		}
 	}
 	workers := opts.Workers
@@ -100,6 +116,9 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 		once  = map[string]*sync.Once{}
 	)
 	lookup := func(p *model.Provider) *model.Artifact {
+		if p.FetchOCI != "" {
+			return attachOCI(ctx, p, opts)
+		}
 		key := RepositoryName(p) + ":" + p.Version
 		mu.Lock()
 		o := once[key]
@@ -144,6 +163,7 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 func attachOne(ctx context.Context, prefix artifact.Prefix, p *model.Provider, opts Options) *model.Artifact {
 	name := RepositoryName(p)
 	a := &model.Artifact{Ref: joinRef(prefix.String()+"/"+name, p.Version), Repository: prefix.String() + "/" + name}
+	defer func() { a.PlainHTTP = opts.Registry.PlainHTTP && !prefix.IsLayout() }()
 	if p.Type() == "" {
 		a.Err = fmt.Sprintf("%s: kind %q is not a provider kind, so it has no repository", p.ID(), p.Kind)
 		return a
@@ -170,6 +190,63 @@ func attachOne(ctx context.Context, prefix artifact.Prefix, p *model.Provider, o
 	}
 	opts.logger().Debug("registry artifact", "provider", p.ID(), "ref", a.Ref, "found", a.Found, "digest", a.Digest, "err", a.Err)
 	return a
+}
+
+// attachOCI reads the artifact a provider's spec.fetchConfig.oci names, if
+// its registry is allowed; it never returns nil.
+func attachOCI(ctx context.Context, p *model.Provider, opts Options) *model.Artifact {
+	a := &model.Artifact{Ref: p.FetchOCI, OCISource: true}
+	src, err := operator.ParseSource(p.FetchOCI, p.Version)
+	if err != nil {
+		a.Refused = err.Error()
+		return a
+	}
+	a.Ref, a.Repository = src.Ref(), src.Repository
+	if !Allowed(src.Repository, opts.Allow) {
+		a.Refused = fmt.Sprintf("registry %s is not allowed: pinseal contacts only the --registry host and the registries given with --allow-registry", src.Host)
+		return a
+	}
+	ropts := opts.Registry
+	ropts.PlainHTTP = ropts.PlainHTTP || src.PlainHTTP
+	repo, err := artifact.OpenRegistry(src.Repository, ropts)
+	if err != nil {
+		a.Refused = err.Error()
+		return a
+	}
+	got, _, err := Fetch(ctx, repo, src.Tag, Options{Registry: ropts, Keys: opts.Keys, Logger: opts.Logger})
+	if got != nil {
+		a = got
+		a.OCISource = true
+	}
+	a.PlainHTTP = ropts.PlainHTTP
+	switch {
+	case err == nil:
+	case !a.Found && errors.Is(err, errdef.ErrNotFound):
+	case a.Err == "":
+		a.Err = err.Error()
+	}
+	opts.logger().Debug("fetchConfig.oci artifact", "provider", p.ID(), "ref", a.Ref, "found", a.Found, "digest", a.Digest, "err", a.Err)
+	return a
+}
+
+// Allowed reports whether repository (HOST[:PORT]/PATH) lies within allow:
+// its host equals an entry's host (without case) and its path equals or is
+// below the entry's path, if the entry has one.
+func Allowed(repository string, allow []string) bool {
+	host, path, _ := strings.Cut(repository, "/")
+	if host == "" {
+		return false
+	}
+	for _, entry := range allow {
+		eh, ep, _ := strings.Cut(strings.TrimSuffix(entry, "/"), "/")
+		if !strings.EqualFold(host, eh) {
+			continue
+		}
+		if ep == "" || path == ep || strings.HasPrefix(path, ep+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func joinRef(repo, ref string) string {
@@ -245,15 +322,16 @@ func record(a *model.Artifact, p *artifact.Pulled) {
 			Contract: c.Contract, Pins: append([]pin.Source(nil), c.Pins...), BuilderVersion: c.BuilderVersion,
 		}
 	}
-	// The YAML layer is the one the operator looks for: titled after the
-	// config's provider type; without a pinseal config, any
-	// "*-components.yaml".
-	yamlTitle := p.ComponentsTitle
-	if a.Config != nil {
-		yamlTitle = artifact.ComponentsTitle(a.Config.Type)
-	}
+	// The YAML layer is the one the cluster-api-operator installs for the
+	// provider the config names (artifact.ComponentsLayer).
+	yamlTitle := artifact.ComponentsLayer(p.Manifest, p.Config)
+	a.Layers = map[string]string{}
 	for _, l := range p.Manifest.Layers {
-		switch title := l.Annotations[ocispec.AnnotationTitle]; {
+		title := l.Annotations[ocispec.AnnotationTitle]
+		if title != "" && l.Size > 0 {
+			a.Layers[title] = l.Digest.String()
+		}
+		switch {
 		case title == artifact.BlobTitle:
 			a.BlobSHA256 = l.Digest.String()
 		case title == artifact.MetadataTitle:
@@ -269,11 +347,7 @@ func record(a *model.Artifact, p *artifact.Pulled) {
 		a.Missing = append(a.Missing, artifact.MetadataTitle)
 	}
 	if a.YAMLSHA256 == "" {
-		want := yamlTitle
-		if want == "" {
-			want = "<type>-components.yaml"
-		}
-		a.Missing = append(a.Missing, want)
+		a.Missing = append(a.Missing, artifact.YAMLTitle)
 	}
 }
 
@@ -291,11 +365,6 @@ func recordManifest(ctx context.Context, repo artifact.Repository, desc ocispec.
 	p := &artifact.Pulled{Files: map[string][]byte{}}
 	if json.Unmarshal(raw, &p.Manifest) != nil {
 		return
-	}
-	for _, l := range p.Manifest.Layers {
-		if t := l.Annotations[ocispec.AnnotationTitle]; strings.HasSuffix(t, "-components.yaml") && p.ComponentsTitle == "" {
-			p.ComponentsTitle = t
-		}
 	}
 	if c := p.Manifest.Config; c.MediaType == artifact.ConfigMediaType && c.Size <= artifact.MaxConfigSize {
 		if b, err := content.FetchAll(ctx, repo, c); err == nil {

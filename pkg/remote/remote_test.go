@@ -66,7 +66,7 @@ func TestAttachRecordsPublishedReleases(t *testing.T) {
 				if a.Config == nil || a.Config.Release != p.Version || a.Config.Kind != p.Kind || !slices.Equal(a.Config.Pins, rel.Pins) {
 					t.Errorf("%s: config %+v", id, a.Config)
 				}
-				if a.BlobSHA256 == "" || a.MetadataSHA256 == "" || a.YAMLSHA256 == "" || len(a.Missing) != 0 || a.YAMLTitle != artifact.ComponentsTitle(p.Type()) {
+				if a.BlobSHA256 == "" || a.MetadataSHA256 == "" || a.YAMLSHA256 == "" || len(a.Missing) != 0 || a.YAMLTitle != artifact.YAMLTitle {
 					t.Errorf("%s: layers %+v", id, a)
 				}
 				if !a.Signature.Valid || a.Signature.KeyID != key.Public().ID {

@@ -22,7 +22,16 @@ type Report struct {
 	Root          string           `json:"root,omitempty"` // what was verified: a directory or an artifact reference
 	Findings      []Finding        `json:"findings"`
 	Packages      []PackageSummary `json:"packages"`
-	Summary       Summary          `json:"summary"`
+	// Skipped are the charts under the root that are not provider
+	// packages (or were excluded), with why. Never findings.
+	Skipped []Skipped `json:"skipped,omitempty"`
+	Summary Summary   `json:"summary"`
+}
+
+// Skipped is a chart that was not checked, and why.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // Tool names the program that made the report.
@@ -56,6 +65,16 @@ type PackageSummary struct {
 	Path      string            `json:"path"`
 	Namespace string            `json:"namespace,omitempty"`
 	Providers []ProviderSummary `json:"providers"`
+	// ConfigMaps are the package's ConfigMaps that hold provider
+	// components, selected by a provider or not (air-gap charts).
+	ConfigMaps []ConfigMapSummary `json:"configMaps,omitempty"`
+}
+
+// ConfigMapSummary is one provider components ConfigMap seen.
+type ConfigMapSummary struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+	File      string `json:"file,omitempty"` // slash path relative to the root
 }
 
 // ProviderSummary is one provider seen.
@@ -74,12 +93,13 @@ type Summary struct {
 	Errors    int  `json:"errors"`
 	Warnings  int  `json:"warnings"`
 	Waived    int  `json:"waived"`
-	Passed    bool `json:"passed"` // no error findings
+	Skipped   int  `json:"skipped,omitempty"` // charts not checked (see Report.Skipped)
+	Passed    bool `json:"passed"`            // no error findings
 }
 
 // Tally recomputes the summary from the findings and packages.
 func (r *Report) Tally() {
-	s := Summary{Packages: len(r.Packages)}
+	s := Summary{Packages: len(r.Packages), Skipped: len(r.Skipped)}
 	for _, p := range r.Packages {
 		s.Providers += len(p.Providers)
 	}

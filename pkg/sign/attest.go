@@ -92,6 +92,10 @@ func ProvenanceStatement(subjectName string, subject digest.Digest, rel artifact
 	return json.Marshal(st)
 }
 
+// NoPins is the provenance's externalParameters.pins of a release whose
+// package pins no upstream download by SHA-256.
+const NoPins = "none: the package pins no upstream download by SHA-256, so there are no materials; the artifact holds the package's vendored files as they stand"
+
 func externalParameters(rel artifact.Release) map[string]any {
 	p := map[string]any{
 		"kind":     rel.Kind,
@@ -103,6 +107,14 @@ func externalParameters(rel artifact.Release) map[string]any {
 	}
 	if len(rel.Patches) > 0 {
 		p["patches"] = rel.Patches
+	}
+	if len(rel.VersionPins) > 0 {
+		p["versionPins"] = rel.VersionPins
+	}
+	if len(rel.Pins) == 0 {
+		// resolvedDependencies is empty: say why, so that nobody reads it
+		// as "built from nothing".
+		p["pins"] = NoPins
 	}
 	return p
 }

@@ -52,7 +52,7 @@ type RefOptions struct {
 // to a lone artifact.
 var refChecks = []string{
 	check.PackageLoad, check.BlobYAML, check.BlobHeader, check.BlobCorrupt, check.MetadataSeries,
-	check.RegistryDigest, check.VersionReused, check.Signature, check.Provenance,
+	check.RegistryDigest, check.VersionReused, check.Signature, check.Provenance, check.OCIInstall,
 }
 
 // Ref verifies the artifact at ref (HOST[:PORT]/REPO:TAG, REPO@sha256:…,
@@ -61,7 +61,8 @@ var refChecks = []string{
 // the pins in the artifact's config; builder allowed by the policy), every
 // layer against the manifest, and its inside (components.gz is one clean,
 // reproducible gzip stream that inflates to exactly the raw
-// <type>-components.yaml layer; metadata.yaml has a release series for
+// components YAML layer; every operator release finds it and
+// metadata.yaml (oci-install); metadata.yaml has a release series for
 // the release, with the config's contract).
 //
 // The report has Root = ref and one package, the repository, with one

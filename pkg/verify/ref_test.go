@@ -147,7 +147,7 @@ func pushWithout(t *testing.T, repo artifact.Repository, rel artifact.Release, s
 		t.Fatal(err)
 	}
 	var layers []ocispec.Descriptor
-	for title, data := range map[string][]byte{artifact.BlobTitle: rel.Blob, artifact.MetadataTitle: rel.Metadata, artifact.ComponentsTitle(rel.Type): rel.YAML} {
+	for title, data := range map[string][]byte{artifact.BlobTitle: rel.Blob, artifact.MetadataTitle: rel.Metadata, artifact.YAMLTitle: rel.YAML} {
 		if title == skip {
 			continue
 		}
@@ -195,14 +195,14 @@ func TestRefFindings(t *testing.T) {
 		want   string
 	}{
 		{"tampered layer", true, func(t *testing.T, e *env) string {
-			remotetest.Tamper(t, e.prefix, core(e), artifact.ComponentsTitle("core"))
+			remotetest.Tamper(t, e.prefix, core(e), artifact.YAMLTitle)
 			return core(e).Ref()
 		}, check.RegistryDigest, "do not match the digests in its manifest"},
 		{"YAML layer is not the blob's content", false, func(t *testing.T, e *env) string {
 			return variant(t, e, func(rel *artifact.Release) {
 				rel.YAML = bytes.Replace(rel.YAML, []byte("kind: Namespace"), []byte("kind: Secret"), 1)
 			})
-		}, check.BlobYAML, "inflates to something other than layer core-components.yaml: first difference at line"},
+		}, check.BlobYAML, "inflates to something other than layer components.yaml: first difference at line"},
 		{"blob made by gzip without -n", false, func(t *testing.T, e *env) string {
 			return variant(t, e, func(rel *artifact.Release) { rel.Blob = gzipNamed(t, rel.YAML) })
 		}, check.BlobHeader, `embeds file name "core-components.yaml"`},

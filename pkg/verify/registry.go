@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"oras.land/oras-go/v2/registry"
+
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
@@ -31,6 +33,31 @@ type RegistryOptions struct {
 	// Workers is how many artifacts are read at once (remote.DefaultWorkers
 	// when <= 0).
 	Workers int
+	// Allow are the registries (HOST[:PORT]) or repository prefixes
+	// (HOST[:PORT]/PATH) providers' spec.fetchConfig.oci may be read from;
+	// nothing else is contacted for them. With a zero Prefix only providers
+	// with spec.fetchConfig.oci are checked.
+	Allow []string
+}
+
+// ValidAllowEntry says what is wrong with an allowlist entry: a registry
+// HOST[:PORT] or a repository prefix HOST[:PORT]/PATH, no scheme, no tag.
+func ValidAllowEntry(e string) error {
+	if e == "" || strings.Contains(e, "://") || strings.ContainsAny(e, "@") {
+		return fmt.Errorf("%q is not a registry HOST[:PORT] or repository prefix HOST[:PORT]/PATH (no scheme, no tag or digest)", e)
+	}
+	host, path, _ := strings.Cut(strings.TrimSuffix(e, "/"), "/")
+	ref := registry.Reference{Registry: host, Repository: "x"}
+	if path != "" {
+		ref.Repository = path
+	}
+	if err := ref.ValidateRegistry(); err != nil {
+		return fmt.Errorf("%q: %q is not a registry HOST[:PORT]: %w", e, host, err)
+	}
+	if err := ref.ValidateRepository(); err != nil {
+		return fmt.Errorf("%q: %q is not a repository path: %w", e, path, err)
+	}
+	return nil
 }
 
 // WithRegistry returns opts extended with the registry checks
@@ -55,7 +82,7 @@ func WithRegistry(opts Options, reg RegistryOptions) (Options, error) {
 	if loadFn == nil {
 		loadFn = load.Tree
 	}
-	ropts := remote.Options{Registry: reg.Registry, Trust: trust, Workers: reg.Workers, Logger: opts.Logger}
+	ropts := remote.Options{Registry: reg.Registry, Trust: trust, Workers: reg.Workers, Logger: opts.Logger, Allow: slices.Clone(reg.Allow)}
 	prefix := reg.Prefix
 	opts.Load = func(ctx context.Context, root string, lo load.Options) (*model.Tree, error) {
 		t, err := loadFn(ctx, root, lo)

@@ -40,6 +40,9 @@ type Options struct {
 	// Render bounds the rendering of each chart (load.RenderLimits; the
 	// zero value: a bounded child process with the default bounds).
 	Render load.RenderLimits
+	// Exclude are directories under the root not to enter (path.Match
+	// patterns relative to it), on top of the policy's exclude list.
+	Exclude []string
 
 	// Policy decides severities and waivers; nil means policy.Default().
 	Policy *policy.Policy
@@ -77,13 +80,21 @@ func Run(ctx context.Context, root string, opts Options) (*report.Report, error)
 		loadFn = load.Tree
 	}
 	start := time.Now()
-	t, err := loadFn(ctx, root, load.Options{
+	lo := load.Options{
 		Namespace: opts.Namespace,
 		Limit:     opts.Limit,
 		Workers:   opts.Workers,
 		Logger:    opts.Logger,
 		Render:    opts.Render,
-	})
+		Exclude:   opts.Exclude,
+	}
+	if opts.Policy != nil {
+		lo.Exclude = append(append([]string(nil), opts.Policy.Exclude...), opts.Exclude...)
+		for _, v := range opts.Policy.ValuesFiles() {
+			lo.Values = append(lo.Values, load.ValuesFiles{Package: v.Package, Files: v.Files})
+		}
+	}
+	t, err := loadFn(ctx, root, lo)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", root, err)
 	}
@@ -154,6 +165,9 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 		Findings:      findings,
 		Packages:      Summaries(t),
 	}
+	for _, s := range t.Skipped {
+		r.Skipped = append(r.Skipped, report.Skipped{Path: s.Path, Reason: s.Reason})
+	}
 	r.Tally()
 	return r, nil
 }
@@ -191,6 +205,13 @@ func Summaries(t *model.Tree) []report.PackageSummary {
 				s.ConfigMap = m.ConfigMap.Name
 			}
 			ps.Providers = append(ps.Providers, s)
+		}
+		for _, cm := range pkg.ConfigMaps {
+			f := cm.File
+			if f != "" && ps.Path != "." {
+				f = ps.Path + "/" + f
+			}
+			ps.ConfigMaps = append(ps.ConfigMaps, report.ConfigMapSummary{Name: cm.Name, Namespace: cm.Namespace, File: f})
 		}
 		out = append(out, ps)
 	}

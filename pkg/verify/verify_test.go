@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -182,6 +183,53 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, corePkg, []string{"truncated"}},
+
+		{check.ComponentsValid, "a 404 body vendored and gzipped as the components", func(t *testing.T, root string) {
+			yml := filepath.Join(root, cpPkg, "files/control-plane-components.yaml")
+			if err := os.WriteFile(yml, []byte("Not Found"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			regzip(t, yml, filepath.Join(root, cpPkg, "files/components.gz"))
+		}, cpPkg, []string{`the text "Not Found"`, `ConfigMap "v1.10.1-control-plane"`, "curl -fsSL"}},
+
+		{check.ReleaseSize, "a large file in the chart", func(t *testing.T, root string) {
+			// 1.2 MiB that does not compress: the release Secret overflows.
+			big := make([]byte, 1200<<10)
+			rnd := rand.New(rand.NewPCG(1, 2))
+			for i := range big {
+				big[i] = byte(rnd.Uint32())
+			}
+			if err := os.MkdirAll(filepath.Join(root, corePkg, "extra"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, corePkg, "extra/data.bin"), big, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, corePkg, []string{"of the 1 MiB a release Secret holds", "Helm cannot install", "extra/data.bin"}},
+
+		{check.ComponentsValid, "air-gap ConfigMap holding a saved 404 body", func(t *testing.T, root string) {
+			airgapChart(t, root, "latest-404", "v1.10.1-core-airgap", "components: Not Found", "v1beta1")
+		}, "packages/airgap", []string{`the text "Not Found"`, `ConfigMap "v1.10.1-core-airgap"`}},
+
+		{check.SelectorSemver, "air-gap ConfigMap named latest", func(t *testing.T, root string) {
+			airgapChart(t, root, "latest", "latest", "components: |\n    apiVersion: v1\n    kind: Namespace\n    metadata:\n      name: x", "v1beta1")
+		}, "packages/airgap", []string{`ConfigMap "latest" in namespace "capi-airgap"`, "not semver"}},
+
+		{check.Contract, "air-gap ConfigMap of a v1beta2 release", func(t *testing.T, root string) {
+			airgapChart(t, root, "v1beta2", "v1.10.1-airgap", "components: |\n    apiVersion: v1\n    kind: Namespace\n    metadata:\n      name: x", "v1beta2")
+		}, "packages/airgap", []string{`ConfigMap "v1.10.1-airgap" in namespace "capi-airgap"`, "declares contract v1beta2"}},
+
+		{check.PinVersion, "computed Makefile version whose Dockerfile ARG differs from the release", func(t *testing.T, root string) {
+			if err := os.WriteFile(filepath.Join(root, cpPkg, "Makefile"), []byte("NAMESPACE = cozy-cluster-api\nUPSTREAM_VERSION = $(shell awk -F= '/^ARG VERSION=/{print $$2}' images/kamaji/Dockerfile)\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(root, cpPkg, "images/kamaji"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, cpPkg, "images/kamaji/Dockerfile"), []byte("FROM scratch\nARG VERSION=v1.9.0\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, cpPkg, []string{"images/kamaji/Dockerfile", "v1.9.0", `"v1.10.1-control-plane"`}},
 
 		{check.ConfigMapVersion, "ConfigMap renamed", func(t *testing.T, root string) {
 			edit(t, filepath.Join(root, corePkg, "templates/configmaps.yaml"), "name: v1.10.1-core\n", "name: v1.10.1-core-renamed\n")
@@ -514,5 +562,27 @@ func TestGeneratedTreeIsGreen(t *testing.T) {
 	r := verifyTree(t, root)
 	if len(r.Findings) != 0 || r.Summary.Packages != len(res.Packages) || r.Summary.Providers != len(res.Packages) {
 		t.Fatalf("generated tree: %+v\n%+v", r.Summary, r.Findings)
+	}
+}
+
+// airgapChart writes packages/airgap: a chart with one inline provider
+// ConfigMap in its own namespace (no provider, no vendored file), whose
+// data holds components (a YAML fragment under data) and metadata with the
+// series 1.10 of contract.
+func airgapChart(t *testing.T, root, chart, name, components, contract string) {
+	t.Helper()
+	dir := filepath.Join(root, "packages/airgap")
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: " + chart + "\nversion: 0.1.0\n",
+		"templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: capi-airgap\ndata:\n  " + components +
+			"\n  metadata: |\n    apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\n    releaseSeries:\n    - major: 1\n      minor: 10\n      contract: " + contract + "\n",
+	}
+	for f, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

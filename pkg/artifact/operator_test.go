@@ -1,0 +1,164 @@
+package artifact
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/memory"
+
+	"github.com/pinseal/pinseal/internal/opsim"
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/operator"
+)
+
+// kindRelease is testRelease as a provider of kind.
+func kindRelease(t testing.TB, kind string) Release {
+	rel := testRelease(t)
+	rel.Kind, rel.Type = kind, model.ProviderKinds[kind]
+	rel.Name = strings.ToLower(strings.TrimSuffix(kind, "Provider")) + "-x"
+	return rel
+}
+
+// installs checks, for every type name operator releases give rel's kind,
+// that the simulated operator fetch of tag from src installs exactly rel's
+// YAML and metadata.
+func installs(t *testing.T, ctx context.Context, src oras.ReadOnlyTarget, tag string, rel Release) {
+	t.Helper()
+	types := operator.Types(rel.Kind)
+	if len(types) == 0 {
+		t.Fatalf("%s: no operator type", rel.Kind)
+	}
+	for _, tn := range types {
+		comp, md, err := opsim.Fetch(ctx, src, tag, opsim.Provider{Type: tn.Type, Name: rel.Name, Version: rel.Release})
+		if err != nil {
+			t.Errorf("%s, operator %s (type %q): %v", rel.Kind, tn.Releases, tn.Type, err)
+			continue
+		}
+		if !bytes.Equal(comp, rel.YAML) || !bytes.Equal(md, rel.Metadata) {
+			t.Errorf("%s, operator %s (type %q): installs other bytes than the release's YAML and metadata", rel.Kind, tn.Releases, tn.Type)
+		}
+	}
+}
+
+// TestEveryOperatorInstallsEveryKind: what Pack writes is installed, byte
+// for byte, by the simulated operator fetch for all seven kinds, with the
+// current and the pre-July-2025 type names.
+func TestEveryOperatorInstallsEveryKind(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	ctx := context.Background()
+	if len(operator.Kinds()) != 7 {
+		t.Fatalf("operator kinds %v, want the seven", operator.Kinds())
+	}
+	for _, kind := range operator.Kinds() {
+		rel := kindRelease(t, kind)
+		mem := memory.New()
+		desc, err := Pack(ctx, mem, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Tag(ctx, desc, rel.Release); err != nil {
+			t.Fatal(err)
+		}
+		installs(t, ctx, mem, rel.Release, rel)
+	}
+}
+
+// TestOperatorLookupAgreesWithSimulation holds pkg/operator's lookup (what
+// the verifier judges with) to the simulated fetch, on artifacts with
+// other titles than pinseal's: old pinseal layouts, typed and full
+// titles, two candidates with different bytes, identical bytes under two
+// titles.
+func TestOperatorLookupAgreesWithSimulation(t *testing.T) {
+	ctx := context.Background()
+	const name, ver = "kamaji", "v0.19.0-cozystack.0"
+	yaml, other, md := []byte("kind: A\n"), []byte("kind: B\n"), []byte("releaseSeries: []\n")
+	layouts := map[string]map[string][]byte{
+		"pinseal":                   {"components.gz": []byte("gz"), "metadata.yaml": md, "components.yaml": yaml},
+		"old pinseal control plane": {"metadata.yaml": md, "controlplane-components.yaml": yaml},
+		"current typed":             {"metadata.yaml": md, "control-plane-components.yaml": yaml},
+		"full, current":             {"metadata.yaml": md, "control-plane-kamaji-" + ver + "-components.yaml": yaml},
+		"full, other version":       {"metadata.yaml": md, "control-plane-kamaji-v0.18.0-components.yaml": yaml},
+		"typed beside plain":        {"metadata.yaml": md, "control-plane-components.yaml": yaml, "components.yaml": other},
+		"same bytes, two titles":    {"metadata.yaml": md, "controlplane-components.yaml": yaml, "control-plane-components.yaml": yaml},
+		"full metadata":             {"metadata.yaml": other, "controlplane-kamaji-" + ver + "-metadata.yaml": md, "components.yaml": yaml},
+		"no metadata":               {"components.yaml": yaml},
+		"empty components":          {"metadata.yaml": md, "components.yaml": {}},
+	}
+	for lname, files := range layouts {
+		mem := memory.New()
+		var layers []ocispec.Descriptor
+		for title, b := range files {
+			d := content.NewDescriptorFromBytes("application/octet-stream", b)
+			d.Annotations = map[string]string{ocispec.AnnotationTitle: title}
+			if err := pushBytes(ctx, mem, d, b); err != nil {
+				t.Fatal(err)
+			}
+			layers = append(layers, d)
+		}
+		desc, err := oras.PackManifest(ctx, mem, oras.PackManifestVersion1_1, "application/x-test", oras.PackManifestOptions{Layers: layers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Tag(ctx, desc, "t"); err != nil {
+			t.Fatal(err)
+		}
+		titles := map[string]bool{}
+		for title, b := range files {
+			if len(b) > 0 {
+				titles[title] = true
+			}
+		}
+		for _, tn := range operator.Types("ControlPlaneProvider") {
+			who := fmt.Sprintf("%s, type %q", lname, tn.Type)
+			simComp, simMD, simErr := opsim.Fetch(ctx, mem, "t", opsim.Provider{Type: tn.Type, Name: name, Version: ver})
+			f, err := operator.Find(titles, operator.Provider{Type: tn.Type, Name: name, Version: ver})
+			if (err == nil) != (simErr == nil) {
+				t.Errorf("%s: lookup error %v, simulation error %v", who, err, simErr)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			if !bytes.Equal(files[f.Components], simComp) || !bytes.Equal(files[f.Metadata], simMD) {
+				t.Errorf("%s: lookup picks %s and %s, the simulation installs other bytes", who, f.Components, f.Metadata)
+			}
+		}
+	}
+}
+
+func TestParseSource(t *testing.T) {
+	tests := []struct {
+		in, version          string
+		repo, host, tag, err string
+		plain, fromVersion   bool
+	}{
+		{in: "ghcr.io/acme/capi/core-cluster-api:v1.10.1-core", version: "v1", repo: "ghcr.io/acme/capi/core-cluster-api", host: "ghcr.io", tag: "v1.10.1-core"},
+		{in: "ghcr.io/acme/core", version: "v1.10.1-core", repo: "ghcr.io/acme/core", host: "ghcr.io", tag: "v1.10.1-core", fromVersion: true},
+		{in: "127.0.0.1:5000/capi/core", version: "v1", repo: "127.0.0.1:5000/capi/core", host: "127.0.0.1:5000", tag: "v1", fromVersion: true},
+		{in: "http://127.0.0.1:5000/capi/core:v2", version: "v1", repo: "127.0.0.1:5000/capi/core", host: "127.0.0.1:5000", tag: "v2", plain: true},
+		{in: "https://ghcr.io/x:v1", err: "scheme"},
+		{in: "ghcr.io/x@sha256:abc", err: "digest"},
+		{in: "ghcr.io/x:", version: "v1", err: "no tag"},
+		{in: "ghcr.io", version: "v1", err: "no repository path"},
+		{in: "", err: "names no repository"},
+		{in: "ghcr.io/x", err: "no spec.version"},
+	}
+	for _, tc := range tests {
+		s, err := operator.ParseSource(tc.in, tc.version)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseSource(%q) = %+v, %v; want error with %q", tc.in, s, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || s.Repository != tc.repo || s.Host != tc.host || s.Tag != tc.tag || s.PlainHTTP != tc.plain || s.TagFromVersion != tc.fromVersion {
+			t.Errorf("ParseSource(%q, %q) = %+v, %v", tc.in, tc.version, s, err)
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package load
+
+import (
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	kgzip "github.com/klauspost/compress/gzip"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	helmtime "helm.sh/helm/v3/pkg/time"
+
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// ReleaseLimit is the most a Kubernetes Secret (hence a Helm release) may
+// hold: 1 MiB.
+const ReleaseLimit = model.ReleaseLimit
+
+// releaseScreen is the share of ReleaseLimit under which a quick upper
+// estimate of the release size is trusted, and the exact encoding (gzip at
+// best compression, slow on megabytes) is skipped: the release-size
+// warning line (75 %).
+const releaseScreen = 0.75
+
+// estimateLevel is the gzip level of the quick estimate: klauspost's level
+// 7 compresses within a few per cent of the standard library's best
+// compression, several times faster.
+const estimateLevel = 7
+
+// releaseInput is what Helm stores as a release: the chart as loaded, the
+// user values and the rendered manifest.
+type releaseInput struct {
+	chart           *chart.Chart
+	config          map[string]any
+	name, namespace string
+	manifest        strings.Builder
+}
+
+func (r *releaseInput) addManifest(source, text string) {
+	r.manifest.WriteString("---\n# Source: ")
+	r.manifest.WriteString(source)
+	r.manifest.WriteString("\n")
+	r.manifest.WriteString(text)
+	r.manifest.WriteString("\n")
+}
+
+// size encodes the release as Helm's Secret driver does (json, gzip at
+// best compression, base64) and lists the chart's files by weight. Best
+// compression is slow on megabytes, so a quick upper estimate (estimate)
+// comes first; only a release it puts at or over the release-size warning
+// line is encoded exactly.
+func (r *releaseInput) size() *model.ReleaseSize {
+	out := &model.ReleaseSize{Files: chartWeights(r.chart)}
+	if est := r.estimate(); float64(est) < releaseScreen*ReleaseLimit {
+		out.Bytes = est
+		return out
+	}
+	n, ok := r.exact()
+	if !ok {
+		return nil
+	}
+	out.Bytes, out.Exact = n, true
+	return out
+}
+
+// exact encodes the release as Helm's Secret driver does and returns the
+// length of the base64 text.
+func (r *releaseInput) exact() (int64, bool) {
+	rel := &release.Release{
+		Name:      r.name,
+		Namespace: r.namespace,
+		Version:   1,
+		Chart:     r.chart,
+		Config:    r.config,
+		Manifest:  r.manifest.String(),
+		Info: &release.Info{Status: release.StatusDeployed, Description: "Install complete",
+			FirstDeployed: fixedTime, LastDeployed: fixedTime},
+	}
+	js, err := json.Marshal(rel)
+	if err != nil {
+		return 0, false
+	}
+	cw := &countWriter{}
+	w, err := gzip.NewWriterLevel(cw, gzip.BestCompression)
+	if err != nil {
+		return 0, false
+	}
+	_, _ = w.Write(js)
+	_ = w.Close()
+	return int64(base64.StdEncoding.EncodedLen(int(cw.n))), true
+}
+
+var fixedTime = helmTime()
+
+// estimate is an upper estimate of the encoded release, part by part, at a
+// fraction of the cost of compressing it: a small part counts uncompressed;
+// a gzip file (stored base64 in the JSON) counts its own size, which is what
+// base64 of incompressible bytes compresses back to, plus a margin; any
+// other part counts the worst ratio that a fast gzip level (estimateLevel,
+// a little worse than Helm's best compression) gets on two 32 KiB samples
+// of it, plus a 10 % margin.
+func (r *releaseInput) estimate() int64 {
+	total := 4096.0 // release metadata, info, Chart.yaml, values
+	add := func(data []byte, b64 bool) {
+		n := len(data)
+		if b64 {
+			n = base64.StdEncoding.EncodedLen(n)
+		}
+		switch {
+		case n < 32<<10:
+			total += float64(n) * 1.1 // JSON escapes
+		case isGzip(data):
+			total += float64(len(data)) * 1.03
+		default:
+			total += sampleRatio(data, b64) * 1.1 * float64(n)
+		}
+	}
+	var rec func(c *chart.Chart)
+	rec = func(c *chart.Chart) {
+		for _, f := range c.Templates {
+			add(f.Data, true)
+		}
+		for _, f := range c.Files {
+			add(f.Data, true)
+		}
+		for _, d := range c.Dependencies() {
+			rec(d)
+		}
+	}
+	rec(r.chart)
+	m := r.manifest.String()
+	add([]byte(m), false)
+	return int64(base64.StdEncoding.EncodedLen(int(total)))
+}
+
+// estimators are reused gzip writers at estimateLevel (one costs about a
+// MiB of state to set up).
+var estimators sync.Pool
+
+// sampleRatio is the worse compression ratio of two samples of data (its
+// start and its middle; base64-encoded first when b64) at estimateLevel.
+func sampleRatio(data []byte, b64 bool) float64 {
+	const raw = 24 << 10 // 32 KiB once base64-encoded
+	worst := 0.0
+	for _, off := range []int{0, max(0, len(data)/2-raw/2)} {
+		p := data[off:min(len(data), off+raw)]
+		if b64 {
+			p = []byte(base64.StdEncoding.EncodeToString(p))
+		}
+		cw := &countWriter{}
+		w, _ := estimators.Get().(*kgzip.Writer)
+		if w == nil {
+			w, _ = kgzip.NewWriterLevel(cw, estimateLevel)
+		} else {
+			w.Reset(cw)
+		}
+		_, _ = w.Write(p)
+		_ = w.Close()
+		estimators.Put(w)
+		worst = max(worst, float64(cw.n)/float64(len(p)))
+	}
+	return min(worst, 1.0)
+}
+
+// chartWeights lists the chart's files (templates, values, files, and those
+// of subcharts) with their size in the release JSON, largest first.
+func chartWeights(c *chart.Chart) []model.FileWeight {
+	var out []model.FileWeight
+	var rec func(c *chart.Chart, prefix string)
+	rec = func(c *chart.Chart, prefix string) {
+		for _, f := range c.Templates {
+			out = append(out, model.FileWeight{Path: prefix + f.Name, Bytes: int64(base64.StdEncoding.EncodedLen(len(f.Data)))})
+		}
+		for _, f := range c.Files {
+			out = append(out, model.FileWeight{Path: prefix + f.Name, Bytes: int64(base64.StdEncoding.EncodedLen(len(f.Data)))})
+		}
+		for _, d := range c.Dependencies() {
+			rec(d, prefix+"charts/"+d.Name()+"/")
+		}
+	}
+	rec(c, "")
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Bytes != out[j].Bytes {
+			return out[i].Bytes > out[j].Bytes
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+var _ io.Writer = (*countWriter)(nil)
+
+func helmTime() helmtime.Time { return helmtime.Time{Time: time.Unix(1700000000, 0).UTC()} }

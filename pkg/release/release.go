@@ -1,0 +1,374 @@
+// Package release derives what `builder push` publishes from a provider
+// package as it stands, exactly as the verifier sees it: the package is
+// loaded and rendered by pkg/load, checked offline by pkg/verify under the
+// policy, and each provider's release (kind, name, spec.version, and the
+// components YAML, metadata and blob the package layout pairs with the
+// ConfigMap its selector picks) becomes an artifact.Release. A provider
+// whose offline checks have error findings is refused, with the findings;
+// nothing is pushed for it. No pin file is needed: the provenance
+// materials are whatever digest pins the package has (pin.yaml or Makefile
+// URL and SHA-256 variables), and the version pins it has (Makefile or
+// Dockerfile) are recorded beside them.
+package release
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/metadata"
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/report"
+	"github.com/pinseal/pinseal/pkg/verify"
+)
+
+// Options tune Load.
+type Options struct {
+	// BuilderVersion is stamped on each release.
+	BuilderVersion string
+	// Policy decides which findings refuse a provider (severity error,
+	// not waived); nil means policy.Default().
+	Policy *policy.Policy
+	// Namespace of packages that name none (as verifier check --namespace).
+	Namespace string
+	// Logger receives debug logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Provider is what Load decided for one provider of the package.
+type Provider struct {
+	// Package is the package directory.
+	Package string
+	// ID is Kind/name.
+	ID string
+	// Release is what to push; nil when Refused or Skipped.
+	Release *artifact.Release
+	// Refused are the error findings of the offline checks about this
+	// provider or its whole package: nothing may be pushed for it.
+	Refused []report.Finding
+	// Skipped says why there is nothing to push (the provider installs
+	// from spec.fetchConfig.oci or .url, not from the package).
+	Skipped string
+}
+
+// ErrNoPackage is wrapped when a directory holds no provider package.
+var ErrNoPackage = errors.New("no provider package")
+
+// maxFileSize bounds each vendored file read into a release.
+const maxFileSize = artifact.MaxLayerSize
+
+// Load loads the provider package in dir (and any below it) as `verifier
+// check` does, runs the offline checks, and returns one Provider per
+// provider object, in package order. The error is about dir itself (it
+// cannot be read, it holds no provider package); everything about a
+// provider is in its Provider.
+func Load(ctx context.Context, dir string, opts Options) ([]Provider, error) {
+	pol := opts.Policy
+	if pol == nil {
+		pol = policy.Default()
+	}
+	pol = rootedAt(pol, dir)
+	var tree *model.Tree
+	r, err := verify.Run(ctx, dir, verify.Options{
+		Policy:    pol,
+		Namespace: opts.Namespace,
+		Logger:    opts.Logger,
+		Load: func(ctx context.Context, root string, lo load.Options) (*model.Tree, error) {
+			t, err := load.Tree(ctx, root, lo)
+			tree = t
+			return t, err
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if tree == nil || len(tree.Packages) == 0 {
+		return nil, fmt.Errorf("%s: %w: no cluster-api-operator provider or components ConfigMap is in it (give the directory of a provider package, e.g. packages/system/capi-providers-core)", dir, ErrNoPackage)
+	}
+	var out []Provider
+	for _, pkg := range tree.Packages {
+		pkgDir := filepath.Join(dir, filepath.FromSlash(pkg.Path))
+		lay := layout.Of(pkg)
+		for _, p := range pkg.Providers {
+			out = append(out, provider(pkgDir, pkg, lay, p, r.Findings, opts.BuilderVersion))
+		}
+	}
+	return out, nil
+}
+
+// provider decides one provider.
+func provider(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provider, findings []report.Finding, builderVersion string) Provider {
+	out := Provider{Package: dir, ID: p.ID()}
+	if p.Selector == nil {
+		switch {
+		case p.FetchOCI != "":
+			out.Skipped = "it installs from spec.fetchConfig.oci " + p.FetchOCI + ", not from this package"
+		case p.FetchURL != "":
+			out.Skipped = "it installs from spec.fetchConfig.url " + p.FetchURL + ", not from this package"
+		default:
+			out.Skipped = "it has no spec.fetchConfig.selector, so no ConfigMap of this package is its release"
+		}
+		return out
+	}
+	for _, f := range findings {
+		if f.Severity == report.Error && f.Waiver == nil && f.Package == pkg.Path && (f.Provider == p.ID() || f.Provider == "") {
+			out.Refused = append(out.Refused, relocate(f, filepath.ToSlash(dir)))
+		}
+	}
+	if len(out.Refused) > 0 {
+		return out
+	}
+	rel, err := releaseOf(dir, pkg, lay, p, builderVersion)
+	if err != nil {
+		// The checks passed but the release cannot be assembled: say so
+		// as a finding of the check whose ground it is.
+		out.Refused = append(out.Refused, report.Finding{
+			Check: "package-load", Severity: report.Error, Package: pkg.Path, Provider: p.ID(),
+			Message: err.Error(),
+			Hint:    "run `verifier check` on the package and fix what it reports, then push again",
+		})
+		return out
+	}
+	out.Release = rel
+	return out
+}
+
+// releaseOf assembles the release of p from the package layout.
+func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provider, builderVersion string) (*artifact.Release, error) {
+	typ, ok := model.ProviderKinds[p.Kind]
+	if !ok {
+		return nil, fmt.Errorf("%s: kind %q is not a cluster-api-operator provider kind", p.ID(), p.Kind)
+	}
+	r := lay.Provider(p)
+	if r == nil || r.ConfigMap == nil {
+		return nil, fmt.Errorf("%s: no ConfigMap of this package named %s is selected by it, so the package holds no release of it", p.ID(), p.Version)
+	}
+	var missing []string
+	if r.Blob == "" {
+		missing = append(missing, "blob (the ConfigMap's components are no vendored gzip file)")
+	}
+	if r.Components == "" {
+		missing = append(missing, "components YAML")
+	}
+	if r.Metadata == "" {
+		missing = append(missing, "metadata (data.metadata is no vendored file)")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: the package layout of release %s has no %v", p.ID(), p.Version, missing)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	read := func(rel string) ([]byte, error) { return readInside(root, rel) }
+	gz, err := read(r.Blob)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.ID(), err)
+	}
+	yml, err := read(r.Components)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.ID(), err)
+	}
+	meta, err := read(r.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.ID(), err)
+	}
+	rel := &artifact.Release{
+		Kind: p.Kind, Name: p.Name, Release: p.Version, Type: typ,
+		Blob: gz, YAML: yml, Metadata: meta,
+		BuilderVersion: builderVersion,
+	}
+	if pp := pinOf(pkg, r, p); pp != nil {
+		rel.Version = pp.Version
+		rel.Pins = slices.Clone(pp.Sources)
+		for _, pp := range pp.Patches {
+			b, err := read(pp)
+			if err != nil {
+				return nil, fmt.Errorf("%s: patch: %w", p.ID(), err)
+			}
+			sum := sha256.Sum256(b)
+			rel.Patches = append(rel.Patches, artifact.Patch{Path: pp, SHA256: hex.EncodeToString(sum[:])})
+		}
+	}
+	if pkg.Pins != nil {
+		for _, v := range pkg.Pins.Versions {
+			if v.Known {
+				rel.VersionPins = append(rel.VersionPins, artifact.VersionPin{File: v.File, Line: v.Line, Name: v.Name, Value: v.Value})
+				if rel.Version == "" && pin.MatchesRelease(v.Value, p.Version) {
+					rel.Version = v.Value
+				}
+			}
+		}
+	}
+	if rel.Version == "" {
+		rel.Version = upstreamOf(p.Version)
+	}
+	if rel.Contract, err = metadata.Contract(meta, rel.Version); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", p.ID(), r.Metadata, err)
+	}
+	return rel, nil
+}
+
+// rootedAt is pol with its waivers made to work for a check rooted at dir:
+// a policy names packages relative to the tree's root, where the gate runs
+// (`builder push packages/system/x` from there), but the checks here see
+// dir as ".". A waiver whose package is dir, or a pattern dir matches, also
+// waives "."; one below dir also waives its path below dir.
+func rootedAt(pol *policy.Policy, dir string) *policy.Policy {
+	d := path.Clean(filepath.ToSlash(dir))
+	if len(pol.Waivers) == 0 || d == "." {
+		return pol
+	}
+	p := *pol
+	p.Waivers = slices.Clone(pol.Waivers)
+	for _, w := range pol.Waivers {
+		ok, _ := path.Match(w.Package, d)
+		switch {
+		case ok || w.Package == d:
+			w.Package = "."
+		case strings.HasPrefix(w.Package, d+"/"):
+			w.Package = strings.TrimPrefix(w.Package, d+"/")
+		default:
+			continue
+		}
+		p.Waivers = append(p.Waivers, w)
+	}
+	return &p
+}
+
+// relocate makes a finding of the tree rooted at a package directory read
+// from where builder push was run: its package, file and the package path
+// in the commands its hint gives are prefixed with dir.
+func relocate(f report.Finding, dir string) report.Finding {
+	old := f.Package
+	f.Package = path.Join(dir, f.Package)
+	if f.File != "" {
+		f.File = path.Join(dir, f.File)
+	}
+	for _, cmd := range []string{"builder build ", "builder push ", "cd "} {
+		for _, end := range []string{"`", " "} {
+			f.Hint = strings.ReplaceAll(f.Hint, cmd+old+end, cmd+f.Package+end)
+		}
+	}
+	return f
+}
+
+// pinOf is the package's pin of a release: the one the package layout
+// pairs with it, else, as the registry checks find it, the pin entry of the
+// provider's kind and name, of its release, or a Makefile pin (no kind,
+// no name) of the upstream version the release is named after.
+func pinOf(pkg *model.Package, r *layout.Release, p *model.Provider) *pin.Provider {
+	if r.Pin != nil {
+		return r.Pin
+	}
+	if pkg.Pins == nil || pkg.Pins.File == nil {
+		return nil
+	}
+	ps := pkg.Pins.File.Providers
+	for i := range ps {
+		if ps[i].Kind == p.Kind && ps[i].Name == p.Name {
+			return &ps[i]
+		}
+	}
+	for i := range ps {
+		if ps[i].Release != "" && ps[i].Release == p.Version {
+			return &ps[i]
+		}
+	}
+	for i := range ps {
+		if ps[i].Kind == "" && ps[i].Name == "" && pin.MatchesRelease(ps[i].Version, p.Version) {
+			return &ps[i]
+		}
+	}
+	return nil
+}
+
+// semverCore is the vMAJOR.MINOR.PATCH a release name starts with.
+var semverCore = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+`)
+
+// upstreamOf is the upstream version a release is named after
+// ("v0.19.0" of "v0.19.0-cozystack.0"), the release itself when it does
+// not start with one.
+func upstreamOf(release string) string {
+	if m := semverCore.FindString(release); m != "" {
+		return m
+	}
+	return release
+}
+
+// readInside reads a package file through root (no symlink out of the
+// package), bounded.
+func readInside(root *os.Root, rel string) ([]byte, error) {
+	f, err := root.Open(filepath.FromSlash(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist", rel)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	if int64(len(b)) > maxFileSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes", rel, maxFileSize)
+	}
+	return b, nil
+}
+
+// Releases is what `builder push` publishes from dir. With a pin.yaml, the
+// releases it lists (artifact.LoadReleases: the files its pins name);
+// without one, the releases Load derives from the package as it stands.
+// Either way a provider whose offline checks have error findings is
+// refused with them (a pin-only directory that holds no provider objects
+// has nothing for the checks to judge, and is pushed as its pins say).
+func Releases(ctx context.Context, dir string, opts Options) ([]Provider, error) {
+	set, err := pin.LoadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if set == nil || set.Source != pin.SourcePinFile || set.File == nil {
+		return Load(ctx, dir, opts)
+	}
+	rels, err := artifact.LoadReleases(dir, opts.BuilderVersion)
+	if err != nil {
+		return nil, err
+	}
+	provs, err := Load(ctx, dir, opts)
+	if errors.Is(err, ErrNoPackage) {
+		provs, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Provider
+	for i := range rels {
+		rel := rels[i]
+		p := Provider{Package: dir, ID: rel.Kind + "/" + rel.Name, Release: &rel}
+		for _, q := range provs {
+			if q.ID == p.ID && len(q.Refused) > 0 {
+				p.Release, p.Refused = nil, q.Refused
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
