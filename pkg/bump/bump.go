@@ -93,9 +93,9 @@ const (
 
 // File is one file a bump changes (or, in a dry run, would change).
 type File struct {
-	Path      string `json:"path"`             // slash path relative to the package directory
-	Kind      string `json:"kind"`             // "text" (edited in place) or "vendored" (built)
-	Status    string `json:"status"`           // "modified" or "added"
+	Path      string `json:"path"`                // slash path relative to the package directory
+	Kind      string `json:"kind"`                // "text" (edited in place) or "vendored" (built)
+	Status    string `json:"status"`              // "modified" or "added"
 	OldSHA256 string `json:"oldSha256,omitempty"` // "" for an added file
 	NewSHA256 string `json:"newSha256"`
 	Diff      string `json:"diff,omitempty"` // unified diff, text files only
