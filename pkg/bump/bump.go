@@ -26,6 +26,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -257,6 +258,29 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 	fetcher := *opts.Fetcher
 	fetcher.BaseDir = real
 	fetcher.Log = quiet
+	newSums := replaceTokens(lay.Checksums, lay.Version, opts.To)
+	if newSums != "" {
+		data, err := fetcher.FetchUnverified(ctx, newSums)
+		if err != nil {
+			return nil, fmt.Errorf("bump %s: the pin names a checksums file: %w", dir, err)
+		}
+		sums, err := parseChecksums(data)
+		if err != nil {
+			return nil, fmt.Errorf("bump %s: checksums file %s: %w", dir, newSums, err)
+		}
+		for i := range newSrcs {
+			s := &newSrcs[i]
+			h, ok := sums[path.Base(s.URL)]
+			switch {
+			case !ok:
+			case s.SHA256 != "" && s.SHA256 != h:
+				return nil, fmt.Errorf("bump %s: --sha256 %s=%s, but the release's checksums file %s says %s; find out which is right before pinning", dir, s.URL, s.SHA256, newSums, h)
+			case s.SHA256 == "":
+				s.SHA256 = h
+				res.Digests = append(res.Digests, Digest{URL: s.URL, SHA256: h, From: FromChecksums})
+			}
+		}
+	}
 	cache, err := os.MkdirTemp("", "pinseal-bump-cache-")
 	if err != nil {
 		return nil, err
@@ -309,7 +333,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 	case pin.SourcePinFile:
 		from := pkg.Pins.File.Providers[lay.PinIndex]
 		to := from
-		to.Version, to.Release, to.Sources = opts.To, newRel, newSrcs
+		to.Version, to.Release, to.Sources, to.Checksums = opts.To, newRel, newSrcs, newSums
 		if from.Release == "" {
 			to.Release = ""
 		}
@@ -642,4 +666,41 @@ func copyDir(src, dst string) error {
 func hexSHA(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// parseChecksums reads a checksums file: "<hex>  <name>" or "<hex> *<name>"
+// (sha256sum) or "SHA256 (<name>) = <hex>" (BSD) lines; other lines and
+// other digest lengths are skipped. It maps file names (base names) to
+// lowercase hex.
+func parseChecksums(data []byte) (map[string]string, error) {
+	if len(data) > 1<<20 {
+		return nil, fmt.Errorf("larger than 1 MiB; not a checksums file")
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		var h, name string
+		if rest, ok := strings.CutPrefix(line, "SHA256 ("); ok {
+			n, hx, ok := strings.Cut(rest, ") = ")
+			if !ok {
+				continue
+			}
+			name, h = n, hx
+		} else {
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				continue
+			}
+			h, name = f[0], strings.TrimPrefix(f[1], "*")
+		}
+		h = strings.ToLower(h)
+		if !pin.ValidSHA256(h) || name == "" {
+			continue
+		}
+		out[path.Base(name)] = h
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("holds no SHA-256 lines (\"<hex>  <file>\")")
+	}
+	return out, nil
 }

@@ -37,6 +37,7 @@ func TestBump(t *testing.T) {
 		wantRel  string
 		numstat  map[string]string
 		contains map[string][]string // file -> lines the diff must add
+		digests  map[string]string   // source base name -> where its digest came from
 	}{
 		{
 			name: "pin.yaml with patches, Makefile variable and version label", pkg: "capi-providers-proxmox", to: "v0.7.8",
@@ -72,15 +73,16 @@ func TestBump(t *testing.T) {
 			contains: map[string][]string{"Makefile": {"+CACPPT_UPSTREAM_VERSION = v0.5.9"}},
 		},
 		{
-			name: "Dockerfile ARG and respin suffix from values.yaml", pkg: "capi-providers-kubevirt", to: "v0.1.10", release: "v0.1.10-cozystack.1", tofu: true,
+			name: "Dockerfile ARG, respin suffix from values.yaml, digests from the release's checksums", pkg: "capi-providers-kubevirt", to: "v0.1.10", release: "v0.1.10-cozystack.1",
 			wantRel: "v0.1.10-cozystack.1",
 			numstat: map[string]string{
 				"images/capk/Dockerfile":               "1 1",
-				"pin.yaml":                             "5 5",
+				"pin.yaml":                             "6 6",
 				"values.yaml":                          "1 1",
 				"files/infrastructure-components.yaml": "2 2",
 				"files/components.gz":                  "- -",
 			},
+			digests:  map[string]string{"infrastructure-components.yaml": FromChecksums, "metadata.yaml": FromChecksums},
 			contains: map[string][]string{"values.yaml": {`+  release: "v0.1.10-cozystack.1" # respin counter after the dash`}, "images/capk/Dockerfile": {"+ARG VERSION=v0.1.10"}},
 		},
 		{
@@ -109,6 +111,20 @@ func TestBump(t *testing.T) {
 			}
 			if res.To.Release != tc.wantRel {
 				t.Errorf("release %s, want %s", res.To.Release, tc.wantRel)
+			}
+			for name, from := range tc.digests {
+				found := false
+				for _, d := range res.Digests {
+					if strings.HasSuffix(d.URL, "/"+name) {
+						found = true
+						if d.From != from {
+							t.Errorf("%s: digest from %s, want %s", name, d.From, from)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("no digest for %s: %+v", name, res.Digests)
+				}
 			}
 			requireClean(t, root)
 			got := numstat(t, root)
@@ -171,6 +187,9 @@ func TestBumpRefusals(t *testing.T) {
 		{"series missing from metadata", "capi-providers-proxmox", "", "v0.9.0", func(o *Options) { o.TrustOnFirstUse = true }, "metadata-series"},
 		{"contract the core does not serve", "capi-providers-proxmox", "", "v0.8.0", func(o *Options) { o.TrustOnFirstUse = true }, "v1beta2"},
 		{"core bump leaves providers out of contract", "capi-providers-core", "", "v1.12.0", func(o *Options) { o.TrustOnFirstUse = true }, "would fall out of contract"},
+		{"sha256 flag disagrees with the release's checksums", "capi-providers-kubevirt", "", "v0.1.10", func(o *Options) {
+			o.SHA256 = map[string]string{u.url("kubernetes-sigs/cluster-api-provider-kubevirt", "v0.1.10", "infrastructure-components.yaml"): strings.Repeat("cd", 32)}
+		}, "checksums file"},
 		{"unknown provider", "capi-providers-bootstrap", "BootstrapProvider/nope", "v1.10.2", nil, "no such provider"},
 		{"two providers need --provider", "capi-providers-bootstrap", "", "v1.10.2", nil, "--provider"},
 		{"sha256 for a URL that is not a source", "capi-providers-proxmox", "", "v0.7.8", func(o *Options) {

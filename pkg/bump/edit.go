@@ -189,6 +189,9 @@ func (e *editSet) editPinFile(i int, from, to *pin.Provider) error {
 	if err := set(mapValue(entry, "release"), "release", from.Release, to.Release); err != nil {
 		return err
 	}
+	if err := set(mapValue(entry, "checksums"), "checksums", from.Checksums, to.Checksums); err != nil {
+		return err
+	}
 	srcs := mapValue(entry, "sources")
 	for j := range from.Sources {
 		if srcs == nil || j >= len(srcs.Content) {

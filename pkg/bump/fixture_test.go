@@ -45,6 +45,7 @@ type release struct {
 	compName      string // components file name in the release
 	series        string // metadata releaseSeries YAML
 	breakPatch    bool   // changes the lines the package's patch needs
+	checksums     bool   // the release publishes checksums.txt
 }
 
 func components(repo, version string, breakPatch bool) []byte {
@@ -108,6 +109,10 @@ func (u *upstream) add(r release) {
 	base := "/" + r.repo + "/releases/download/" + r.version + "/"
 	u.files[base+r.compName] = components(r.repo, r.version, r.breakPatch)
 	u.files[base+"metadata.yaml"] = metadata(r.series)
+	if r.checksums {
+		u.files[base+"checksums.txt"] = []byte(fmt.Sprintf("%s  %s\n%s *metadata.yaml\n%s  other.tar.gz\n",
+			shaOf(u.files[base+r.compName]), r.compName, shaOf(u.files[base+"metadata.yaml"]), strings.Repeat("0", 64)))
+	}
 }
 
 func (u *upstream) url(repo, version, name string) string {
@@ -147,8 +152,8 @@ func newUpstream(t *testing.T) *upstream {
 		{repo: "ionos-cloud/cluster-api-provider-proxmox", version: "v0.7.8", compName: "infrastructure-components.yaml", series: series("0.6=v1beta1", "0.7=v1beta1")},
 		{repo: "ionos-cloud/cluster-api-provider-proxmox", version: "v0.8.0", compName: "infrastructure-components.yaml", series: series("0.7=v1beta1", "0.8=v1beta2")},
 		{repo: "ionos-cloud/cluster-api-provider-proxmox", version: "v0.9.0", compName: "infrastructure-components.yaml", series: series("0.7=v1beta1", "0.8=v1beta2")},
-		{repo: "kubernetes-sigs/cluster-api-provider-kubevirt", version: "v0.1.9", compName: "infrastructure-components.yaml", series: series("0.1=v1beta1")},
-		{repo: "kubernetes-sigs/cluster-api-provider-kubevirt", version: "v0.1.10", compName: "infrastructure-components.yaml", series: series("0.1=v1beta1")},
+		{repo: "kubernetes-sigs/cluster-api-provider-kubevirt", version: "v0.1.9", compName: "infrastructure-components.yaml", series: series("0.1=v1beta1"), checksums: true},
+		{repo: "kubernetes-sigs/cluster-api-provider-kubevirt", version: "v0.1.10", compName: "infrastructure-components.yaml", series: series("0.1=v1beta1"), checksums: true},
 	} {
 		u.add(r)
 	}
@@ -284,8 +289,9 @@ update:
 	kvRepo := "kubernetes-sigs/cluster-api-provider-kubevirt"
 	writeFile(t, kv, "Makefile", mk("capi-providers-kubevirt", "UPSTREAM_VERSION = $(shell awk -F= '/^ARG VERSION=/{print $$2}' images/capk/Dockerfile)\n"))
 	writeFile(t, kv, "images/capk/Dockerfile", []byte("# Rebuilt with cozystack patches.\nFROM golang:1.24 AS build\nARG VERSION=v0.1.9\nRUN git clone --depth 1 --branch $VERSION https://github.com/"+kvRepo+" /src\n"))
-	writeFile(t, kv, "pin.yaml", []byte("providers:\n"+
-		pinEntry("InfrastructureProvider", "kubevirt", kvRepo, "v0.1.9", "v0.1.9-cozystack.0", "infrastructure-components.yaml", "files/infrastructure-components.yaml", "files/metadata.yaml", "files/components.gz", nil)))
+	kvPin := pinEntry("InfrastructureProvider", "kubevirt", kvRepo, "v0.1.9", "v0.1.9-cozystack.0", "infrastructure-components.yaml", "files/infrastructure-components.yaml", "files/metadata.yaml", "files/components.gz", nil)
+	kvPin = strings.Replace(kvPin, "  blob:", "  # The release publishes the SHA-256 of its assets.\n  checksums: "+u.url(kvRepo, "v0.1.9", "checksums.txt")+"\n  blob:", 1)
+	writeFile(t, kv, "pin.yaml", []byte("providers:\n"+kvPin))
 	writeChart(t, kv, "capi-providers-kubevirt", []provSpec{{kind: "InfrastructureProvider", name: "kubevirt", release: "v0.1.9-cozystack.0", fromValues: "kubevirt.release",
 		labels: [2]string{"infrastructure-components", "infrastructure-provider"}, blob: "files/components.gz", meta: "files/metadata.yaml"}},
 		"# Release of the kubevirt provider: ConfigMap name and spec.version.\nkubevirt:\n  release: \"v0.1.9-cozystack.0\" # respin counter after the dash\n  replicas: 1\n")

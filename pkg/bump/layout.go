@@ -43,6 +43,8 @@ type Layout struct {
 	Components string
 	Metadata   string
 	Blob       string
+	// Checksums is the URL of the release's checksums file the pin names.
+	Checksums string
 }
 
 // LayoutOf finds the layout of provider p of pkg in tree t: from its
@@ -62,7 +64,7 @@ func LayoutOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Layout, er
 		for i, pp := range set.File.Providers {
 			if pp.Kind == p.Kind && pp.Name == p.Name {
 				l.PinSource, l.PinIndex = pin.SourcePinFile, i
-				l.Version, l.Sources, l.Patches, l.Blob = pp.Version, slices.Clone(pp.Sources), slices.Clone(pp.Patches), pp.Blob
+				l.Version, l.Sources, l.Patches, l.Blob, l.Checksums = pp.Version, slices.Clone(pp.Sources), slices.Clone(pp.Patches), pp.Blob, pp.Checksums
 				if pp.Release != "" && pp.Release != p.Version {
 					return nil, fmt.Errorf("%s pins release %s but spec.version of %s is %s; bring them in step first (`verifier check`)", pin.FileName, pp.Release, p.ID(), p.Version)
 				}

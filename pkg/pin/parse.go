@@ -20,7 +20,7 @@ const MaxFileSize = 1 << 20
 
 var (
 	fileFields     = []string{"providers"}
-	providerFields = []string{"kind", "name", "version", "release", "sources", "patches", "blob"}
+	providerFields = []string{"kind", "name", "version", "release", "sources", "patches", "blob", "checksums"}
 	sourceFields   = []string{"url", "sha256", "to"}
 )
 
@@ -385,6 +385,7 @@ func fileStrings(f *File) map[string]string {
 		out[pp+".version"] = p.Version
 		out[pp+".release"] = p.Release
 		out[pp+".blob"] = p.Blob
+		out[pp+".checksums"] = p.Checksums
 		for j, s := range p.Sources {
 			sp := fmt.Sprintf("%s.sources[%d]", pp, j)
 			out[sp+".url"] = s.URL

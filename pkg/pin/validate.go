@@ -377,6 +377,11 @@ func (f *File) validate(file string, lines map[string]int) []error {
 				v.add(fmt.Sprintf("%s.patches[%d]", pp, j), err.Error(), "give a clean path relative to the package directory, e.g. patches/0001-fix.diff")
 			}
 		}
+		if p.Checksums != "" {
+			if err := CheckURL(p.Checksums); err != nil {
+				v.add(pp+".checksums", err.Error(), "use the URL of the checksums file of the release (e.g. .../releases/download/v1.2.3/checksums.txt)")
+			}
+		}
 		if p.Blob != "" {
 			if err := CheckPath(p.Blob); err != nil {
 				v.add(pp+".blob", err.Error(), "give a clean path relative to the package directory, e.g. files/components.gz")
