@@ -86,6 +86,34 @@ func TestBump(t *testing.T) {
 			contains: map[string][]string{"values.yaml": {`+  release: "v0.1.10-cozystack.1" # respin counter after the dash`}, "images/capk/Dockerfile": {"+ARG VERSION=v0.1.10"}},
 		},
 		{
+			name: "Makefile URL and SHA-256 variables", pkg: "capi-providers-ipam", to: "v1.0.3",
+			sha: func() map[string]string {
+				r := "kubernetes-sigs/cluster-api-ipam-provider-in-cluster"
+				return map[string]string{u.url(r, "v1.0.3", "ipam-components.yaml"): shaOf(u.bytes(r, "v1.0.3", "ipam-components.yaml"))}
+			},
+			wantRel: "v1.0.3-ipam",
+			numstat: map[string]string{
+				"Makefile":                   "2 2",
+				"templates/configmaps.yaml":  "1 1",
+				"templates/providers.yaml":   "1 1",
+				"files/ipam-components.yaml": "2 2",
+				"files/components.gz":        "- -",
+			},
+			contains: map[string][]string{"Makefile": {"+IPAM_VERSION = v1.0.3", "+IPAM_COMPONENTS_SHA256 = " + shaOf(u.bytes("kubernetes-sigs/cluster-api-ipam-provider-in-cluster", "v1.0.3", "ipam-components.yaml"))}},
+		},
+		{
+			name: "core to a v1beta2 series, which still serves the v1beta1 providers", pkg: "capi-providers-core", to: "v1.11.0", tofu: true,
+			wantRel: "v1.11.0-core",
+			numstat: map[string]string{
+				"pin.yaml":                   "6 6",
+				"templates/configmaps.yaml":  "1 1",
+				"templates/providers.yaml":   "1 1",
+				"files/core-components.yaml": "2 2",
+				"files/metadata.yaml":        "3 3",
+				"files/components.gz":        "- -",
+			},
+		},
+		{
 			name: "two providers, one bumped", pkg: "capi-providers-bootstrap", provider: "BootstrapProvider/kubeadm", to: "v1.10.2", tofu: true,
 			wantRel: "v1.10.2-bootstrap",
 			numstat: map[string]string{

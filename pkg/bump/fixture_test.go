@@ -152,6 +152,8 @@ func newUpstream(t *testing.T) *upstream {
 		{repo: "ionos-cloud/cluster-api-provider-proxmox", version: "v0.7.8", compName: "infrastructure-components.yaml", series: series("0.6=v1beta1", "0.7=v1beta1")},
 		{repo: "ionos-cloud/cluster-api-provider-proxmox", version: "v0.8.0", compName: "infrastructure-components.yaml", series: series("0.7=v1beta1", "0.8=v1beta2")},
 		{repo: "ionos-cloud/cluster-api-provider-proxmox", version: "v0.9.0", compName: "infrastructure-components.yaml", series: series("0.7=v1beta1", "0.8=v1beta2")},
+		{repo: "kubernetes-sigs/cluster-api-ipam-provider-in-cluster", version: "v1.0.2", compName: "ipam-components.yaml", series: series("1.0=v1beta1")},
+		{repo: "kubernetes-sigs/cluster-api-ipam-provider-in-cluster", version: "v1.0.3", compName: "ipam-components.yaml", series: series("1.0=v1beta1")},
 		{repo: "kubernetes-sigs/cluster-api-provider-kubevirt", version: "v0.1.9", compName: "infrastructure-components.yaml", series: series("0.1=v1beta1"), checksums: true},
 		{repo: "kubernetes-sigs/cluster-api-provider-kubevirt", version: "v0.1.10", compName: "infrastructure-components.yaml", series: series("0.1=v1beta1"), checksums: true},
 	} {
@@ -307,8 +309,26 @@ update:
 		{kind: "BootstrapProvider", name: "talos", release: "v0.6.12-bootstrap-talos", labels: [2]string{"bootstrap-components", "bootstrap-provider"}, blob: "files/components-talos.gz", meta: "files/metadata-talos.yaml"},
 	}, "")
 
+	// IPAM: pinned by Makefile URL and SHA-256 variables.
+	ip := filepath.Join(sys, "capi-providers-ipam")
+	ipRepo := "kubernetes-sigs/cluster-api-ipam-provider-in-cluster"
+	writeFile(t, ip, "Makefile", mk("capi-providers-ipam", `IPAM_VERSION = v1.0.2
+IPAM_COMPONENTS_URL = https://github.com/`+ipRepo+`/releases/download/$(IPAM_VERSION)/ipam-components.yaml
+# sha256sum of the release asset
+IPAM_COMPONENTS_SHA256 = `+shaOf(u.bytes(ipRepo, "v1.0.2", "ipam-components.yaml"))+`
+
+update:
+	curl -sSL -o files/ipam-components.yaml $(IPAM_COMPONENTS_URL)
+	echo "$(IPAM_COMPONENTS_SHA256)  files/ipam-components.yaml" | sha256sum -c
+	gzip -9 -nc files/ipam-components.yaml > files/components.gz
+`))
+	writeFile(t, ip, "files/metadata.yaml", u.bytes(ipRepo, "v1.0.2", "metadata.yaml"))
+	writeFile(t, ip, "files/components.gz", []byte{})
+	writeChart(t, ip, "capi-providers-ipam", []provSpec{{kind: "IPAMProvider", name: "in-cluster", release: "v1.0.2-ipam",
+		labels: [2]string{"ipam-components", "ipam-provider"}, blob: "files/components.gz", meta: "files/metadata.yaml"}}, "")
+
 	f := &pin.Fetcher{Mirrors: []pin.Mirror{u.mirror()}, Retries: -1}
-	for _, d := range []string{core, px, kv, bs} {
+	for _, d := range []string{core, px, kv, bs, ip} {
 		if _, err := buildPackage(d, f); err != nil {
 			t.Fatal(err)
 		}
