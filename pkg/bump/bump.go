@@ -367,6 +367,11 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	textPaths := map[string]bool{}
 	for _, f := range ed.changedFiles() {
+		if f.rel == pin.FileName {
+			if _, err := pin.Parse(f.bytes(), pin.FileName); err != nil {
+				return nil, fmt.Errorf("bump %s: the edited %s would not validate, nothing was changed: %w", dir, pin.FileName, err)
+			}
+		}
 		textPaths[f.rel] = true
 		if err := os.WriteFile(filepath.Join(stage, filepath.FromSlash(f.rel)), f.bytes(), 0o644); err != nil {
 			return nil, err
