@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -173,15 +174,17 @@ func printBump(w io.Writer, r *bump.Result) {
 			fmt.Fprintf(w, "  pinned %s sha256:%s (%s)\n", d.URL, d.SHA256, d.From)
 		}
 	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range r.Files {
 		old := f.OldSHA256
 		if old == "" {
 			old = "(new)"
 		} else {
-			old = "sha256:" + old
+			old = "sha256:" + old[:12]
 		}
-		fmt.Fprintf(w, "  %-8s %-8s %s  %s -> sha256:%s\n", f.Status, f.Kind, f.Path, old, f.NewSHA256)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s -> sha256:%s\n", f.Status, f.Kind, f.Path, old, f.NewSHA256[:12])
 	}
+	tw.Flush()
 	if r.DryRun {
 		for _, f := range r.Files {
 			if f.Diff != "" {

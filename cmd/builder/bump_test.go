@@ -87,7 +87,7 @@ func TestBumpCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"would bump", "TRUSTED ON FIRST USE", "--- a/pin.yaml", "-  version: v0.7.7", "+  version: v0.7.8",
-		"+  version: v0.7.8-infraprovider-proxmox", "vendored files/components.gz", "vendored files/infrastructure-components.yaml", "+CAPMOX_VERSION=v0.7.8"} {
+		"+  version: v0.7.8-infraprovider-proxmox", "files/components.gz", "files/infrastructure-components.yaml", "+CAPMOX_VERSION=v0.7.8"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out)
 		}
