@@ -108,10 +108,15 @@ func printOutdated(w io.Writer, rep *outdated.Report) {
 		}
 		newer := tags(p.Newer)
 		if p.Error != "" {
-			newer = "? " + p.Error
+			newer = "?"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Package, p.Provider, p.Version, newer, tags(p.PreReleases))
 	}
 	tw.Flush()
+	for _, p := range rep.Providers {
+		if p.Error != "" {
+			fmt.Fprintf(w, "? %s %s: %s\n", p.Package, p.Provider, p.Error)
+		}
+	}
 	fmt.Fprintf(w, "%d outdated, %d could not be checked, %d providers\n", rep.Outdated, rep.Failed, len(rep.Providers))
 }
