@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/yaml"
 
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -68,22 +68,21 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 	if !ok {
 		return Release{}, fmt.Errorf("%s: %s: kind %q is not a cluster-api-operator provider kind", dir, id, p.Kind)
 	}
+	// Which file is which: the package layout (pkg/layout) of the pin.
 	blobPath := p.Blob
 	if blobPath == "" {
 		blobPath = DefaultBlob
 	}
-	yamlPath, metaPath := "", DefaultMetadata
-	for _, s := range p.Sources {
-		base := path.Base(s.To)
-		switch {
-		case base == "metadata.yaml":
-			metaPath = s.To
-		case strings.HasSuffix(base, "components.yaml") && yamlPath == "":
-			yamlPath = s.To
-		}
+	yamlPath, err := layout.PinComponents(p)
+	if err != nil {
+		return Release{}, fmt.Errorf("%s: %w", dir, err)
+	}
+	metaPath := layout.PinMetadata(p)
+	if metaPath == "" {
+		metaPath = DefaultMetadata
 	}
 	if yamlPath == "" {
-		return Release{}, fmt.Errorf("%s: %s: no pinned source is a components file (a \"to\" ending in components.yaml): pin the upstream *-components.yaml", dir, id)
+		return Release{}, fmt.Errorf("%s: %s: no pinned source is the components file: name it with `components: <to>` in pin.yaml, or pin the upstream *-components.yaml", dir, id)
 	}
 	read := func(rel string) ([]byte, error) {
 		f, err := root.Open(filepath.FromSlash(rel))

@@ -310,7 +310,7 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 		// (DESIGN, pin.yaml contract): every other vendored file must stay
 		// byte-identical to its pin, which the verifier's pin-digest checks.
 		if len(p.Patches) > 0 {
-			comp, err := componentsFile(pid, order)
+			comp, err := componentsOf(p, pid, order)
 			if err != nil {
 				return nil, fmt.Errorf("%s has patches: %w", pid, err)
 			}
@@ -340,7 +340,7 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 		if err != nil {
 			return nil, fmt.Errorf("%s: blob: %w", pid, err)
 		}
-		comp, err := componentsFile(pid, order)
+		comp, err := componentsOf(p, pid, order)
 		if err != nil {
 			return nil, err
 		}
@@ -355,6 +355,15 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 		outs = append(outs, output{rel: brel, provider: pid, kind: "blob", data: gz, yaml: content[comp]})
 	}
 	return outs, nil
+}
+
+// componentsOf is the provider's components file: the source pin.yaml's
+// `components` names (pkg/layout), else componentsFile.
+func componentsOf(p pin.Provider, pid string, order []string) (string, error) {
+	if p.Components != "" && slices.Contains(order, p.Components) {
+		return p.Components, nil
+	}
+	return componentsFile(pid, order)
 }
 
 // componentsFile picks the source whose `to` ends with components.yaml.

@@ -622,6 +622,14 @@ func newPinFile(p *model.Provider, version, release string, srcs []pin.Source, l
 	if lay.Blob != "" {
 		fmt.Fprintf(&b, "  blob: %s\n", lay.Blob)
 	}
+	// Names that do not tell which source is which (talos style:
+	// files/bootstrap-components-talos.yaml) are said (pkg/layout).
+	if !strings.HasSuffix(lay.Components, "components.yaml") && lay.Components != "" {
+		fmt.Fprintf(&b, "  components: %s\n", lay.Components)
+	}
+	if lay.Metadata != "" && !strings.HasPrefix(path.Base(lay.Metadata), "metadata") {
+		fmt.Fprintf(&b, "  metadata: %s\n", lay.Metadata)
+	}
 	data := []byte(b.String())
 	if _, err := pin.Parse(data, pin.FileName); err != nil {
 		return nil, fmt.Errorf("the pin.yaml bump would add does not validate: %w; write it by hand (api/pin.md)", err)

@@ -67,7 +67,7 @@ func TestBump(t *testing.T) {
 				"pin.yaml":                  "new",
 				"templates/configmaps.yaml": "1 1",
 				"templates/providers.yaml":  "1 1",
-				"files/talos-control-plane-components.yaml": "2 2",
+				"files/control-plane-components-talos.yaml": "2 2",
 				"files/components-talos.gz":                 "- -",
 			},
 			contains: map[string][]string{"Makefile": {"+CACPPT_UPSTREAM_VERSION = v0.5.9"}},

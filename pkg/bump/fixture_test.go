@@ -30,7 +30,7 @@ import (
 //	packages/system/capi-providers-core/        pin.yaml; CoreProvider cluster-api v1.10.1-core
 //	packages/system/capi-providers-cpprovider/  Makefile-pinned, talos style: CACPPT_UPSTREAM_VERSION = v0.5.8,
 //	                                            a recipe download (no digest) and patches/; ControlPlaneProvider talos
-//	                                            v0.5.8-control-plane-talos; files/talos-control-plane-components.yaml,
+//	                                            v0.5.8-control-plane-talos; files/control-plane-components-talos.yaml,
 //	                                            files/metadata-talos.yaml, files/components-talos.gz
 //	packages/system/capi-providers-proxmox/     pin.yaml + Makefile CAPMOX_VERSION=v0.7.7; patches/; version label
 //	packages/system/capi-providers-kubevirt/    pin.yaml; the version in images/capk/Dockerfile ARG VERSION=v0.1.9
@@ -260,20 +260,20 @@ func fixtureTree(t *testing.T, u *upstream) string {
 CACPPT_UPSTREAM_VERSION = v0.5.8
 
 update:
-	curl -sSL https://github.com/`+cpRepo+`/releases/download/$(CACPPT_UPSTREAM_VERSION)/control-plane-components.yaml -o files/talos-control-plane-components.yaml
+	curl -sSL https://github.com/`+cpRepo+`/releases/download/$(CACPPT_UPSTREAM_VERSION)/control-plane-components.yaml -o files/control-plane-components-talos.yaml
 	curl -sSL https://github.com/`+cpRepo+`/releases/download/$(CACPPT_UPSTREAM_VERSION)/metadata.yaml -o files/metadata-talos.yaml
 	for p in patches/*.diff; do patch -p1 < $$p; done
-	gzip -9 -nc files/talos-control-plane-components.yaml > files/components-talos.gz
+	gzip -9 -nc files/control-plane-components-talos.yaml > files/components-talos.gz
 `))
 	cpComp := u.bytes(cpRepo, "v0.5.8", "control-plane-components.yaml")
-	diff, patched := startupProbePatch("files/talos-control-plane-components.yaml", cpComp)
+	diff, patched := startupProbePatch("files/control-plane-components-talos.yaml", cpComp)
 	writeFile(t, cp, "patches/0001-talos-startup-probe.diff", diff)
-	writeFile(t, cp, "files/talos-control-plane-components.yaml", patched)
+	writeFile(t, cp, "files/control-plane-components-talos.yaml", patched)
 	writeFile(t, cp, "files/metadata-talos.yaml", u.bytes(cpRepo, "v0.5.8", "metadata.yaml"))
 	gz, _ := blob.CompressBytes(patched)
 	writeFile(t, cp, "files/components-talos.gz", gz)
 	writeChart(t, cp, "capi-providers-cpprovider", []provSpec{{kind: "ControlPlaneProvider", name: "talos", release: "v0.5.8-control-plane-talos",
-		labels: [2]string{"control-plane-components", "control-plane-provider"}, blob: "files/components-talos.gz", yaml: "files/talos-control-plane-components.yaml", meta: "files/metadata-talos.yaml"}}, "")
+		labels: [2]string{"control-plane-components", "control-plane-provider"}, blob: "files/components-talos.gz", yaml: "files/control-plane-components-talos.yaml", meta: "files/metadata-talos.yaml"}}, "")
 
 	// Proxmox: pin.yaml, Makefile version variable, patches, version label.
 	px := filepath.Join(sys, "capi-providers-proxmox")
@@ -303,7 +303,8 @@ update:
 	writeFile(t, bs, "Makefile", mk("capi-providers-bootstrap", "CABPT_UPSTREAM_VERSION = v0.6.12\n"))
 	writeFile(t, bs, "pin.yaml", []byte("providers:\n"+
 		pinEntry("BootstrapProvider", "kubeadm", "kubernetes-sigs/cluster-api", "v1.10.1", "v1.10.1-bootstrap", "bootstrap-components.yaml", "files/bootstrap-components.yaml", "files/metadata.yaml", "files/components.gz", nil)+
-		pinEntry("BootstrapProvider", "talos", "siderolabs/cluster-api-bootstrap-provider-talos", "v0.6.12", "v0.6.12-bootstrap-talos", "bootstrap-components.yaml", "files/talos-bootstrap-components.yaml", "files/metadata-talos.yaml", "files/components-talos.gz", nil)))
+		strings.Replace(pinEntry("BootstrapProvider", "talos", "siderolabs/cluster-api-bootstrap-provider-talos", "v0.6.12", "v0.6.12-bootstrap-talos", "bootstrap-components.yaml", "files/bootstrap-components-talos.yaml", "files/metadata-talos.yaml", "files/components-talos.gz", nil),
+			"  blob:", "  components: files/bootstrap-components-talos.yaml # the name does not say it\n  blob:", 1)))
 	writeChart(t, bs, "capi-providers-bootstrap", []provSpec{
 		{kind: "BootstrapProvider", name: "kubeadm", release: "v1.10.1-bootstrap", labels: [2]string{"bootstrap-components", "bootstrap-provider"}, blob: "files/components.gz", meta: "files/metadata.yaml"},
 		{kind: "BootstrapProvider", name: "talos", release: "v0.6.12-bootstrap-talos", labels: [2]string{"bootstrap-components", "bootstrap-provider"}, blob: "files/components-talos.gz", meta: "files/metadata-talos.yaml"},

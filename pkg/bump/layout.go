@@ -1,16 +1,15 @@
 package bump
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -68,29 +67,24 @@ func LayoutOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Layout, er
 				if pp.Release != "" && pp.Release != p.Version {
 					return nil, fmt.Errorf("%s pins release %s but spec.version of %s is %s; bring them in step first (`verifier check`)", pin.FileName, pp.Release, p.ID(), p.Version)
 				}
-				for _, s := range l.Sources {
-					switch b := path.Base(s.To); {
-					case strings.HasSuffix(b, "components.yaml"):
-						l.Components = s.To
-					case strings.Contains(b, "metadata"):
-						l.Metadata = s.To
-					}
-				}
+				l.Components, _ = layout.PinComponents(pp)
+				l.Metadata = layout.PinMetadata(pp)
 				return l, nil
 			}
 		}
 		return nil, fmt.Errorf("%s pins no entry for %s; add one (kind %s, name %s) or bump a provider it pins", pin.FileName, p.ID(), p.Kind, p.Name)
 	}
 
-	// No pin.yaml: what the chart does with its files.
+	// No pin.yaml: what the chart does with its files (pkg/layout: the
+	// vendored file with the ConfigMap's blob bytes, the YAML it inflates
+	// to, the file with its metadata bytes).
 	m, ok := check.NewIndex(t).Select(pkg, p).Picked(p.Version)
-	if !ok || m.Package != pkg || m.ConfigMap.Components == nil {
+	rel := layout.Of(pkg).Provider(p)
+	if !ok || m.Package != pkg || m.ConfigMap.Components == nil || rel == nil || rel.ConfigMap == nil {
 		return nil, fmt.Errorf("%s: no ConfigMap of this package named %s holds its components; fix the package first (`verifier check`)", p.ID(), p.Version)
 	}
 	cm := m.ConfigMap
-	l.Blob = cm.Components.BlobFile
-	l.Components = cm.Components.YAMLFile
-	l.Metadata = metadataFile(pkg, cm)
+	l.Blob, l.Components, l.Metadata = rel.Blob, rel.Components, rel.Metadata
 	if l.Components == "" || (cm.Components.Gzip && l.Blob == "") {
 		return nil, fmt.Errorf("%s: cannot tell which vendored files the ConfigMap %s is built from; add %s naming sources, patches and blob (api/pin.md)", p.ID(), cm.Name, pin.FileName)
 	}
@@ -145,29 +139,6 @@ func LayoutOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Layout, er
 		return nil, fmt.Errorf("%s: found no upstream download of %s in the package (pin.yaml, Makefile URL variables or recipes); add %s listing its sources (api/pin.md)", p.ID(), l.Version, pin.FileName)
 	}
 	return l, nil
-}
-
-// metadataFile is the vendored file whose content the ConfigMap embeds as
-// its metadata, "" if none.
-func metadataFile(pkg *model.Package, cm *model.ConfigMap) string {
-	want := bytes.TrimSpace(cm.MetadataRaw)
-	if len(want) == 0 {
-		return ""
-	}
-	names := make([]string, 0, len(pkg.Files))
-	for n, f := range pkg.Files {
-		if f.Blob == nil && f.Size < 1<<20 {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(pkg.Dir, filepath.FromSlash(n)))
-		if err == nil && bytes.Equal(bytes.TrimSpace(data), want) {
-			return n
-		}
-	}
-	return ""
 }
 
 // patchesFor lists the unified diffs under patches/ that change the

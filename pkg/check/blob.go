@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -31,21 +32,17 @@ func blobName(pkg *model.Package, cm *model.ConfigMap) string {
 	if cm.Components != nil && cm.Components.BlobFile != "" {
 		return cm.Components.BlobFile
 	}
-	if pkg.Pins != nil && pkg.Pins.File != nil {
-		for _, pp := range pkg.Pins.File.Providers {
-			if pp.Release == cm.Name && pp.Blob != "" {
-				return pp.Blob
-			}
-		}
+	if r := layout.Of(pkg).ConfigMap(cm); r != nil && r.Blob != "" {
+		return r.Blob
 	}
-	return "files/components.gz"
+	return ""
 }
 
 // rebuildHint says how to rebuild a package's blob reproducibly.
 func rebuildHint(pkg *model.Package, cm *model.ConfigMap) string {
 	h := fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkgPath(pkg))
-	if cm.Components != nil && cm.Components.YAMLFile != "" {
-		h += fmt.Sprintf(", or `cd %s && gzip -9 -n -c %s > %s`", pkgPath(pkg), cm.Components.YAMLFile, blobName(pkg, cm))
+	if b := blobName(pkg, cm); b != "" && cm.Components != nil && cm.Components.YAMLFile != "" {
+		h += fmt.Sprintf(", or `cd %s && gzip -9 -n -c %s > %s`", pkgPath(pkg), cm.Components.YAMLFile, b)
 	}
 	return h
 }

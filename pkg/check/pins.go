@@ -2,9 +2,9 @@ package check
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -253,7 +253,8 @@ func patchedComponents(pkg *model.Package, pp pin.Provider, s pin.Source) bool {
 			return true
 		}
 	}
-	return strings.HasSuffix(path.Base(s.To), "components.yaml")
+	c, _ := layout.PinComponents(pp)
+	return c == s.To
 }
 
 // pinDigest: every pinned vendored file exists and matches its SHA-256; a

@@ -13,6 +13,7 @@ import (
 
 	ver "github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -123,7 +124,6 @@ func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
 		}
 		return ""
 	}
-	single := len(pkg.Providers) == 1
 	// The ConfigMap the operator installs, and the package it is in (a
 	// selector may pick one in another package of the namespace).
 	var cm *model.ConfigMap
@@ -136,56 +136,43 @@ func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
 		comp = cm.Components
 	}
 
-	// Blob: the bytes the cluster gets, else the pinned blob file, else
-	// files/components.gz of a one-provider package.
-	switch {
-	case comp != nil && comp.Gzip:
-		l.blob, l.blobFile = comp.SHA256.String(), rel2(cpkg, pkg, comp.BlobFile)
-	case l.pin != nil && sum(pkg, l.pin.Blob) != "":
-		l.blob, l.blobFile = sum(pkg, l.pin.Blob), l.pin.Blob
-	case single && sum(pkg, "files/components.gz") != "":
-		l.blob, l.blobFile = sum(pkg, "files/components.gz"), "files/components.gz"
+	// Which file is the blob, the YAML and the metadata: the package
+	// layout decides (pkg/layout), for the ConfigMap the operator installs,
+	// else for the provider's pin.
+	var files layout.Files
+	if cm != nil {
+		if r := layout.Of(cpkg).ConfigMap(cm); r != nil {
+			files = r.Files
+		}
+	} else if r := layout.Of(pkg).Provider(p); r != nil {
+		files = r.Files
 	}
 
-	// YAML: the vendored file the ConfigMap was matched with, else the
-	// pinned components source, else what the ConfigMap inflates to.
+	// Blob: the bytes the cluster gets, else the layout's blob file.
 	switch {
-	case comp != nil && sum(cpkg, comp.YAMLFile) != "":
-		l.yaml, l.yamlFile = sum(cpkg, comp.YAMLFile), rel2(cpkg, pkg, comp.YAMLFile)
-	case l.pin != nil && sum(pkg, componentsFile(l.pin)) != "":
-		l.yaml, l.yamlFile = sum(pkg, componentsFile(l.pin)), componentsFile(l.pin)
+	case comp != nil && comp.Gzip:
+		l.blob, l.blobFile = comp.SHA256.String(), rel2(cpkg, pkg, files.Blob)
+	case sum(cpkg, files.Blob) != "":
+		l.blob, l.blobFile = sum(cpkg, files.Blob), rel2(cpkg, pkg, files.Blob)
+	}
+
+	// YAML: the layout's components file, else what the ConfigMap holds or
+	// inflates to.
+	switch {
+	case sum(cpkg, files.Components) != "":
+		l.yaml, l.yamlFile = sum(cpkg, files.Components), rel2(cpkg, pkg, files.Components)
 	case comp != nil && !comp.Gzip:
 		l.yaml = comp.SHA256.String()
 	case comp != nil && comp.Blob != nil && comp.Blob.Err == nil:
 		l.yaml = comp.Blob.RawSHA256.String()
 	}
 
-	// Metadata: the vendored file whose bytes the ConfigMap carries, else
-	// the pinned metadata source, else files/metadata.yaml of a
-	// one-provider package, else the ConfigMap's own.
-	var raw blob.Digest
-	if cm != nil && len(cm.MetadataRaw) > 0 {
-		raw = sha256.Sum256(cm.MetadataRaw)
-		for _, name := range sortedKeys(cpkg.Files) {
-			if cpkg.Files[name].SHA256 == raw {
-				l.metadata, l.metadataFile = raw.String(), rel2(cpkg, pkg, name)
-				break
-			}
-		}
-	}
-	if l.metadata == "" && l.pin != nil {
-		for _, s := range l.pin.Sources {
-			if strings.HasPrefix(path.Base(s.To), "metadata") && sum(pkg, s.To) != "" {
-				l.metadata, l.metadataFile = sum(pkg, s.To), s.To
-				break
-			}
-		}
-	}
-	if l.metadata == "" && single && sum(pkg, "files/metadata.yaml") != "" {
-		l.metadata, l.metadataFile = sum(pkg, "files/metadata.yaml"), "files/metadata.yaml"
-	}
-	if l.metadata == "" && cm != nil && len(cm.MetadataRaw) > 0 {
-		l.metadata = raw.String()
+	// Metadata: the layout's metadata file, else the ConfigMap's own.
+	switch {
+	case sum(cpkg, files.Metadata) != "":
+		l.metadata, l.metadataFile = sum(cpkg, files.Metadata), rel2(cpkg, pkg, files.Metadata)
+	case cm != nil && len(cm.MetadataRaw) > 0:
+		l.metadata = blob.Digest(sha256.Sum256(cm.MetadataRaw)).String()
 	}
 	if cm != nil {
 		if c, _, ok := releaseContract(cm); ok {
@@ -193,16 +180,6 @@ func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
 		}
 	}
 	return l
-}
-
-// componentsFile is the pinned source that is the components YAML.
-func componentsFile(pp *pin.Provider) string {
-	for _, s := range pp.Sources {
-		if strings.HasSuffix(s.To, "components.yaml") {
-			return s.To
-		}
-	}
-	return ""
 }
 
 // rel2 makes a file of package from relative to package to (findings are

@@ -11,9 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -21,16 +19,17 @@ import (
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // Ways a ConfigMap's components are matched to a vendored YAML file
-// (model.Components.MatchedBy).
+// (model.Components.MatchedBy), as pkg/layout decides them.
 const (
-	MatchedByPin     = "pin"
-	MatchedByContent = "content"
-	MatchedByName    = "name"
+	MatchedByPin     = layout.ByPin
+	MatchedByContent = layout.ByContent
+	MatchedByName    = layout.ByName
 )
 
 // vendorDir is the directory of vendored files in a package.
@@ -242,22 +241,10 @@ func (l *scanner) hashReader(p *model.Package, rel string, r io.Reader) {
 	p.Files[rel] = mf
 }
 
-// inflated reports whether Inspect inflated the whole first member, so that
-// RawSHA256 is the digest of the content.
-func inflated(info *blob.Info) bool {
-	if info == nil {
-		return false
-	}
-	if info.Err == nil {
-		return true
-	}
-	ce, ok := blob.IsCorrupt(info.Err)
-	return ok && (ce.Kind == blob.MultiMember || ce.Kind == blob.Trailing || ce.Kind == blob.BadChecksum)
-}
-
-// components inspects a ConfigMap's components, finds the vendored blob with
-// the same bytes and the vendored YAML they should equal, and diffs them.
-func (l *scanner) components(p *model.Package, cm *pendingCM) {
+// inspect decodes what a ConfigMap's components are (size, digest, gzip
+// header and inflated digest), before the layout is derived. A blob with
+// exactly the bytes of a vendored file reuses that file's inspection.
+func (l *scanner) inspect(p *model.Package, cm *pendingCM) {
 	comp := cm.Components
 	if comp.DecodeErr != nil {
 		return
@@ -266,55 +253,36 @@ func (l *scanner) components(p *model.Package, cm *pendingCM) {
 	comp.Size = int64(len(raw))
 	comp.SHA256 = sha256.Sum256(raw)
 	comp.Gzip = isGzip(raw)
-	provs := selectors(p, cm.ConfigMap)
-	pinned := pinFor(p, cm.ConfigMap, provs)
-
-	// The vendored file with exactly these bytes (the pin's blob first).
-	var same []string
-	for rel, f := range p.Files {
-		if f.SHA256 == comp.SHA256 && f.Size == comp.Size {
-			same = append(same, rel)
-		}
+	if !comp.Gzip {
+		return
 	}
-	sort.Slice(same, func(i, j int) bool {
-		a, b := same[i], same[j]
-		if pinned != nil && (a == pinned.Blob) != (b == pinned.Blob) {
-			return a == pinned.Blob
-		}
-		if ga, gb := strings.HasSuffix(a, ".gz"), strings.HasSuffix(b, ".gz"); ga != gb {
-			return ga
-		}
-		return a < b
-	})
-	if len(same) > 0 {
-		comp.BlobFile = same[0]
-	}
-
-	if comp.Gzip {
-		if f := p.Files[comp.BlobFile]; f != nil && f.Blob != nil {
+	for _, f := range p.Files {
+		if f.Blob != nil && f.SHA256 == comp.SHA256 && f.Size == comp.Size {
 			info := *f.Blob
 			comp.Blob = &info
-		} else {
-			info := blob.Inspect(bytes.NewReader(raw), l.opts.Limit)
-			comp.Blob = &info
+			return
 		}
 	}
+	info := blob.Inspect(bytes.NewReader(raw), l.opts.Limit)
+	comp.Blob = &info
+}
+
+// components records the package layout's blob and YAML of a ConfigMap
+// (pkg/layout decides them) and diffs the components with that YAML.
+func (l *scanner) components(p *model.Package, cm *pendingCM, rel *layout.Release) {
+	comp := cm.Components
+	if comp.DecodeErr != nil || rel == nil {
+		return
+	}
+	if rel.BlobBy == layout.ByBytes {
+		comp.BlobFile = rel.Blob
+	}
+	comp.YAMLFile, comp.MatchedBy = rel.Components, rel.ComponentsBy
+	raw := cm.raw
 	content, known := comp.SHA256, true
 	if comp.Gzip {
-		content, known = comp.Blob.RawSHA256, inflated(comp.Blob)
+		content, known = comp.Blob.RawSHA256, layout.Inflated(comp.Blob)
 	}
-
-	switch {
-	case pinned != nil && componentsSource(pinned) != "":
-		comp.YAMLFile, comp.MatchedBy = componentsSource(pinned), MatchedByPin
-	case known && contentMatch(p, content) != "":
-		comp.YAMLFile, comp.MatchedBy = contentMatch(p, content), MatchedByContent
-	default:
-		if y := nameMatch(p, comp.BlobFile, provs); y != "" {
-			comp.YAMLFile, comp.MatchedBy = y, MatchedByName
-		}
-	}
-
 	y := p.Files[comp.YAMLFile]
 	if y == nil || y.Blob != nil || !known || y.SHA256 == content {
 		return
@@ -329,142 +297,4 @@ func (l *scanner) components(p *model.Package, cm *pendingCM) {
 		stored = inflateReader(raw, l.opts.Limit)
 	}
 	comp.Diff = diffStreams(yf, stored)
-}
-
-// pinFor finds the pin.yaml provider of a ConfigMap: its release is the
-// ConfigMap's name, or the spec.version of a provider selecting it.
-func pinFor(p *model.Package, cm *model.ConfigMap, provs []*model.Provider) *pin.Provider {
-	if p.Pins == nil || p.Pins.File == nil {
-		return nil
-	}
-	ps := p.Pins.File.Providers
-	for i := range ps {
-		if ps[i].Release == cm.Name {
-			return &ps[i]
-		}
-	}
-	for _, pr := range provs {
-		for i := range ps {
-			if ps[i].Release == pr.Version {
-				return &ps[i]
-			}
-		}
-	}
-	return nil
-}
-
-// componentsSource is the pinned source that is the components file: the
-// one whose "to" ends in components.yaml, else the only one that is not
-// metadata.
-func componentsSource(pp *pin.Provider) string {
-	var other []string
-	for _, s := range pp.Sources {
-		if strings.HasSuffix(s.To, "components.yaml") {
-			return s.To
-		}
-		if !strings.HasPrefix(path.Base(s.To), "metadata") {
-			other = append(other, s.To)
-		}
-	}
-	if len(other) == 1 {
-		return other[0]
-	}
-	return ""
-}
-
-// contentMatch returns the vendored plain file whose SHA-256 is digest,
-// preferring *components.yaml names.
-func contentMatch(p *model.Package, digest blob.Digest) string {
-	var c []string
-	for rel, f := range p.Files {
-		if f.Blob == nil && f.SHA256 == digest {
-			c = append(c, rel)
-		}
-	}
-	sort.Slice(c, func(i, j int) bool {
-		a, b := strings.HasSuffix(c[i], "components.yaml"), strings.HasSuffix(c[j], "components.yaml")
-		if a != b {
-			return a
-		}
-		return c[i] < c[j]
-	})
-	if len(c) == 0 {
-		return ""
-	}
-	return c[0]
-}
-
-// nameMatch finds the vendored YAML by name: x.yaml.gz ↔ x.yaml;
-// components-talos.gz ↔ *talos*components.yaml; components.gz ↔
-// <type>-components.yaml, core-components.yaml or the only *components.yaml;
-// else a *components.yaml naming the provider.
-func nameMatch(p *model.Package, blobFile string, provs []*model.Provider) string {
-	var yamls []string // vendored plain YAML files that look like components
-	for rel, f := range p.Files {
-		if f.Blob == nil && isYAMLName(rel) && strings.Contains(path.Base(rel), "components") {
-			yamls = append(yamls, rel)
-		}
-	}
-	sort.Strings(yamls)
-	has := func(rel string) bool { f := p.Files[rel]; return f != nil && f.Blob == nil }
-	pick := func(pred func(base string) bool) string {
-		var m []string
-		for _, y := range yamls {
-			if pred(path.Base(y)) {
-				m = append(m, y)
-			}
-		}
-		if len(m) == 1 {
-			return m[0]
-		}
-		return ""
-	}
-	dir := vendorDir
-	suffix, plain := "", false
-	if blobFile != "" {
-		dir = path.Dir(blobFile)
-		stem := strings.TrimSuffix(path.Base(blobFile), ".gz")
-		if isYAMLName(stem) && has(path.Join(dir, stem)) {
-			return path.Join(dir, stem)
-		}
-		switch {
-		case stem == "components":
-			plain = true
-		case strings.HasPrefix(stem, "components-"):
-			suffix = strings.TrimPrefix(stem, "components-")
-		case strings.HasSuffix(stem, "-components"):
-			suffix = strings.TrimSuffix(stem, "-components")
-		}
-	}
-	if suffix != "" {
-		if y := pick(func(b string) bool { return strings.Contains(b, suffix) && strings.HasSuffix(b, "components.yaml") }); y != "" {
-			return y
-		}
-	}
-	if plain {
-		for _, pr := range provs {
-			if y := path.Join(dir, pr.Type()+"-components.yaml"); pr.Type() != "" && has(y) {
-				return y
-			}
-		}
-		if y := path.Join(dir, "core-components.yaml"); has(y) {
-			return y
-		}
-	}
-	for _, pr := range provs {
-		if pr.Name == "" {
-			continue
-		}
-		if y := pick(func(b string) bool { return strings.Contains(b, pr.Name) && strings.HasSuffix(b, "components.yaml") }); y != "" {
-			return y
-		}
-	}
-	if blobFile == "" {
-		for _, pr := range provs {
-			if y := path.Join(dir, pr.Type()+"-components.yaml"); pr.Type() != "" && has(y) {
-				return y
-			}
-		}
-	}
-	return pick(func(b string) bool { return strings.HasSuffix(b, "components.yaml") })
 }

@@ -275,3 +275,37 @@ func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package) 
 func newPackage(c candidate) *model.Package {
 	return &model.Package{Path: c.rel, Dir: c.dir, Chart: c.chart, Pins: &pin.Set{}, Files: map[string]*model.File{}}
 }
+
+// Package loads the one package in dir, a Helm chart (dir holds Chart.yaml)
+// or a plain manifest directory, as Tree loads each package: rendered,
+// hashed and matched. Its Path is ".". It returns nil and no error when dir
+// holds no provider package. The builder uses it with pkg/layout to learn
+// which file is each provider's components, metadata and blob.
+func Package(ctx context.Context, dir string, opts Options) (*model.Package, error) {
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("load package %s: %w (give an existing directory)", dir, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("load package %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("load package %s: not a directory", dir)
+	}
+	c := candidate{dir: real, rel: "."}
+	if fi, err := os.Lstat(filepath.Join(real, "Chart.yaml")); err == nil && !fi.IsDir() {
+		c.chart = true
+	}
+	l := &scanner{root: real, opts: opts}
+	p := l.safeLoad(ctx, c)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

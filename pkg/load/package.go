@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -98,8 +98,13 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	l.hashFiles(ctx, p, mem)
 	l.upstreamDigests(p, mem)
 	for _, cm := range cms {
-		l.components(p, cm)
+		l.inspect(p, cm)
 		p.ConfigMaps = append(p.ConfigMaps, cm.ConfigMap)
+	}
+	// Which file is which: decided once, by pkg/layout.
+	lay := layout.Of(p)
+	for _, cm := range cms {
+		l.components(p, cm, lay.ConfigMap(cm.ConfigMap))
 		cm.raw = nil
 	}
 	p.Problems = dedupe(p.Problems)
@@ -364,59 +369,4 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 	}
 	o.root = nil
 	return pc
-}
-
-// selects reports whether sel matches labels, with Kubernetes semantics
-// (an empty selector matches everything; nil matches nothing).
-func selects(sel *model.Selector, labels map[string]string) bool {
-	if sel == nil {
-		return false
-	}
-	for k, v := range sel.MatchLabels {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	for _, r := range sel.MatchExpressions {
-		v, has := labels[r.Key]
-		in := false
-		for _, x := range r.Values {
-			if x == v {
-				in = true
-			}
-		}
-		switch r.Operator {
-		case "In":
-			if !has || !in {
-				return false
-			}
-		case "NotIn":
-			if has && in {
-				return false
-			}
-		case "Exists":
-			if !has {
-				return false
-			}
-		case "DoesNotExist":
-			if has {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// selectors returns the package's providers whose selector matches cm.
-func selectors(p *model.Package, cm *model.ConfigMap) []*model.Provider {
-	var out []*model.Provider
-	for _, pr := range p.Providers {
-		if (pr.Namespace == cm.Namespace) && selects(pr.Selector, cm.Labels) {
-			out = append(out, pr)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Version == cm.Name && out[j].Version != cm.Name })
-	return out
 }

@@ -20,7 +20,7 @@ const MaxFileSize = 1 << 20
 
 var (
 	fileFields     = []string{"providers"}
-	providerFields = []string{"kind", "name", "version", "release", "sources", "patches", "blob", "checksums"}
+	providerFields = []string{"kind", "name", "version", "release", "sources", "patches", "blob", "components", "metadata", "checksums"}
 	sourceFields   = []string{"url", "sha256", "to"}
 )
 
@@ -305,13 +305,15 @@ func (w *walker) walkFile(root *yamlv3.Node) {
 		pp := fmt.Sprintf("providers[%d]", i)
 		w.lines[pp] = p.Line
 		fields := w.mapping(p, pp, "a provider", providerFields)
-		for _, name := range []string{"kind", "name", "version", "release", "blob"} {
+		for _, name := range []string{"kind", "name", "version", "release", "blob", "components", "metadata"} {
 			if v, ok := fields[name]; ok {
 				w.str(v, pp+"."+name)
 			}
 		}
 		w.optional(p, pp, "blob", "name the gzip blob file, e.g. files/components.gz, or remove the line")
 		w.optional(p, pp, "patches", "list the patch files, or remove the line")
+		w.optional(p, pp, "components", "name the source that is the components YAML (its `to`), or remove the line")
+		w.optional(p, pp, "metadata", "name the source that is the metadata.yaml (its `to`), or remove the line")
 		if sv, ok := fields["sources"]; ok {
 			for j, s := range w.sequence(sv, pp+".sources", "list the sources as - url: … entries") {
 				sp := fmt.Sprintf("%s.sources[%d]", pp, j)
@@ -386,6 +388,8 @@ func fileStrings(f *File) map[string]string {
 		out[pp+".release"] = p.Release
 		out[pp+".blob"] = p.Blob
 		out[pp+".checksums"] = p.Checksums
+		out[pp+".components"] = p.Components
+		out[pp+".metadata"] = p.Metadata
 		for j, s := range p.Sources {
 			sp := fmt.Sprintf("%s.sources[%d]", pp, j)
 			out[sp+".url"] = s.URL

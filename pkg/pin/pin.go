@@ -36,6 +36,14 @@ type Provider struct {
 	// (`sha256sum` format: "<hex>  <file name>" per line). `builder bump`
 	// reads the new sources' SHA-256 from it; nothing else fetches it.
 	Checksums string `json:"checksums,omitempty"`
+	// Components, when set, is the `to` of the source that is the
+	// provider's components YAML (the file the blob compresses and the
+	// patches change), for when no source's name ends in components.yaml or
+	// several do. See pkg/layout.
+	Components string `json:"components,omitempty"`
+	// Metadata, when set, is the `to` of the source that is the provider's
+	// clusterctl metadata.yaml, for when names do not tell.
+	Metadata string `json:"metadata,omitempty"`
 }
 
 // Source is one pinned upstream file.

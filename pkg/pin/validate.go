@@ -382,6 +382,22 @@ func (f *File) validate(file string, lines map[string]int) []error {
 				v.add(pp+".checksums", err.Error(), "use the URL of the checksums file of the release (e.g. .../releases/download/v1.2.3/checksums.txt)")
 			}
 		}
+		for _, role := range [][2]string{{"components", p.Components}, {"metadata", p.Metadata}} {
+			if role[1] == "" {
+				continue
+			}
+			found := false
+			for _, s := range p.Sources {
+				found = found || s.To == role[1]
+			}
+			if !found {
+				v.add(pp+"."+role[0], fmt.Sprintf("%q is not the `to` of any source of this provider", role[1]),
+					fmt.Sprintf("set it to the `to` of the source that is the %s file, e.g. %s", role[0], exampleRole(role[0])))
+			}
+		}
+		if p.Components != "" && p.Components == p.Metadata {
+			v.add(pp+".metadata", fmt.Sprintf("%q is also the components file", p.Metadata), "name two different sources")
+		}
 		if p.Blob != "" {
 			if err := CheckPath(p.Blob); err != nil {
 				v.add(pp+".blob", err.Error(), "give a clean path relative to the package directory, e.g. files/components.gz")
@@ -508,4 +524,11 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+func exampleRole(role string) string {
+	if role == "metadata" {
+		return "files/metadata-talos.yaml"
+	}
+	return "files/bootstrap-components-talos.yaml"
 }

@@ -1,0 +1,562 @@
+// Package layout decides, in one place, which vendored file of a provider
+// package is each provider release's components YAML, its metadata and its
+// blob. The builder (build, push) and the verifier (loader, tree checks,
+// registry checks) all ask it instead of keeping their own rules.
+//
+// What a file is follows from what the chart does with it, not from its
+// name:
+//
+//   - blob: the vendored file whose bytes are exactly the rendered
+//     ConfigMap's components (the pin's blob first when several are), else
+//     the pin's `blob`;
+//   - components YAML: the pin's components source (pin.yaml `components`,
+//     else its one source ending in components.yaml, else its only source
+//     that is not metadata), else the vendored plain file whose bytes are
+//     what the ConfigMap's components inflate to (by content), else, as a
+//     last resort for unpinned packages whose YAML was edited after the
+//     blob was built, the one *components.yaml the blob's or provider's
+//     name points to;
+//   - metadata: the vendored file whose bytes are the ConfigMap's
+//     data.metadata, else the pin's metadata source (pin.yaml `metadata`,
+//     else its one source named metadata*).
+//
+// Of derives the layout of a loaded package (pkg/load fills the digests it
+// compares); FromPins derives what the pins alone say, for a package whose
+// chart cannot be rendered yet (a first build).
+package layout
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// How a file's role was decided (Files.*By).
+const (
+	ByBytes   = "bytes"   // the vendored file holds exactly the ConfigMap's bytes
+	ByPin     = "pin"     // the pin names it
+	ByContent = "content" // the vendored file is what the blob inflates to
+	ByName    = "name"    // file names point to it (unpinned packages only)
+)
+
+// Files are the vendored files of one provider release, as slash paths
+// relative to the package directory; "" when the package has none.
+type Files struct {
+	Components   string
+	ComponentsBy string
+	Metadata     string
+	MetadataBy   string
+	Blob         string
+	BlobBy       string
+}
+
+// Release is one provider release of a package: a ConfigMap holding
+// components, a pin entry, or both.
+type Release struct {
+	// Name is the release: the ConfigMap's name, else the pin's release.
+	Name string
+	// ConfigMap is the rendered components ConfigMap; nil when only a pin
+	// names the release.
+	ConfigMap *model.ConfigMap
+	// Providers are the package's providers whose selector picks the
+	// ConfigMap (none for air-gap charts, whose providers live elsewhere).
+	Providers []*model.Provider
+	// Pin is the package's pin of the release; nil when it has none.
+	Pin *pin.Provider
+	Files
+}
+
+// Layout is every release of one package.
+type Layout struct {
+	Releases []*Release
+}
+
+// ConfigMap returns the release of a ConfigMap of the package, nil if none.
+func (l *Layout) ConfigMap(cm *model.ConfigMap) *Release {
+	if l == nil || cm == nil {
+		return nil
+	}
+	for _, r := range l.Releases {
+		if r.ConfigMap == cm {
+			return r
+		}
+	}
+	return nil
+}
+
+// Provider returns the release a provider of the package installs: the
+// ConfigMap named spec.version among those it selects, else the pin of its
+// kind and name, else the pin of its spec.version; nil if none.
+func (l *Layout) Provider(p *model.Provider) *Release {
+	if l == nil || p == nil {
+		return nil
+	}
+	for _, r := range l.Releases {
+		if r.ConfigMap != nil && r.Name == p.Version {
+			for _, q := range r.Providers {
+				if q == p {
+					return r
+				}
+			}
+		}
+	}
+	for _, r := range l.Releases {
+		if r.Pin != nil && r.Pin.Kind == p.Kind && r.Pin.Name == p.Name && r.Pin.Kind != "" {
+			return r
+		}
+	}
+	for _, r := range l.Releases {
+		if r.Pin != nil && r.Pin.Release != "" && r.Pin.Release == p.Version {
+			return r
+		}
+	}
+	return nil
+}
+
+// Pin returns the release of the pin entry of kind and name, nil if none.
+func (l *Layout) Pin(kind, name string) *Release {
+	if l == nil {
+		return nil
+	}
+	for _, r := range l.Releases {
+		if r.Pin != nil && r.Pin.Kind == kind && r.Pin.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// Of derives the layout of a loaded package: one Release per components
+// ConfigMap (in the package's order), then one per pin entry no ConfigMap
+// took. It reads only the model: file digests (model.File), the
+// ConfigMaps' component digests and metadata bytes, the providers'
+// selectors and the pins.
+func Of(pkg *model.Package) *Layout {
+	l := &Layout{}
+	if pkg == nil {
+		return l
+	}
+	taken := map[*pin.Provider]bool{}
+	for _, cm := range pkg.ConfigMaps {
+		provs := Selecting(pkg, cm)
+		pp := pinFor(pkg, cm, provs)
+		r := &Release{Name: cm.Name, ConfigMap: cm, Providers: provs, Pin: pp}
+		if pp != nil {
+			taken[pp] = true
+		}
+		derive(pkg, r)
+		l.Releases = append(l.Releases, r)
+	}
+	if pkg.Pins != nil && pkg.Pins.File != nil {
+		for i := range pkg.Pins.File.Providers {
+			pp := &pkg.Pins.File.Providers[i]
+			if taken[pp] {
+				continue
+			}
+			r := &Release{Name: pp.Release, Pin: pp, Files: pinFiles(pp)}
+			l.Releases = append(l.Releases, r)
+		}
+	}
+	return l
+}
+
+// FromPins is the layout the pins alone give: one Release per pin entry,
+// with the pin's blob, components and metadata sources. An entry whose
+// components source is ambiguous is an error naming it and the fix.
+func FromPins(f *pin.File) (*Layout, error) {
+	l := &Layout{}
+	if f == nil {
+		return l, nil
+	}
+	for i := range f.Providers {
+		pp := &f.Providers[i]
+		if _, err := PinComponents(*pp); err != nil {
+			return nil, err
+		}
+		l.Releases = append(l.Releases, &Release{Name: pp.Release, Pin: pp, Files: pinFiles(pp)})
+	}
+	return l, nil
+}
+
+func pinFiles(pp *pin.Provider) Files {
+	var f Files
+	if pp.Blob != "" {
+		f.Blob, f.BlobBy = pp.Blob, ByPin
+	}
+	if c, _ := PinComponents(*pp); c != "" {
+		f.Components, f.ComponentsBy = c, ByPin
+	}
+	if m := PinMetadata(*pp); m != "" {
+		f.Metadata, f.MetadataBy = m, ByPin
+	}
+	return f
+}
+
+// pinID names a pin entry in errors.
+func pinID(pp pin.Provider) string {
+	if pp.Kind != "" || pp.Name != "" {
+		return pp.Kind + "/" + pp.Name
+	}
+	if pp.Version != "" {
+		return "Makefile pin " + pp.Version
+	}
+	return "Makefile pin"
+}
+
+// PinComponents is the pinned source that is the provider's components
+// YAML: pin.yaml's `components`, else its one source whose `to` ends in
+// components.yaml, else its only source that is not metadata. "" with no
+// error when the pin has no such source (e.g. it pins metadata only); an
+// error when several sources could be it and the pin does not say which.
+func PinComponents(pp pin.Provider) (string, error) {
+	if pp.Components != "" {
+		return pp.Components, nil
+	}
+	var named, other []string
+	meta := PinMetadata(pp)
+	for _, s := range pp.Sources {
+		if s.To == "" {
+			continue
+		}
+		if strings.HasSuffix(s.To, "components.yaml") {
+			named = append(named, s.To)
+		}
+		if s.To != meta && !strings.HasPrefix(path.Base(s.To), "metadata") {
+			other = append(other, s.To)
+		}
+	}
+	switch {
+	case len(named) == 1:
+		return named[0], nil
+	case len(named) > 1:
+		return "", fmt.Errorf("%s: several sources end in components.yaml (%s): say which is the components file with `components: <to>` in %s", pinID(pp), strings.Join(named, ", "), pin.FileName)
+	case len(other) == 1:
+		return other[0], nil
+	case len(other) > 1 && (pp.Blob != "" || len(pp.Patches) > 0):
+		return "", fmt.Errorf("%s: no source is named *components.yaml and several could be (%s): say which is the components file with `components: <to>` in %s", pinID(pp), strings.Join(other, ", "), pin.FileName)
+	}
+	return "", nil
+}
+
+// PinMetadata is the pinned source that is the provider's metadata.yaml:
+// pin.yaml's `metadata`, else its one source whose file name starts with
+// "metadata"; "" when none or several do.
+func PinMetadata(pp pin.Provider) string {
+	if pp.Metadata != "" {
+		return pp.Metadata
+	}
+	var m []string
+	for _, s := range pp.Sources {
+		if s.To != "" && s.To != pp.Components && strings.HasPrefix(path.Base(s.To), "metadata") {
+			m = append(m, s.To)
+		}
+	}
+	if len(m) == 1 {
+		return m[0]
+	}
+	return ""
+}
+
+// Inflated reports whether a blob inspection inflated the whole first gzip
+// member, so that RawSHA256 is the digest of what the cluster gets.
+func Inflated(info *blob.Info) bool {
+	if info == nil {
+		return false
+	}
+	if info.Err == nil {
+		return true
+	}
+	ce, ok := blob.IsCorrupt(info.Err)
+	return ok && (ce.Kind == blob.MultiMember || ce.Kind == blob.Trailing || ce.Kind == blob.BadChecksum)
+}
+
+// derive fills the files of a ConfigMap's release.
+func derive(pkg *model.Package, r *Release) {
+	cm, pp := r.ConfigMap, r.Pin
+	comp := cm.Components
+	usable := comp != nil && comp.DecodeErr == nil
+
+	// Blob: the vendored file with exactly the ConfigMap's bytes.
+	if usable {
+		var same []string
+		for rel, f := range pkg.Files {
+			if f.SHA256 == comp.SHA256 && f.Size == comp.Size {
+				same = append(same, rel)
+			}
+		}
+		sort.Slice(same, func(i, j int) bool {
+			a, b := same[i], same[j]
+			if pp != nil && (a == pp.Blob) != (b == pp.Blob) {
+				return a == pp.Blob
+			}
+			if ga, gb := strings.HasSuffix(a, ".gz"), strings.HasSuffix(b, ".gz"); ga != gb {
+				return ga
+			}
+			return a < b
+		})
+		if len(same) > 0 {
+			r.Blob, r.BlobBy = same[0], ByBytes
+		}
+	}
+	if r.Blob == "" && pp != nil && pp.Blob != "" {
+		r.Blob, r.BlobBy = pp.Blob, ByPin
+	}
+
+	// Components YAML: by pin, then by content, then by name.
+	var content blob.Digest
+	known := false
+	if usable {
+		content, known = comp.SHA256, true
+		if comp.Gzip {
+			content, known = blob.Digest{}, false
+			if comp.Blob != nil && Inflated(comp.Blob) {
+				content, known = comp.Blob.RawSHA256, true
+			}
+		}
+	}
+	blobFile := ""
+	if r.BlobBy == ByBytes {
+		blobFile = r.Blob
+	}
+	if pp != nil {
+		if c, _ := PinComponents(*pp); c != "" {
+			r.Components, r.ComponentsBy = c, ByPin
+		}
+	}
+	if r.Components == "" && known {
+		if c := contentMatch(pkg, content); c != "" {
+			r.Components, r.ComponentsBy = c, ByContent
+		}
+	}
+	if r.Components == "" && pp == nil && (comp == nil || comp.Gzip || comp.DecodeErr != nil) {
+		// Only a blob (or a blob that cannot be read) needs a YAML found by
+		// name: plain components are themselves what reviewers see.
+		if c := nameMatch(pkg, blobFile, r.Providers); c != "" && c != r.Blob {
+			r.Components, r.ComponentsBy = c, ByName
+		}
+	}
+
+	// Metadata: the vendored file with exactly data.metadata's bytes.
+	if len(cm.MetadataRaw) > 0 {
+		want := sha256.Sum256(cm.MetadataRaw)
+		pinned := ""
+		if pp != nil {
+			pinned = PinMetadata(*pp)
+		}
+		var same []string
+		for rel, f := range pkg.Files {
+			if f.Blob == nil && blob.Digest(want) == f.SHA256 && f.Size == int64(len(cm.MetadataRaw)) {
+				same = append(same, rel)
+			}
+		}
+		sort.Slice(same, func(i, j int) bool {
+			if (same[i] == pinned) != (same[j] == pinned) {
+				return same[i] == pinned
+			}
+			return same[i] < same[j]
+		})
+		if len(same) > 0 {
+			r.Metadata, r.MetadataBy = same[0], ByBytes
+		}
+	}
+	if r.Metadata == "" && pp != nil {
+		if m := PinMetadata(*pp); m != "" {
+			r.Metadata, r.MetadataBy = m, ByPin
+		}
+	}
+}
+
+// Selecting returns the package's providers whose selector matches cm in
+// its namespace, the one whose spec.version is cm's name first.
+func Selecting(pkg *model.Package, cm *model.ConfigMap) []*model.Provider {
+	var out []*model.Provider
+	for _, pr := range pkg.Providers {
+		if pr.Namespace == cm.Namespace && Selects(pr.Selector, cm.Labels) {
+			out = append(out, pr)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Version == cm.Name && out[j].Version != cm.Name })
+	return out
+}
+
+// Selects reports whether sel matches labels, with Kubernetes semantics
+// (an empty selector matches everything; nil matches nothing).
+func Selects(sel *model.Selector, labels map[string]string) bool {
+	if sel == nil {
+		return false
+	}
+	for k, v := range sel.MatchLabels {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	for _, r := range sel.MatchExpressions {
+		v, has := labels[r.Key]
+		in := false
+		for _, x := range r.Values {
+			if x == v {
+				in = true
+			}
+		}
+		switch r.Operator {
+		case "In":
+			if !has || !in {
+				return false
+			}
+		case "NotIn":
+			if has && in {
+				return false
+			}
+		case "Exists":
+			if !has {
+				return false
+			}
+		case "DoesNotExist":
+			if has {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// pinFor finds the pin entry of a ConfigMap: its release is the
+// ConfigMap's name, or the spec.version of a provider selecting it; for
+// pins assembled from a Makefile (no kind, name or release), the one whose
+// version the ConfigMap's name is a release of.
+func pinFor(pkg *model.Package, cm *model.ConfigMap, provs []*model.Provider) *pin.Provider {
+	if pkg.Pins == nil || pkg.Pins.File == nil {
+		return nil
+	}
+	ps := pkg.Pins.File.Providers
+	for i := range ps {
+		if ps[i].Release != "" && ps[i].Release == cm.Name {
+			return &ps[i]
+		}
+	}
+	for _, pr := range provs {
+		for i := range ps {
+			if ps[i].Release != "" && ps[i].Release == pr.Version {
+				return &ps[i]
+			}
+		}
+	}
+	return nil
+}
+
+// contentMatch returns the vendored plain file whose SHA-256 is digest,
+// preferring *components.yaml names.
+func contentMatch(pkg *model.Package, digest blob.Digest) string {
+	var c []string
+	for rel, f := range pkg.Files {
+		if f.Blob == nil && f.SHA256 == digest {
+			c = append(c, rel)
+		}
+	}
+	sort.Slice(c, func(i, j int) bool {
+		a, b := strings.HasSuffix(c[i], "components.yaml"), strings.HasSuffix(c[j], "components.yaml")
+		if a != b {
+			return a
+		}
+		return c[i] < c[j]
+	})
+	if len(c) == 0 {
+		return ""
+	}
+	return c[0]
+}
+
+func isYAMLName(name string) bool {
+	ext := strings.ToLower(path.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// nameMatch finds the vendored YAML by name, for unpinned packages whose
+// YAML no longer equals the blob: x.yaml.gz ↔ x.yaml; components-talos.gz ↔
+// the one *components*.yaml naming talos; components.gz ↔
+// <type>-components.yaml, core-components.yaml; else a *components*.yaml
+// naming the provider; else the only *components*.yaml.
+func nameMatch(pkg *model.Package, blobFile string, provs []*model.Provider) string {
+	var yamls []string // vendored plain YAML files that look like components
+	for rel, f := range pkg.Files {
+		if f.Blob == nil && isYAMLName(rel) && strings.Contains(path.Base(rel), "components") {
+			yamls = append(yamls, rel)
+		}
+	}
+	sort.Strings(yamls)
+	has := func(rel string) bool { f := pkg.Files[rel]; return f != nil && f.Blob == nil }
+	pick := func(pred func(base string) bool) string {
+		var m []string
+		for _, y := range yamls {
+			if pred(path.Base(y)) {
+				m = append(m, y)
+			}
+		}
+		if len(m) == 1 {
+			return m[0]
+		}
+		return ""
+	}
+	dir := "files"
+	suffix, plain := "", false
+	if blobFile != "" {
+		dir = path.Dir(blobFile)
+		stem := strings.TrimSuffix(path.Base(blobFile), ".gz")
+		if isYAMLName(stem) && has(path.Join(dir, stem)) {
+			return path.Join(dir, stem)
+		}
+		switch {
+		case stem == "components":
+			plain = true
+		case strings.HasPrefix(stem, "components-"):
+			suffix = strings.TrimPrefix(stem, "components-")
+		case strings.HasSuffix(stem, "-components"):
+			suffix = strings.TrimSuffix(stem, "-components")
+		}
+	}
+	if suffix != "" {
+		if y := pick(func(b string) bool { return strings.Contains(b, suffix) && strings.Contains(b, "components") }); y != "" {
+			return y
+		}
+	}
+	if plain {
+		for _, pr := range provs {
+			if y := path.Join(dir, pr.Type()+"-components.yaml"); pr.Type() != "" && has(y) {
+				return y
+			}
+		}
+		if y := path.Join(dir, "core-components.yaml"); has(y) {
+			return y
+		}
+	}
+	for _, pr := range provs {
+		if pr.Name == "" {
+			continue
+		}
+		if y := pick(func(b string) bool { return strings.Contains(b, pr.Name) && strings.Contains(b, "components") }); y != "" {
+			return y
+		}
+	}
+	if blobFile == "" {
+		for _, pr := range provs {
+			if y := path.Join(dir, pr.Type()+"-components.yaml"); pr.Type() != "" && has(y) {
+				return y
+			}
+		}
+	}
+	if suffix != "" {
+		// A suffixed blob (components-talos.gz) whose YAML names no suffix
+		// is not the package's one unsuffixed YAML: that belongs to
+		// components.gz.
+		return ""
+	}
+	return pick(func(b string) bool { return strings.HasSuffix(b, "components.yaml") })
+}
