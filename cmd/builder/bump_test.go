@@ -105,7 +105,7 @@ func TestBumpCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	validateBumpJSON(t, out)
+	validateJSON(t, "bump.schema.json", out)
 	var res struct {
 		To    struct{ Release string }
 		Files []struct{ Path, Kind, OldSha256, NewSha256 string }
@@ -136,9 +136,10 @@ func TestBumpCommand(t *testing.T) {
 	}
 }
 
-func validateBumpJSON(t *testing.T, out string) {
+// validateJSON checks out against the JSON Schema api/<schema>.
+func validateJSON(t *testing.T, schema, out string) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "api", "bump.schema.json"))
+	f, err := os.Open(filepath.Join("..", "..", "api", schema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,10 +149,10 @@ func validateBumpJSON(t *testing.T, out string) {
 		t.Fatal(err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("bump.schema.json", doc); err != nil {
+	if err := c.AddResource(schema, doc); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Compile("bump.schema.json")
+	s, err := c.Compile(schema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func validateBumpJSON(t *testing.T, out string) {
 		t.Fatal(err)
 	}
 	if err := s.Validate(inst); err != nil {
-		t.Errorf("bump JSON does not match api/bump.schema.json: %v\n%s", err, out)
+		t.Errorf("JSON does not match api/%s: %v\n%s", schema, err, out)
 	}
 }
 

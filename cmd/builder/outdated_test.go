@@ -59,6 +59,7 @@ func TestOutdatedCommand(t *testing.T) {
 	if jerr := json.Unmarshal([]byte(out), &rep); jerr != nil || rep.Outdated != 1 || !errors.As(err, &eo) {
 		t.Fatalf("json: %v %v\n%s", jerr, err, out)
 	}
+	validateJSON(t, "outdated.schema.json", out)
 
 	newest = "v1.10.0"
 	if out, _, err = runBuildTestCmd(t, "outdated", core, "--api-url", srv.URL); err != nil {
