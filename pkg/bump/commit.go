@@ -154,12 +154,15 @@ func Recover(dir string) ([]string, error) {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("%s is not a bump journal (%v); restore the package from version control and remove the file", filepath.Join(dir, JournalName), err)
 	}
-	var restored []string
+	// Check every entry before touching anything.
 	for _, e := range j.Entries {
 		if pin.CheckPath(e.Target) != nil || strings.ContainsAny(e.Temp+e.Backup, `/\`) ||
 			!strings.HasPrefix(e.Temp, atomicfile.TempPrefix) || (e.Backup != "" && !strings.HasPrefix(e.Backup, atomicfile.TempPrefix)) {
 			return nil, fmt.Errorf("%s names %q, which a bump does not write; restore the package from version control and remove the journal", JournalName, e.Target)
 		}
+	}
+	var restored []string
+	for _, e := range j.Entries {
 		target := filepath.Join(dir, filepath.FromSlash(e.Target))
 		d := filepath.Dir(target)
 		os.Remove(filepath.Join(d, e.Temp))

@@ -123,7 +123,7 @@ func (u *upstream) bytes(repo, version, name string) []byte {
 	return u.files["/"+repo+"/releases/download/"+version+"/"+name]
 }
 
-func newUpstream(t *testing.T) *upstream {
+func newUpstream(t testing.TB) *upstream {
 	u := &upstream{files: map[string][]byte{}}
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.hits.Add(1)
@@ -177,7 +177,7 @@ type provSpec struct {
 	fromValues          string // the templates read the release from this values.yaml key
 }
 
-func writeFile(t *testing.T, dir, rel string, data []byte) {
+func writeFile(t testing.TB, dir, rel string, data []byte) {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -189,7 +189,7 @@ func writeFile(t *testing.T, dir, rel string, data []byte) {
 }
 
 // writeChart writes Chart.yaml and the templates of a package.
-func writeChart(t *testing.T, dir, name string, provs []provSpec, values string) {
+func writeChart(t testing.TB, dir, name string, provs []provSpec, values string) {
 	writeFile(t, dir, "Chart.yaml", []byte("apiVersion: v2\nname: cozy-"+name+"\nversion: 0.0.0 # Placeholder, the actual version will be automatically set during the build process\n"))
 	var cms, prs strings.Builder
 	for _, p := range provs {
@@ -220,7 +220,7 @@ func startupProbePatch(target string, comp []byte) ([]byte, []byte) {
 
 // tree writes the fixture tree into a fresh git repository, builds the
 // vendored files and commits. It returns the root.
-func fixtureTree(t *testing.T, u *upstream) string {
+func fixtureTree(t testing.TB, u *upstream) string {
 	t.Helper()
 	root := t.TempDir()
 	sys := filepath.Join(root, "packages", "system")
@@ -341,7 +341,7 @@ update:
 	return root
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -353,7 +353,7 @@ func git(t *testing.T, dir string, args ...string) string {
 }
 
 // requireClean fails unless verifier check finds no error in the tree.
-func requireClean(t *testing.T, root string) {
+func requireClean(t testing.TB, root string) {
 	t.Helper()
 	r, err := verify.Run(context.Background(), root, verify.Options{})
 	if err != nil {
@@ -372,7 +372,7 @@ func requireClean(t *testing.T, root string) {
 }
 
 // snapshot reads every file under root (but .git) with its mode.
-func snapshot(t *testing.T, root string) map[string]string {
+func snapshot(t testing.TB, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -394,7 +394,7 @@ func snapshot(t *testing.T, root string) map[string]string {
 	return out
 }
 
-func requireSame(t *testing.T, before, after map[string]string) {
+func requireSame(t testing.TB, before, after map[string]string) {
 	t.Helper()
 	var diffs []string
 	for k, v := range before {
@@ -417,7 +417,7 @@ func requireSame(t *testing.T, before, after map[string]string) {
 
 // numstat returns git diff --numstat as path -> "added deleted", with
 // untracked files as "new".
-func numstat(t *testing.T, root string) map[string]string {
+func numstat(t testing.TB, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(git(t, root, "diff", "--numstat")), "\n") {
