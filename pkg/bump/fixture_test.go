@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/testpeer"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/build"
 	"github.com/pinseal/pinseal/pkg/patch"
@@ -222,6 +223,9 @@ func startupProbePatch(target string, comp []byte) ([]byte, []byte) {
 // vendored files and commits. It returns the root.
 func fixtureTree(t testing.TB, u *upstream) string {
 	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		testpeer.Missing(t, "git (the tests compare bumps with git diff --numstat): apt-get install git")
+	}
 	root := t.TempDir()
 	sys := filepath.Join(root, "packages", "system")
 
