@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/version"
+
 	"github.com/pinseal/pinseal/internal/fixture"
 )
 
@@ -233,4 +235,58 @@ func TestRepoOf(t *testing.T) {
 			t.Errorf("RepoOf(%s) = %q, want %q", u, got, want)
 		}
 	}
+}
+
+// FuzzReleases: whatever JSON a releases page holds, the split is sound:
+// everything listed is newer than the pin, stable and pre-releases apart,
+// newest first, drafts never.
+func FuzzReleases(f *testing.F) {
+	f.Add("v1.10.1", `[{"tag_name":"v1.11.0"},{"tag_name":"v1.11.0-rc.1","prerelease":true},{"tag_name":"v1.12.0","draft":true},{"tag_name":"nightly"}]`)
+	f.Add("v0.1.9", `[{"tag_name":"0.1.10"},{"tag_name":"v0.1.9"}]`)
+	f.Fuzz(func(t *testing.T, pinned, page string) {
+		var rels []ghRelease
+		if json.Unmarshal([]byte(page), &rels) != nil {
+			return
+		}
+		stable, pre := newer(pinned, rels)
+		drafts := map[string]bool{}
+		for _, r := range rels {
+			if r.Draft {
+				drafts[r.TagName] = true
+			}
+		}
+		for _, list := range [][]Release{stable, pre} {
+			for _, r := range list {
+				if drafts[r.Tag] && !slicesHasNonDraft(rels, r.Tag) {
+					t.Fatalf("draft %s listed", r.Tag)
+				}
+			}
+		}
+		cur, err := version.ParseSemantic(pinned)
+		for _, list := range [][]Release{stable, pre} {
+			for i, r := range list {
+				v, verr := version.ParseSemantic(r.Tag)
+				if err != nil || verr != nil || !v.GreaterThan(cur) {
+					t.Fatalf("%s listed, pinned %s", r.Tag, pinned)
+				}
+				if i > 0 && !version.MustParseSemantic(list[i-1].Tag).AtLeast(v) {
+					t.Fatalf("not newest first: %s before %s", list[i-1].Tag, r.Tag)
+				}
+			}
+		}
+		for _, r := range stable {
+			if version.MustParseSemantic(r.Tag).PreRelease() != "" {
+				t.Fatalf("pre-release %s listed as stable", r.Tag)
+			}
+		}
+	})
+}
+
+func slicesHasNonDraft(rels []ghRelease, tag string) bool {
+	for _, r := range rels {
+		if r.TagName == tag && !r.Draft {
+			return true
+		}
+	}
+	return false
 }
