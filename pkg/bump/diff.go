@@ -13,9 +13,19 @@ func unifiedDiff(name string, a, b []byte) string {
 	if string(a) == string(b) {
 		return ""
 	}
-	x, y := splitLines(string(a)), splitLines(string(b))
+	xa, ya := splitLines(string(a)), splitLines(string(b))
+	// Common head and tail lines are context; the LCS runs on the middle.
+	pre := 0
+	for pre < len(xa) && pre < len(ya) && xa[pre] == ya[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(xa)-pre && suf < len(ya)-pre && xa[len(xa)-1-suf] == ya[len(ya)-1-suf] {
+		suf++
+	}
+	x, y := xa[pre:len(xa)-suf], ya[pre:len(ya)-suf]
 	if len(x)*len(y) > 4<<20 {
-		return fmt.Sprintf("--- a/%s\n+++ b/%s\n(too large to diff: %d -> %d lines)\n", name, name, len(x), len(y))
+		return fmt.Sprintf("--- a/%s\n+++ b/%s\n(too large to diff: %d -> %d lines)\n", name, name, len(xa), len(ya))
 	}
 	// LCS table, from the end.
 	n, m := len(x), len(y)
@@ -39,20 +49,26 @@ func unifiedDiff(name string, a, b []byte) string {
 		bi   int
 	}
 	var ops []op
+	for k := 0; k < pre; k++ {
+		ops = append(ops, op{' ', xa[k], k, k})
+	}
 	i, j := 0, 0
 	for i < n || j < m {
 		switch {
 		case i < n && j < m && x[i] == y[j]:
-			ops = append(ops, op{' ', x[i], i, j})
+			ops = append(ops, op{' ', x[i], pre + i, pre + j})
 			i++
 			j++
 		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, op{'-', x[i], i, j})
+			ops = append(ops, op{'-', x[i], pre + i, pre + j})
 			i++
 		default:
-			ops = append(ops, op{'+', y[j], i, j})
+			ops = append(ops, op{'+', y[j], pre + i, pre + j})
 			j++
 		}
+	}
+	for k := 0; k < suf; k++ {
+		ops = append(ops, op{' ', xa[len(xa)-suf+k], len(xa) - suf + k, len(ya) - suf + k})
 	}
 	const ctx = 3
 	var out strings.Builder

@@ -110,6 +110,8 @@ func TestUnifiedDiffApplies(t *testing.T) {
 		{"old\n", ""},
 		{"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "1\n2x\n3\n4\n5\n6\n7\n8\n9\n10\n11x\n12\n"},
 		{"a\nb", "a\nc"},
+		{strings.Repeat("x\n", 5000) + "v1\n" + strings.Repeat("y\n", 5000), strings.Repeat("x\n", 5000) + "v2\n" + strings.Repeat("y\n", 5000)},
+		{"a\na\na\n", "a\na\n"},
 	} {
 		checkDiffApplies(t, tc[0], tc[1])
 	}
