@@ -187,3 +187,24 @@ func shaHex(b []byte) string {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// TestBuildRestoresInterruptedBump: builder build first restores a package
+// a killed bump left half renamed.
+func TestBuildRestoresInterruptedBump(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "files"), 0o755)
+	os.WriteFile(filepath.Join(dir, "files", "a.yaml"), []byte("new\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "files", ".pinseal-tmp-a.yaml.old.1"), []byte("old\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, ".pinseal-bump-journal.json"),
+		[]byte(`{"entries":[{"target":"files/a.yaml","temp":".pinseal-tmp-a.yaml.1","backup":".pinseal-tmp-a.yaml.old.1"}]}`), 0o644)
+	_, stderr, _ := runBuildTestCmd(t, "build", dir, "--cache", t.TempDir())
+	if !strings.Contains(stderr, "restored 1 files left by an interrupted bump") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "files", "a.yaml")); string(b) != "old\n" {
+		t.Errorf("files/a.yaml = %q, want the old content back", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".pinseal-bump-journal.json")); err == nil {
+		t.Error("journal left")
+	}
+}
