@@ -31,6 +31,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/build"
@@ -235,6 +236,12 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		ns := s
 		ns.URL = replaceTokens(s.URL, lay.Version, opts.To)
 		if ns.URL == s.URL && s.SHA256 != "" {
+			if h, ok := opts.SHA256[ns.URL]; ok {
+				if h != s.SHA256 {
+					return nil, fmt.Errorf("bump %s: --sha256 %s=%s, but that URL does not change with the version and stays pinned to %s; drop the flag, or re-pin it with `builder build` after checking the upstream file", dir, ns.URL, h, s.SHA256)
+				}
+				used[ns.URL] = true
+			}
 			res.Digests = append(res.Digests, Digest{URL: ns.URL, SHA256: s.SHA256, From: FromUnchanged})
 			newSrcs[i] = ns
 			continue
@@ -281,6 +288,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 			}
 		}
 	}
+	removeStaleStaging()
 	cache, err := os.MkdirTemp("", "pinseal-bump-cache-")
 	if err != nil {
 		return nil, err
@@ -716,4 +724,24 @@ func parseChecksums(data []byte) (map[string]string, error) {
 		return nil, fmt.Errorf("holds no SHA-256 lines (\"<hex>  <file>\")")
 	}
 	return out, nil
+}
+
+// removeStaleStaging removes the staging directories of killed bumps
+// (pinseal-bump-stage-*, pinseal-bump-cache-* in the temp directory) older
+// than atomicfile.StaleAge; fresher ones may belong to a bump still running.
+func removeStaleStaging() {
+	entries, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return
+	}
+	cutoff := time.Now().Add(-atomicfile.StaleAge)
+	for _, e := range entries {
+		n := e.Name()
+		if !e.IsDir() || !(strings.HasPrefix(n, "pinseal-bump-stage-") || strings.HasPrefix(n, "pinseal-bump-cache-")) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			os.RemoveAll(filepath.Join(os.TempDir(), n))
+		}
+	}
 }
