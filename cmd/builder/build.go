@@ -17,12 +17,14 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pinseal/pinseal/pkg/build"
+	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // buildOptions are the flags of `builder build`.
 type buildOptions struct {
 	cache   string
+	mirrors []string
 	offline bool
 	timeout time.Duration
 	retries int
@@ -68,6 +70,7 @@ Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.cache, "cache", pin.DefaultCacheDir(), "content-addressed download cache directory")
+	f.StringArrayVar(&o.mirrors, "mirror", nil, "FROM=TO: fetch URLs starting with FROM from TO instead (repeatable; also "+pin.MirrorsEnv+"); pins keep the upstream URL")
 	f.BoolVar(&o.offline, "offline", false, "use the cache (and file: URLs) only, never the network")
 	f.DurationVar(&o.timeout, "timeout", pin.DefaultTimeout, "time limit of one download attempt")
 	f.IntVar(&o.retries, "retries", pin.DefaultRetries, "retries of a failed download (connection error, timeout, HTTP 5xx/408/429)")
@@ -88,11 +91,16 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 	if retries == 0 {
 		retries = -1 // pin.Fetcher: 0 means the default, negative means none
 	}
+	mirrors, err := pin.ParseMirrors(o.mirrors, os.Getenv(pin.MirrorsEnv))
+	if err != nil {
+		return usageError{Err: err}
+	}
 	fetcher := &pin.Fetcher{
 		CacheDir: o.cache,
 		Offline:  o.offline,
 		Timeout:  o.timeout,
 		Retries:  retries,
+		Mirrors:  mirrors,
 	}
 	interactive := isTerminal(stderr)
 	if interactive {
@@ -107,6 +115,14 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 	var results []*build.Result
 	failed := 0
 	for _, dir := range dirs {
+		// A bump killed between two renames: restore the package first.
+		if restored, err := bump.Recover(dir); err != nil {
+			failed++
+			fmt.Fprintln(stderr, "builder:", err)
+			continue
+		} else if len(restored) > 0 {
+			fmt.Fprintf(stderr, "builder: %s: restored %d files left by an interrupted bump\n", dir, len(restored))
+		}
 		res, err := build.Build(ctx, dir, build.Options{Fetcher: fetcher, Log: log, DryRun: o.dryRun})
 		if err != nil {
 			failed++

@@ -6,6 +6,8 @@ import "github.com/spf13/cobra"
 func commands() []*cobra.Command {
 	return []*cobra.Command{
 		newBuildCmd(),
+		newBumpCmd(),
+		newOutdatedCmd(),
 		newPushCmd(),
 		newKeygenCmd(),
 	}

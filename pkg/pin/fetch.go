@@ -76,6 +76,9 @@ type Fetcher struct {
 	// Log receives retries (debug) and cache trouble (warn); nil =
 	// slog.Default().
 	Log *slog.Logger
+	// Mirrors rewrite URL prefixes for fetching (see Mirror); pins and
+	// errors keep the canonical URL.
+	Mirrors []Mirror
 }
 
 func (f *Fetcher) log() *slog.Logger {
@@ -126,7 +129,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src Source) ([]byte, error) {
 			return nil, fmt.Errorf("reading the cache for %s: %w", src.URL, err)
 		}
 	}
-	isFile := strings.HasPrefix(src.URL, "file:")
+	isFile := strings.HasPrefix(RewriteURL(f.Mirrors, src.URL), "file:")
 	if f.Offline && !isFile {
 		where := "no cache is configured"
 		if f.CacheDir != "" {
@@ -134,13 +137,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src Source) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%s (sha256 %s): offline and %s; run once without --offline to fill the cache", src.URL, want, where)
 	}
-	var data []byte
-	var err error
-	if isFile {
-		data, err = f.readFileURL(src.URL)
-	} else {
-		data, err = f.download(ctx, src.URL)
-	}
+	data, err := f.get(ctx, src.URL)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ const MaxFileSize = 1 << 20
 
 var (
 	fileFields     = []string{"providers"}
-	providerFields = []string{"kind", "name", "version", "release", "sources", "patches", "blob", "components", "metadata"}
+	providerFields = []string{"kind", "name", "version", "release", "sources", "patches", "blob", "components", "metadata", "checksums"}
 	sourceFields   = []string{"url", "sha256", "to"}
 )
 
@@ -387,6 +387,7 @@ func fileStrings(f *File) map[string]string {
 		out[pp+".version"] = p.Version
 		out[pp+".release"] = p.Release
 		out[pp+".blob"] = p.Blob
+		out[pp+".checksums"] = p.Checksums
 		out[pp+".components"] = p.Components
 		out[pp+".metadata"] = p.Metadata
 		for j, s := range p.Sources {

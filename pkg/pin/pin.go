@@ -32,6 +32,10 @@ type Provider struct {
 	// Blob is the gzip blob built from the components file, relative to the
 	// package directory, e.g. files/components.gz.
 	Blob string `json:"blob,omitempty"`
+	// Checksums is the URL of a checksums file the release publishes
+	// (`sha256sum` format: "<hex>  <file name>" per line). `builder bump`
+	// reads the new sources' SHA-256 from it; nothing else fetches it.
+	Checksums string `json:"checksums,omitempty"`
 	// Components, when set, is the `to` of the source that is the
 	// provider's components YAML (the file the blob compresses and the
 	// patches change), for when no source's name ends in components.yaml or

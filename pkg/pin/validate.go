@@ -377,6 +377,11 @@ func (f *File) validate(file string, lines map[string]int) []error {
 				v.add(fmt.Sprintf("%s.patches[%d]", pp, j), err.Error(), "give a clean path relative to the package directory, e.g. patches/0001-fix.diff")
 			}
 		}
+		if p.Checksums != "" {
+			if err := CheckURL(p.Checksums); err != nil {
+				v.add(pp+".checksums", err.Error(), "use the URL of the checksums file of the release (e.g. .../releases/download/v1.2.3/checksums.txt)")
+			}
+		}
 		for _, role := range [][2]string{{"components", p.Components}, {"metadata", p.Metadata}} {
 			if role[1] == "" {
 				continue

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pinseal/pinseal/pkg/outdated"
+)
+
+// errOutdated makes `builder outdated` exit 1 after printing its report.
+type errOutdated struct{ n int }
+
+func (e errOutdated) Error() string {
+	return fmt.Sprintf("%d provider(s) have a newer upstream release", e.n)
+}
+
+func newOutdatedCmd() *cobra.Command {
+	var output, apiURL string
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "outdated [DIR...]",
+		Short: "List each provider's pinned version and the newer upstream releases on GitHub",
+		Long: `For every provider under each DIR (default "."), print the pinned upstream
+version and the newer releases of the GitHub repository its pinned URLs
+point at (GET /repos/OWNER/REPO/releases, every page). Pre-releases are
+listed apart and do not count as outdated; drafts are ignored.
+
+The token comes from GITHUB_TOKEN when set (never from a flag); --api-url
+points at GitHub Enterprise (https://HOST/api/v3) or a mirror of the API.
+
+Exit status: 0 nothing outdated, 1 a provider has a newer stable release,
+2 usage, or the releases could not be read (API unreachable, rate limit).`,
+		Example: `  builder outdated packages/system
+  GITHUB_TOKEN=$(cat ~/.config/gh-token) builder outdated --output json packages/system/capi-providers-*`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "human" && output != "json" {
+				return usageError{Err: fmt.Errorf("--output %q: want human or json", output)}
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelDebug
+			}
+			rep, err := outdated.Check(ctx, args, outdated.Options{
+				APIURL: apiURL,
+				Token:  strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
+				Log:    slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
+			})
+			if err != nil {
+				return usageError{Err: err}
+			}
+			if output == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				printOutdated(cmd.OutOrStdout(), rep)
+			}
+			if rep.Outdated > 0 {
+				return errOutdated{rep.Outdated}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&output, "output", "o", "human", "output format: human or json")
+	f.StringVar(&apiURL, "api-url", outdated.DefaultAPIURL, "GitHub REST API root (GitHub Enterprise: https://HOST/api/v3)")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log each API request (status, rate limit left) to stderr")
+	return cmd
+}
+
+func printOutdated(w io.Writer, rep *outdated.Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PACKAGE\tPROVIDER\tPINNED\tNEWER\tPRE-RELEASES")
+	for _, p := range rep.Providers {
+		tags := func(rs []outdated.Release) string {
+			if len(rs) == 0 {
+				return "-"
+			}
+			var s []string
+			for _, r := range rs {
+				s = append(s, r.Tag)
+			}
+			if len(s) > 5 {
+				s = append(s[:5], fmt.Sprintf("(+%d)", len(rs)-5))
+			}
+			return strings.Join(s, " ")
+		}
+		newer := tags(p.Newer)
+		if p.Error != "" {
+			newer = "?"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Package, p.Provider, p.Version, newer, tags(p.PreReleases))
+	}
+	tw.Flush()
+	for _, p := range rep.Providers {
+		if p.Error != "" {
+			fmt.Fprintf(w, "? %s %s: %s\n", p.Package, p.Provider, p.Error)
+		}
+	}
+	fmt.Fprintf(w, "%d outdated, %d could not be checked, %d providers\n", rep.Outdated, rep.Failed, len(rep.Providers))
+}

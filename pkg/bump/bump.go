@@ -1,0 +1,747 @@
+// Package bump moves one provider of a package to a new upstream release
+// in one atomic, verified step: every place the version lives (pin.yaml,
+// Makefile version variables and literal URLs and digests, a Dockerfile
+// ARG VERSION=, the ConfigMap name, spec.version, the version label, the
+// values.yaml keys the templates read) changes together with the vendored
+// files and the blob.
+//
+// Everything is staged in a copy of the package: fetch (SHA-256 verified:
+// the digest comes from the caller, a published checksums file or, only
+// when asked, trust on first use), text edits, the build (pkg/build: patches,
+// reproducible blob), then the offline checks on the staged package
+// against the rest of the tree (blob-yaml, configmap-version, pin-version,
+// pin-digest, metadata-series, contract, selector-*). Only when all are
+// green are the changed files renamed into place, under a journal: a bump
+// killed between two renames is rolled back by the next bump (or Recover),
+// so the package ends byte for byte as it was.
+package bump
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/pkg/build"
+	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// Options configure a bump.
+type Options struct {
+	// Provider is Kind/name of the provider to bump; "" when the package
+	// has exactly one.
+	Provider string
+	// To is the new upstream version (vX.Y.Z).
+	To string
+	// Release is the new release name (ConfigMap name and spec.version);
+	// "" keeps the current suffix: v0.6.12-bootstrap-talos ->
+	// v0.6.13-bootstrap-talos.
+	Release string
+	// SHA256 pins new source URLs (canonical, as written in the pin).
+	SHA256 map[string]string
+	// TrustOnFirstUse takes the digest of a source without one from the
+	// download itself (reported in Result.Digests).
+	TrustOnFirstUse bool
+	// DryRun does everything but the renames.
+	DryRun bool
+	// Fetcher downloads the sources (its Mirrors apply). Required.
+	Fetcher *pin.Fetcher
+	// Tree is the root of the tree whose core provider and namespaces the
+	// staged package is checked against; "" means the nearest directory
+	// above the package holding .git, else the package alone.
+	Tree string
+	// Log receives progress; nil discards it.
+	Log *slog.Logger
+}
+
+// Version is one side of a bump.
+type Version struct {
+	Version string `json:"version"`
+	Release string `json:"release"`
+}
+
+// Digest is the pin of one new source and where it came from.
+type Digest struct {
+	URL    string `json:"url"`
+	SHA256 string `json:"sha256"`
+	// From: "sha256-flag", "checksums" (a checksums file of the release),
+	// "trust-on-first-use", or "unchanged" (a source the bump did not move).
+	From string `json:"from"`
+}
+
+// Digest origins.
+const (
+	FromFlag      = "sha256-flag"
+	FromChecksums = "checksums"
+	FromTOFU      = "trust-on-first-use"
+	FromUnchanged = "unchanged"
+)
+
+// File is one file a bump changes (or, in a dry run, would change).
+type File struct {
+	Path      string `json:"path"`                // slash path relative to the package directory
+	Kind      string `json:"kind"`                // "text" (edited in place) or "vendored" (built)
+	Status    string `json:"status"`              // "modified" or "added"
+	OldSHA256 string `json:"oldSha256,omitempty"` // "" for an added file
+	NewSHA256 string `json:"newSha256"`
+	Diff      string `json:"diff,omitempty"` // unified diff, text files only
+}
+
+// Result is what a bump did or, in a dry run, would do.
+type Result struct {
+	Package  string   `json:"package"`
+	Provider string   `json:"provider"`
+	From     Version  `json:"from"`
+	To       Version  `json:"to"`
+	Pins     string   `json:"pins"`               // file the pins are written to
+	PinsNote string   `json:"pinsNote,omitempty"` // e.g. a pin.yaml added because the Makefile pins no digest
+	Contract string   `json:"contract,omitempty"` // contract of the new release's series
+	Digests  []Digest `json:"digests"`
+	Files    []File   `json:"files"`
+	DryRun   bool     `json:"dryRun"`
+	// Recovered are files restored from an interrupted bump before this one.
+	Recovered []string `json:"recovered,omitempty"`
+}
+
+// RefusedError is a bump stopped by a check on the staged package; nothing
+// was changed.
+type RefusedError struct {
+	Package  string
+	Findings []report.Finding
+}
+
+func (e *RefusedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "bump of %s refused, nothing was changed: the staged package fails %d check(s):", e.Package, len(e.Findings))
+	for _, f := range e.Findings {
+		fmt.Fprintf(&b, "\n  %s", f.Check)
+		if f.Provider != "" {
+			fmt.Fprintf(&b, " %s", f.Provider)
+		}
+		if f.File != "" {
+			fmt.Fprintf(&b, " (%s)", f.File)
+		}
+		fmt.Fprintf(&b, ": %s", f.Message)
+		if f.Hint != "" {
+			fmt.Fprintf(&b, "; %s", f.Hint)
+		}
+	}
+	return b.String()
+}
+
+// GateChecks are the offline checks the staged package must pass.
+var GateChecks = []string{
+	check.PackageLoad, check.BlobYAML, check.BlobHeader, check.BlobCorrupt,
+	check.ConfigMapVersion, check.CompressedAnnotation, check.PinVersion, check.PinDigest,
+	check.MetadataSeries, check.Contract, check.SelectorUnique, check.SelectorSemver,
+}
+
+// Bump moves one provider of the package in dir to opts.To. On error
+// nothing in dir has changed.
+func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Fetcher == nil {
+		return nil, errors.New("bump: Options.Fetcher is nil")
+	}
+	if !pin.ValidVersion(opts.To) {
+		return nil, fmt.Errorf("bump %s: --to %q is not a version like v1.2.3", dir, opts.To)
+	}
+	if opts.Release != "" && !pin.MatchesRelease(opts.To, opts.Release) {
+		return nil, fmt.Errorf("bump %s: --release %q is not a release of %s; name it %s or %s-<suffix>", dir, opts.Release, opts.To, opts.To, opts.To)
+	}
+	for u, h := range opts.SHA256 {
+		if !pin.ValidSHA256(h) {
+			return nil, fmt.Errorf("bump %s: --sha256 %s=%s: not 64 lowercase hex digits", dir, u, h)
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("bump %s: %w (give a provider package directory)", dir, err)
+	}
+	res := &Result{Package: dir, DryRun: opts.DryRun}
+	if _, err := os.Stat(filepath.Join(real, JournalName)); err == nil {
+		if opts.DryRun {
+			return nil, fmt.Errorf("bump %s: an interrupted bump left %s; run without --dry-run (it restores the package first)", dir, JournalName)
+		}
+		if res.Recovered, err = Recover(real); err != nil {
+			return nil, fmt.Errorf("bump %s: restoring an interrupted bump: %w", dir, err)
+		}
+		log.Warn("restored the files of an interrupted bump", "files", res.Recovered)
+	}
+
+	// The tree, the package, the provider and its layout.
+	root := opts.Tree
+	if root == "" {
+		root = findRoot(real)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tree, err := load.Tree(ctx, root, load.Options{Logger: quiet})
+	if err != nil {
+		return nil, fmt.Errorf("bump %s: %w", dir, err)
+	}
+	pkg := findPackage(tree, real)
+	if pkg == nil {
+		return nil, fmt.Errorf("bump %s: not a provider package (no cluster-api-operator provider under %s in the tree %s)", dir, real, root)
+	}
+	prov, err := selectProvider(pkg, opts.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("bump %s: %w", dir, err)
+	}
+	lay, err := LayoutOf(tree, pkg, prov)
+	if err != nil {
+		return nil, fmt.Errorf("bump %s: %w", dir, err)
+	}
+	res.Provider = prov.ID()
+	res.From = Version{lay.Version, lay.Release}
+	newRel := opts.Release
+	if newRel == "" {
+		newRel = opts.To + strings.TrimPrefix(lay.Release, lay.Version)
+		if !strings.HasPrefix(lay.Release, lay.Version) {
+			return nil, fmt.Errorf("bump %s: release %s does not start with its version %s; give --release", dir, lay.Release, lay.Version)
+		}
+	}
+	res.To = Version{opts.To, newRel}
+	if res.To == res.From {
+		return nil, fmt.Errorf("bump %s: %s is already at %s (%s)", dir, prov.ID(), opts.To, newRel)
+	}
+	log.Info("bump", "provider", prov.ID(), "from", lay.Release, "to", newRel)
+
+	// New sources and their digests.
+	newSrcs := make([]pin.Source, len(lay.Sources))
+	used := map[string]bool{}
+	for i, s := range lay.Sources {
+		ns := s
+		ns.URL = replaceTokens(s.URL, lay.Version, opts.To)
+		if ns.URL == s.URL && s.SHA256 != "" {
+			if h, ok := opts.SHA256[ns.URL]; ok {
+				if h != s.SHA256 {
+					return nil, fmt.Errorf("bump %s: --sha256 %s=%s, but that URL does not change with the version and stays pinned to %s; drop the flag, or re-pin it with `builder build` after checking the upstream file", dir, ns.URL, h, s.SHA256)
+				}
+				used[ns.URL] = true
+			}
+			res.Digests = append(res.Digests, Digest{URL: ns.URL, SHA256: s.SHA256, From: FromUnchanged})
+			newSrcs[i] = ns
+			continue
+		}
+		ns.SHA256 = ""
+		if h, ok := opts.SHA256[ns.URL]; ok {
+			ns.SHA256, used[ns.URL] = h, true
+			res.Digests = append(res.Digests, Digest{URL: ns.URL, SHA256: h, From: FromFlag})
+		}
+		newSrcs[i] = ns
+	}
+	for u := range opts.SHA256 {
+		if !used[u] {
+			var urls []string
+			for _, s := range newSrcs {
+				urls = append(urls, s.URL)
+			}
+			return nil, fmt.Errorf("bump %s: --sha256 names %s, which is not a source of %s %s; its sources are: %s", dir, u, prov.ID(), opts.To, strings.Join(urls, ", "))
+		}
+	}
+	fetcher := *opts.Fetcher
+	fetcher.BaseDir = real
+	fetcher.Log = quiet
+	newSums := replaceTokens(lay.Checksums, lay.Version, opts.To)
+	if newSums != "" {
+		data, err := fetcher.FetchUnverified(ctx, newSums)
+		if err != nil {
+			return nil, fmt.Errorf("bump %s: the pin names a checksums file: %w", dir, err)
+		}
+		sums, err := parseChecksums(data)
+		if err != nil {
+			return nil, fmt.Errorf("bump %s: checksums file %s: %w", dir, newSums, err)
+		}
+		for i := range newSrcs {
+			s := &newSrcs[i]
+			h, ok := sums[path.Base(s.URL)]
+			switch {
+			case !ok:
+			case s.SHA256 != "" && s.SHA256 != h:
+				return nil, fmt.Errorf("bump %s: --sha256 %s=%s, but the release's checksums file %s says %s; find out which is right before pinning", dir, s.URL, s.SHA256, newSums, h)
+			case s.SHA256 == "":
+				s.SHA256 = h
+				res.Digests = append(res.Digests, Digest{URL: s.URL, SHA256: h, From: FromChecksums})
+			}
+		}
+	}
+	removeStaleStaging()
+	cache, err := os.MkdirTemp("", "pinseal-bump-cache-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(cache)
+	staged := &pin.Fetcher{CacheDir: cache, Offline: true, BaseDir: real, Log: quiet}
+	put := func(data []byte) (string, error) {
+		sum := sha256.Sum256(data)
+		h := hex.EncodeToString(sum[:])
+		return h, atomicfile.WriteFile(staged.CachePath(h), data, 0o644)
+	}
+	for i := range newSrcs {
+		s := &newSrcs[i]
+		if s.SHA256 == "" {
+			if !opts.TrustOnFirstUse {
+				return nil, fmt.Errorf("bump %s: no SHA-256 for %s; pins are never guessed: pass --sha256 %s=<hex> (from the release's published checksums), or --trust-on-first-use to take the digest of what is downloaded now", dir, s.URL, s.URL)
+			}
+			data, err := fetcher.FetchUnverified(ctx, s.URL)
+			if err != nil {
+				return nil, fmt.Errorf("bump %s: %w", dir, err)
+			}
+			if s.SHA256, err = put(data); err != nil {
+				return nil, err
+			}
+			res.Digests = append(res.Digests, Digest{URL: s.URL, SHA256: s.SHA256, From: FromTOFU})
+			continue
+		}
+		log.Info("fetch", "url", s.URL)
+		data, err := fetcher.Fetch(ctx, *s)
+		if err != nil {
+			return nil, fmt.Errorf("bump %s: %w", dir, err)
+		}
+		if _, err := put(data); err != nil {
+			return nil, err
+		}
+	}
+
+	// Stage: a copy of the package with the text edits.
+	stage, err := os.MkdirTemp("", "pinseal-bump-stage-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(stage)
+	if err := copyDir(real, stage); err != nil {
+		return nil, fmt.Errorf("bump %s: staging a copy: %w", dir, err)
+	}
+	ed := &editSet{dir: stage, files: map[string]*textFile{}}
+	var added []change
+	switch lay.PinSource {
+	case pin.SourcePinFile:
+		from := pkg.Pins.File.Providers[lay.PinIndex]
+		to := from
+		to.Version, to.Release, to.Sources, to.Checksums = opts.To, newRel, newSrcs, newSums
+		if from.Release == "" {
+			to.Release = ""
+		}
+		if err := ed.editPinFile(lay.PinIndex, &from, &to); err != nil {
+			return nil, fmt.Errorf("bump %s: %w", dir, err)
+		}
+		res.Pins = pin.FileName
+	case pin.SourceMakefile:
+		var pairs [][2]string
+		for i, s := range lay.Sources {
+			pairs = append(pairs, [2]string{s.URL, newSrcs[i].URL}, [2]string{s.SHA256, newSrcs[i].SHA256})
+		}
+		if err := ed.editLiterals(pkg.Pins, pairs); err != nil {
+			return nil, err
+		}
+		res.Pins = "Makefile"
+	default:
+		data, err := newPinFile(prov, opts.To, newRel, newSrcs, lay)
+		if err != nil {
+			return nil, fmt.Errorf("bump %s: %w", dir, err)
+		}
+		added = append(added, change{rel: pin.FileName, data: data})
+		res.Pins = pin.FileName
+		res.PinsNote = "added pin.yaml: the package downloads its files without a SHA-256 (the Makefile pins no digest), so the new pins go to a pin.yaml, which `builder build` and `verifier check` read from now on"
+	}
+	if err := ed.editVersionVars(pkg.Pins, lay.Version, opts.To); err != nil {
+		return nil, err
+	}
+	if err := ed.editTemplates(lay.Release, newRel, lay.Version, opts.To); err != nil {
+		return nil, err
+	}
+	textPaths := map[string]bool{}
+	for _, f := range ed.changedFiles() {
+		if f.rel == pin.FileName {
+			if _, err := pin.Parse(f.bytes(), pin.FileName); err != nil {
+				return nil, fmt.Errorf("bump %s: the edited %s would not validate, nothing was changed: %w", dir, pin.FileName, err)
+			}
+		}
+		textPaths[f.rel] = true
+		if err := os.WriteFile(filepath.Join(stage, filepath.FromSlash(f.rel)), f.bytes(), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range added {
+		textPaths[c.rel] = true
+		if err := os.WriteFile(filepath.Join(stage, filepath.FromSlash(c.rel)), c.data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+
+	// Every source the staged package pins must be in the staged cache:
+	// those of other providers come through the caller's fetcher.
+	if set, err := pin.LoadDir(stage); err == nil && set.File != nil {
+		for _, p := range set.File.Providers {
+			for _, s := range p.Sources {
+				if !pin.ValidSHA256(s.SHA256) {
+					continue
+				}
+				if _, err := os.Stat(staged.CachePath(s.SHA256)); err == nil {
+					continue
+				}
+				data, err := fetcher.Fetch(ctx, s)
+				if err != nil {
+					return nil, fmt.Errorf("bump %s: %w", dir, err)
+				}
+				if _, err := put(data); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if _, err := build.Build(ctx, stage, build.Options{Fetcher: staged, Log: quiet}); err != nil {
+		return nil, fmt.Errorf("bump %s refused, nothing was changed: %w", dir, unstage(err, stage, real))
+	}
+
+	// The offline checks on the staged package, in the tree.
+	contract, err := gate(ctx, tree, pkg, stage, prov, newRel)
+	if err != nil {
+		return nil, err
+	}
+	res.Contract = contract
+
+	// What changes.
+	var changes []change
+	err = filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(stage, p)
+		rel = filepath.ToSlash(rel)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		old, oerr := os.ReadFile(filepath.Join(real, filepath.FromSlash(rel)))
+		if oerr == nil && string(old) == string(data) {
+			return nil
+		}
+		f := File{Path: rel, Kind: "vendored", Status: "modified", NewSHA256: hexSHA(data)}
+		if oerr != nil {
+			f.Status = "added"
+		} else {
+			f.OldSHA256 = hexSHA(old)
+		}
+		if textPaths[rel] {
+			f.Kind = "text"
+			f.Diff = unifiedDiff(rel, old, data)
+		}
+		res.Files = append(res.Files, f)
+		changes = append(changes, change{rel: rel, data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bump %s: %w", dir, err)
+	}
+	sort.SliceStable(res.Files, func(i, j int) bool {
+		if res.Files[i].Kind != res.Files[j].Kind {
+			return res.Files[i].Kind == "text"
+		}
+		return res.Files[i].Path < res.Files[j].Path
+	})
+	if opts.DryRun {
+		return res, nil
+	}
+	if err := commit(real, changes); err != nil {
+		return nil, fmt.Errorf("bump %s: %w", dir, err)
+	}
+	log.Info("bumped", "provider", prov.ID(), "release", newRel, "files", len(changes))
+	return res, nil
+}
+
+// unstage names files in an error by their place in the package, not the
+// staging copy.
+func unstage(err error, stage, real string) error {
+	return errors.New(strings.ReplaceAll(err.Error(), stage, real))
+}
+
+// gate loads the staged package, puts it in the tree in place of pkg and
+// runs the gate checks. It refuses on any error finding about the package,
+// and, when pkg holds the core, on providers elsewhere that the new core
+// would leave out of contract. It returns the new release's contract.
+func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage string, prov *model.Provider, newRel string) (string, error) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := load.Tree(ctx, stage, load.Options{Logger: quiet, Namespace: pkg.Namespace})
+	if err != nil {
+		return "", err
+	}
+	var sp *model.Package
+	for _, p := range st.Packages {
+		if p.Path == "." {
+			sp = p
+		}
+	}
+	if sp == nil {
+		return "", &RefusedError{Package: pkg.Path, Findings: []report.Finding{{Check: check.PackageLoad, Package: pkg.Path,
+			Message: "the staged package holds no provider any more"}}}
+	}
+	sp.Path, sp.Dir = pkg.Path, pkg.Dir
+	nt := &model.Tree{Root: tree.Root}
+	for _, p := range tree.Packages {
+		if p == pkg {
+			p = sp
+		}
+		nt.Packages = append(nt.Packages, p)
+		if nt.Core == nil && slices.ContainsFunc(p.Providers, func(x *model.Provider) bool { return x.Kind == "CoreProvider" }) {
+			nt.Core = p
+		}
+	}
+	before := map[string]bool{}
+	if c, ok := check.Lookup(check.Contract); ok {
+		for _, f := range c.Run(tree) {
+			before[f.Package+"\x00"+f.Provider] = true
+		}
+	}
+	var bad []report.Finding
+	for _, id := range GateChecks {
+		c, ok := check.Lookup(id)
+		if !ok || c.Run == nil || c.Severity != report.Error {
+			continue
+		}
+		for _, f := range c.Run(nt) {
+			switch {
+			case f.Package == pkg.Path:
+				bad = append(bad, f)
+			case id == check.Contract && !before[f.Package+"\x00"+f.Provider]:
+				f.Message = "would fall out of contract: " + f.Message
+				bad = append(bad, f)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return "", &RefusedError{Package: pkg.Path, Findings: bad}
+	}
+	// The new release's contract, for the report.
+	for _, p := range sp.Providers {
+		if p.Kind != prov.Kind || p.Name != prov.Name {
+			continue
+		}
+		if m, ok := check.NewIndex(nt).Select(sp, p).Picked(newRel); ok && m.ConfigMap.Metadata != nil {
+			maj, min, ok := majorMinor(newRel)
+			for _, rs := range m.ConfigMap.Metadata.ReleaseSeries {
+				if ok && rs.Major == maj && rs.Minor == min {
+					return rs.Contract, nil
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+func majorMinor(release string) (int, int, bool) {
+	var a, b int
+	if _, err := fmt.Sscanf(pin.ReleaseVersion(release), "v%d.%d.", &a, &b); err != nil {
+		return 0, 0, false
+	}
+	return a, b, true
+}
+
+// findRoot is the nearest directory from dir upwards that holds .git,
+// else dir.
+func findRoot(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return dir
+		}
+		d = up
+	}
+}
+
+func findPackage(t *model.Tree, real string) *model.Package {
+	for _, p := range t.Packages {
+		d, err := filepath.EvalSymlinks(p.Dir)
+		if err != nil {
+			d = p.Dir
+		}
+		if d == real {
+			return p
+		}
+	}
+	return nil
+}
+
+func selectProvider(pkg *model.Package, want string) (*model.Provider, error) {
+	var ids []string
+	for _, p := range pkg.Providers {
+		ids = append(ids, p.ID())
+		if p.ID() == want {
+			return p, nil
+		}
+	}
+	switch {
+	case want != "":
+		return nil, fmt.Errorf("--provider %s: the package has no such provider; it has %s", want, strings.Join(ids, ", "))
+	case len(pkg.Providers) == 1:
+		return pkg.Providers[0], nil
+	case len(pkg.Providers) == 0:
+		return nil, errors.New("the package defines no provider (only ConfigMaps); bump the package that holds the provider object")
+	default:
+		return nil, fmt.Errorf("the package has %d providers (%s); say which with --provider Kind/name", len(ids), strings.Join(ids, ", "))
+	}
+}
+
+// newPinFile writes the pin.yaml of a package whose Makefile downloads
+// without a digest.
+func newPinFile(p *model.Provider, version, release string, srcs []pin.Source, lay *Layout) ([]byte, error) {
+	var b strings.Builder
+	b.WriteString("# Upstream files this package vendors, pinned by the SHA-256 of their bytes\n")
+	b.WriteString("# (written by `builder bump`; format: api/pin.md).\n")
+	fmt.Fprintf(&b, "providers:\n- kind: %s\n  name: %s\n  version: %s\n  release: %s\n  sources:\n", p.Kind, p.Name, version, release)
+	for _, s := range srcs {
+		fmt.Fprintf(&b, "  - url: %s\n    sha256: %s\n    to: %s\n", s.URL, s.SHA256, s.To)
+	}
+	if len(lay.Patches) > 0 {
+		b.WriteString("  patches:\n")
+		for _, pp := range lay.Patches {
+			fmt.Fprintf(&b, "  - %s\n", pp)
+		}
+	}
+	if lay.Blob != "" {
+		fmt.Fprintf(&b, "  blob: %s\n", lay.Blob)
+	}
+	// Names that do not tell which source is which (talos style:
+	// files/bootstrap-components-talos.yaml) are said (pkg/layout).
+	if !strings.HasSuffix(lay.Components, "components.yaml") && lay.Components != "" {
+		fmt.Fprintf(&b, "  components: %s\n", lay.Components)
+	}
+	if lay.Metadata != "" && !strings.HasPrefix(path.Base(lay.Metadata), "metadata") {
+		fmt.Fprintf(&b, "  metadata: %s\n", lay.Metadata)
+	}
+	data := []byte(b.String())
+	if _, err := pin.Parse(data, pin.FileName); err != nil {
+		return nil, fmt.Errorf("the pin.yaml bump would add does not validate: %w; write it by hand (api/pin.md)", err)
+	}
+	return data, nil
+}
+
+// copyDir copies the package (regular files, directories, symlinks as
+// links), leaving out .git and leftovers of killed writers.
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if rel == "." {
+			return nil
+		}
+		name := d.Name()
+		if name == ".git" || strings.HasPrefix(name, atomicfile.TempPrefix) || (rel == JournalName) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.Mkdir(target, 0o755)
+		case d.Type()&fs.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(l, target)
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, data, 0o644)
+		}
+		return nil
+	})
+}
+
+func hexSHA(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// parseChecksums reads a checksums file: "<hex>  <name>" or "<hex> *<name>"
+// (sha256sum) or "SHA256 (<name>) = <hex>" (BSD) lines; other lines and
+// other digest lengths are skipped. It maps file names (base names) to
+// lowercase hex.
+func parseChecksums(data []byte) (map[string]string, error) {
+	if len(data) > 1<<20 {
+		return nil, fmt.Errorf("larger than 1 MiB; not a checksums file")
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		var h, name string
+		if rest, ok := strings.CutPrefix(line, "SHA256 ("); ok {
+			n, hx, ok := strings.Cut(rest, ") = ")
+			if !ok {
+				continue
+			}
+			name, h = n, hx
+		} else {
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				continue
+			}
+			h, name = f[0], strings.TrimPrefix(f[1], "*")
+		}
+		h = strings.ToLower(h)
+		if !pin.ValidSHA256(h) || name == "" {
+			continue
+		}
+		out[path.Base(name)] = h
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("holds no SHA-256 lines (\"<hex>  <file>\")")
+	}
+	return out, nil
+}
+
+// removeStaleStaging removes the staging directories of killed bumps
+// (pinseal-bump-stage-*, pinseal-bump-cache-* in the temp directory) older
+// than atomicfile.StaleAge; fresher ones may belong to a bump still running.
+func removeStaleStaging() {
+	entries, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return
+	}
+	cutoff := time.Now().Add(-atomicfile.StaleAge)
+	for _, e := range entries {
+		n := e.Name()
+		if !e.IsDir() || !(strings.HasPrefix(n, "pinseal-bump-stage-") || strings.HasPrefix(n, "pinseal-bump-cache-")) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			os.RemoveAll(filepath.Join(os.TempDir(), n))
+		}
+	}
+}

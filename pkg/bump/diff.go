@@ -1,0 +1,139 @@
+package bump
+
+import (
+	"fmt"
+	"strings"
+)
+
+// unifiedDiff returns a unified diff (3 lines of context) of two texts,
+// "" when they are equal. It is meant for the small text files a bump edits
+// (pin.yaml, Makefile, templates); the vendored files are listed, not
+// diffed.
+func unifiedDiff(name string, a, b []byte) string {
+	if string(a) == string(b) {
+		return ""
+	}
+	xa, ya := splitLines(string(a)), splitLines(string(b))
+	// Common head and tail lines are context; the LCS runs on the middle.
+	pre := 0
+	for pre < len(xa) && pre < len(ya) && xa[pre] == ya[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(xa)-pre && suf < len(ya)-pre && xa[len(xa)-1-suf] == ya[len(ya)-1-suf] {
+		suf++
+	}
+	x, y := xa[pre:len(xa)-suf], ya[pre:len(ya)-suf]
+	if len(x)*len(y) > 4<<20 {
+		return fmt.Sprintf("--- a/%s\n+++ b/%s\n(too large to diff: %d -> %d lines)\n", name, name, len(xa), len(ya))
+	}
+	// LCS table, from the end.
+	n, m := len(x), len(y)
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	type op struct {
+		kind byte // ' ', '-', '+'
+		text string
+		ai   int // line in a (0-based) of ' ' and '-'
+		bi   int
+	}
+	var ops []op
+	for k := 0; k < pre; k++ {
+		ops = append(ops, op{' ', xa[k], k, k})
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && x[i] == y[j]:
+			ops = append(ops, op{' ', x[i], pre + i, pre + j})
+			i++
+			j++
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
+			ops = append(ops, op{'-', x[i], pre + i, pre + j})
+			i++
+		default:
+			ops = append(ops, op{'+', y[j], pre + i, pre + j})
+			j++
+		}
+	}
+	for k := 0; k < suf; k++ {
+		ops = append(ops, op{' ', xa[len(xa)-suf+k], len(xa) - suf + k, len(ya) - suf + k})
+	}
+	const ctx = 3
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- a/%s\n+++ b/%s\n", name, name)
+	for k := 0; k < len(ops); {
+		if ops[k].kind == ' ' {
+			k++
+			continue
+		}
+		start := max(k-ctx, 0)
+		end := k
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 2*ctx {
+				end = min(end+ctx, len(ops))
+				break
+			}
+			end = run
+		}
+		aStart, bStart, aLen, bLen := ops[start].ai, ops[start].bi, 0, 0
+		for _, o := range ops[start:end] {
+			if o.kind != '+' {
+				aLen++
+			}
+			if o.kind != '-' {
+				bLen++
+			}
+		}
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen))
+		for _, o := range ops[start:end] {
+			out.WriteByte(o.kind)
+			out.WriteString(o.text)
+			if !strings.HasSuffix(o.text, "\n") {
+				out.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		k = end
+	}
+	return out.String()
+}
+
+func hunkRange(start, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("%d,0", start)
+	}
+	if n == 1 {
+		return fmt.Sprintf("%d", start+1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}

@@ -1,0 +1,173 @@
+package bump
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/patch"
+	"github.com/pinseal/pinseal/pkg/pin"
+)
+
+// Layout is where one provider of a package keeps its pieces: the pins,
+// the vendored components YAML and metadata, the blob and the patches.
+//
+// All layout lookups are in LayoutOf, one function, so that a shared
+// package-layout API can replace it without touching the rest.
+type Layout struct {
+	Provider *model.Provider
+	// PinSource is where the provider's pins are read: pin.yaml,
+	// Makefile (URL and SHA-256 variables or digests in a recipe), or ""
+	// when the package downloads its files without a digest.
+	PinSource string
+	// PinIndex is the provider's entry in pin.yaml (-1 otherwise).
+	PinIndex int
+	// Version is the pinned upstream version, Release the ConfigMap name
+	// and spec.version.
+	Version string
+	Release string
+	// Sources are the upstream files (SHA256 is "" for an unpinned
+	// download the Makefile makes).
+	Sources []pin.Source
+	// Patches apply in order to Components.
+	Patches []string
+	// Components is the vendored components YAML, Metadata the vendored
+	// metadata.yaml, Blob the gzip blob the ConfigMap carries.
+	Components string
+	Metadata   string
+	Blob       string
+	// Checksums is the URL of the release's checksums file the pin names.
+	Checksums string
+}
+
+// LayoutOf finds the layout of provider p of pkg in tree t: from its
+// pin.yaml entry when it has one, else from what the chart does with its
+// files (the ConfigMap the provider's selector picks names the blob, the
+// YAML it inflates to and the metadata it embeds) and the Makefile's pins.
+func LayoutOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Layout, error) {
+	l := &Layout{Provider: p, Release: p.Version, PinIndex: -1}
+	if l.Release == "" {
+		return nil, fmt.Errorf("%s has no spec.version; set it to the release name (e.g. v1.2.3-core) first", p.ID())
+	}
+	set := pkg.Pins
+	if set != nil && set.Source == pin.SourcePinFile {
+		if set.File == nil {
+			return nil, fmt.Errorf("%s does not parse; run `verifier check %s` and fix it first", pin.FileName, pkg.Dir)
+		}
+		for i, pp := range set.File.Providers {
+			if pp.Kind == p.Kind && pp.Name == p.Name {
+				l.PinSource, l.PinIndex = pin.SourcePinFile, i
+				l.Version, l.Sources, l.Patches, l.Blob, l.Checksums = pp.Version, slices.Clone(pp.Sources), slices.Clone(pp.Patches), pp.Blob, pp.Checksums
+				if pp.Release != "" && pp.Release != p.Version {
+					return nil, fmt.Errorf("%s pins release %s but spec.version of %s is %s; bring them in step first (`verifier check`)", pin.FileName, pp.Release, p.ID(), p.Version)
+				}
+				l.Components, _ = layout.PinComponents(pp)
+				l.Metadata = layout.PinMetadata(pp)
+				return l, nil
+			}
+		}
+		return nil, fmt.Errorf("%s pins no entry for %s; add one (kind %s, name %s) or bump a provider it pins", pin.FileName, p.ID(), p.Kind, p.Name)
+	}
+
+	// No pin.yaml: what the chart does with its files (pkg/layout: the
+	// vendored file with the ConfigMap's blob bytes, the YAML it inflates
+	// to, the file with its metadata bytes).
+	m, ok := check.NewIndex(t).Select(pkg, p).Picked(p.Version)
+	rel := layout.Of(pkg).Provider(p)
+	if !ok || m.Package != pkg || m.ConfigMap.Components == nil || rel == nil || rel.ConfigMap == nil {
+		return nil, fmt.Errorf("%s: no ConfigMap of this package named %s holds its components; fix the package first (`verifier check`)", p.ID(), p.Version)
+	}
+	cm := m.ConfigMap
+	l.Blob, l.Components, l.Metadata = rel.Blob, rel.Components, rel.Metadata
+	if l.Components == "" || (cm.Components.Gzip && l.Blob == "") {
+		return nil, fmt.Errorf("%s: cannot tell which vendored files the ConfigMap %s is built from; add %s naming sources, patches and blob (api/pin.md)", p.ID(), cm.Name, pin.FileName)
+	}
+	l.Patches = patchesFor(pkg.Dir, l.Components)
+
+	// The version: a Makefile/Dockerfile version variable that the release
+	// is a release of, else the version part of the release.
+	if set != nil {
+		for _, v := range set.Versions {
+			if v.Known && pin.MatchesRelease(v.Value, l.Release) {
+				l.Version = v.Value
+				break
+			}
+		}
+	}
+	if l.Version == "" {
+		l.Version = pin.ReleaseVersion(l.Release)
+	}
+	if l.Version == "" {
+		return nil, fmt.Errorf("%s: release %s is not of the form vX.Y.Z[-suffix]; cannot tell its upstream version", p.ID(), l.Release)
+	}
+	if set != nil && set.File != nil {
+		for _, pp := range set.File.Providers {
+			if pp.Version == l.Version {
+				l.PinSource = set.Source
+				l.Sources = slices.Clone(pp.Sources)
+				return l, nil
+			}
+		}
+	}
+	// Unpinned downloads of this version: each goes where its name says.
+	if set != nil {
+		for _, u := range set.Unpinned {
+			if !u.Known || !containsToken(u.Value, l.Version) {
+				continue
+			}
+			to := ""
+			switch b := path.Base(u.Value); {
+			case strings.HasSuffix(b, "components.yaml"):
+				to = l.Components
+			case strings.Contains(b, "metadata") && l.Metadata != "":
+				to = l.Metadata
+			default:
+				return nil, fmt.Errorf("%s: %s:%d downloads %s, and which vendored file it becomes is not clear; write %s with `to` for each source", p.ID(), u.File, u.Line, u.Value, pin.FileName)
+			}
+			if !slices.ContainsFunc(l.Sources, func(s pin.Source) bool { return s.To == to }) {
+				l.Sources = append(l.Sources, pin.Source{URL: u.Value, To: to})
+			}
+		}
+	}
+	if len(l.Sources) == 0 {
+		return nil, fmt.Errorf("%s: found no upstream download of %s in the package (pin.yaml, Makefile URL variables or recipes); add %s listing its sources (api/pin.md)", p.ID(), l.Version, pin.FileName)
+	}
+	return l, nil
+}
+
+// patchesFor lists the unified diffs under patches/ that change the
+// components file, in name order (the order `for p in patches/*` applies).
+func patchesFor(dir, components string) []string {
+	entries, err := os.ReadDir(filepath.Join(dir, "patches"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !(strings.HasSuffix(e.Name(), ".diff") || strings.HasSuffix(e.Name(), ".patch")) {
+			continue
+		}
+		rel := "patches/" + e.Name()
+		data, err := os.ReadFile(filepath.Join(dir, "patches", e.Name()))
+		if err != nil {
+			continue
+		}
+		p, err := patch.Parse(rel, data)
+		if err != nil {
+			continue
+		}
+		for _, fd := range p.Files {
+			if fd.NewName == components || fd.OldName == components {
+				out = append(out, rel)
+				break
+			}
+		}
+	}
+	return out
+}
