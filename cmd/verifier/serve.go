@@ -178,7 +178,7 @@ func (e engine) CheckTree(ctx context.Context, root string, opts server.CheckOpt
 	if err != nil {
 		return nil, err
 	}
-	vo := verify.Options{Policy: pol}
+	vo := verify.Options{Policy: pol, OnlyExtra: opts.RegistryOnly && opts.Registry != ""}
 	if opts.Registry != "" {
 		prefix, err := artifact.ParsePrefix(opts.Registry)
 		if err != nil {
