@@ -116,6 +116,9 @@ func (s *Scheduler) claimDue(ctx context.Context, intervals map[string]time.Dura
 			s.opts.Logger.Warn("took over a source whose replica lost its lease; its scan is recorded failed",
 				"source", c.Source, "previousHolder", c.PreviousHolder, "scan", c.TakenOver)
 		}
+		if !c.Due {
+			continue
+		}
 		if err := s.startClaimed(ctx, c.Source, BySchedule); err != nil {
 			var busy *BusyError
 			if !errors.As(err, &busy) && !errors.Is(err, ErrShuttingDown) {

@@ -32,6 +32,11 @@ type Claim struct {
 	TakenOver int64
 	// PreviousHolder held the lease before (it expired).
 	PreviousHolder string
+	// Due: the claim is the source's scheduled scan, and the claimer holds
+	// the lease. A claim that only took over a scan left running (not due
+	// yet) recorded that scan failed and left the lease free: the source's
+	// next scan keeps its time.
+	Due bool
 }
 
 // farFuture is the next_due of sources scanned only on demand.
@@ -56,8 +61,8 @@ func (s *Store) EnsureLeases(ctx context.Context, firstDue map[string]time.Time)
 
 // ClaimDue takes the leases, at most max, of the sources among intervals
 // (source -> interval) whose scan is due and whose lease is free or
-// expired, and of those whose holder's lease expired during a scan (taken
-// over at once). It moves each claimed source's next due time one interval
+// expired (Claim.Due), and takes over those whose holder's lease expired
+// during a scan: that scan is recorded failed at once. It moves each claimed source's next due time one interval
 // on (to now when behind) and records as failed the scans left running by
 // expired holders. On PostgreSQL the rows are locked FOR UPDATE SKIP LOCKED,
 // so replicas claiming at once take different sources.
@@ -114,20 +119,26 @@ func (s *Store) ClaimDue(ctx context.Context, holder string, intervals map[strin
 			}
 			c.TakenOver = r.scan
 		}
-		next := r.due
-		if r.due <= nowText { // due: this claim is the interval's scan
-			d, err := parseTime(r.due)
-			if err != nil {
-				return nil, err
+		if r.due > nowText {
+			// Only the takeover: free the lease, keep the schedule.
+			if _, err := tx.ExecContext(ctx, `UPDATE leases SET holder = '', expires_at = '', scan_id = NULL WHERE source = ?`, r.source); err != nil {
+				return nil, fmt.Errorf("take over source %s: %w", r.source, err)
 			}
-			nd := d.Add(intervals[r.source])
-			if !nd.After(now) {
-				nd = now.Add(intervals[r.source])
-			}
-			next = fmtTime(nd)
+			out = append(out, c)
+			continue
+		}
+		// Due: this claim is the interval's scan.
+		c.Due = true
+		d, err := parseTime(r.due)
+		if err != nil {
+			return nil, err
+		}
+		nd := d.Add(intervals[r.source])
+		if !nd.After(now) {
+			nd = now.Add(intervals[r.source])
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE leases SET holder = ?, expires_at = ?, scan_id = NULL, next_due = ? WHERE source = ?`,
-			holder, expires, next, r.source); err != nil {
+			holder, expires, fmtTime(nd), r.source); err != nil {
 			return nil, fmt.Errorf("claim source %s: %w", r.source, err)
 		}
 		out = append(out, c)

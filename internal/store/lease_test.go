@@ -42,7 +42,7 @@ func testLeases(t *testing.T, open opener) {
 		t.Fatal(err)
 	}
 	claims, err := r1.ClaimDue(ctx, "r1", intervals, ttl, 10)
-	if err != nil || len(claims) != 1 || claims[0].Source != "a" || claims[0].TakenOver != 0 {
+	if err != nil || len(claims) != 1 || claims[0].Source != "a" || claims[0].TakenOver != 0 || !claims[0].Due {
 		t.Fatalf("r1 claims %+v, %v; want a (the only due source)", claims, err)
 	}
 	if claims, err := r2.ClaimDue(ctx, "r2", intervals, ttl, 10); err != nil || len(claims) != 0 {
@@ -79,8 +79,14 @@ func testLeases(t *testing.T, open opener) {
 	// r1 dies: no renewal; after the TTL r2 takes a over and fails its scan.
 	clk.Add(ttl + time.Millisecond)
 	claims, err = r2.ClaimDue(ctx, "r2", intervals, ttl, 10)
-	if err != nil || len(claims) != 1 || claims[0].Source != "a" || claims[0].TakenOver != sc.ID || claims[0].PreviousHolder != "r1" {
-		t.Fatalf("r2 claims %+v, %v; want a taken over from r1 with scan %d", claims, err, sc.ID)
+	if err != nil || len(claims) != 1 || claims[0].Source != "a" || claims[0].TakenOver != sc.ID || claims[0].PreviousHolder != "r1" || claims[0].Due {
+		t.Fatalf("r2 claims %+v, %v; want a taken over from r1 with scan %d, not due yet", claims, err, sc.ID)
+	}
+	if l, _ := r2.Leases(ctx); l["a"].Holder != "" || !l["a"].NextDue.Equal(time.Date(2025, 6, 1, 12, 1, 0, 0, time.UTC)) {
+		t.Fatalf("lease after a takeover before the due time: %+v, want free with the schedule kept", l["a"])
+	}
+	if _, err := r2.ClaimNow(ctx, "r2", "a", ttl); err != nil {
+		t.Fatal(err)
 	}
 	got, _ := r2.Scan(ctx, sc.ID)
 	if got.Status != Failed || !strings.Contains(got.Error, "replica r1 lost its lease") {

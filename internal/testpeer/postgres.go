@@ -48,14 +48,33 @@ func (p *Postgres) NewDatabase(t testing.TB) string {
 
 func (p *Postgres) psql(t testing.TB, db, sql string) {
 	t.Helper()
+	if out, err := p.psqlOutput(db, sql); err != nil {
+		t.Fatalf("psql %q: %v\n%s", sql, err, out)
+	}
+}
+
+func (p *Postgres) psqlOutput(db, sql string) ([]byte, error) {
 	bin := filepath.Join(postgresBinDir(), "psql")
 	if _, err := os.Stat(bin); err != nil {
 		bin = "psql"
 	}
 	host, port, _ := net.SplitHostPort(p.Host)
-	out, err := exec.Command(bin, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", host, "-p", port, "-U", "postgres", "-d", db, "-c", sql).CombinedOutput()
-	if err != nil {
-		t.Fatalf("psql %q: %v\n%s", sql, err, out)
+	return exec.Command(bin, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", host, "-p", port, "-U", "postgres", "-d", db, "-c", sql).CombinedOutput()
+}
+
+// waitReady waits until the server accepts queries (it listens before it
+// has finished starting up).
+func (p *Postgres) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := p.psqlOutput("postgres", "SELECT 1")
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready after %s: %v: %s", timeout, err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -169,6 +188,9 @@ func StartPostgres(t testing.TB) *Postgres {
 			continue
 		}
 		t.Cleanup(p.Stop)
+		if err := p.waitReady(30 * time.Second); err != nil {
+			t.Fatalf("postgres: %v\n%s", err, p.Log())
+		}
 		return p
 	}
 	t.Fatalf("start postgres: %v", lastErr)
