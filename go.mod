@@ -24,6 +24,7 @@ require (
 	golang.org/x/term v0.46.0
 	helm.sh/helm/v3 v3.22.0
 	k8s.io/apimachinery v0.37.2
+	k8s.io/client-go v0.37.0
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	modernc.org/sqlite v1.62.0
 	oras.land/oras-go/v2 v2.7.0
@@ -167,7 +168,7 @@ require (
 	gotest.tools/v3 v3.5.2 // indirect
 	k8s.io/api v0.37.0 // indirect
 	k8s.io/apiextensions-apiserver v0.37.0 // indirect
-	k8s.io/client-go v0.37.0 // indirect
+	k8s.io/apiserver v0.37.0 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	modernc.org/libc v1.80.1 // indirect

@@ -196,7 +196,9 @@ func (s *Scheduler) renew(source string, cancel context.CancelFunc) (stop func()
 				return
 			case <-t.C:
 			}
-			ctx, c := context.WithTimeout(context.Background(), lo.TTL/3)
+			// A renewal may take up to the TTL (a slow or reconnecting
+			// database); after that the lease is lost anyway.
+			ctx, c := context.WithTimeout(context.Background(), lo.TTL)
 			err := s.opts.Store.Renew(ctx, lo.Holder, source, lo.TTL)
 			c()
 			if errors.Is(err, store.ErrLeaseLost) {
