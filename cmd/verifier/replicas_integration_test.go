@@ -360,7 +360,6 @@ func TestIntegrationReplicas(t *testing.T) {
 	t.Logf("%d scheduled scans of %d sources over the run", total, nSources)
 }
 
-
 // sameHistory compares what each replica serves for the finished scans.
 func sameHistory(t *testing.T, rs []*replica) {
 	t.Helper()
