@@ -358,6 +358,19 @@ func TestIntegrationReplicas(t *testing.T) {
 		}
 	}
 	t.Logf("%d scheduled scans of %d sources over the run", total, nSources)
+
+	// /readyz fails while the database is unreachable.
+	st.Close()
+	pg.Stop()
+	waitFor(t, 20*time.Second, "/readyz to fail with the database down", func() bool {
+		resp, err := http.Get(live[0].url + "/readyz")
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(b), "database")
+	})
 }
 
 // sameHistory compares what each replica serves for the finished scans.
