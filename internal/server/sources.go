@@ -120,6 +120,19 @@ func fingerprint(commit, policyFile string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// linkFindings sets the link of each finding of a git source to its file
+// at the finding's revision.
+func (s *Server) linkFindings(fs []store.Finding) {
+	for i := range fs {
+		f := &fs[i]
+		src, ok := s.sources[f.Source]
+		if !ok || src.Git == nil || f.Revision == "" || f.File == "" {
+			continue
+		}
+		f.Link = gitsource.WebURL(src.Git.URL, f.Revision, f.File, f.Line)
+	}
+}
+
 // gitSpec reads a git source's credentials from their files or the
 // environment.
 func gitSpec(g *GitConfig) (gitsource.Spec, error) {

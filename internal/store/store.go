@@ -83,6 +83,8 @@ type Finding struct {
 	// finding; in a scan's changes, of that scan (the commit that opened or
 	// resolved it).
 	Revision string `json:"revision,omitempty"`
+	// Link is where the file is at Revision (set by the service).
+	Link string `json:"link,omitempty"`
 }
 
 // Changes are the findings a scan opened and resolved compared with the
