@@ -45,3 +45,11 @@ clean:
 .PHONY: fixtures
 fixtures:
 	$(GO) run ./internal/fixture/gen
+
+## image: the verifier's OCI image, built without a Docker daemon (static binary on an empty base); IMAGE=HOST/REPO:TAG pushes it, else bin/verifier-image (OCI layout)
+.PHONY: image
+IMAGE ?=
+image:
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -buildvcs=false -ldflags '$(LDFLAGS)' -o $(BIN)/verifier-linux ./cmd/verifier
+	$(GO) run ./internal/ociimage/cmd/build-image --binary $(BIN)/verifier-linux --version $(VERSION) \
+	  $(if $(IMAGE),--push $(IMAGE),--layout $(BIN)/verifier-image)
