@@ -44,7 +44,7 @@ unch=$(awk '/^BenchmarkRescan\/unchanged/ {print $3}' "$work/unchanged.txt")
 awk -v f="$full" -v u="$unch" -v fl="$floor_best" -v n="$N" -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
 	printf "  N=%d packages, load average %s\n", n, load
 	printf "  full scan          %10.1f ms\n", f / 1e6
-	printf "  unchanged re-scan  %10.1f ms   (%.1f%% of a full scan, %.0fx cheaper)\n", u / 1e6, 100 * u / f, f / u
+	printf "  unchanged re-scan  %10.1f ms   (%.3f%% of a full scan, %.0fx cheaper)\n", u / 1e6, 100 * u / f, f / u
 	printf "  floor              %10.1f ms   (gzip -dc all + sha256sum all, best of 3)\n", fl
 	printf "  unchanged / floor  %10.3f      full / floor %.2f\n", (u / 1e6) / fl, (f / 1e6) / fl
 }'
