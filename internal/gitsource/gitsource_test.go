@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/internal/testpeer"
 )
 
 // gitRepo makes a repository with the git CLI and returns its directory and
@@ -14,7 +16,7 @@ import (
 func gitRepo(t *testing.T) (string, func(file, content string) string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git CLI not installed (it makes the test repository)")
+		testpeer.Missing(t, "git CLI (it makes the test repository): apt-get install git")
 	}
 	dir := t.TempDir()
 	run := func(args ...string) string {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/internal/testpeer"
 )
 
 // TestFetchHTTPCredentials fetches over git's smart HTTP protocol (git
@@ -20,7 +22,7 @@ import (
 func TestFetchHTTPCredentials(t *testing.T) {
 	backend := "/usr/lib/git-core/git-http-backend"
 	if _, err := os.Stat(backend); err != nil {
-		t.Skip("git http-backend not installed")
+		testpeer.Missing(t, "git http-backend not at %s: apt-get install git", backend)
 	}
 	repo, commit := gitRepo(t)
 	c1 := commit("f.txt", "x\n")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/store"
+	"github.com/pinseal/pinseal/internal/testpeer"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -19,7 +20,7 @@ import (
 // registry checks; a fetch failure is a failed scan with the git error.
 func TestGitSource(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git CLI not installed (it makes the test repository)")
+		testpeer.Missing(t, "git CLI (it makes the test repository): apt-get install git")
 	}
 	repo := t.TempDir()
 	git := func(args ...string) string {
