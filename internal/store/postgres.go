@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -67,5 +66,3 @@ func migratePostgres(ctx context.Context, s *Store) error {
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
 	return migrate(ctx, s.db, s.dialect, s.now())
 }
-
-var _ = sql.ErrNoRows
