@@ -4,6 +4,9 @@ GOBIN    ?= $(shell $(GO) env GOPATH)/bin
 VERSION  ?= v0.1.0-dev
 LDFLAGS  := -X github.com/pinseal/pinseal/internal/version.Version=$(VERSION)
 BIN      := bin
+# One build configuration for the binaries, the tests and the image: static,
+# pure Go (the SQLite driver is modernc's), so the build cache serves them all.
+export CGO_ENABLED ?= 0
 
 .PHONY: all build demo test test-unit vet fmt bench fuzz clean
 
@@ -45,3 +48,11 @@ clean:
 .PHONY: fixtures
 fixtures:
 	$(GO) run ./internal/fixture/gen
+
+## image: the verifier's OCI image, built without a Docker daemon (static binary on an empty base); IMAGE=HOST/REPO:TAG pushes it, else bin/verifier-image (OCI layout)
+.PHONY: image
+IMAGE ?=
+image:
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -buildvcs=false -ldflags '$(LDFLAGS)' -o $(BIN)/verifier-linux ./cmd/verifier
+	$(GO) run ./internal/ociimage/cmd/build-image --binary $(BIN)/verifier-linux --version $(VERSION) \
+	  $(if $(IMAGE),--push $(IMAGE),--layout $(BIN)/verifier-image)

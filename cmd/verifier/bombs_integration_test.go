@@ -30,17 +30,6 @@ const (
 	timeBombTemplate   = `{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}` + "\n"
 )
 
-// buildVerifier builds this command into a temporary directory.
-func buildVerifier(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "verifier")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // realServer is a `verifier serve` process.
 type realServer struct {
 	t     *testing.T
@@ -253,7 +242,7 @@ func TestIntegrationServeTemplateBombs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts the verifier")
 	}
-	bin := buildVerifier(t)
+	bin := verifierBinary(t)
 	dir := t.TempDir()
 	examplesAbs, _ := filepath.Abs("../../examples")
 	examples := tarGzDir(t, examplesAbs)

@@ -200,7 +200,7 @@ func (e engine) CheckTree(ctx context.Context, root string, opts server.CheckOpt
 	if err != nil {
 		return nil, err
 	}
-	vo := verify.Options{Policy: pol, Render: e.render}
+	vo := verify.Options{Policy: pol, Render: e.render, OnlyExtra: opts.RegistryOnly && opts.Registry != ""}
 	if opts.Registry != "" {
 		prefix, err := artifact.ParsePrefix(opts.Registry)
 		if err != nil {

@@ -67,6 +67,12 @@ type Options struct {
 	Logger  *slog.Logger
 	// Jitter returns a random duration in [0, max); tests fix it.
 	Jitter func(max time.Duration) time.Duration
+	// CheckMeta, when set, is called instead of Check; the Meta (git
+	// revision, fingerprint) is recorded with the scan.
+	CheckMeta func(ctx context.Context, source string) (*report.Report, store.Meta, error)
+	// Lease, when set, shares the sources with other replicas on the same
+	// database through per-source leases (see lease.go).
+	Lease *LeaseOptions
 }
 
 // Scheduler starts and records scans.
@@ -120,6 +126,9 @@ const startupSpread = 5 * time.Second
 // scan of a source is due one interval after its last recorded scan, so a
 // restart does not rescan everything at once.
 func (s *Scheduler) Start(ctx context.Context) error {
+	if s.opts.Lease != nil {
+		return s.startLeased(ctx)
+	}
 	last, err := s.opts.Store.LastScans(ctx, "")
 	if err != nil {
 		return err
@@ -178,6 +187,9 @@ func (s *Scheduler) Trigger(ctx context.Context, source, by string) (store.Scan,
 	if id, ok := s.running[source]; ok {
 		return store.Scan{}, &BusyError{Running: id}
 	}
+	if s.opts.Lease != nil {
+		return s.triggerLeased(ctx, source, by)
+	}
 	sc, err := s.opts.Store.Begin(ctx, source, by)
 	if errors.Is(err, store.ErrBusy) {
 		// Another process recorded a running scan of this source.
@@ -211,17 +223,31 @@ func (s *Scheduler) run(sc store.Scan) {
 	log := s.opts.Logger.With("source", sc.Source, "scan", sc.ID)
 	log.Info("scan started", "by", sc.TriggeredBy)
 
-	ctx, cancel := s.scanCtx, context.CancelFunc(func() {})
+	ctx, cancel := context.WithCancel(s.scanCtx)
 	if s.opts.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, s.opts.Timeout)
 	}
+	var lost func() bool
+	if s.opts.Lease != nil {
+		var stopRenew func()
+		stopRenew, lost = s.renew(sc.Source, cancel)
+		defer func() { stopRenew(); s.release(sc.Source) }()
+	}
 	start := time.Now()
-	rep, err := s.check(ctx, sc.Source)
+	rep, meta, err := s.check(ctx, sc.Source)
 	cancel()
 	dur := time.Since(start)
+	if lost != nil && lost() && err != nil {
+		err = fmt.Errorf("%w: %v", store.ErrLeaseLost, err)
+	}
 
 	rctx, rcancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer rcancel()
+	if meta != (store.Meta{}) {
+		if merr := s.opts.Store.SetMeta(rctx, sc.ID, meta); merr != nil {
+			log.Error("recording the scan's revision", "err", merr)
+		}
+	}
 	res := Result{Duration: dur}
 	if err == nil {
 		res.Changes, err = s.opts.Store.Succeed(rctx, sc.ID, rep)
@@ -269,18 +295,22 @@ func (s *Scheduler) run(sc store.Scan) {
 
 // check runs the check function, turning a panic into an error so that one
 // bad tree cannot take the service down.
-func (s *Scheduler) check(ctx context.Context, source string) (rep *report.Report, err error) {
+func (s *Scheduler) check(ctx context.Context, source string) (rep *report.Report, meta store.Meta, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.opts.Logger.Error("scan panicked", "source", source, "panic", p, "stack", string(debug.Stack()))
 			err = fmt.Errorf("internal error (panic) while scanning: %v", p)
 		}
 	}()
-	rep, err = s.opts.Check(ctx, source)
+	if s.opts.CheckMeta != nil {
+		rep, meta, err = s.opts.CheckMeta(ctx, source)
+	} else {
+		rep, err = s.opts.Check(ctx, source)
+	}
 	if err == nil && rep == nil {
 		err = errors.New("internal error: the engine returned no report")
 	}
-	return rep, err
+	return rep, meta, err
 }
 
 // NewErrors are the new findings of severity error that no waiver covers.

@@ -629,6 +629,8 @@ func (s *Server) loadScan(ctx context.Context, idText string) (*scanDetail, int,
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
+	s.linkFindings(ch.New)
+	s.linkFindings(ch.Resolved)
 	return &scanDetail{Scan: sc, Report: rep, New: ch.New, Resolved: ch.Resolved}, http.StatusOK, nil
 }
 
@@ -659,5 +661,6 @@ func (s *Server) listFindings(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
+	s.linkFindings(fs)
 	s.writeJSON(w, http.StatusOK, map[string]any{"findings": fs})
 }

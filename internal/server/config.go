@@ -48,14 +48,39 @@ type Config struct {
 	Retention Retention `json:"retention,omitempty"`
 	// Webhook is told about scans that find new error findings.
 	Webhook *WebhookConfig `json:"webhook,omitempty"`
+	// Database is "" for the SQLite file in dataDir (one process), or a
+	// PostgreSQL URL postgres://USER@HOST:PORT/DB?sslmode=… shared by any
+	// number of replicas. The password never goes in the URL: it comes from
+	// databasePasswordFile or the environment variable
+	// PINSEAL_DATABASE_PASSWORD (or PGPASSWORD).
+	Database string `json:"database,omitempty"`
+	// DatabasePasswordFile holds the PostgreSQL password.
+	DatabasePasswordFile string `json:"databasePasswordFile,omitempty"`
+	// Replicas tunes how replicas share the sources (PostgreSQL only).
+	Replicas ReplicasConfig `json:"replicas,omitempty"`
 }
+
+// ReplicasConfig tunes the per-source leases of replicas.
+type ReplicasConfig struct {
+	// LeaseTTL: a replica that stops renewing its lease on a source (killed,
+	// crashed, cut off) loses it after this long, and another replica takes
+	// the source over. Default 10s.
+	LeaseTTL Duration `json:"leaseTTL,omitempty"`
+	// MaxConcurrentScans bounds the scans one replica runs at once. Default 4.
+	MaxConcurrentScans int `json:"maxConcurrentScans,omitempty"`
+}
+
+// DatabasePasswordEnv is the environment variable with the PostgreSQL password.
+const DatabasePasswordEnv = "PINSEAL_DATABASE_PASSWORD"
 
 // SourceConfig is one scanned tree.
 type SourceConfig struct {
 	// Name identifies the source in the API ([a-z0-9][a-z0-9._-]*).
 	Name string `json:"name"`
-	// Path is the checkout to scan.
-	Path string `json:"path"`
+	// Path is the checkout to scan (or give git).
+	Path string `json:"path,omitempty"`
+	// Git is a repository ref to fetch and scan at each scan (or give path).
+	Git *GitConfig `json:"git,omitempty"`
 	// Interval between scheduled scans (e.g. 1h); 0 or omitted: only
 	// on demand (POST /v1/scans).
 	Interval Duration `json:"interval,omitempty"`
@@ -103,6 +128,33 @@ func (c *Config) RetentionFor(name string) Retention {
 		}
 	}
 	return r
+}
+
+// GitConfig is a git source: each scan fetches ref (shallow) and scans
+// the tree at that commit.
+type GitConfig struct {
+	// URL is https://…, ssh://…, user@host:path or file:///… (no password).
+	URL string `json:"url"`
+	// Ref is a branch, tag or full ref name; "" means the default branch.
+	Ref string `json:"ref,omitempty"`
+	// Depth is the history fetched; default 1.
+	Depth int `json:"depth,omitempty"`
+	// Credentials authenticate the fetch, from files or the environment.
+	Credentials *GitCredentials `json:"credentials,omitempty"`
+}
+
+// GitCredentials name where the secrets of a git source are; the secrets
+// themselves never go in the config.
+type GitCredentials struct {
+	// Username for https (default "git"), or for ssh when the URL has none.
+	Username string `json:"username,omitempty"`
+	// PasswordFile or PasswordEnv hold the https password or token.
+	PasswordFile string `json:"passwordFile,omitempty"`
+	PasswordEnv  string `json:"passwordEnv,omitempty"`
+	// SSHKeyFile is a PEM private key for ssh URLs; KnownHostsFile the
+	// known_hosts to check the server's key against.
+	SSHKeyFile     string `json:"sshKeyFile,omitempty"`
+	KnownHostsFile string `json:"knownHostsFile,omitempty"`
 }
 
 // Limits bound what one request or scan may use.
@@ -237,9 +289,15 @@ func (c *Config) resolvePaths(base string) {
 	abs(&c.DataDir)
 	abs(&c.TokensFile)
 	abs(&c.Policy)
+	abs(&c.DatabasePasswordFile)
 	for i := range c.Sources {
 		abs(&c.Sources[i].Path)
 		abs(&c.Sources[i].Policy)
+		if g := c.Sources[i].Git; g != nil && g.Credentials != nil {
+			abs(&g.Credentials.PasswordFile)
+			abs(&g.Credentials.SSHKeyFile)
+			abs(&g.Credentials.KnownHostsFile)
+		}
 	}
 }
 
@@ -317,10 +375,17 @@ func (c *Config) Validate() error {
 			bad("%s.name %q: duplicate", where, s.Name)
 		}
 		seen[s.Name] = true
-		if s.Path == "" {
-			bad("%s.path: required", where)
-		} else if fi, err := os.Stat(s.Path); err != nil || !fi.IsDir() {
-			bad("%s.path %s: not a directory", where, s.Path)
+		switch {
+		case s.Path == "" && s.Git == nil:
+			bad("%s: give path (a directory) or git (a repository)", where)
+		case s.Path != "" && s.Git != nil:
+			bad("%s: give path or git, not both", where)
+		case s.Git != nil:
+			errs = append(errs, validateGit(where+".git", s.Git)...)
+		default:
+			if fi, err := os.Stat(s.Path); err != nil || !fi.IsDir() {
+				bad("%s.path %s: not a directory", where, s.Path)
+			}
 		}
 		if s.Interval < 0 || (s.Interval > 0 && s.Interval.D() < time.Second) {
 			bad("%s.interval %s: want at least 1s (or omit it for on-demand scans only)", where, s.Interval.D())
@@ -354,6 +419,7 @@ func (c *Config) Validate() error {
 			bad("tokensFile %s: a directory, want a file with one bearer token a line", c.TokensFile)
 		}
 	}
+	errs = append(errs, c.validateDatabase()...)
 	l := c.Limits
 	if l.MaxBodyBytes < 0 || l.MaxTarBytes < 0 || l.MaxTarFiles < 0 || l.MaxTarDepth < 0 || l.MaxTarPathBytes < 0 ||
 		l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 || l.RenderMaxMemory < 0 || l.RenderMaxOutput < 0 {

@@ -105,6 +105,22 @@ webhook: {url: "https://hooks.example/x?token=1", timeout: 2s}
 		{"webhook relative", base + "webhook: {url: \"/hook\"}\n", "webhook.url", nil},
 		{"webhook userinfo", base + "webhook: {url: \"https://u:p@hooks.example/\"}\n", "user:password", nil},
 		{"negative limit", base + "limits: {maxTarFiles: -1}\n", "positive", nil},
+		{"git source", base + "- name: g\n  git: {url: \"https://github.com/o/r.git\", ref: main, credentials: {passwordFile: tokens}}\ndatabase: postgres://u@db:5432/p\ndatabasePasswordFile: tokens\nreplicas: {leaseTTL: 3s}\n", "", func(t *testing.T, c *Config) {
+			g := c.Sources[1].Git
+			if g == nil || g.Credentials.PasswordFile != filepath.Join(dir, "tokens") || c.Replicas.LeaseTTL.D() != 3*time.Second || c.DatabasePasswordFile != filepath.Join(dir, "tokens") {
+				t.Errorf("git source %+v, config %+v", g, c)
+			}
+		}},
+		{"path and git", base + "- name: g\n  path: tree\n  git: {url: \"file:///x\"}\n", "not both", nil},
+		{"neither path nor git", base + "- name: g\n  interval: 1h\n", "give path", nil},
+		{"git bad scheme", base + "- name: g\n  git: {url: \"ftp://h/r\"}\n", "sources[1].git.url", nil},
+		{"git password in URL", base + "- name: g\n  git: {url: \"https://u:pw@h/r\"}\n", "carries a password", nil},
+		{"git credentials missing file", base + "- name: g\n  git: {url: \"https://h/r\", credentials: {sshKeyFile: nope}}\n", "sshKeyFile", nil},
+		{"git password file and env", base + "- name: g\n  git: {url: \"https://h/r\", credentials: {passwordFile: tokens, passwordEnv: X}}\n", "not both", nil},
+		{"database not postgres", base + "database: mysql://h/db\n", "PostgreSQL URL", nil},
+		{"database password in URL", base + "database: postgres://u:secret@h/db\n", "carries a password", nil},
+		{"replicas without postgres", base + "replicas: {leaseTTL: 5s}\n", "only with a PostgreSQL", nil},
+		{"lease TTL too short", base + "database: postgres://u@h/db\nreplicas: {leaseTTL: 10ms}\n", "leaseTTL", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

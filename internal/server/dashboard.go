@@ -99,6 +99,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	open, err := s.store.OpenFindings(r.Context(), "", "")
+	s.linkFindings(open)
 	if err != nil {
 		s.writeError(w, r, http.StatusInternalServerError, err.Error())
 		return

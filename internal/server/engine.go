@@ -27,6 +27,10 @@ type CheckOptions struct {
 	Registry string
 	// Policy is a policy file; "" means the default policy.
 	Policy string
+	// RegistryOnly runs the registry checks alone (with Registry set): the
+	// caller keeps the offline checks' results of an earlier scan of the
+	// same commit under the same policy.
+	RegistryOnly bool
 }
 
 // VerifyOptions tune an artifact verification.

@@ -107,15 +107,19 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 			log.Warn("remove a left-over upload", "path", d, "err", err)
 		}
 	}
-	st, err := store.Open(ctx, cfg.DataDir)
+	st, lease, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	if n, err := st.FailRunning(ctx, "the server stopped during the scan (it was killed or crashed); the scan did not finish"); err != nil {
-		st.Close()
-		return nil, err
-	} else if n > 0 {
-		log.Warn("recorded interrupted scans as failed", "count", n)
+	if lease == nil {
+		// One process owns the SQLite file: whatever it left running died
+		// with it. (Replicas fail the scans of expired leases instead.)
+		if n, err := st.FailRunning(ctx, "the server stopped during the scan (it was killed or crashed); the scan did not finish"); err != nil {
+			st.Close()
+			return nil, err
+		} else if n > 0 {
+			log.Warn("recorded interrupted scans as failed", "count", n)
+		}
 	}
 
 	s := &Server{
@@ -145,13 +149,15 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 		}
 	}
 	s.sched = scan.New(scan.Options{
-		Store:   st,
-		Sources: srcs,
-		Check:   s.checkSource,
-		Timeout: cfg.Limits.ScanTimeout.D(),
-		Observe: s.observeScan,
-		Webhook: hook,
-		Logger:  log,
+		Store:     st,
+		Sources:   srcs,
+		Check:     s.checkSource,
+		CheckMeta: s.checkSourceMeta,
+		Lease:     lease,
+		Timeout:   cfg.Limits.ScanTimeout.D(),
+		Observe:   s.observeScan,
+		Webhook:   hook,
+		Logger:    log,
 	})
 	if err := s.initMetrics(ctx); err != nil {
 		st.Close()

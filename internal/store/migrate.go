@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -63,15 +62,18 @@ func SchemaVersion() int {
 	return len(ms)
 }
 
-func migrate(ctx context.Context, db *sql.DB, now time.Time) error {
+func migrate(ctx context.Context, db *dbx, d dialect, now time.Time) error {
 	ms, err := loadMigrations(migrationFiles)
 	if err != nil {
 		return err
 	}
+	for i := range ms {
+		ms[i].sql = d.migration(ms[i].sql)
+	}
 	return applyMigrations(ctx, db, ms, now)
 }
 
-func applyMigrations(ctx context.Context, db *sql.DB, ms []migration, now time.Time) error {
+func applyMigrations(ctx context.Context, db *dbx, ms []migration, now time.Time) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,
 		name       TEXT NOT NULL,
@@ -96,7 +98,7 @@ func applyMigrations(ctx context.Context, db *sql.DB, ms []migration, now time.T
 // applyMigration applies m unless it is recorded already. The check and the
 // change share one (immediate) transaction, so two processes opening the
 // same database cannot both apply it.
-func applyMigration(ctx context.Context, db *sql.DB, m migration, now time.Time) error {
+func applyMigration(ctx context.Context, db *dbx, m migration, now time.Time) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("migration %s: %w", m.name, err)

@@ -12,8 +12,12 @@ import (
 )
 
 // fkViolations runs SQLite's foreign key check over the whole database.
-func fkViolations(t *testing.T, db *sql.DB) int {
+func fkViolations(t *testing.T, s *Store) int {
 	t.Helper()
+	if s.dialect != sqliteDialect {
+		return 0 // PostgreSQL enforces foreign keys on every statement
+	}
+	db := s.db.DB
 	rows, err := db.Query(`PRAGMA foreign_key_check`)
 	if err != nil {
 		t.Fatal(err)
@@ -59,10 +63,10 @@ func scanSeq(t *testing.T, s *Store, source string, reps ...*report.Report) []in
 	return ids
 }
 
-// TestMigration0002KeepsHistory: a database made by the first schema, with
-// history, is rebuilt by 0002 without losing a row or a change, with its
-// foreign keys intact.
-func TestMigration0002KeepsHistory(t *testing.T) {
+// TestMigration0003KeepsHistory: a database made by the schema before
+// retention, with history, is rebuilt by 0003 without losing a row or a
+// change, with its foreign keys intact.
+func TestMigration0003KeepsHistory(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	q := url.Values{}
@@ -77,21 +81,21 @@ func TestMigration0002KeepsHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := applyMigrations(ctx, db, ms[:1], now); err != nil {
+	if err := applyMigrations(ctx, &dbx{DB: db}, ms[:2], now); err != nil {
 		t.Fatal(err)
 	}
-	old := &Store{db: db, Now: clock()}
+	old := &Store{db: &dbx{DB: db}, Now: clock()}
 	a := finding("contract", "p", "", "", "a", report.Error)
 	b := finding("pin-missing", "p", "", "f", "b", report.Warning)
 	ids := scanSeq(t, old, "tree", rep(a, b), nil, rep(a))
 	before, _ := old.Changes(ctx, ids[2])
 	db.Close()
 
-	s := openTemp(t, dir) // applies 0002
-	if n := fkViolations(t, s.db); n != 0 {
+	s := openTemp(t, dir) // applies 0003
+	if n := fkViolations(t, s); n != 0 {
 		t.Fatalf("%d foreign key violations after the migration", n)
 	}
-	if countRows(t, s.db, "findings") != 2 || countRows(t, s.db, "scan_changes") != 3 || countRows(t, s.db, "scans") != 3 {
+	if countRows(t, s.db.DB, "findings") != 2 || countRows(t, s.db.DB, "scan_changes") != 3 || countRows(t, s.db.DB, "scans") != 3 {
 		t.Fatal("rows lost by the migration")
 	}
 	after, err := s.Changes(ctx, ids[2])
@@ -109,9 +113,11 @@ func TestMigration0002KeepsHistory(t *testing.T) {
 	}
 }
 
-func TestPrune(t *testing.T) {
+func TestPrune(t *testing.T) { testPrune(t, sqliteDB(t)) }
+
+func testPrune(t *testing.T, openDB opener) {
 	ctx := context.Background()
-	s := openTemp(t, t.TempDir())
+	s := openDB(t)
 	a := finding("contract", "p", "", "", "a", report.Error)
 	b := finding("pin-missing", "p", "", "f", "b", report.Warning)
 	c := finding("blob", "q", "", "g", "c", report.Error)
@@ -144,7 +150,7 @@ func TestPrune(t *testing.T) {
 			t.Fatalf("report of scan %d still there", id)
 		}
 	}
-	if n := fkViolations(t, s.db); n != 0 {
+	if n := fkViolations(t, s); n != 0 {
 		t.Fatalf("%d foreign key violations after pruning", n)
 	}
 	// b was resolved by a deleted scan: gone. c was resolved by scan 5,
@@ -190,7 +196,7 @@ func TestPrune(t *testing.T) {
 	if srcs, err := s.Sources(ctx); err != nil || len(srcs) != 2 || srcs[0] != "other" || srcs[1] != "tree" {
 		t.Fatalf("Sources = %v, %v", srcs, err)
 	}
-	if n := fkViolations(t, s.db); n != 0 {
+	if n := fkViolations(t, s); n != 0 {
 		t.Fatalf("%d foreign key violations after pruning", n)
 	}
 }

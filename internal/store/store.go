@@ -19,8 +19,7 @@ import (
 	"strconv"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -58,6 +57,17 @@ type Scan struct {
 	Error       string     `json:"error,omitempty"`
 	Errors      int        `json:"errors"`   // error findings (not waived)
 	Warnings    int        `json:"warnings"` // warning findings (not waived)
+	// Revision is the commit a git source was scanned at.
+	Revision string `json:"revision,omitempty"`
+	// OfflineReused: the commit and policy had not changed since an earlier
+	// successful scan, whose offline check results this scan kept; only the
+	// registry checks ran again.
+	OfflineReused bool `json:"offlineReused,omitempty"`
+	// Replica is the replica that ran the scan (several replicas share one
+	// PostgreSQL database).
+	Replica string `json:"replica,omitempty"`
+	// fingerprint identifies what decided the offline checks' results.
+	fingerprint string
 }
 
 // Finding is a report finding tracked across the scans of one source.
@@ -69,6 +79,12 @@ type Finding struct {
 	LastSeen       time.Time `json:"lastSeen"`
 	FirstScan      int64     `json:"firstScan"`
 	LastScan       int64     `json:"lastScan"`
+	// Revision is the commit (git sources) of the scan that last saw the
+	// finding; in a scan's changes, of that scan (the commit that opened or
+	// resolved it).
+	Revision string `json:"revision,omitempty"`
+	// Link is where the file is at Revision (set by the service).
+	Link string `json:"link,omitempty"`
 }
 
 // Changes are the findings a scan opened and resolved compared with the
@@ -80,7 +96,8 @@ type Changes struct {
 
 // Store is the service's database. Its methods are safe for concurrent use.
 type Store struct {
-	db *sql.DB
+	db      *dbx
+	dialect dialect
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -106,8 +123,8 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w (is the data directory writable?)", path, err)
 	}
-	s := &Store{db: db, Now: time.Now}
-	if err := migrate(ctx, db, s.now()); err != nil {
+	s := &Store{db: &dbx{DB: db, d: sqliteDialect}, dialect: sqliteDialect, Now: time.Now}
+	if err := migrate(ctx, s.db, s.dialect, s.now()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
@@ -155,8 +172,7 @@ func (s *Store) Begin(ctx context.Context, source, triggeredBy string) (Scan, er
 		`INSERT INTO scans (source, triggered_by, status, started_at) VALUES (?, ?, 'running', ?) RETURNING id`,
 		source, triggeredBy, fmtTime(sc.StartedAt)).Scan(&sc.ID)
 	if err != nil {
-		var se *sqlite.Error
-		if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+		if isUniqueViolation(err) {
 			return Scan{}, ErrBusy
 		}
 		return Scan{}, fmt.Errorf("record scan of %s: %w", source, err)
@@ -200,9 +216,9 @@ func (s *Store) Succeed(ctx context.Context, id int64, rep *report.Report) (Chan
 	}
 	defer tx.Rollback()
 
-	var source string
+	var source, revision string
 	var status Status
-	err = tx.QueryRowContext(ctx, `SELECT source, status FROM scans WHERE id = ?`, id).Scan(&source, &status)
+	err = tx.QueryRowContext(ctx, `SELECT source, status, revision FROM scans WHERE id = ?`, id).Scan(&source, &status, &revision)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Changes{}, fmt.Errorf("scan %d: %w", id, ErrNotFound)
 	} else if err != nil {
@@ -232,7 +248,7 @@ func (s *Store) Succeed(ctx context.Context, id int64, rep *report.Report) (Chan
 			delete(openByKey, keys[i])
 			_, err = tx.ExecContext(ctx,
 				`UPDATE findings SET check_id = ?, severity = ?, package = ?, finding = ?, last_seen = ?, last_scan = ? WHERE id = ?`,
-				rf.Check, string(rf.Severity), rf.Package, fj, nowText, id, prev.rowID)
+				rf.Check, string(rf.Severity), rf.Package, string(fj), nowText, id, prev.rowID)
 			if err != nil {
 				return Changes{}, fmt.Errorf("update finding: %w", err)
 			}
@@ -242,16 +258,16 @@ func (s *Store) Succeed(ctx context.Context, id int64, rep *report.Report) (Chan
 		err = tx.QueryRowContext(ctx,
 			`INSERT INTO findings (source, key, check_id, severity, package, finding, first_seen, last_seen, first_scan, last_scan)
 			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			source, keys[i], rf.Check, string(rf.Severity), rf.Package, fj, nowText, nowText, id, id).Scan(&rowID)
+			source, keys[i], rf.Check, string(rf.Severity), rf.Package, string(fj), nowText, nowText, id, id).Scan(&rowID)
 		if err != nil {
 			return Changes{}, fmt.Errorf("insert finding: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO scan_changes (scan_id, finding_id, change, finding) VALUES (?, ?, 'new', ?)`, id, rowID, fj); err != nil {
+			`INSERT INTO scan_changes (scan_id, finding_id, change, finding) VALUES (?, ?, 'new', ?)`, id, rowID, string(fj)); err != nil {
 			return Changes{}, fmt.Errorf("record new finding: %w", err)
 		}
 		ch.New = append(ch.New, Finding{Key: keys[i], Source: source, Finding: rf,
-			FirstSeen: now, LastSeen: now, FirstScan: id, LastScan: id})
+			FirstSeen: now, LastSeen: now, FirstScan: id, LastScan: id, Revision: revision})
 	}
 
 	gone := make([]storedFinding, 0, len(openByKey))
@@ -268,12 +284,13 @@ func (s *Store) Succeed(ctx context.Context, id int64, rep *report.Report) (Chan
 			`INSERT INTO scan_changes (scan_id, finding_id, change, finding) VALUES (?, ?, 'resolved', ?)`, id, f.rowID, f.raw); err != nil {
 			return Changes{}, fmt.Errorf("record resolved finding: %w", err)
 		}
+		f.Finding.Revision = revision
 		ch.Resolved = append(ch.Resolved, f.Finding)
 	}
 
 	if _, err := tx.ExecContext(ctx,
 		`UPDATE scans SET status = 'succeeded', finished_at = ?, errors = ?, warnings = ?, report = ? WHERE id = ?`,
-		nowText, tallied.Summary.Errors, tallied.Summary.Warnings, body, id); err != nil {
+		nowText, tallied.Summary.Errors, tallied.Summary.Warnings, string(body), id); err != nil {
 		return Changes{}, fmt.Errorf("record scan %d: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -282,15 +299,18 @@ func (s *Store) Succeed(ctx context.Context, id int64, rep *report.Report) (Chan
 	return ch, nil
 }
 
-const scanColumns = `id, source, triggered_by, status, started_at, finished_at, error, errors, warnings`
+const scanColumns = `id, source, triggered_by, status, started_at, finished_at, error, errors, warnings, revision, fingerprint, offline_reused, replica`
 
 func scanScan(row interface{ Scan(...any) error }) (Scan, error) {
 	var sc Scan
 	var started string
 	var finished sql.NullString
-	if err := row.Scan(&sc.ID, &sc.Source, &sc.TriggeredBy, &sc.Status, &started, &finished, &sc.Error, &sc.Errors, &sc.Warnings); err != nil {
+	var reused int
+	if err := row.Scan(&sc.ID, &sc.Source, &sc.TriggeredBy, &sc.Status, &started, &finished, &sc.Error, &sc.Errors, &sc.Warnings,
+		&sc.Revision, &sc.fingerprint, &reused, &sc.Replica); err != nil {
 		return Scan{}, err
 	}
+	sc.OfflineReused = reused != 0
 	var err error
 	if sc.StartedAt, err = parseTime(started); err != nil {
 		return Scan{}, err
@@ -338,7 +358,7 @@ func (s *Store) Report(ctx context.Context, id int64) (*report.Report, error) {
 // Changes returns what scan id opened and resolved.
 func (s *Store) Changes(ctx context.Context, id int64) (Changes, error) {
 	rows, err := s.db.QueryContext(ctx, `
-		SELECT c.change, c.finding, f.key, f.source, f.first_seen, f.first_scan,
+		SELECT c.change, c.finding, f.key, f.source, f.first_seen, f.first_scan, s.revision,
 		       CASE c.change WHEN 'new' THEN s.finished_at ELSE f.last_seen END,
 		       CASE c.change WHEN 'new' THEN c.scan_id ELSE f.last_scan END
 		FROM scan_changes c JOIN findings f ON f.id = c.finding_id JOIN scans s ON s.id = c.scan_id
@@ -351,7 +371,7 @@ func (s *Store) Changes(ctx context.Context, id int64) (Changes, error) {
 	for rows.Next() {
 		var change, raw, first, last string
 		var f Finding
-		if err := rows.Scan(&change, &raw, &f.Key, &f.Source, &first, &f.FirstScan, &last, &f.LastScan); err != nil {
+		if err := rows.Scan(&change, &raw, &f.Key, &f.Source, &first, &f.FirstScan, &f.Revision, &last, &f.LastScan); err != nil {
 			return Changes{}, fmt.Errorf("read changes of scan %d: %w", id, err)
 		}
 		if err := json.Unmarshal([]byte(raw), &f.Finding); err != nil {
@@ -444,7 +464,8 @@ type querier interface {
 
 func queryFindings(ctx context.Context, q querier, where string, args ...any) ([]storedFinding, error) {
 	rows, err := q.QueryContext(ctx,
-		`SELECT id, key, source, finding, first_seen, last_seen, first_scan, last_scan FROM findings `+where, args...)
+		`SELECT id, key, source, finding, first_seen, last_seen, first_scan, last_scan,
+		        COALESCE((SELECT revision FROM scans WHERE scans.id = findings.last_scan), '') FROM findings `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read findings: %w", err)
 	}
@@ -453,7 +474,7 @@ func queryFindings(ctx context.Context, q querier, where string, args ...any) ([
 	for rows.Next() {
 		var f storedFinding
 		var first, last string
-		if err := rows.Scan(&f.rowID, &f.Key, &f.Source, &f.raw, &first, &last, &f.FirstScan, &f.LastScan); err != nil {
+		if err := rows.Scan(&f.rowID, &f.Key, &f.Source, &f.raw, &first, &last, &f.FirstScan, &f.LastScan, &f.Revision); err != nil {
 			return nil, fmt.Errorf("read findings: %w", err)
 		}
 		if err := json.Unmarshal([]byte(f.raw), &f.Finding.Finding); err != nil {

@@ -115,7 +115,7 @@ func TestApplyMigrationsRollsBackAFailedOne(t *testing.T) {
 		{1, "0001_a.sql", "CREATE TABLE a (x INTEGER);"},
 		{2, "0002_b.sql", "CREATE TABLE b (x INTEGER); SELECT * FROM nonexistent;"},
 	}
-	if err := applyMigrations(ctx, db, ms, time.Now()); err == nil || !strings.Contains(err.Error(), "0002_b.sql") {
+	if err := applyMigrations(ctx, &dbx{DB: db}, ms, time.Now()); err == nil || !strings.Contains(err.Error(), "0002_b.sql") {
 		t.Fatalf("err %v, want failure naming 0002_b.sql", err)
 	}
 	var v int
@@ -128,9 +128,23 @@ func TestApplyMigrationsRollsBackAFailedOne(t *testing.T) {
 	}
 }
 
-func TestScanHistory(t *testing.T) {
+// opener opens the same database each time it is called.
+type opener func(t *testing.T) *Store
+
+func sqliteDB(t *testing.T) opener {
+	dir := t.TempDir()
+	return func(t *testing.T) *Store { return openTemp(t, dir) }
+}
+
+// The tests below run against SQLite here and against PostgreSQL in
+// TestPostgres (postgres_integration_test.go).
+
+func TestScanHistory(t *testing.T)           { testScanHistory(t, sqliteDB(t)) }
+func TestFailRunningAfterCrash(t *testing.T) { testFailRunningAfterCrash(t, sqliteDB(t)) }
+
+func testScanHistory(t *testing.T, openDB opener) {
 	ctx := context.Background()
-	s := openTemp(t, t.TempDir())
+	s := openDB(t)
 
 	blobYAML := finding("blob-yaml", "packages/core", "CoreProvider/cluster-api", "files/core-components.yaml", "differs at line 3", report.Error)
 	header := finding("blob-header", "packages/core", "CoreProvider/cluster-api", "files/components.gz", "embeds name", report.Error)
@@ -249,10 +263,9 @@ func TestScanHistory(t *testing.T) {
 	}
 }
 
-func TestFailRunningAfterCrash(t *testing.T) {
+func testFailRunningAfterCrash(t *testing.T, open opener) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	s := openTemp(t, dir)
+	s := open(t)
 	done, _ := s.Begin(ctx, "tree", "schedule")
 	if _, err := s.Succeed(ctx, done.ID, rep(finding("contract", "p", "", "", "m", report.Error))); err != nil {
 		t.Fatal(err)
@@ -260,7 +273,7 @@ func TestFailRunningAfterCrash(t *testing.T) {
 	running, _ := s.Begin(ctx, "tree", "schedule")
 	s.Close() // the process dies with the scan running
 
-	s2 := openTemp(t, dir)
+	s2 := open(t)
 	n, err := s2.FailRunning(ctx, "interrupted")
 	if err != nil || n != 1 {
 		t.Fatalf("FailRunning = %d, %v; want 1", n, err)

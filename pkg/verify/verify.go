@@ -55,6 +55,11 @@ type Options struct {
 	// error.
 	Extra []check.Check
 
+	// OnlyExtra runs the Extra checks alone, not the built-in ones: for a
+	// caller that keeps the built-in checks' results of an earlier run over
+	// the same tree (the service re-scanning an unchanged commit).
+	OnlyExtra bool
+
 	// Load replaces the loader (tests, other sources); nil means load.Tree.
 	Load LoadFunc
 	// Tool names the program in the report; zero means verifier and this
@@ -112,6 +117,9 @@ func Run(ctx context.Context, root string, opts Options) (*report.Report, error)
 func Checks(opts Options) []check.Check {
 	var out []check.Check
 	for _, c := range check.Builtin() {
+		if opts.OnlyExtra {
+			break
+		}
 		if !slices.ContainsFunc(opts.Extra, func(x check.Check) bool { return x.ID == c.ID }) {
 			out = append(out, c)
 		}
@@ -217,6 +225,9 @@ func Summaries(t *model.Tree) []report.PackageSummary {
 	}
 	return out
 }
+
+// SortFindings orders findings as a report lists them (see sortFindings).
+func SortFindings(fs []report.Finding) { sortFindings(fs) }
 
 // sortFindings orders findings by package, provider, catalog order of the
 // check, file, line and message.

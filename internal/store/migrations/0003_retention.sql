@@ -1,4 +1,4 @@
--- 0002: retention deletes old scans (Store.Prune). A finding still open, or
+-- 0003: retention deletes old scans (Store.Prune). A finding still open, or
 -- resolved by a scan that is kept, may have been first (or last) seen by a
 -- scan that is deleted: its first_scan, last_scan and resolved_scan stay as
 -- numbers (firstSeen and lastSeen keep the times) but are no longer foreign

@@ -1,0 +1,429 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pinseal/pinseal/internal/gentree"
+	"github.com/pinseal/pinseal/internal/server"
+	"github.com/pinseal/pinseal/internal/store"
+	"github.com/pinseal/pinseal/internal/testpeer"
+)
+
+// gitCLI runs git in dir with a fixed identity and no user config.
+func gitCLI(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// gitHTTP serves the bare repositories under root over git's smart HTTP
+// protocol (git http-backend) on 127.0.0.1; while stalled, requests for
+// the stalled repository wait.
+type gitHTTP struct {
+	*httptest.Server
+	mu      sync.Mutex
+	stalled string
+	release chan struct{}
+}
+
+func startGitHTTP(t *testing.T, root string) *gitHTTP {
+	backend := "/usr/lib/git-core/git-http-backend"
+	if _, err := os.Stat(backend); err != nil {
+		testpeer.Missing(t, "git http-backend not at %s: apt-get install git", backend)
+	}
+	g := &gitHTTP{}
+	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		stalled, release := g.stalled, g.release
+		g.mu.Unlock()
+		if stalled != "" && strings.HasPrefix(r.URL.Path, "/"+stalled+"/") {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(g.Close)
+	return g
+}
+
+func (g *gitHTTP) stall(repo string) {
+	g.mu.Lock()
+	g.stalled, g.release = repo, make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *gitHTTP) unstall() {
+	g.mu.Lock()
+	if g.release != nil {
+		close(g.release)
+	}
+	g.stalled, g.release = "", nil
+	g.mu.Unlock()
+}
+
+type replica struct {
+	name string
+	url  string
+	cmd  *exec.Cmd
+	log  string
+}
+
+// TestIntegrationReplicas runs three `verifier serve` processes against one
+// PostgreSQL with 50 git sources on a short interval: every source is
+// scanned once per interval across the replicas, kill -9 of the replica
+// scanning a (stalled) source gets its scan recorded failed within the
+// lease TTL and the source scanned by the others, every replica serves the
+// same history, and a commit introducing drift opens a finding with its
+// SHA that the fixing commit resolves.
+func TestIntegrationReplicas(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		testpeer.Missing(t, "git CLI (makes the test repositories): apt-get install git")
+	}
+	const (
+		nSources = 50
+		interval = 5 * time.Second
+		ttl      = 3 * time.Second
+	)
+	ctx := context.Background()
+	pg := testpeer.StartPostgres(t)
+	dbURL := pg.NewDatabase(t)
+	bin := verifierBinary(t)
+	tmp := t.TempDir()
+
+	// One clean package, committed, cloned bare 50 times.
+	work := filepath.Join(tmp, "work")
+	gen, err := gentree.Generate(work, gentree.Options{Packages: 1, Size: 8 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitCLI(t, work, "init", "-q", "-b", "main")
+	gitCLI(t, work, "add", "-A")
+	gitCLI(t, work, "commit", "-q", "-m", "clean tree")
+	repos := filepath.Join(tmp, "repos")
+	os.MkdirAll(repos, 0o755)
+	names := make([]string, nSources)
+	for i := range names {
+		names[i] = fmt.Sprintf("src%02d", i)
+		gitCLI(t, tmp, "clone", "-q", "--bare", work, filepath.Join(repos, names[i]+".git"))
+	}
+	httpGit := startGitHTTP(t, repos)
+	slow := names[nSources-1] // served over HTTP, so the test can stall its fetch
+
+	var sources strings.Builder
+	for _, n := range names {
+		u := "file://" + filepath.Join(repos, n+".git")
+		if n == slow {
+			u = httpGit.URL + "/" + n + ".git"
+		}
+		fmt.Fprintf(&sources, "  - name: %s\n    interval: %s\n    git: {url: %q, ref: main}\n", n, interval, u)
+	}
+	start := func(name string) *replica {
+		port, err := testpeer.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(tmp, name)
+		os.MkdirAll(dir, 0o700)
+		cfg := fmt.Sprintf("dataDir: %s\npublicReads: true\ndatabase: %q\nreplicas: {leaseTTL: %s, maxConcurrentScans: 8}\nlimits: {shutdownTimeout: 5s}\nsources:\n%s",
+			filepath.Join(dir, "data"), dbURL, ttl, sources.String())
+		cfgFile := filepath.Join(dir, "serve.yaml")
+		if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := &replica{name: name, url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(dir, "log")}
+		logf, _ := os.Create(r.log)
+		r.cmd = exec.Command(bin, "serve", "--config", cfgFile, "--listen", fmt.Sprintf("127.0.0.1:%d", port))
+		r.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, server.ReplicaEnv + "=" + name}
+		r.cmd.Stdout, r.cmd.Stderr = logf, logf
+		if err := r.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if r.cmd.ProcessState == nil {
+				r.cmd.Process.Signal(syscall.SIGTERM)
+				done := make(chan struct{})
+				go func() { r.cmd.Wait(); close(done) }()
+				select {
+				case <-done:
+				case <-time.After(15 * time.Second):
+					r.cmd.Process.Kill()
+				}
+			}
+			logf.Close()
+			if t.Failed() {
+				b, _ := os.ReadFile(r.log)
+				t.Logf("log of %s:\n%s", name, tail(string(b), 4000))
+			}
+		})
+		return r
+	}
+	replicas := []*replica{start("r0"), start("r1"), start("r2")}
+	for _, r := range replicas {
+		waitFor(t, 30*time.Second, r.name+" ready", func() bool {
+			resp, err := http.Get(r.url + "/readyz")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == 200
+		})
+	}
+	st, err := store.OpenPostgres(ctx, dbURL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	allScans := func() []store.Scan {
+		scans, err := st.Scans(ctx, "", 100000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return scans
+	}
+
+	// Every source scanned successfully once.
+	waitFor(t, 90*time.Second, "a successful scan of every source", func() bool {
+		ok, _ := st.LastScans(ctx, store.Succeeded)
+		return len(ok) == nSources
+	})
+	time.Sleep(2 * interval)
+	sameHistory(t, replicas)
+
+	// Stall the slow source's fetch, wait until a replica is scanning it,
+	// kill that replica.
+	httpGit.stall(slow + ".git")
+	var victim *replica
+	var stuck int64
+	waitFor(t, interval+10*time.Second, "a running scan of "+slow, func() bool {
+		l, err := st.Leases(ctx)
+		if err != nil || l[slow].ScanID == 0 {
+			return false
+		}
+		stuck = l[slow].ScanID
+		for _, r := range replicas {
+			if r.name == l[slow].Holder {
+				victim = r
+			}
+		}
+		return victim != nil
+	})
+	time.Sleep(300 * time.Millisecond) // well inside the fetch
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	victim.cmd.Wait()
+	httpGit.unstall()
+	var live []*replica
+	for _, r := range replicas {
+		if r != victim {
+			live = append(live, r)
+		}
+	}
+	var failed store.Scan
+	waitFor(t, ttl+10*time.Second, "the killed replica's scan recorded failed", func() bool {
+		failed, _ = st.Scan(ctx, stuck)
+		return failed.Status == store.Failed
+	})
+	took := failed.FinishedAt.Sub(killed)
+	t.Logf("replica %s killed -9 during scan %d of %s; recorded failed %s later (lease TTL %s): %s", victim.name, stuck, slow, took.Round(time.Millisecond), ttl, failed.Error)
+	if took > ttl+1500*time.Millisecond || !strings.Contains(failed.Error, "replica "+victim.name+" lost its lease") {
+		t.Errorf("takeover of %s after %s (TTL %s), error %q; want within the TTL and naming %s", slow, took, ttl, failed.Error, victim.name)
+	}
+	waitFor(t, interval+10*time.Second, "a successful scan of "+slow+" by another replica", func() bool {
+		scans, _ := st.Scans(ctx, slow, 1)
+		return len(scans) == 1 && scans[0].ID > stuck && scans[0].Status == store.Succeeded && scans[0].Replica != victim.name
+	})
+
+	// A commit that introduces drift, then the commit that fixes it.
+	drifted := names[0]
+	yamlFile := filepath.Join(gen.Packages[0].Dir, gen.Packages[0].YAML)
+	f, err := os.OpenFile(filepath.Join(work, yamlFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("# hand edit: drift from the pinned upstream file\n")
+	f.Close()
+	gitCLI(t, work, "commit", "-q", "-am", "drift")
+	bad := gitCLI(t, work, "rev-parse", "HEAD")
+	gitCLI(t, work, "push", "-q", filepath.Join(repos, drifted+".git"), "HEAD:main")
+	scanAt := func(rev string) store.Scan {
+		var got store.Scan
+		waitFor(t, 2*interval+10*time.Second, "a scan of "+drifted+" at "+rev[:8], func() bool {
+			scans, _ := st.Scans(ctx, drifted, 1)
+			if len(scans) == 1 && scans[0].Revision == rev && scans[0].Status != store.Running {
+				got = scans[0]
+				return true
+			}
+			return false
+		})
+		if got.Status != store.Succeeded {
+			t.Fatalf("scan %+v of %s failed", got, rev)
+		}
+		return got
+	}
+	sc := scanAt(bad)
+	ch, err := st.Changes(ctx, sc.ID)
+	if err != nil || len(ch.New) == 0 {
+		t.Fatalf("drift commit %s: changes %+v, %v; want new findings", bad, ch, err)
+	}
+	for _, f := range ch.New {
+		if f.Revision != bad {
+			t.Errorf("new finding %s at revision %q, want %s", f.Check, f.Revision, bad)
+		}
+	}
+	var apiFindings struct {
+		Findings []store.Finding `json:"findings"`
+	}
+	getJSON(t, live[0].url+"/v1/findings?source="+drifted, &apiFindings)
+	if len(apiFindings.Findings) == 0 || apiFindings.Findings[0].Revision != bad {
+		t.Errorf("GET /v1/findings: %+v, want findings at %s", apiFindings, bad)
+	}
+	gitCLI(t, work, "revert", "--no-edit", "HEAD")
+	fix := gitCLI(t, work, "rev-parse", "HEAD")
+	gitCLI(t, work, "push", "-q", filepath.Join(repos, drifted+".git"), "HEAD:main")
+	sc = scanAt(fix)
+	ch, err = st.Changes(ctx, sc.ID)
+	if err != nil || len(ch.Resolved) != len(ch.New)+len(ch.Resolved) || len(ch.Resolved) == 0 || ch.Resolved[0].Revision != fix {
+		t.Fatalf("fix commit %s: changes %+v, %v; want the drift findings resolved at %s", fix, ch, err, fix)
+	}
+	if open, _ := st.OpenFindings(ctx, drifted, ""); len(open) != 0 {
+		t.Fatalf("open findings after the fix: %+v", open)
+	}
+	time.Sleep(interval)
+	sameHistory(t, live)
+
+	// Once per interval: no two scans of a source closer than half an
+	// interval (a double scan), no gap beyond 1.75 intervals (a skipped one).
+	bySource := map[string][]store.Scan{}
+	for _, sc := range allScans() {
+		if sc.TriggeredBy == "schedule" {
+			bySource[sc.Source] = append(bySource[sc.Source], sc)
+		}
+	}
+	total := 0
+	for _, n := range names {
+		scans := bySource[n]
+		sort.Slice(scans, func(i, j int) bool { return scans[i].StartedAt.Before(scans[j].StartedAt) })
+		total += len(scans)
+		for i := 1; i < len(scans); i++ {
+			gap := scans[i].StartedAt.Sub(scans[i-1].StartedAt)
+			if gap < interval/2 {
+				t.Errorf("%s: double scan: %d (%s) and %d (%s) %s apart", n, scans[i-1].ID, scans[i-1].Replica, scans[i].ID, scans[i].Replica, gap)
+			}
+			if gap > interval*7/4 {
+				t.Errorf("%s: skipped interval: %d and %d %s apart (interval %s)", n, scans[i-1].ID, scans[i].ID, gap, interval)
+			}
+		}
+	}
+	t.Logf("%d scheduled scans of %d sources over the run", total, nSources)
+
+	// /readyz fails while the database is unreachable.
+	st.Close()
+	pg.Stop()
+	waitFor(t, 20*time.Second, "/readyz to fail with the database down", func() bool {
+		resp, err := http.Get(live[0].url + "/readyz")
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(b), "database")
+	})
+}
+
+// sameHistory compares what each replica serves for the finished scans.
+func sameHistory(t *testing.T, rs []*replica) {
+	t.Helper()
+	var list struct {
+		Scans []store.Scan `json:"scans"`
+	}
+	getJSON(t, rs[0].url+"/v1/scans?limit=200", &list)
+	var ids []int64
+	for _, sc := range list.Scans {
+		if sc.Status != store.Running && len(ids) < 8 {
+			ids = append(ids, sc.ID)
+		}
+	}
+	if len(ids) == 0 {
+		t.Fatal("no finished scans to compare")
+	}
+	for _, id := range ids {
+		var first string
+		for i, r := range rs {
+			body := getBody(t, fmt.Sprintf("%s/v1/scans/%d", r.url, id))
+			if i == 0 {
+				first = body
+			} else if body != first {
+				t.Errorf("scan %d differs between %s and %s:\n%s\n%s", id, rs[0].name, r.name, first, body)
+			}
+		}
+	}
+}
+
+func getBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s: %s", url, resp.Status, b)
+	}
+	return string(b)
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(getBody(t, url)), v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
