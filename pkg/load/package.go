@@ -12,8 +12,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
