@@ -44,7 +44,7 @@ import (
 //     no pinseal config; version-reused holds the two pin sets equal).
 
 // Registry returns the registry checks (registry-digest, version-reused,
-// signature, provenance) runnable over a tree whose providers carry
+// signature, provenance, oci-install) runnable over a tree whose providers carry
 // Artifacts. builders are the allowed SLSA builder ids; none means
 // pinseal's own (version.BuilderID).
 func Registry(builders []string) []Check {
@@ -62,8 +62,10 @@ func Registry(builders []string) []Check {
 }
 
 // ArtifactChecks returns the checks of `verifier verify REF`, run over a
-// model of one artifact (a provider whose Artifact has Content): the
-// registry checks plus blob-corrupt, blob-header, blob-yaml and
+// model of one artifact (a provider whose Artifact has Content), and the
+// only list of them: the tree's other checks (ConfigMaps, selectors, pins
+// in a tree) do not apply to a lone artifact. They are the registry checks
+// plus blob-corrupt, blob-header, blob-yaml and
 // metadata-series judged on the artifact's layers (components.gz gunzips
 // to exactly the raw YAML layer, its gzip header is reproducible,
 // metadata.yaml has the release's series with a contract equal to the
