@@ -317,7 +317,7 @@ func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace s
 				continue
 			}
 			if rel != nil {
-				rel.addManifest(k, string(bytes.TrimSpace(o.src)))
+				rel.addManifest(k, string(o.src))
 			}
 			o.src = nil
 			line := sourceLine(sources[k], o.Kind, o.Name)
