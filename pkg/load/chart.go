@@ -299,6 +299,9 @@ func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace s
 		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
 			continue
 		}
+		if rel != nil {
+			rel.addManifest(k, text)
+		}
 		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		objs, ps := loadObjects([]byte(text), file)
 		lm := renderedLineMap(sources[k], text)
@@ -313,13 +316,9 @@ func (l *scanner) renderChart(files []*loader.BufferedFile, release, namespace s
 		probs = append(probs, ps...)
 		for _, o := range objs {
 			if !isProvider(o) && !isComponentsConfigMap(o) {
-				o.root, o.src = nil, nil
+				o.root = nil
 				continue
 			}
-			if rel != nil {
-				rel.addManifest(k, string(o.src))
-			}
-			o.src = nil
 			line := sourceLine(sources[k], o.Kind, o.Name)
 			if line == 0 {
 				line = lm(o.Line)

@@ -21,7 +21,6 @@ type object struct {
 	// document start) in the parsed text.
 	Line int
 	root *yaml.Node // the document's top mapping
-	src  []byte     // the document's text (what Helm keeps in the release manifest)
 }
 
 // maxNodeDepth bounds how deep the loader descends into a document.
@@ -37,7 +36,6 @@ func loadObjects(data []byte, file string) ([]*object, []model.Problem) {
 	for _, d := range splitDocs(data) {
 		o, p := parseDoc(d, file)
 		if o != nil {
-			o.src = d.bytes()
 			objs = append(objs, o)
 		}
 		probs = append(probs, p...)

@@ -34,10 +34,7 @@ const releaseScreen = 0.75
 const estimateLevel = 7
 
 // releaseInput is what Helm stores as a release: the chart as loaded, the
-// user values and the rendered manifest. Of the manifest it keeps the
-// provider objects and components ConfigMaps (the bulk of a provider
-// chart's manifest: the blobs, base64), whichever way the chart was
-// rendered.
+// user values and the rendered manifest.
 type releaseInput struct {
 	chart           *chart.Chart
 	config          map[string]any
