@@ -31,10 +31,12 @@ import (
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/pin/infer"
 )
 
 // Options configure a build.
@@ -42,7 +44,7 @@ type Options struct {
 	// Fetcher downloads and verifies the sources. Required. Relative
 	// file: URLs resolve against the package directory unless its BaseDir
 	// is set.
-	Fetcher *pin.Fetcher
+	Fetcher *fetch.Fetcher
 	// Log receives progress records; nil discards them.
 	Log *slog.Logger
 	// DryRun computes everything (fetch, verify, patch, compress) and
@@ -132,7 +134,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err := checkPackageDir(dir, abs); err != nil {
 		return nil, err
 	}
-	set, err := pin.LoadDir(abs)
+	set, err := infer.LoadDir(abs)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
@@ -305,7 +307,7 @@ func providerID(p pin.Provider) string {
 
 // plan fetches, verifies and patches every source and compresses every blob,
 // in memory. Nothing is written.
-func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, log *slog.Logger, stats *fetchStats) ([]output, error) {
+func plan(ctx context.Context, dir string, f *pin.File, fetcher *fetch.Fetcher, log *slog.Logger, stats *fetchStats) ([]output, error) {
 	var outs []output
 	owner := map[string]int{} // rel path -> index in outs
 	for _, p := range f.Providers {
@@ -346,7 +348,7 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 			// The fetcher verifies; check again so no code path can write
 			// unverified bytes.
 			if got := hexSHA(data); !strings.EqualFold(got, s.SHA256) {
-				return nil, &pin.ErrDigestMismatch{URL: s.URL, Want: strings.ToLower(s.SHA256), Got: got, Size: int64(len(data))}
+				return nil, &fetch.ErrDigestMismatch{URL: s.URL, Want: strings.ToLower(s.SHA256), Got: got, Size: int64(len(data))}
 			}
 			if _, dup := content[rel]; dup {
 				return nil, fmt.Errorf("%s: two sources write %s; give each source its own `to`", pid, rel)

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // TestBuildComponentsField: a talos-style components file name
@@ -48,7 +48,7 @@ func TestBuildComponentsField(t *testing.T) {
 			y = strings.Replace(pinYAML, "COMPONENTS", "components: files/bootstrap-components-talos.yaml", 1)
 		}
 		os.WriteFile(filepath.Join(dir, "pin.yaml"), []byte(y), 0o644)
-		_, err := Build(context.Background(), dir, Options{Fetcher: &pin.Fetcher{}})
+		_, err := Build(context.Background(), dir, Options{Fetcher: &fetch.Fetcher{}})
 		if !withField {
 			if err == nil || !strings.Contains(err.Error(), "components.yaml") {
 				t.Errorf("without components: err = %v", err)

@@ -1,4 +1,8 @@
-package pin
+// Package fetch downloads pinned upstream sources: through mirrors, into a
+// content-addressed cache, checking each file's SHA-256 against its pin
+// before handing it out, with bounded sizes and times and the retry policy
+// (RetryPolicy) pinseal's HTTP clients share.
+package fetch
 
 import (
 	"context"
@@ -19,6 +23,7 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/internal/version"
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // Defaults of a Fetcher's zero fields.
@@ -108,12 +113,12 @@ func (f *Fetcher) CachePath(digest string) string {
 // from the cache when it holds them (re-hashed; a corrupt entry is removed
 // and fetched again), else from src.URL, then stored in the cache. A
 // mismatch is an *ErrDigestMismatch and writes nothing.
-func (f *Fetcher) Fetch(ctx context.Context, src Source) ([]byte, error) {
+func (f *Fetcher) Fetch(ctx context.Context, src pin.Source) ([]byte, error) {
 	want := src.SHA256
-	if !ValidSHA256(want) {
+	if !pin.ValidSHA256(want) {
 		return nil, fmt.Errorf("%s: pinned sha256 %q is not 64 lowercase hex digits; pin the source before fetching it", src.URL, want)
 	}
-	if err := CheckURL(src.URL); err != nil {
+	if err := pin.CheckURL(src.URL); err != nil {
 		return nil, fmt.Errorf("fetching: url %v; use an http, https or file URL", err)
 	}
 	if f.CacheDir != "" {
