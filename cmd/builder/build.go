@@ -87,10 +87,6 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	retries := o.retries
-	if retries == 0 {
-		retries = -1 // fetch.Fetcher: 0 means the default, negative means none
-	}
 	mirrors, err := fetch.ParseMirrors(o.mirrors, os.Getenv(fetch.MirrorsEnv))
 	if err != nil {
 		return usageError{Err: err}
@@ -99,7 +95,7 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 		CacheDir: o.cache,
 		Offline:  o.offline,
 		Timeout:  o.timeout,
-		Retries:  retries,
+		Retries:  o.retries,
 		Mirrors:  mirrors,
 	}
 	interactive := isTerminal(stderr)

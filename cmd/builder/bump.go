@@ -104,9 +104,6 @@ func fetcherFor(mirrors []string, cache string, timeout time.Duration, retries i
 	if err != nil {
 		return nil, usageError{Err: err}
 	}
-	if retries == 0 {
-		retries = -1 // fetch.Fetcher: 0 means the default, negative means none
-	}
 	return &fetch.Fetcher{CacheDir: cache, Timeout: timeout, Retries: retries, Mirrors: ms}, nil
 }
 

@@ -181,7 +181,7 @@ func writePackage(t *testing.T, dir string, s pkgSpec) {
 }
 
 func fetcher(t *testing.T) *fetch.Fetcher {
-	return &fetch.Fetcher{CacheDir: t.TempDir(), Retries: -1, Timeout: 10 * time.Second}
+	return &fetch.Fetcher{CacheDir: t.TempDir(), Timeout: 10 * time.Second}
 }
 
 // snapshot records every file of a directory tree: content, mode, mtime.

@@ -332,7 +332,7 @@ update:
 	writeChart(t, ip, "capi-providers-ipam", []provSpec{{kind: "IPAMProvider", name: "in-cluster", release: "v1.0.2-ipam",
 		labels: [2]string{"ipam-components", "ipam-provider"}, blob: "files/components.gz", meta: "files/metadata.yaml"}}, "")
 
-	f := &fetch.Fetcher{Mirrors: []fetch.Mirror{u.mirror()}, Retries: -1}
+	f := &fetch.Fetcher{Mirrors: []fetch.Mirror{u.mirror()}}
 	for _, d := range []string{core, px, kv, bs, ip} {
 		if _, err := buildPackage(d, f); err != nil {
 			t.Fatal(err)

@@ -31,7 +31,7 @@ func TestKilledBumpHelper(t *testing.T) {
 			select {} // wait for SIGKILL
 		}
 	}
-	o := Options{To: "v0.7.8", TrustOnFirstUse: true, Fetcher: &fetch.Fetcher{Retries: -1,
+	o := Options{To: "v0.7.8", TrustOnFirstUse: true, Fetcher: &fetch.Fetcher{
 		Mirrors: []fetch.Mirror{{From: "https://github.com/", To: os.Getenv("PINSEAL_BUMP_KILL_MIRROR")}}}}
 	if _, err := Bump(context.Background(), dir, o); err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ func newServer(t *testing.T, body []byte, handle func(n int64, w http.ResponseWr
 }
 
 func quickFetcher(t *testing.T) *Fetcher {
-	return &Fetcher{CacheDir: t.TempDir(), Backoff: time.Millisecond, Timeout: 10 * time.Second,
+	return &Fetcher{CacheDir: t.TempDir(), Retries: DefaultRetries, Backoff: time.Millisecond, Timeout: 10 * time.Second,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
@@ -151,6 +151,34 @@ func TestFetchGivesUp(t *testing.T) {
 	}
 }
 
+// Retries 0 means no retry, whether set or left zero; negative means none
+// too.
+func TestFetchRetriesZeroMeansNone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    *Fetcher
+	}{
+		{"zero value", &Fetcher{}},
+		{"Retries 0", &Fetcher{Retries: 0, Backoff: time.Millisecond}},
+		{"Retries -1", &Fetcher{Retries: -1, Backoff: time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, manifest, func(n int64, w http.ResponseWriter, r *http.Request) bool {
+				http.Error(w, "down", http.StatusServiceUnavailable)
+				return true
+			})
+			tc.f.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+			_, err := tc.f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)})
+			if err == nil || !strings.Contains(err.Error(), "(1 attempts failed)") || !strings.Contains(err.Error(), "503") {
+				t.Errorf("got %v", err)
+			}
+			if n := srv.hits.Load(); n != 1 {
+				t.Errorf("server hit %d times, want 1", n)
+			}
+		})
+	}
+}
+
 func TestFetchDoesNotRetry4xx(t *testing.T) {
 	srv := newServer(t, manifest, func(n int64, w http.ResponseWriter, r *http.Request) bool {
 		http.NotFound(w, r)
@@ -179,13 +207,13 @@ func TestFetchTimeout(t *testing.T) {
 	t.Run("gives up", func(t *testing.T) {
 		srv := newServer(t, manifest, hang)
 		f := quickFetcher(t)
-		f.Timeout, f.Retries = 20*time.Millisecond, -1
+		f.Timeout, f.Retries = 20*time.Millisecond, 0
 		_, err := f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/slow.yaml", SHA256: digest(manifest)})
 		if err == nil || !strings.Contains(err.Error(), "timed out after 20ms") {
 			t.Errorf("got %v", err)
 		}
 		if n := srv.hits.Load(); n != 1 {
-			t.Errorf("server hit %d times, want 1 (Retries < 0)", n)
+			t.Errorf("server hit %d times, want 1 (Retries 0)", n)
 		}
 	})
 	t.Run("retried", func(t *testing.T) {

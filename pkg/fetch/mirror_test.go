@@ -47,7 +47,7 @@ func TestFetchThroughMirror(t *testing.T) {
 	}))
 	defer srv.Close()
 	sum := sha256.Sum256(body)
-	f := &Fetcher{Retries: -1, Mirrors: []Mirror{{From: "https://github.com/", To: srv.URL + "/gh/"}}}
+	f := &Fetcher{Mirrors: []Mirror{{From: "https://github.com/", To: srv.URL + "/gh/"}}}
 	canonical := "https://github.com/x/y/releases/download/v1/a.yaml"
 	got, err := f.Fetch(context.Background(), pin.Source{URL: canonical, SHA256: hex.EncodeToString(sum[:]), To: "files/a.yaml"})
 	if err != nil || string(got) != string(body) {
