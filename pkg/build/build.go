@@ -426,6 +426,16 @@ func componentsFile(pid string, order []string) (string, error) {
 	}
 }
 
+// escapesRoot reports whether err is root's refusal of a path that leads
+// out of it. os does not export that error, so it is taken from a path
+// every os.Root refuses for that reason alone, without touching the disk:
+// an absolute one.
+func escapesRoot(root *os.Root, err error) bool {
+	_, probe := root.Lstat("/")
+	var pe *fs.PathError
+	return errors.As(probe, &pe) && pe.Err != nil && errors.Is(err, pe.Err)
+}
+
 // applyPatch applies one patch file of a provider to its components file.
 func applyPatch(dir, pid, pp, comp string, content map[string][]byte, log *slog.Logger) error {
 	rel, err := cleanRel(pp)
@@ -437,12 +447,12 @@ func applyPatch(dir, pid, pp, comp string, content map[string][]byte, log *slog.
 	if err != nil {
 		return fmt.Errorf("%s: read patch %s: %w", pid, rel, err)
 	}
+	defer root.Close()
 	data, err := root.ReadFile(rel)
-	root.Close()
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: patch %s is listed in patches but does not exist in the package directory; add the diff there or remove it from patches", pid, rel)
 	}
-	if err != nil && strings.Contains(err.Error(), "escapes") {
+	if err != nil && escapesRoot(root, err) {
 		return fmt.Errorf("%s: patch %s leads outside the package directory (a symlink); keep the diff itself inside the package: %w", pid, rel, err)
 	}
 	if err != nil {
