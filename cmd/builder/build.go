@@ -139,6 +139,11 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 		if results == nil {
 			results = []*build.Result{}
 		}
+		for _, r := range results {
+			if r.Files == nil {
+				r.Files = []build.FileResult{} // api/build.schema.json: always a list
+			}
+		}
 		if err := enc.Encode(results); err != nil {
 			return err
 		}

@@ -63,34 +63,35 @@ const (
 
 // FileResult is one output file of a build.
 type FileResult struct {
-	Path     string // slash path relative to the package directory
-	Provider string // Kind/name of the provider it belongs to
-	Kind     string // "source" (vendored upstream file, patched) or "blob"
-	Status   Status
-	Size     int64
-	SHA256   string // lowercase hex of the file's content after the build
+	Path     string `json:"path"`     // slash path relative to the package directory
+	Provider string `json:"provider"` // Kind/name of the provider it belongs to
+	Kind     string `json:"kind"`     // "source" (vendored upstream file, patched) or "blob"
+	Status   Status `json:"status"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256"` // lowercase hex of the file's content after the build
 	// Note explains an unchanged blob whose bytes differ from ours (e.g.
 	// made by GNU gzip -9 -n, same content, clean header).
-	Note string `json:",omitempty"`
+	Note string `json:"note,omitempty"`
 }
 
-// Result is what a build did.
+// Result is what a build did. Its JSON form (`builder build --json` prints
+// a list of them) is documented in api/build.schema.json.
 type Result struct {
-	Dir  string // the package directory
-	Pins string // where the pins came from: "pin.yaml", "Makefile", or PinsNone
+	Dir  string `json:"dir"`  // the package directory
+	Pins string `json:"pins"` // where the pins came from: "pin.yaml", "Makefile", or PinsNone
 	// FromVendored: the package pins no download; each blob was rebuilt
 	// from the vendored YAML the package layout pairs it with, and nothing
 	// was fetched.
-	FromVendored bool `json:",omitempty"`
+	FromVendored bool `json:"fromVendored,omitempty"`
 	// Fetched are the URLs downloaded (or read from the cache); Reused the
 	// vendored files that already held their pinned bytes, so their
 	// sources were not fetched.
-	Fetched []string     `json:",omitempty"`
-	Reused  []string     `json:",omitempty"`
-	Files   []FileResult // in pin order: each provider's sources, then its blob
+	Fetched []string     `json:"fetched,omitempty"`
+	Reused  []string     `json:"reused,omitempty"`
+	Files   []FileResult `json:"files"` // in pin order: each provider's sources, then its blob
 	// Removed are temporary files a killed build had left beside the
 	// outputs (older than atomicfile.StaleAge), removed by this one.
-	Removed []string `json:",omitempty"`
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Changed reports whether the build wrote (or, in a dry run, would write)
