@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // TestBuildComponentsField: a talos-style components file name
@@ -48,7 +48,7 @@ func TestBuildComponentsField(t *testing.T) {
 	ambiguous := strings.Replace(strings.Replace(pinYAML, "  COMPONENTS\n", "", 1), "  blob:", second+"  blob:", 1)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "pin.yaml"), []byte(ambiguous), 0o644)
-	if _, err := Build(context.Background(), dir, Options{Fetcher: &pin.Fetcher{}}); err == nil || !strings.Contains(err.Error(), "components") {
+	if _, err := Build(context.Background(), dir, Options{Fetcher: &fetch.Fetcher{}}); err == nil || !strings.Contains(err.Error(), "components") {
 		t.Errorf("two candidate sources, no components field: err = %v", err)
 	}
 	for _, withField := range []bool{false, true} {
@@ -58,7 +58,7 @@ func TestBuildComponentsField(t *testing.T) {
 			y = strings.Replace(pinYAML, "COMPONENTS", "components: files/bootstrap-components-talos.yaml", 1)
 		}
 		os.WriteFile(filepath.Join(dir, "pin.yaml"), []byte(y), 0o644)
-		if _, err := Build(context.Background(), dir, Options{Fetcher: &pin.Fetcher{}}); err != nil {
+		if _, err := Build(context.Background(), dir, Options{Fetcher: &fetch.Fetcher{}}); err != nil {
 			t.Fatalf("components field %v: %v", withField, err)
 		}
 		gz, err := os.ReadFile(filepath.Join(dir, "files", "components-talos.gz"))
