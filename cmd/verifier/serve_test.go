@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -170,59 +169,16 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, ln) }()
+	base, stop := servertest.Serve(t, srv.Run)
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	base := "http://" + ln.Addr().String()
-
-	do := func(method, path, tok, contentType, body string) (*http.Response, []byte) {
-		t.Helper()
-		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		servertest.ValidateResponse(t, req, resp, data)
-		return resp, data
-	}
+	c := servertest.NewClient(t, base, token)
 	verifyRef := func(tok, ref string) (*http.Response, []byte) {
 		t.Helper()
-		return do(http.MethodPost, "/v1/verify", tok, "application/json", `{"ref":"`+ref+`"}`)
-	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server never became ready")
-		}
+		return c.WithToken(tok).PostJSON("/v1/verify", map[string]string{"ref": ref})
 	}
 
 	if len(rels) == 0 {
@@ -289,7 +245,7 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 	}
 
 	// A scan of the source runs the registry checks against the prefix.
-	resp, body := do(http.MethodPost, "/v1/scans", token, "application/json", `{"source":"tree"}`)
+	resp, body := c.PostJSON("/v1/scans", map[string]string{"source": "tree"})
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("POST /v1/scans: %d %s", resp.StatusCode, body)
 	}
@@ -302,7 +258,7 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 		Report *report.Report
 	}
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		resp, body = do(http.MethodGet, fmt.Sprintf("/v1/scans/%d", sc.ID), token, "", "")
+		resp, body = c.Get(fmt.Sprintf("/v1/scans/%d", sc.ID))
 		if err := json.Unmarshal(body, &detail); resp.StatusCode != http.StatusOK || err != nil {
 			t.Fatalf("GET /v1/scans/%d: %d %s", sc.ID, resp.StatusCode, body)
 		}

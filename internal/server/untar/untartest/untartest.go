@@ -8,6 +8,9 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -28,6 +31,38 @@ func Files(n int) []Entry {
 	es := make([]Entry, n)
 	for i := range es {
 		es[i] = File(fmt.Sprintf("f%03d", i), "x")
+	}
+	return es
+}
+
+// Dir is the tree under dir as entries: its directories and regular files,
+// by slash paths relative to dir (pack it with TarGz(t, Dir(t, dir)...)).
+func Dir(t testing.TB, dir string) []Entry {
+	t.Helper()
+	var es []Entry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		switch {
+		case d.IsDir():
+			es = append(es, Entry{Name: name + "/", Type: tar.TypeDir})
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			es = append(es, File(name, string(b)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return es
 }
