@@ -221,7 +221,7 @@ func TestServeAttackTarDirectories(t *testing.T) {
 	p := startServe(t, "maxTarFiles: 2000", "", func(dataDir string) {
 		left = filepath.Join(dataDir, "uploads", "verify-left")
 		os.Mkdir(left, 0o700)
-		deepChain(t, left, 20000)
+		untartest.DeepTree(t, left, 20000)
 	})
 	if _, err := os.Lstat(left); !os.IsNotExist(err) {
 		t.Fatalf("the deep tree an older server left in the upload directory is still there: %v", err)
@@ -263,26 +263,6 @@ func TestServeAttackTarDirectories(t *testing.T) {
 			}
 			p.stillServes(t, a.name)
 		})
-	}
-}
-
-// deepChain makes a chain of depth directories under dir without long paths.
-func deepChain(t *testing.T, dir string, depth int) {
-	t.Helper()
-	chain, tmp := filepath.Join(dir, "c"), filepath.Join(dir, "n")
-	if err := os.Mkdir(chain, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for range depth {
-		if err := os.Mkdir(tmp, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(chain, filepath.Join(tmp, "a")); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, chain); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

@@ -94,10 +94,7 @@ func TestServeEngine(t *testing.T) {
 	prefix := remotetest.Registry(t)
 	key := remotetest.Key(t)
 	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
-	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(pol, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pol := remotetest.WritePolicy(t, key)
 	if _, err := eng.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String()}); !errors.Is(err, server.ErrNotConfigured) || !strings.Contains(err.Error(), "config's policy") {
 		t.Fatalf("registry checks with no trusted key: %v, want ErrNotConfigured naming the config's policy", err)
 	}
@@ -145,10 +142,7 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 		t.Fatal(err)
 	}
 	unsigned := remotetest.Publish(t, tree, unsignedPrefix, remotetest.Steps{})
-	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(pol, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pol := remotetest.WritePolicy(t, key)
 	// A registry outside the allowlist that counts what reaches it.
 	var outside atomic.Int32
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -279,10 +273,7 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 // says nothing.
 func TestWarnUntrusted(t *testing.T) {
 	key := remotetest.Key(t)
-	trusted := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(trusted, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	trusted := remotetest.WritePolicy(t, key)
 	for _, tc := range []struct {
 		name string
 		cfg  server.Config
@@ -318,10 +309,7 @@ func TestServeEngineFetchConfigOCI(t *testing.T) {
 	prefix := remotetest.Registry(t)
 	key := remotetest.Key(t)
 	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
-	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(pol, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pol := remotetest.WritePolicy(t, key)
 	// A second core provider object that installs the pushed core release
 	// by OCI, in a package of its own.
 	core := rels["v1.10.1-core"]

@@ -67,6 +67,30 @@ func Dir(t testing.TB, dir string) []Entry {
 	return es
 }
 
+// DeepTree makes a chain of depth directories a/a/a/... under dir (in
+// dir/c), with a file f at the bottom, without ever using a long path.
+func DeepTree(t testing.TB, dir string, depth int) {
+	t.Helper()
+	chain, tmp := filepath.Join(dir, "c"), filepath.Join(dir, "n")
+	if err := os.Mkdir(chain, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(chain, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range depth {
+		if err := os.Mkdir(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(chain, filepath.Join(tmp, "a")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, chain); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // Tar builds an uncompressed tar of entries.
 func Tar(t testing.TB, entries ...Entry) []byte {
 	t.Helper()
