@@ -40,6 +40,9 @@ type releaseInput struct {
 	config          map[string]any
 	name, namespace string
 	manifest        strings.Builder
+	// computed is the size the render child computed from the whole
+	// manifest (the parent sees only the kept documents); nil in process.
+	computed *model.ReleaseSize
 }
 
 func (r *releaseInput) addManifest(source, text string) {
@@ -56,6 +59,9 @@ func (r *releaseInput) addManifest(source, text string) {
 // comes first; only a release it puts at or over the release-size warning
 // line is encoded exactly.
 func (r *releaseInput) size() *model.ReleaseSize {
+	if r.computed != nil {
+		return r.computed
+	}
 	out := &model.ReleaseSize{Files: chartWeights(r.chart)}
 	if est := r.estimate(); float64(est) < releaseScreen*ReleaseLimit {
 		out.Bytes = est
