@@ -155,6 +155,7 @@ func TestIntegrationReplicas(t *testing.T) {
 			args:    []string{"--listen", "127.0.0.1:0"},
 			env:     []string{server.ReplicaEnv + "=" + name},
 			bareEnv: true,
+			name:    name,
 		})
 		return &replica{serveProcess: p, name: name, url: p.base}
 	}

@@ -128,6 +128,7 @@ type serveProcOptions struct {
 	args    []string // after `serve --config FILE`
 	env     []string // added to the environment
 	bareEnv bool     // the environment is PATH and a fresh HOME (then env), not the test's
+	name    string   // names the process in the log printed when the test fails
 }
 
 // startServeProcess runs `verifier serve --config cfgFile` (built by
@@ -159,7 +160,7 @@ func startServeProcess(t *testing.T, cfgFile string, o serveProcOptions) *serveP
 			<-p.exited
 		}
 		if t.Failed() {
-			t.Logf("verifier serve log:\n%s", tail(p.logText(), 64<<10))
+			t.Logf("verifier serve %s log:\n%s", o.name, tail(p.logText(), 64<<10))
 		}
 	})
 	select {
