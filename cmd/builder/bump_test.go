@@ -15,8 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/pinseal/pinseal/api/apitest"
 	"github.com/pinseal/pinseal/internal/fixture"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
@@ -139,28 +138,11 @@ func TestBumpCommand(t *testing.T) {
 // validateJSON checks out against the JSON Schema api/<schema>.
 func validateJSON(t *testing.T, schema, out string) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "api", schema))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "api", schema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schema, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Validate(inst); err != nil {
+	if err := apitest.Validate(apitest.Compile(t, schema, doc), []byte(out)); err != nil {
 		t.Errorf("JSON does not match api/%s: %v\n%s", schema, err, out)
 	}
 }

@@ -3,22 +3,20 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pinseal/pinseal/internal/server"
 	"github.com/pinseal/pinseal/internal/store"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -30,59 +28,20 @@ const (
 	timeBombTemplate   = `{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}` + "\n"
 )
 
-// realServer is a `verifier serve` process.
+// realServer is a `verifier serve` process and a client reporting to t.
 type realServer struct {
+	*serveProcess
 	t     *testing.T
-	cmd   *exec.Cmd
-	base  string
 	token string
 	http  *http.Client
-	log   *bytes.Buffer
 }
 
-func startRealServer(t *testing.T, bin, cfgFile string) *realServer {
+const bombToken = "bomb-test-token-0123456789"
+
+func startRealServer(t *testing.T, cfgFile string) *realServer {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--config", cfgFile)
-	cmd.Env = append(os.Environ(), "PINSEAL_TOKENS=bomb-test-token-0123456789")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &realServer{t: t, cmd: cmd, token: "bomb-test-token-0123456789", http: &http.Client{Timeout: 2 * time.Minute}, log: &bytes.Buffer{}}
-	exited := make(chan struct{})
-	addr := make(chan string, 1)
-	go func() {
-		defer close(exited)
-		sc := bufio.NewScanner(stderr)
-		re := regexp.MustCompile(`serving on (http://[^/\s]+)/`)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-			if s.log.Len() < 1<<20 {
-				s.log.WriteString(sc.Text() + "\n")
-			}
-		}
-		cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("server log:\n%s", s.log.String())
-		}
-	})
-	select {
-	case s.base = <-addr:
-	case <-exited:
-		t.Fatalf("verifier serve exited: %s", s.log.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("verifier serve did not start in 30s")
-	}
-	return s
+	p := startServeProcess(t, cfgFile, serveProcOptions{env: []string{server.TokensEnv + "=" + bombToken}})
+	return &realServer{serveProcess: p, t: t, token: bombToken, http: &http.Client{Timeout: 2 * time.Minute}}
 }
 
 // in is s reporting to the (sub)test t.
@@ -129,23 +88,7 @@ func (s *realServer) upload(tgz []byte) (int, *report.Report, time.Duration) {
 // memKiB reads VmHWM (peak RSS) and VmRSS of the server process.
 func (s *realServer) memKiB() (hwm, rss int64) {
 	s.t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		s.t.Fatalf("server process: %v", err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) >= 2 {
-			v, _ := strconv.ParseInt(f[1], 10, 64)
-			switch f[0] {
-			case "VmHWM:":
-				hwm = v
-			case "VmRSS:":
-				rss = v
-			}
-		}
-	}
-	return hwm, rss
+	return s.memStatus(s.t, "VmHWM") >> 10, s.memStatus(s.t, "VmRSS") >> 10
 }
 
 // children maps each live child process of the server to its CPU time
@@ -242,7 +185,6 @@ func TestIntegrationServeTemplateBombs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts the verifier")
 	}
-	bin := verifierBinary(t)
 	dir := t.TempDir()
 	examplesAbs, _ := filepath.Abs("../../examples")
 	examples := tarGzDir(t, examplesAbs)
@@ -275,7 +217,7 @@ limits:
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startRealServer(t, bin, cfgFile)
+	s := startRealServer(t, cfgFile)
 	s.stillServing("start", examples)
 
 	t.Run("upload memory bomb", func(t *testing.T) {

@@ -134,16 +134,7 @@ func TestIntegrationCosign3Bundles(t *testing.T) {
 				t.Fatalf("cosign v3's signature: %+v, %v; want a valid bundle via %s", v, err, wantSource[kind])
 			}
 
-			for _, ref := range []string{core.Ref(), core.Pinned()} {
-				out, code, err := runVerifier(t, "verify", ref, "--key", pub, "--plain-http")
-				if code != 0 || !strings.Contains(out, "PASSED") {
-					t.Fatalf("verifier verify %s: exit %d (%v)\n%s", ref, code, err, out)
-				}
-			}
-			out, code, err := runVerifier(t, "check", root, "--registry", prefix.String(), "--key", pub, "--plain-http")
-			if code != 0 {
-				t.Fatalf("verifier check --registry: exit %d (%v)\n%s", code, err, out)
-			}
+			passesWithKey(t, core, root, prefix, pub)
 
 			// Another key.
 			run("generate-key-pair", "--output-key-prefix", filepath.Join(dir, "other"))

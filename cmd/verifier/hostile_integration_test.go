@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -16,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,28 +25,12 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 
-	"github.com/pinseal/pinseal/internal/server/untar/untartest"
 	"github.com/pinseal/pinseal/internal/testpeer"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
-
-// hostileBuild builds the verifier and builder binaries into a temp
-// directory (the attacks run against the real `verifier serve` process).
-func hostileBuild(t *testing.T) (verifier, builder string) {
-	t.Helper()
-	dir := t.TempDir()
-	for _, name := range []string{"verifier", "builder"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
-		cmd.Dir = "../.."
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", name, err, out)
-		}
-	}
-	return filepath.Join(dir, "verifier"), filepath.Join(dir, "builder")
-}
 
 // hostServer is an HTTP server on 127.0.0.1 that records every request.
 type hostServer struct {
@@ -77,85 +59,8 @@ func (s *hostServer) requests() []string {
 
 func (s *hostServer) host() string { return strings.TrimPrefix(s.URL, "http://") }
 
-// serveProcess is a running `verifier serve`.
-type serveProcess struct {
-	cmd  *exec.Cmd
-	base string
-	mu   sync.Mutex
-	log  bytes.Buffer
-}
-
-func (p *serveProcess) logText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
-
-// startHostileServe runs `verifier serve --config cfg --plain-http` with env and
-// waits until it serves.
-func startHostileServe(t *testing.T, bin, cfg string, env []string) *serveProcess {
-	t.Helper()
-	p := &serveProcess{cmd: exec.Command(bin, "serve", "--config", cfg, "--plain-http")}
-	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
-	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.log.WriteString(line + "\n")
-			p.mu.Unlock()
-			if a, ok := strings.CutPrefix(line, "verifier: serving on "); ok {
-				addr <- strings.TrimSuffix(a, "/")
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- p.cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			p.cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("verifier serve log:\n%s", p.logText())
-		}
-	})
-	select {
-	case a := <-addr:
-		p.base = a
-	case <-time.After(60 * time.Second):
-		t.Fatalf("verifier serve did not start:\n%s", p.logText())
-	}
-	return p
-}
-
 // peakRSS is the process's peak resident set size (VmHWM) in bytes.
-func (p *serveProcess) peakRSS(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc status")
-	return 0
-}
+func (p *serveProcess) peakRSS(t *testing.T) int64 { return p.memStatus(t, "VmHWM") }
 
 // verify POSTs {"ref": ref} and returns the status, the cache header and
 // the body.
@@ -206,7 +111,7 @@ func finding(t *testing.T, rep *report.Report, check, want string) report.Findin
 func TestIntegrationServeHostileRegistry(t *testing.T) {
 	orasBin := testpeer.Oras(t)
 	reg := testpeer.StartRegistry(t)
-	verifierBin, builderBin := hostileBuild(t)
+	verifierBin, builderBin := verifierBinary(t), buildBinary(t, "builder")
 	work := t.TempDir()
 	const token = "hostile-token-0123456789abcdef"
 
@@ -289,19 +194,10 @@ registries: [%s, %s, %s]
 limits:
   requestTimeout: 60s
 `, prefix, standIn.host(), tokens.host())), 0o600)
-	srv := startHostileServe(t, verifierBin, cfg, []string{"DOCKER_CONFIG=" + dockerCfg})
+	srv := startServeProcess(t, cfg, serveProcOptions{args: []string{"--plain-http"}, env: []string{"DOCKER_CONFIG=" + dockerCfg}, bareEnv: true})
 
 	// A clean upload: the example tree as a .tar.gz.
-	var entries []untartest.Entry
-	filepath.WalkDir(tree, func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			rel, _ := filepath.Rel(tree, path)
-			b, _ := os.ReadFile(path)
-			entries = append(entries, untartest.File(filepath.ToSlash(rel), string(b)))
-		}
-		return nil
-	})
-	upload := untartest.TarGz(t, entries...)
+	upload := tarGzDir(t, tree)
 	stillServes := func(t *testing.T) {
 		t.Helper()
 		rep, _ := srv.verdict(t, token, clean)

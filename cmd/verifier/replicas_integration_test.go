@@ -16,7 +16,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -90,10 +89,9 @@ func (g *gitHTTP) unstall() {
 }
 
 type replica struct {
+	*serveProcess
 	name string
 	url  string
-	cmd  *exec.Cmd
-	log  string
 }
 
 // TestIntegrationReplicas runs three `verifier serve` processes against one
@@ -115,7 +113,6 @@ func TestIntegrationReplicas(t *testing.T) {
 	ctx := context.Background()
 	pg := testpeer.StartPostgres(t)
 	dbURL := pg.NewDatabase(t)
-	bin := verifierBinary(t)
 	tmp := t.TempDir()
 
 	// One clean package, committed, cloned bare 50 times.
@@ -146,10 +143,6 @@ func TestIntegrationReplicas(t *testing.T) {
 		fmt.Fprintf(&sources, "  - name: %s\n    interval: %s\n    git: {url: %q, ref: main}\n", n, interval, u)
 	}
 	start := func(name string) *replica {
-		port, err := testpeer.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
 		dir := filepath.Join(tmp, name)
 		os.MkdirAll(dir, 0o700)
 		cfg := fmt.Sprintf("dataDir: %s\npublicReads: true\ndatabase: %q\nreplicas: {leaseTTL: %s, maxConcurrentScans: 8}\nlimits: {shutdownTimeout: 5s}\nsources:\n%s",
@@ -158,32 +151,13 @@ func TestIntegrationReplicas(t *testing.T) {
 		if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		r := &replica{name: name, url: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(dir, "log")}
-		logf, _ := os.Create(r.log)
-		r.cmd = exec.Command(bin, "serve", "--config", cfgFile, "--listen", fmt.Sprintf("127.0.0.1:%d", port))
-		r.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, server.ReplicaEnv + "=" + name}
-		r.cmd.Stdout, r.cmd.Stderr = logf, logf
-		if err := r.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if r.cmd.ProcessState == nil {
-				r.cmd.Process.Signal(syscall.SIGTERM)
-				done := make(chan struct{})
-				go func() { r.cmd.Wait(); close(done) }()
-				select {
-				case <-done:
-				case <-time.After(15 * time.Second):
-					r.cmd.Process.Kill()
-				}
-			}
-			logf.Close()
-			if t.Failed() {
-				b, _ := os.ReadFile(r.log)
-				t.Logf("log of %s:\n%s", name, tail(string(b), 4000))
-			}
+		p := startServeProcess(t, cfgFile, serveProcOptions{
+			args:    []string{"--listen", "127.0.0.1:0"},
+			env:     []string{server.ReplicaEnv + "=" + name},
+			bareEnv: true,
+			name:    name,
 		})
-		return r
+		return &replica{serveProcess: p, name: name, url: p.base}
 	}
 	replicas := []*replica{start("r0"), start("r1"), start("r2")}
 	for _, r := range replicas {
@@ -236,11 +210,8 @@ func TestIntegrationReplicas(t *testing.T) {
 		return victim != nil
 	})
 	time.Sleep(300 * time.Millisecond) // well inside the fetch
-	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	victim.kill(t)
 	killed := time.Now()
-	victim.cmd.Wait()
 	httpGit.unstall()
 	var live []*replica
 	for _, r := range replicas {
@@ -421,11 +392,4 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }

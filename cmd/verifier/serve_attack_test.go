@@ -4,13 +4,11 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/big"
 	"net"
 	"net/http"
@@ -35,61 +33,10 @@ import (
 // verifies a clean upload of examples/ within a few seconds and that its
 // resident memory stays under 1 GiB.
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
-// verifierBinary builds the verifier once per test run.
-func verifierBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "pinseal-verifier-bin-")
-		if buildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, "verifier"), ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return filepath.Join(buildDir, "verifier")
-}
-
-// removeBuildDir removes the binaries the tests built (called by TestMain).
-func removeBuildDir() {
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-}
-
-// syncBuffer is the server's stderr.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type serveProc struct {
-	base, token, dataDir string
-	cmd                  *exec.Cmd
-	log                  *syncBuffer
-	clean                []byte // examples/ as .tar.gz
+	*serveProcess
+	token, dataDir string
+	clean          []byte // examples/ as .tar.gz
 }
 
 const attackToken = "attack-test-token-0123456789"
@@ -99,7 +46,6 @@ const attackToken = "attack-test-token-0123456789"
 // directory before the start.
 func startServe(t *testing.T, limits, extra string, prepare func(dataDir string)) *serveProc {
 	t.Helper()
-	bin := verifierBinary(t)
 	dir := t.TempDir()
 	examples, _ := filepath.Abs("../../examples")
 	dataDir := filepath.Join(dir, "data")
@@ -113,87 +59,10 @@ func startServe(t *testing.T, limits, extra string, prepare func(dataDir string)
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProc{token: attackToken, dataDir: dataDir, log: &syncBuffer{}}
-	p.cmd = exec.Command(bin, "serve", "--config", cfgFile)
-	p.cmd.Env = append(os.Environ(), server.TokensEnv+"="+attackToken)
-	p.cmd.Stderr = p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { p.cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("server log:\n%s", p.log.String())
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for p.base == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not start:\n%s", p.log.String())
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the server exited:\n%s", p.log.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if _, rest, ok := strings.Cut(p.log.String(), "serving on http://"); ok {
-			p.base = "http://" + strings.TrimSuffix(strings.SplitN(rest, "\n", 2)[0], "/")
-		}
-	}
+	p := &serveProc{token: attackToken, dataDir: dataDir}
+	p.serveProcess = startServeProcess(t, cfgFile, serveProcOptions{env: []string{server.TokensEnv + "=" + attackToken}})
 	p.clean = tarGzDir(t, examples)
 	return p
-}
-
-// tarGzDir packs a directory's files and directories.
-func tarGzDir(t *testing.T, dir string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		hdr, err := tar.FileInfoHeader(info, "")
-		if err != nil {
-			return err
-		}
-		hdr.Name = filepath.ToSlash(rel)
-		if d.IsDir() {
-			hdr.Name += "/"
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			_, err = io.Copy(tw, f)
-			return err
-		}
-		return nil
-	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if err == nil {
-		err = zw.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 var httpClient = &http.Client{Timeout: 2 * time.Minute}
@@ -227,21 +96,7 @@ func (p *serveProc) postTo(t *testing.T, path string, body []byte, hdr map[strin
 	return resp, data, err
 }
 
-func (p *serveProc) rss(t *testing.T) int64 {
-	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
-}
+func (p *serveProc) rss(t *testing.T) int64 { return p.memStatus(t, "VmRSS") }
 
 // stillServes: after an attack the same process verifies a clean upload of
 // examples/ with 200 within a few seconds, and its RSS is under 1 GiB.
@@ -366,7 +221,7 @@ func TestServeAttackTarDirectories(t *testing.T) {
 	p := startServe(t, "maxTarFiles: 2000", "", func(dataDir string) {
 		left = filepath.Join(dataDir, "uploads", "verify-left")
 		os.Mkdir(left, 0o700)
-		deepChain(t, left, 20000)
+		untartest.DeepTree(t, left, 20000)
 	})
 	if _, err := os.Lstat(left); !os.IsNotExist(err) {
 		t.Fatalf("the deep tree an older server left in the upload directory is still there: %v", err)
@@ -408,26 +263,6 @@ func TestServeAttackTarDirectories(t *testing.T) {
 			}
 			p.stillServes(t, a.name)
 		})
-	}
-}
-
-// deepChain makes a chain of depth directories under dir without long paths.
-func deepChain(t *testing.T, dir string, depth int) {
-	t.Helper()
-	chain, tmp := filepath.Join(dir, "c"), filepath.Join(dir, "n")
-	if err := os.Mkdir(chain, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for range depth {
-		if err := os.Mkdir(tmp, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(chain, filepath.Join(tmp, "a")); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, chain); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -95,10 +94,7 @@ func TestServeEngine(t *testing.T) {
 	prefix := remotetest.Registry(t)
 	key := remotetest.Key(t)
 	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
-	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(pol, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pol := remotetest.WritePolicy(t, key)
 	if _, err := eng.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String()}); !errors.Is(err, server.ErrNotConfigured) || !strings.Contains(err.Error(), "config's policy") {
 		t.Fatalf("registry checks with no trusted key: %v, want ErrNotConfigured naming the config's policy", err)
 	}
@@ -146,10 +142,7 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 		t.Fatal(err)
 	}
 	unsigned := remotetest.Publish(t, tree, unsignedPrefix, remotetest.Steps{})
-	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(pol, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pol := remotetest.WritePolicy(t, key)
 	// A registry outside the allowlist that counts what reaches it.
 	var outside atomic.Int32
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -170,59 +163,16 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, ln) }()
+	base, stop := servertest.Serve(t, srv.Run)
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	base := "http://" + ln.Addr().String()
-
-	do := func(method, path, tok, contentType, body string) (*http.Response, []byte) {
-		t.Helper()
-		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		servertest.ValidateResponse(t, req, resp, data)
-		return resp, data
-	}
+	c := servertest.NewClient(t, base, token)
 	verifyRef := func(tok, ref string) (*http.Response, []byte) {
 		t.Helper()
-		return do(http.MethodPost, "/v1/verify", tok, "application/json", `{"ref":"`+ref+`"}`)
-	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server never became ready")
-		}
+		return c.WithToken(tok).PostJSON("/v1/verify", map[string]string{"ref": ref})
 	}
 
 	if len(rels) == 0 {
@@ -289,7 +239,7 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 	}
 
 	// A scan of the source runs the registry checks against the prefix.
-	resp, body := do(http.MethodPost, "/v1/scans", token, "application/json", `{"source":"tree"}`)
+	resp, body := c.PostJSON("/v1/scans", map[string]string{"source": "tree"})
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("POST /v1/scans: %d %s", resp.StatusCode, body)
 	}
@@ -302,7 +252,7 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 		Report *report.Report
 	}
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		resp, body = do(http.MethodGet, fmt.Sprintf("/v1/scans/%d", sc.ID), token, "", "")
+		resp, body = c.Get(fmt.Sprintf("/v1/scans/%d", sc.ID))
 		if err := json.Unmarshal(body, &detail); resp.StatusCode != http.StatusOK || err != nil {
 			t.Fatalf("GET /v1/scans/%d: %d %s", sc.ID, resp.StatusCode, body)
 		}
@@ -323,10 +273,7 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 // says nothing.
 func TestWarnUntrusted(t *testing.T) {
 	key := remotetest.Key(t)
-	trusted := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(trusted, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	trusted := remotetest.WritePolicy(t, key)
 	for _, tc := range []struct {
 		name string
 		cfg  server.Config
@@ -362,10 +309,7 @@ func TestServeEngineFetchConfigOCI(t *testing.T) {
 	prefix := remotetest.Registry(t)
 	key := remotetest.Key(t)
 	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
-	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(pol, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+remotetest.WritePublicKey(t, key)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pol := remotetest.WritePolicy(t, key)
 	// A second core provider object that installs the pushed core release
 	// by OCI, in a package of its own.
 	core := rels["v1.10.1-core"]

@@ -63,20 +63,11 @@ func TestIntegrationVerifyCosignSigned(t *testing.T) {
 	}
 
 	core := rels["v1.10.1-core"]
-	for _, ref := range []string{core.Ref(), core.Pinned()} {
-		out, code, err := runVerifier(t, "verify", ref, "--key", pubPath, "--plain-http")
-		if code != 0 || !strings.Contains(out, "PASSED") {
-			t.Fatalf("verifier verify %s: exit %d (%v)\n%s", ref, code, err, out)
-		}
-	}
-	out, code, err := runVerifier(t, "check", root, "--registry", prefix.String(), "--key", pubPath, "--plain-http")
-	if code != 0 {
-		t.Fatalf("verifier check --registry: exit %d (%v)\n%s", code, err, out)
-	}
+	passesWithKey(t, core, root, prefix, pubPath)
 
 	// Another key: rejected.
 	run("generate-key-pair", "--output-key-prefix", filepath.Join(dir, "other"))
-	out, code, _ = runVerifier(t, "verify", core.Ref(), "--key", filepath.Join(dir, "other.pub"), "--plain-http")
+	out, code, _ := runVerifier(t, "verify", core.Ref(), "--key", filepath.Join(dir, "other.pub"), "--plain-http")
 	if code != 1 || !strings.Contains(out, "none of the trusted keys") {
 		t.Fatalf("verify under another key: exit %d\n%s", code, out)
 	}
@@ -103,5 +94,21 @@ func TestIntegrationVerifyCosignSigned(t *testing.T) {
 	out, code, _ = runVerifier(t, "verify", core.Ref(), "--key", pubPath, "--plain-http")
 	if code != 1 || !strings.Contains(out, "registry-digest") || !strings.Contains(out, "do not match the digests in its manifest") {
 		t.Fatalf("verify of a tampered layer: exit %d\n%s", code, out)
+	}
+}
+
+// passesWithKey: `verifier verify` of rel by tag and by digest, and
+// `verifier check --registry` of root, pass with the public key pub.
+func passesWithKey(t *testing.T, rel remotetest.Release, root string, prefix artifact.Prefix, pub string) {
+	t.Helper()
+	for _, ref := range []string{rel.Ref(), rel.Pinned()} {
+		out, code, err := runVerifier(t, "verify", ref, "--key", pub, "--plain-http")
+		if code != 0 || !strings.Contains(out, "PASSED") {
+			t.Fatalf("verifier verify %s: exit %d (%v)\n%s", ref, code, err, out)
+		}
+	}
+	out, code, err := runVerifier(t, "check", root, "--registry", prefix.String(), "--key", pub, "--plain-http")
+	if code != 0 {
+		t.Fatalf("verifier check --registry: exit %d (%v)\n%s", code, err, out)
 	}
 }

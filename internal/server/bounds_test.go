@@ -23,12 +23,12 @@ func TestVerifyQueueTimeout(t *testing.T) {
 
 	first := make(chan int, 1)
 	go func() {
-		resp, _ := ts.do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(upload))
+		resp, _ := ts.Do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(upload))
 		first <- resp.StatusCode
 	}()
 	<-eng.started // the only slot is busy
 	start := time.Now()
-	resp, body := ts.do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(upload))
+	resp, body := ts.Do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(upload))
 	waited := time.Since(start)
 	wantStatus(t, "upload with every slot busy", resp, body, http.StatusServiceUnavailable)
 	if resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "verifyQueueTimeout") {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinseal/pinseal/internal/server/servertest"
 	"github.com/pinseal/pinseal/internal/store"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -108,20 +109,13 @@ func startServerProcess(t *testing.T, cfgFile string) *serverProcess {
 		return len(addr) > 0
 	})
 	p.client = newClient(t, "http://"+string(addr), testToken)
-	waitFor(t, "readyz", func() bool {
-		resp, err := http.Get(p.client.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	servertest.WaitReady(t, p.client.Base)
 	return p
 }
 
 func (p *serverProcess) startScan(t *testing.T) store.Scan {
 	t.Helper()
-	resp, body := p.client.postJSON("/v1/scans", map[string]string{"source": "tree"})
+	resp, body := p.client.PostJSON("/v1/scans", map[string]string{"source": "tree"})
 	wantStatus(t, "POST /v1/scans", resp, body, http.StatusAccepted)
 	var sc store.Scan
 	json.Unmarshal(body, &sc)
@@ -175,16 +169,16 @@ sources:
 	p2 := startServerProcess(t, cfgFile)
 	c := p2.client
 	var d scanDetail
-	c.getJSON(fmt.Sprintf("/v1/scans/%d", interrupted.ID), http.StatusOK, &d)
+	c.GetJSON(fmt.Sprintf("/v1/scans/%d", interrupted.ID), http.StatusOK, &d)
 	if d.Scan.Status != store.Failed || !strings.Contains(d.Scan.Error, "stopped during the scan") || d.Scan.FinishedAt == nil {
 		t.Fatalf("interrupted scan after restart: %+v, want failed", d.Scan)
 	}
-	c.getJSON(fmt.Sprintf("/v1/scans/%d", done.Scan.ID), http.StatusOK, &d)
+	c.GetJSON(fmt.Sprintf("/v1/scans/%d", done.Scan.ID), http.StatusOK, &d)
 	if d.Scan.Status != store.Succeeded || d.Report == nil || len(d.Report.Findings) != 1 || len(d.New) != 1 {
 		t.Fatalf("completed scan after restart: %+v, want its report and changes", d)
 	}
 	var open struct{ Findings []store.Finding }
-	c.getJSON("/v1/findings?source=tree", http.StatusOK, &open)
+	c.GetJSON("/v1/findings?source=tree", http.StatusOK, &open)
 	if len(open.Findings) != 1 || open.Findings[0].FirstScan != done.Scan.ID {
 		t.Fatalf("open findings after restart: %+v", open.Findings)
 	}

@@ -41,7 +41,7 @@ func dumpDOM(t *testing.T, url string) string {
 func TestDashboardInChromium(t *testing.T) {
 	ts, _ := dashboardServer(t)
 
-	dom := dumpDOM(t, ts.base+"/")
+	dom := dumpDOM(t, ts.Base+"/")
 	for _, want := range []string{
 		"Drift dashboard",
 		`id="source-tree"`,
@@ -67,7 +67,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Error("the dashboard shows the resolved blob-header finding as open")
 	}
 
-	dom = dumpDOM(t, ts.base+"/scans/2")
+	dom = dumpDOM(t, ts.Base+"/scans/2")
 	for _, want := range []string{
 		"Scan #2 of",
 		`id="status">succeeded`,

@@ -23,7 +23,7 @@ func dashboardServer(t *testing.T) (*testServer, store.Scan) {
 	ts := startServer(t, cfg, scriptedEngine(newReport(blobYAML, blobHeader), newReport(blobYAML, pinMissing, hostile)))
 	var last store.Scan
 	for range 2 {
-		_, body := ts.postJSON("/v1/scans", map[string]string{"source": "tree"})
+		_, body := ts.PostJSON("/v1/scans", map[string]string{"source": "tree"})
 		json.Unmarshal(body, &last)
 		ts.waitScan(last.ID)
 	}
@@ -32,7 +32,7 @@ func dashboardServer(t *testing.T) (*testServer, store.Scan) {
 
 func TestDashboard(t *testing.T) {
 	ts, last := dashboardServer(t)
-	resp, body := ts.get("/")
+	resp, body := ts.Get("/")
 	wantStatus(t, "GET /", resp, body, http.StatusOK)
 	page := string(body)
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
@@ -64,7 +64,7 @@ func TestDashboard(t *testing.T) {
 		t.Error("packages/talos (warnings only) listed before packages/core (errors)")
 	}
 
-	resp, body = ts.get("/scans/2")
+	resp, body = ts.Get("/scans/2")
 	wantStatus(t, "GET /scans/2", resp, body, http.StatusOK)
 	page = string(body)
 	new, resolved := section(page, `id="new"`), section(page, `id="resolved"`)
@@ -78,7 +78,7 @@ func TestDashboard(t *testing.T) {
 		path string
 		want int
 	}{{"/scans/99", http.StatusNotFound}, {"/scans/x", http.StatusBadRequest}} {
-		resp, body := ts.get(tt.path)
+		resp, body := ts.Get(tt.path)
 		wantStatus(t, tt.path, resp, body, tt.want)
 	}
 }

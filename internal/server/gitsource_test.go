@@ -54,7 +54,7 @@ func TestGitSource(t *testing.T) {
 	ts := startServer(t, cfg, eng)
 	scanNow := func(source string) scanDetail {
 		var sc store.Scan
-		resp, body := ts.postJSON("/v1/scans", map[string]string{"source": source})
+		resp, body := ts.PostJSON("/v1/scans", map[string]string{"source": source})
 		wantStatus(t, "POST /v1/scans", resp, body, 202)
 		if err := json.Unmarshal(body, &sc); err != nil {
 			t.Fatal(err)
@@ -81,11 +81,11 @@ func TestGitSource(t *testing.T) {
 		t.Fatalf("scan after a commit %+v, want a full scan at %s", d.Scan, c2)
 	}
 	var fs struct{ Findings []store.Finding }
-	ts.getJSON("/v1/findings?source=g", 200, &fs)
+	ts.GetJSON("/v1/findings?source=g", 200, &fs)
 	if len(fs.Findings) != 1 || fs.Findings[0].Revision != c2 || !strings.Contains(fs.Findings[0].Link, c2) {
 		t.Fatalf("findings %+v, want one at %s", fs.Findings, c2)
 	}
-	_, page := ts.get("/")
+	_, page := ts.Get("/")
 	if !strings.Contains(string(page), c2[:12]) {
 		t.Error("the dashboard does not show the commit")
 	}

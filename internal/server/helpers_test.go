@@ -1,23 +1,18 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/pinseal/pinseal/internal/server/servertest"
 	"github.com/pinseal/pinseal/internal/store"
@@ -29,85 +24,15 @@ const (
 	otherToken = "other-token-0123456789abcdef"
 )
 
-// validateSchema fails the test unless the JSON body matches the named
-// component schema of openapi.yaml.
-func validateSchema(t testing.TB, name string, body []byte) {
-	t.Helper()
-	servertest.ValidateSchema(t, name, body)
-}
-
-// validateResponse fails the test unless the response is what openapi.yaml
-// documents for the request: a documented status, headers and body schema.
-func validateResponse(t testing.TB, req *http.Request, resp *http.Response, body []byte) {
-	t.Helper()
-	servertest.ValidateResponse(t, req, resp, body)
-}
-
-// client talks to a test server and validates every response against the
-// OpenAPI document.
-type client struct {
-	t     testing.TB
-	base  string
-	token string
-	http  *http.Client
-}
+// client is servertest's client (every response validated against
+// openapi.yaml) with the scan helper of these tests.
+type client struct{ *servertest.Client }
 
 func newClient(t testing.TB, base, token string) *client {
-	return &client{t: t, base: base, token: token, http: &http.Client{Timeout: 60 * time.Second}}
+	return &client{servertest.NewClient(t, base, token)}
 }
 
-func (c *client) withToken(tok string) *client {
-	cc := *c
-	cc.token = tok
-	return &cc
-}
-
-// do sends a request; the body is read and validated before it returns.
-func (c *client) do(method, p, contentType string, body io.Reader) (*http.Response, []byte) {
-	c.t.Helper()
-	req, err := http.NewRequest(method, c.base+p, body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, p, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Fatalf("%s %s: read body: %v", method, p, err)
-	}
-	validateResponse(c.t, req, resp, data)
-	return resp, data
-}
-
-func (c *client) get(p string) (*http.Response, []byte) { return c.do(http.MethodGet, p, "", nil) }
-
-func (c *client) postJSON(p string, v any) (*http.Response, []byte) {
-	b, _ := json.Marshal(v)
-	return c.do(http.MethodPost, p, "application/json", bytes.NewReader(b))
-}
-
-// getJSON GETs p, wants status, decodes into out.
-func (c *client) getJSON(p string, status int, out any) {
-	c.t.Helper()
-	resp, body := c.get(p)
-	if resp.StatusCode != status {
-		c.t.Fatalf("GET %s: %d %s, want %d", p, resp.StatusCode, body, status)
-	}
-	if out != nil {
-		if err := json.Unmarshal(body, out); err != nil {
-			c.t.Fatalf("GET %s: %v", p, err)
-		}
-	}
-}
+func (c *client) withToken(tok string) *client { return &client{c.Client.WithToken(tok)} }
 
 func wantStatus(t testing.TB, what string, resp *http.Response, body []byte, status int) {
 	t.Helper()
@@ -117,23 +42,14 @@ func wantStatus(t testing.TB, what string, resp *http.Response, body []byte, sta
 }
 
 // waitFor polls cond; the deadline only guards against a hang.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+var waitFor = servertest.WaitFor
 
 // waitScan polls GET /v1/scans/{id} until the scan is no longer running.
 func (c *client) waitScan(id int64) scanDetail {
-	c.t.Helper()
+	c.T.Helper()
 	var d scanDetail
-	waitFor(c.t, fmt.Sprintf("scan %d to finish", id), func() bool {
-		c.getJSON(fmt.Sprintf("/v1/scans/%d", id), http.StatusOK, &d)
+	waitFor(c.T, fmt.Sprintf("scan %d to finish", id), func() bool {
+		c.GetJSON(fmt.Sprintf("/v1/scans/%d", id), http.StatusOK, &d)
 		return d.Scan.Status != store.Running
 	})
 	return d
@@ -250,28 +166,7 @@ func startServer(t testing.TB, cfg *Config, eng Engine) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, ln) }()
-	var once sync.Once
-	var runErr error
-	stop := func() error {
-		once.Do(func() { cancel(); runErr = <-done })
-		return runErr
-	}
-	t.Cleanup(func() { stop() })
-	ts := &testServer{Server: s, client: newClient(t, "http://"+ln.Addr().String(), testToken), stop: stop}
-	waitFor(t, "readyz", func() bool {
-		resp, err := http.Get(ts.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	base, stop := servertest.Serve(t, s.Run)
+	ts := &testServer{Server: s, client: newClient(t, base, testToken), stop: stop}
 	return ts
 }

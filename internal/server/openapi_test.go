@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/internal/server/servertest"
 )
 
 // recordingTB captures Errorf so that a test can see the validator fail.
@@ -46,7 +48,7 @@ func TestResponseValidationIsStrict(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.method == "" {
 				rec := &recordingTB{TB: t}
-				validateSchema(rec, tt.path, []byte(tt.body))
+				servertest.ValidateSchema(rec, tt.path, []byte(tt.body))
 				if ok := len(rec.errs) == 0; ok != tt.wantOK {
 					t.Fatalf("valid=%v, want %v; errors: %v", ok, tt.wantOK, rec.errs)
 				}
@@ -55,7 +57,7 @@ func TestResponseValidationIsStrict(t *testing.T) {
 			req, _ := http.NewRequest(tt.method, "http://127.0.0.1"+tt.path, nil)
 			resp := &http.Response{StatusCode: tt.status, Header: http.Header{"Content-Type": {tt.contentType}}, Body: io.NopCloser(strings.NewReader(""))}
 			rec := &recordingTB{TB: t}
-			validateResponse(rec, req, resp, []byte(tt.body))
+			servertest.ValidateResponse(rec, req, resp, []byte(tt.body))
 			if ok := len(rec.errs) == 0; ok != tt.wantOK {
 				t.Fatalf("valid=%v, want %v; errors: %v", ok, tt.wantOK, rec.errs)
 			}

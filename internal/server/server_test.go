@@ -22,6 +22,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/pinseal/pinseal/internal/server/servertest"
 	"github.com/pinseal/pinseal/internal/server/untar/untartest"
 
 	"github.com/pinseal/pinseal/api"
@@ -34,13 +35,13 @@ func TestOperationsEndpoints(t *testing.T) {
 	ts := startServer(t, testConfig(t), &fakeEngine{})
 	c := ts.withToken("")
 
-	c.getJSON("/healthz", http.StatusOK, nil)
+	c.GetJSON("/healthz", http.StatusOK, nil)
 	var ready map[string]string
-	c.getJSON("/readyz", http.StatusOK, &ready)
+	c.GetJSON("/readyz", http.StatusOK, &ready)
 	if ready["status"] != "ready" {
 		t.Fatalf("readyz %v", ready)
 	}
-	resp, body := c.get("/openapi.yaml")
+	resp, body := c.Get("/openapi.yaml")
 	wantStatus(t, "openapi.yaml", resp, body, http.StatusOK)
 	if !bytes.Equal(body, api.OpenAPI) || resp.Header.Get("Content-Type") != "application/yaml" {
 		t.Fatal("/openapi.yaml is not api/openapi.yaml")
@@ -49,7 +50,7 @@ func TestOperationsEndpoints(t *testing.T) {
 	if err := yaml.Unmarshal(body, &doc); err != nil || doc["openapi"] != "3.1.0" {
 		t.Fatalf("openapi.yaml: %v, version %v", err, doc["openapi"])
 	}
-	resp, body = c.get("/report.schema.json")
+	resp, body = c.Get("/report.schema.json")
 	wantStatus(t, "report.schema.json", resp, body, http.StatusOK)
 	if !bytes.Equal(body, api.ReportSchema) {
 		t.Fatal("/report.schema.json is not api/report.schema.json")
@@ -63,7 +64,7 @@ func TestOperationsEndpoints(t *testing.T) {
 		{http.MethodGet, "/nope", http.StatusNotFound},
 		{http.MethodDelete, "/v1/scans", http.StatusMethodNotAllowed},
 	} {
-		req, _ := http.NewRequest(tt.method, ts.base+tt.path, nil)
+		req, _ := http.NewRequest(tt.method, ts.Base+tt.path, nil)
 		r, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +87,7 @@ func TestReadyzBeforeRun(t *testing.T) {
 	hs := httptest.NewServer(s.Handler())
 	defer hs.Close()
 	var st map[string]string
-	newClient(t, hs.URL, "").getJSON("/readyz", http.StatusServiceUnavailable, &st)
+	newClient(t, hs.URL, "").GetJSON("/readyz", http.StatusServiceUnavailable, &st)
 	if !strings.Contains(st["status"], "not ready") {
 		t.Fatalf("readyz before Run: %v", st)
 	}
@@ -130,7 +131,7 @@ func TestAuth(t *testing.T) {
 			if tt.method == http.MethodPost {
 				body = strings.NewReader(`{"source":"tree"}`)
 			}
-			req, _ := http.NewRequest(tt.method, tt.srv.base+tt.path, body)
+			req, _ := http.NewRequest(tt.method, tt.srv.Base+tt.path, body)
 			req.Header.Set("Content-Type", "application/json")
 			if tt.header != "" {
 				req.Header.Set("Authorization", tt.header)
@@ -143,7 +144,7 @@ func TestAuth(t *testing.T) {
 			}
 			data, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			validateResponse(t, req, resp, data)
+			servertest.ValidateResponse(t, req, resp, data)
 			if resp.StatusCode != tt.want {
 				t.Fatalf("status %d (%s), want %d", resp.StatusCode, data, tt.want)
 			}
@@ -225,13 +226,13 @@ func TestScans(t *testing.T) {
 	ts := startServer(t, cfg, scriptedEngine(newReport(blobYAML, blobHeader), newReport(blobYAML, pinMissing)))
 
 	var sources struct{ Sources []sourceInfo }
-	ts.getJSON("/v1/sources", http.StatusOK, &sources)
+	ts.GetJSON("/v1/sources", http.StatusOK, &sources)
 	if len(sources.Sources) != 2 || sources.Sources[0].Name != "tree" || sources.Sources[0].LastScan != nil {
 		t.Fatalf("sources before any scan: %+v", sources)
 	}
 
 	// Scan 1: two new errors.
-	resp, body := ts.postJSON("/v1/scans", map[string]string{"source": "tree"})
+	resp, body := ts.PostJSON("/v1/scans", map[string]string{"source": "tree"})
 	wantStatus(t, "POST /v1/scans", resp, body, http.StatusAccepted)
 	var sc1 store.Scan
 	json.Unmarshal(body, &sc1)
@@ -244,7 +245,7 @@ func TestScans(t *testing.T) {
 	}
 
 	// Scan 2: blob-header fixed, pin-missing new, blob-yaml still there.
-	resp, body = ts.postJSON("/v1/scans", map[string]string{"source": "tree"})
+	resp, body = ts.PostJSON("/v1/scans", map[string]string{"source": "tree"})
 	wantStatus(t, "POST /v1/scans", resp, body, http.StatusAccepted)
 	var sc2 store.Scan
 	json.Unmarshal(body, &sc2)
@@ -254,11 +255,11 @@ func TestScans(t *testing.T) {
 	}
 
 	var findings struct{ Findings []store.Finding }
-	ts.getJSON("/v1/findings?source=tree", http.StatusOK, &findings)
+	ts.GetJSON("/v1/findings?source=tree", http.StatusOK, &findings)
 	if len(findings.Findings) != 2 {
 		t.Fatalf("open findings %+v, want blob-yaml and pin-missing", findings.Findings)
 	}
-	ts.getJSON("/v1/findings?severity=error", http.StatusOK, &findings)
+	ts.GetJSON("/v1/findings?severity=error", http.StatusOK, &findings)
 	if len(findings.Findings) != 1 || findings.Findings[0].Check != "blob-yaml" ||
 		findings.Findings[0].FirstScan != sc1.ID || findings.Findings[0].LastScan != sc2.ID ||
 		findings.Findings[0].LastSeen.Before(findings.Findings[0].FirstSeen) {
@@ -266,15 +267,15 @@ func TestScans(t *testing.T) {
 	}
 
 	var list struct{ Scans []store.Scan }
-	ts.getJSON("/v1/scans?source=tree&limit=1", http.StatusOK, &list)
+	ts.GetJSON("/v1/scans?source=tree&limit=1", http.StatusOK, &list)
 	if len(list.Scans) != 1 || list.Scans[0].ID != sc2.ID {
 		t.Fatalf("latest scan %+v, want %d", list.Scans, sc2.ID)
 	}
-	ts.getJSON("/v1/scans", http.StatusOK, &list)
+	ts.GetJSON("/v1/scans", http.StatusOK, &list)
 	if len(list.Scans) != 2 {
 		t.Fatalf("scans %+v", list.Scans)
 	}
-	ts.getJSON("/v1/sources", http.StatusOK, &sources)
+	ts.GetJSON("/v1/sources", http.StatusOK, &sources)
 	if s := sources.Sources[0]; s.LastScan == nil || s.LastScan.ID != sc2.ID || s.LastSuccessAt == nil || s.Running {
 		t.Fatalf("source after scans: %+v", s)
 	}
@@ -292,7 +293,7 @@ func TestScans(t *testing.T) {
 		{"/v1/findings?severity=fatal", http.StatusBadRequest},
 		{"/v1/findings?source=nope", http.StatusNotFound},
 	} {
-		resp, body := ts.get(tt.path)
+		resp, body := ts.Get(tt.path)
 		wantStatus(t, "GET "+tt.path, resp, body, tt.want)
 	}
 	for _, tt := range []struct {
@@ -304,12 +305,12 @@ func TestScans(t *testing.T) {
 		{`{"source":`, http.StatusBadRequest},
 		{`{"source":"tree"}{}`, http.StatusBadRequest},
 	} {
-		resp, body := ts.do(http.MethodPost, "/v1/scans", "application/json", strings.NewReader(tt.body))
+		resp, body := ts.Do(http.MethodPost, "/v1/scans", "application/json", strings.NewReader(tt.body))
 		wantStatus(t, "POST /v1/scans "+tt.body, resp, body, tt.want)
 	}
 
 	// Metrics: scan duration, last success, open findings by source/check/severity, requests.
-	resp, body = ts.get("/metrics")
+	resp, body = ts.Get("/metrics")
 	wantStatus(t, "metrics", resp, body, http.StatusOK)
 	for _, want := range []string{
 		`pinseal_scan_duration_seconds_count{source="tree",status="succeeded"} 2`,
@@ -332,7 +333,7 @@ func TestScans(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts2 := startServer(t, cfg, &fakeEngine{})
-	_, body = ts2.get("/metrics")
+	_, body = ts2.Get("/metrics")
 	if !strings.Contains(string(body), `pinseal_open_findings{check="blob-yaml",severity="error",source="tree"} 1`) {
 		t.Error("open findings gauge not restored after restart")
 	}
@@ -365,12 +366,12 @@ func TestScanConflictAndShutdown(t *testing.T) {
 	cfg.Limits.ShutdownTimeout = Duration(100 * time.Millisecond)
 	ts := startServer(t, cfg, eng)
 
-	resp, body := ts.postJSON("/v1/scans", map[string]string{"source": "tree"})
+	resp, body := ts.PostJSON("/v1/scans", map[string]string{"source": "tree"})
 	wantStatus(t, "first scan", resp, body, http.StatusAccepted)
 	var sc store.Scan
 	json.Unmarshal(body, &sc)
 	<-eng.started
-	resp, body = ts.postJSON("/v1/scans", map[string]string{"source": "tree"})
+	resp, body = ts.PostJSON("/v1/scans", map[string]string{"source": "tree"})
 	wantStatus(t, "second scan while the first runs", resp, body, http.StatusConflict)
 	var conflict apiError
 	json.Unmarshal(body, &conflict)
@@ -378,7 +379,7 @@ func TestScanConflictAndShutdown(t *testing.T) {
 		t.Fatalf("409 names scan %d, want %d", conflict.Scan, sc.ID)
 	}
 	var sources struct{ Sources []sourceInfo }
-	ts.getJSON("/v1/sources", http.StatusOK, &sources)
+	ts.GetJSON("/v1/sources", http.StatusOK, &sources)
 	if !sources.Sources[0].Running {
 		t.Fatal("source not shown running")
 	}
@@ -402,7 +403,7 @@ func TestShutdownFinishesRunningScan(t *testing.T) {
 	eng := newBlockingEngine()
 	cfg := testConfig(t)
 	ts := startServer(t, cfg, eng)
-	resp, body := ts.postJSON("/v1/scans", map[string]string{"source": "tree"})
+	resp, body := ts.PostJSON("/v1/scans", map[string]string{"source": "tree"})
 	wantStatus(t, "scan", resp, body, http.StatusAccepted)
 	var sc store.Scan
 	json.Unmarshal(body, &sc)
@@ -425,7 +426,7 @@ func TestScheduledScansAndWebhook(t *testing.T) {
 	events := make(chan scan.Event, 10)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		validateSchema(t, "WebhookEvent", body)
+		servertest.ValidateSchema(t, "WebhookEvent", body)
 		var e scan.Event
 		json.Unmarshal(body, &e)
 		events <- e
@@ -448,7 +449,7 @@ func TestScheduledScansAndWebhook(t *testing.T) {
 	// Later scans find nothing new: no more events; they are scheduled, not triggered.
 	waitFor(t, "a second scheduled scan", func() bool {
 		var list struct{ Scans []store.Scan }
-		ts.getJSON("/v1/scans?source=tree", http.StatusOK, &list)
+		ts.GetJSON("/v1/scans?source=tree", http.StatusOK, &list)
 		return len(list.Scans) >= 2 && list.Scans[0].Status == store.Succeeded
 	})
 	select {
@@ -463,14 +464,14 @@ func TestFailedScanRecorded(t *testing.T) {
 		return nil, errors.New("load packages: permission denied")
 	}}
 	ts := startServer(t, testConfig(t), eng)
-	_, body := ts.postJSON("/v1/scans", map[string]string{"source": "tree"})
+	_, body := ts.PostJSON("/v1/scans", map[string]string{"source": "tree"})
 	var sc store.Scan
 	json.Unmarshal(body, &sc)
 	d := ts.waitScan(sc.ID)
 	if d.Scan.Status != store.Failed || !strings.Contains(d.Scan.Error, "permission denied") || d.Report != nil {
 		t.Fatalf("scan %+v", d)
 	}
-	_, body = ts.get("/metrics")
+	_, body = ts.Get("/metrics")
 	if !strings.Contains(string(body), `pinseal_scan_duration_seconds_count{source="tree",status="failed"} 1`) {
 		t.Error("failed scan not in the duration histogram")
 	}
@@ -510,7 +511,7 @@ func TestVerifyRef(t *testing.T) {
 	var body []byte
 	for i := range 2 {
 		var resp *http.Response
-		resp, body = ts.postJSON("/v1/verify", map[string]string{"ref": ref})
+		resp, body = ts.PostJSON("/v1/verify", map[string]string{"ref": ref})
 		wantStatus(t, "verify", resp, body, http.StatusOK)
 		var r report.Report
 		json.Unmarshal(body, &r)
@@ -525,17 +526,17 @@ func TestVerifyRef(t *testing.T) {
 	}
 	// Signed now: verified again, then cached.
 	unsigned.Store(false)
-	resp, body := ts.postJSON("/v1/verify", map[string]string{"ref": ref})
+	resp, body := ts.PostJSON("/v1/verify", map[string]string{"ref": ref})
 	if resp.Header.Get("Pinseal-Cache") != "miss" || strings.Contains(string(body), "no signature") {
 		t.Fatalf("after signing: cache %q, %s", resp.Header.Get("Pinseal-Cache"), body)
 	}
-	resp, body2 := ts.postJSON("/v1/verify", map[string]string{"ref": ref})
+	resp, body2 := ts.PostJSON("/v1/verify", map[string]string{"ref": ref})
 	wantStatus(t, "verify again", resp, body2, http.StatusOK)
 	if resp.Header.Get("Pinseal-Cache") != "hit" || !bytes.Equal(body, body2) {
 		t.Fatalf("verify %s again: cache %q", ref, resp.Header.Get("Pinseal-Cache"))
 	}
 	// By digest: no tag to hold the artifact to, another verdict.
-	resp, body = ts.postJSON("/v1/verify", map[string]string{"ref": pinned})
+	resp, body = ts.PostJSON("/v1/verify", map[string]string{"ref": pinned})
 	wantStatus(t, "verify by digest", resp, body, http.StatusOK)
 	if resp.Header.Get("Pinseal-Cache") != "miss" || verified[len(verified)-1] != pinned+" tag=" {
 		t.Fatalf("verify %s: cache %q, engine saw %v", pinned, resp.Header.Get("Pinseal-Cache"), verified)
@@ -545,7 +546,7 @@ func TestVerifyRef(t *testing.T) {
 	}
 	// The same digest in another repository is another artifact: its
 	// signatures live there.
-	resp, body = ts.postJSON("/v1/verify", map[string]string{"ref": "127.0.0.1:5000/capi/mirror/infrastructure-proxmox@" + digest})
+	resp, body = ts.PostJSON("/v1/verify", map[string]string{"ref": "127.0.0.1:5000/capi/mirror/infrastructure-proxmox@" + digest})
 	wantStatus(t, "verify the digest in another repository", resp, body, http.StatusOK)
 	if resp.Header.Get("Pinseal-Cache") != "miss" || eng.verifies.Load() != 5 {
 		t.Fatalf("the digest in another repository answered from the cache (%q, %d verifications)", resp.Header.Get("Pinseal-Cache"), eng.verifies.Load())
@@ -566,7 +567,7 @@ func TestVerifyRef(t *testing.T) {
 		{"no content type", "", `{}`, http.StatusUnsupportedMediaType},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := ts.do(http.MethodPost, "/v1/verify", tt.contentType, strings.NewReader(tt.body))
+			resp, body := ts.Do(http.MethodPost, "/v1/verify", tt.contentType, strings.NewReader(tt.body))
 			wantStatus(t, tt.name, resp, body, tt.want)
 		})
 	}
@@ -589,7 +590,7 @@ func TestVerifyRefSharesOneVerification(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, _ := ts.postJSON("/v1/verify", map[string]string{"ref": "registry.example/a/b:v1"})
+			resp, _ := ts.PostJSON("/v1/verify", map[string]string{"ref": "registry.example/a/b:v1"})
 			codes <- resp.StatusCode
 		}()
 	}
@@ -624,9 +625,9 @@ func TestVerifyEngineErrors(t *testing.T) {
 				check:  func(context.Context, string, CheckOptions) (*report.Report, error) { return nil, tt.err },
 			}
 			ts := startServer(t, testConfig(t), eng)
-			resp, body := ts.postJSON("/v1/verify", map[string]string{"ref": "registry.example/a/b:v1"})
+			resp, body := ts.PostJSON("/v1/verify", map[string]string{"ref": "registry.example/a/b:v1"})
 			wantStatus(t, "verify ref", resp, body, tt.want)
-			resp, body = ts.do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(untartest.TarGz(t, untartest.File("p/Chart.yaml", "name: p\n"))))
+			resp, body = ts.Do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(untartest.TarGz(t, untartest.File("p/Chart.yaml", "name: p\n"))))
 			wantStatus(t, "verify upload", resp, body, tt.want)
 		})
 	}
@@ -640,7 +641,7 @@ func TestRequestTimeout(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Limits.RequestTimeout = Duration(200 * time.Millisecond)
 	ts := startServer(t, cfg, eng)
-	resp, body := ts.do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(untartest.TarGz(t, untartest.File("p/Chart.yaml", "x"))))
+	resp, body := ts.Do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(untartest.TarGz(t, untartest.File("p/Chart.yaml", "x"))))
 	wantStatus(t, "slow verification", resp, body, http.StatusGatewayTimeout)
 }
 
@@ -670,7 +671,7 @@ func TestVerifyUpload(t *testing.T) {
 		untartest.Entry{Name: "packages/infra/files/link.yaml", Type: tar.TypeSymlink, Linkname: "../Chart.yaml"},
 		untartest.Entry{Name: "packages/infra/hard.yaml", Type: tar.TypeLink, Linkname: "packages/infra/Chart.yaml"},
 	)
-	resp, body := ts.do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(good))
+	resp, body := ts.Do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(good))
 	wantStatus(t, "upload", resp, body, http.StatusOK)
 	var r report.Report
 	json.Unmarshal(body, &r)
@@ -712,7 +713,7 @@ func TestVerifyUpload(t *testing.T) {
 			if tt.chunked {
 				rd = io.MultiReader(rd) // unknown length: sent chunked
 			}
-			resp, body := ts.do(http.MethodPost, "/v1/verify", tt.contentType, rd)
+			resp, body := ts.Do(http.MethodPost, "/v1/verify", tt.contentType, rd)
 			wantStatus(t, tt.name, resp, body, tt.want)
 			if !strings.Contains(string(body), tt.wantMsg) {
 				t.Fatalf("message %s, want it to mention %q", body, tt.wantMsg)
@@ -838,7 +839,7 @@ func TestReadHeaderTimeout(t *testing.T) {
 	cfg.Limits.ReadHeaderTimeout = Duration(100 * time.Millisecond)
 	cfg.Limits.RequestTimeout = Duration(10 * time.Minute)
 	ts := startServer(t, cfg, &fakeEngine{})
-	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.base, "http://"))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.Base, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -872,12 +873,12 @@ func TestVerifyCacheWaiverExpiry(t *testing.T) {
 	ts.Server.now = func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	ref := map[string]string{"ref": "registry.example/a/b:v1"}
 	for i, want := range []string{"miss", "hit"} {
-		if resp, _ := ts.postJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != want {
+		if resp, _ := ts.PostJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != want {
 			t.Fatalf("request %d before expiry: cache %q, want %s", i, resp.Header.Get("Pinseal-Cache"), want)
 		}
 	}
 	clock.Store(time.Date(2026, 12, 1, 0, 0, 1, 0, time.UTC).UnixNano())
-	if resp, _ := ts.postJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != "miss" || eng.verifies.Load() != 2 {
+	if resp, _ := ts.PostJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != "miss" || eng.verifies.Load() != 2 {
 		t.Fatalf("after the waiver expired: cache %q, %d verifications; want a new verification", resp.Header.Get("Pinseal-Cache"), eng.verifies.Load())
 	}
 }
@@ -887,14 +888,14 @@ func TestReloadPolicyClearsCache(t *testing.T) {
 	eng := &fakeEngine{}
 	ts := startServer(t, testConfig(t), eng)
 	ref := map[string]string{"ref": "registry.example/a/b:v1"}
-	ts.postJSON("/v1/verify", ref)
-	if resp, _ := ts.postJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != "hit" {
+	ts.PostJSON("/v1/verify", ref)
+	if resp, _ := ts.PostJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != "hit" {
 		t.Fatal("not cached")
 	}
 	if err := ts.Server.ReloadPolicy(); err != nil {
 		t.Fatal(err)
 	}
-	if resp, _ := ts.postJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != "miss" {
+	if resp, _ := ts.PostJSON("/v1/verify", ref); resp.Header.Get("Pinseal-Cache") != "miss" {
 		t.Fatal("served from the cache after ReloadPolicy")
 	}
 }

@@ -92,18 +92,7 @@ func startOcireg(t testing.TB, bin string) (*Registry, error) {
 		return nil, err
 	}
 	resp.Body.Close()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("referrers registry log:\n%s", out.String())
-		}
-	})
+	stopAtCleanup(t, cmd, exited, "referrers registry", out)
 	return r, nil
 }
 

@@ -124,6 +124,14 @@ http:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	stopAtCleanup(t, cmd, exited, "docker-registry", out)
+	return r, nil
+}
+
+// stopAtCleanup interrupts the peer process cmd when the test ends (killing
+// it after 5s; exited yields its Wait) and logs what it wrote when the test
+// failed.
+func stopAtCleanup(t testing.TB, cmd *exec.Cmd, exited <-chan error, what string, out fmt.Stringer) {
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
 		select {
@@ -133,10 +141,9 @@ http:
 			<-exited
 		}
 		if t.Failed() {
-			t.Logf("docker-registry log:\n%s", out.String())
+			t.Logf("%s log:\n%s", what, out.String())
 		}
 	})
-	return r, nil
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.

@@ -642,6 +642,9 @@ func TestWriteMarkdown(t *testing.T) {
 	if !strings.Contains(out, "| `signature` | error | registry |") || !strings.Contains(out, "| `pin-missing` | warning | tree |") {
 		t.Errorf("markdown needs column wrong:\n%s", out)
 	}
+	if strings.Contains(out, "/<type>") || !strings.Contains(out, `PREFIX/\<type>-\<name>`) {
+		t.Errorf("markdown does not escape <, which renders as an HTML tag:\n%s", out)
+	}
 }
 
 // TestComputedVersionWithDockerfilePin: a computed Makefile version beside a

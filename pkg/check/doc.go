@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// mdEscape keeps a description's |, < and * literal in a Markdown table.
+var mdEscape = strings.NewReplacer("|", `\|`, "<", `\<`, "*", `\*`)
+
 // WriteMarkdown writes the catalog as a Markdown table (ID, default
 // severity, whether the tree alone answers it, what must hold): the docs
 // of the checks are generated from it, like the SARIF rules.
@@ -20,7 +23,7 @@ func WriteMarkdown(w io.Writer) error {
 		case c.Run == nil:
 			needs = "registry"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Severity, needs, strings.ReplaceAll(c.Description, "|", `\|`))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, c.Severity, needs, mdEscape.Replace(c.Description))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

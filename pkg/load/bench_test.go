@@ -6,19 +6,21 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/internal/gentree"
 )
 
-// BenchmarkTree loads synthetic trees (N packages × manifest size). The
-// bytes/op figure is the manifests' total size; memory per op shows the
-// loader does not hold every blob.
+// BenchmarkTree loads synthetic trees written by internal/gentree (the core
+// package plus N packages × manifest size). The bytes/op figure is the
+// manifests' total size; memory per op shows the loader does not hold every
+// blob.
 func BenchmarkTree(b *testing.B) {
 	for _, tc := range []struct{ n, size int }{{20, 1 << 20}, {100, 100 << 10}} {
 		b.Run(fmt.Sprintf("%dx%dKiB", tc.n, tc.size>>10), func(b *testing.B) {
-			root, err := fixture.Synthetic(filepath.Join(b.TempDir(), "tree"), tc.n, tc.size)
+			gen, err := gentree.Generate(filepath.Join(b.TempDir(), "tree"), gentree.Options{Packages: tc.n + 1, Size: int64(tc.size), Seed: 1})
 			if err != nil {
 				b.Fatal(err)
 			}
+			root := gen.Root
 			b.SetBytes(int64(tc.n+1) * int64(tc.size))
 			b.ResetTimer()
 			for b.Loop() {

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pinseal/pinseal/api/apitest"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/policies"
@@ -20,19 +21,7 @@ import (
 
 func schema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(policies.Schema))
-	if err != nil {
-		t.Fatalf("policy.schema.json: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("policy.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("policy.schema.json")
-	if err != nil {
-		t.Fatalf("compile policy.schema.json: %v", err)
-	}
-	return s
+	return apitest.Compile(t, "policy.schema.json", policies.Schema)
 }
 
 func schemaValidate(t *testing.T, s *jsonschema.Schema, doc string) error {

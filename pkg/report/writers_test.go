@@ -3,12 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/pinseal/pinseal/api/apitest"
 )
 
 func sample() *Report {
@@ -39,30 +37,8 @@ func sample() *Report {
 	return r
 }
 
-func compileSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "api", "report.schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatalf("api/report.schema.json: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("report.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("report.schema.json")
-	if err != nil {
-		t.Fatalf("compile api/report.schema.json: %v", err)
-	}
-	return s
-}
-
 func TestJSONMatchesSchema(t *testing.T) {
-	s := compileSchema(t)
+	s := apitest.ReportSchema(t)
 	for name, r := range map[string]*Report{
 		"sample": sample(),
 		"empty":  {Tool: Tool{Name: "verifier", Version: "x"}},
@@ -71,11 +47,7 @@ func TestJSONMatchesSchema(t *testing.T) {
 		if err := WriteJSON(&buf, r); err != nil {
 			t.Fatal(err)
 		}
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Validate(inst); err != nil {
+		if err := apitest.Validate(s, buf.Bytes()); err != nil {
 			t.Errorf("%s: report does not match api/report.schema.json: %v\n%s", name, err, buf.String())
 		}
 		if !strings.Contains(buf.String(), `"findings": [`) || !strings.Contains(buf.String(), `"packages": [`) {
@@ -85,7 +57,7 @@ func TestJSONMatchesSchema(t *testing.T) {
 }
 
 func TestSchemaRejectsBadReports(t *testing.T) {
-	s := compileSchema(t)
+	s := apitest.ReportSchema(t)
 	bad := map[string]string{
 		"unknown severity": `{"schemaVersion":"pinseal.report/v1","tool":{"name":"v","version":"1"},"findings":[{"check":"blob-yaml","severity":"fatal","package":".","message":"m"}],"packages":[],"summary":{"packages":0,"providers":0,"errors":0,"warnings":0,"waived":0,"passed":true}}`,
 		"absolute file":    `{"schemaVersion":"pinseal.report/v1","tool":{"name":"v","version":"1"},"findings":[{"check":"blob-yaml","severity":"error","package":".","file":"/etc/passwd","message":"m"}],"packages":[],"summary":{"packages":0,"providers":0,"errors":1,"warnings":0,"waived":0,"passed":false}}`,
@@ -94,11 +66,7 @@ func TestSchemaRejectsBadReports(t *testing.T) {
 		"null findings":    `{"schemaVersion":"pinseal.report/v1","tool":{"name":"v","version":"1"},"findings":null,"packages":[],"summary":{"packages":0,"providers":0,"errors":0,"warnings":0,"waived":0,"passed":true}}`,
 	}
 	for name, doc := range bad {
-		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Validate(inst); err == nil {
+		if err := apitest.Validate(s, []byte(doc)); err == nil {
 			t.Errorf("%s: schema accepted it", name)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 
+	"github.com/pinseal/pinseal/api/apitest"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/model"
@@ -363,7 +364,7 @@ func digestOf(t *testing.T, s string) digest.Digest {
 // TestRegistryReportsMatchSchema: reports with registry and artifact
 // findings follow api/report.schema.json.
 func TestRegistryReportsMatchSchema(t *testing.T) {
-	schema := reportSchema(t)
+	schema := apitest.ReportSchema(t)
 	key := remotetest.Key(t)
 	pfx := remotetest.Layout(t)
 	root := remotetest.Tree(t)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/pinseal/pinseal/api/apitest"
 	"github.com/pinseal/pinseal/internal/fixture"
 	"github.com/pinseal/pinseal/internal/gentree"
 	"github.com/pinseal/pinseal/pkg/blob"
@@ -431,29 +432,6 @@ waivers:
 	}
 }
 
-// reportSchema compiles api/report.schema.json.
-func reportSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "api", "report.schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("report.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("report.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return schema
-}
-
 // checkSchema reports an error on t when r, written by report.WriteJSON,
 // does not follow schema.
 func checkSchema(t *testing.T, schema *jsonschema.Schema, name string, r *report.Report) {
@@ -462,17 +440,13 @@ func checkSchema(t *testing.T, schema *jsonschema.Schema, name string, r *report
 	if err := report.WriteJSON(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.Validate(inst); err != nil {
+	if err := apitest.Validate(schema, buf.Bytes()); err != nil {
 		t.Errorf("%s report does not match api/report.schema.json: %v\n%s", name, err, buf.String())
 	}
 }
 
 func TestReportsMatchSchema(t *testing.T) {
-	schema := reportSchema(t)
+	schema := apitest.ReportSchema(t)
 	root := fixture.Tree(t)
 	// Make it dirty in several ways so findings of many kinds are validated.
 	edit(t, filepath.Join(root, cpPkg, "files/metadata.yaml"), "    minor: 10\n    contract: v1beta1\n", "    minor: 10\n    contract: v1beta2\n")

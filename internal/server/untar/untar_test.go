@@ -178,33 +178,11 @@ func (c *cancelAfter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// deepTree makes a chain of depth directories a/a/a/... under dir, with
-// a file at the bottom, without ever using a long path.
-func deepTree(t *testing.T, dir string, depth int) {
-	t.Helper()
-	chain, tmp := filepath.Join(dir, "c"), filepath.Join(dir, "n")
-	if err := os.Mkdir(chain, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(chain, "f"), []byte("x"), 0o644)
-	for range depth {
-		if err := os.Mkdir(tmp, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(chain, filepath.Join(tmp, "a")); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, chain); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func TestRemoveAllDeepTree(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "verify-1")
 	os.Mkdir(dir, 0o700)
-	deepTree(t, dir, 3000)
+	untartest.DeepTree(t, dir, 3000)
 	// Also a wide part, a symbolic link (removed, not followed) and a
 	// read-only directory.
 	outside := filepath.Join(parent, "outside")

@@ -109,6 +109,17 @@ func WritePublicKey(t testing.TB, k *sign.PrivateKey) string {
 	return p
 }
 
+// WritePolicy writes a policy that trusts k's public key (written by
+// WritePublicKey) into a temporary directory and returns its path.
+func WritePolicy(t testing.TB, k *sign.PrivateKey) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(p, []byte("apiVersion: pinseal/v1\nkind: Policy\nkeys:\n- "+WritePublicKey(t, k)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // Release is a pushed release.
 type Release struct {
 	artifact.Release

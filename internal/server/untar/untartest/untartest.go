@@ -8,6 +8,9 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -30,6 +33,62 @@ func Files(n int) []Entry {
 		es[i] = File(fmt.Sprintf("f%03d", i), "x")
 	}
 	return es
+}
+
+// Dir is the tree under dir as entries: its directories and regular files,
+// by slash paths relative to dir (pack it with TarGz(t, Dir(t, dir)...)).
+func Dir(t testing.TB, dir string) []Entry {
+	t.Helper()
+	var es []Entry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		switch {
+		case d.IsDir():
+			es = append(es, Entry{Name: name + "/", Type: tar.TypeDir})
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			es = append(es, File(name, string(b)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// DeepTree makes a chain of depth directories a/a/a/... under dir (in
+// dir/c), with a file f at the bottom, without ever using a long path.
+func DeepTree(t testing.TB, dir string, depth int) {
+	t.Helper()
+	chain, tmp := filepath.Join(dir, "c"), filepath.Join(dir, "n")
+	if err := os.Mkdir(chain, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(chain, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range depth {
+		if err := os.Mkdir(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(chain, filepath.Join(tmp, "a")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, chain); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Tar builds an uncompressed tar of entries.
