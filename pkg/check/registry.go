@@ -118,7 +118,7 @@ type local struct {
 // selector picks (its blob, its metadata, the vendored YAML it was matched
 // with, its series' contract) and its pin.
 func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
-	l := local{pin: pinOf(pkg, p)}
+	l := local{pin: layout.PinOf(pkg, p)}
 	if l.pin != nil {
 		l.version = l.pin.Version
 	}
@@ -202,32 +202,6 @@ func rel2(from, to *model.Package, file string) string {
 		return ""
 	}
 	return filepath.ToSlash(r)
-}
-
-// pinOf is the package's pin of provider p: the pin.yaml entry of its kind
-// and name, else the one of its release, else a Makefile-assembled pin of
-// its upstream version.
-func pinOf(pkg *model.Package, p *model.Provider) *pin.Provider {
-	if pkg.Pins == nil || pkg.Pins.File == nil {
-		return nil
-	}
-	ps := pkg.Pins.File.Providers
-	for i := range ps {
-		if ps[i].Kind == p.Kind && ps[i].Name == p.Name {
-			return &ps[i]
-		}
-	}
-	for i := range ps {
-		if ps[i].Release != "" && ps[i].Release == p.Version {
-			return &ps[i]
-		}
-	}
-	for i := range ps {
-		if ps[i].Kind == "" && ps[i].Name == "" && pin.MatchesRelease(ps[i].Version, p.Version) {
-			return &ps[i]
-		}
-	}
-	return nil
 }
 
 // comparePins lists how got differs from want, by URL and SHA-256 (the
@@ -545,7 +519,7 @@ func provenance(t *model.Tree, builders []string) []report.Finding {
 		// The pins to compare with: the artifact's own, else (no pinseal
 		// config: version-reused or registry-digest says why) the tree's.
 		pins, pinsName := []pin.Source(nil), "the artifact's pins"
-		switch pp := pinOf(pkg, p); {
+		switch pp := layout.PinOf(pkg, p); {
 		case a.Config != nil:
 			pins = a.Config.Pins
 		case pp != nil:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -20,7 +21,7 @@ func publish(t *model.Tree) {
 	providers(t, func(pkg *model.Package, p *model.Provider) {
 		m, _ := ix.Select(pkg, p).Picked(p.Version)
 		cm := m.ConfigMap
-		pp := pinOf(pkg, p)
+		pp := layout.PinOf(pkg, p)
 		contract, _, _ := releaseContract(cm)
 		repo := "127.0.0.1:5000/capi/" + p.Type() + "-" + p.Name
 		pins := slices.Clone(pp.Sources)

@@ -560,3 +560,29 @@ func nameMatch(pkg *model.Package, blobFile string, provs []*model.Provider) str
 	}
 	return pick(func(b string) bool { return strings.HasSuffix(b, "components.yaml") })
 }
+
+// PinOf is the package's pin of provider p: the pin.yaml entry of its kind
+// and name, else the one of its release, else a Makefile-assembled pin of
+// its upstream version.
+func PinOf(pkg *model.Package, p *model.Provider) *pin.Provider {
+	if pkg.Pins == nil || pkg.Pins.File == nil {
+		return nil
+	}
+	ps := pkg.Pins.File.Providers
+	for i := range ps {
+		if ps[i].Kind == p.Kind && ps[i].Name == p.Name {
+			return &ps[i]
+		}
+	}
+	for i := range ps {
+		if ps[i].Release != "" && ps[i].Release == p.Version {
+			return &ps[i]
+		}
+	}
+	for i := range ps {
+		if ps[i].Kind == "" && ps[i].Name == "" && pin.MatchesRelease(ps[i].Version, p.Version) {
+			return &ps[i]
+		}
+	}
+	return nil
+}

@@ -279,26 +279,7 @@ func pinOf(pkg *model.Package, r *layout.Release, p *model.Provider) *pin.Provid
 	if r.Pin != nil {
 		return r.Pin
 	}
-	if pkg.Pins == nil || pkg.Pins.File == nil {
-		return nil
-	}
-	ps := pkg.Pins.File.Providers
-	for i := range ps {
-		if ps[i].Kind == p.Kind && ps[i].Name == p.Name {
-			return &ps[i]
-		}
-	}
-	for i := range ps {
-		if ps[i].Release != "" && ps[i].Release == p.Version {
-			return &ps[i]
-		}
-	}
-	for i := range ps {
-		if ps[i].Kind == "" && ps[i].Name == "" && pin.MatchesRelease(ps[i].Version, p.Version) {
-			return &ps[i]
-		}
-	}
-	return nil
+	return layout.PinOf(pkg, p)
 }
 
 // semverCore is the vMAJOR.MINOR.PATCH a release name starts with.
