@@ -3,17 +3,26 @@
 package main
 
 import (
+	"net/http"
+
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/verify"
 )
 
 // usageError marks errors that exit with code 2.
 type usageError = cli.UsageError
 
 func newRootCmd() *cobra.Command {
-	return cli.NewRoot("verifier", "Verify Cluster API provider packages: blobs, YAML, versions, pins, registry copies, signatures", commands()...)
+	return cli.AddHints(cli.NewRoot("verifier", "Verify Cluster API provider packages: blobs, YAML, versions, pins, registry copies, signatures", commands()...), hints...)
+}
+
+// hints say what to do about library errors with the verifier's flags.
+var hints = []cli.Hint{
+	{Err: verify.ErrNoTrustedKeys, Text: "pass --key cosign.pub, or list public keys under `keys:` (or keyless signers under `identities:`) in the --policy file"},
+	{Err: http.ErrSchemeMismatch, Text: "if it is a loopback registry, pass --plain-http"},
 }
 
 func main() {

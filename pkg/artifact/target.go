@@ -49,7 +49,7 @@ func ParsePrefix(s string) (Prefix, error) {
 		return Prefix{Dir: abs}, nil
 	}
 	if strings.Contains(s, "://") {
-		return Prefix{}, fmt.Errorf("prefix %q has a URL scheme: write HOST[:PORT]/PATH (with --plain-http for a plain HTTP registry) or oci-layout:DIR", s)
+		return Prefix{}, fmt.Errorf("prefix %q has a URL scheme: write HOST[:PORT]/PATH (plain HTTP is a client option, not part of the prefix) or oci-layout:DIR", s)
 	}
 	s = strings.TrimSuffix(s, "/")
 	host, path, _ := strings.Cut(s, "/")
@@ -104,7 +104,7 @@ func OpenReference(ref string, opts Options) (Repository, string, error) {
 		return repo, tag, err
 	}
 	if strings.Contains(ref, "://") {
-		return nil, "", fmt.Errorf("reference %q has a URL scheme: write HOST[:PORT]/REPO:TAG (with --plain-http for a plain HTTP registry)", ref)
+		return nil, "", fmt.Errorf("reference %q has a URL scheme: write HOST[:PORT]/REPO:TAG (plain HTTP is a client option, not part of the reference)", ref)
 	}
 	r, err := registry.ParseReference(ref)
 	if err != nil {
