@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/cli"
+	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
@@ -23,6 +24,8 @@ func newRootCmd() *cobra.Command {
 var hints = []cli.Hint{
 	{Err: verify.ErrNoTrustedKeys, Text: "pass --key cosign.pub, or list public keys under `keys:` (or keyless signers under `identities:`) in the --policy file"},
 	{Err: http.ErrSchemeMismatch, Text: "if it is a loopback registry, pass --plain-http"},
+	{Err: artifact.ErrURLScheme, Text: "for a plain HTTP registry, drop the scheme and pass --plain-http"},
+	{Err: artifact.ErrHostNotAllowed, Text: "to allow a host the registry sends you to, pass --allow-host HOST"},
 }
 
 func main() {

@@ -327,7 +327,7 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 	if _, byDigest := ref.(name.Digest); !byDigest {
 		tag = digest
 		if digest, err = s.engine.Resolve(r.Context(), ref.String()); err != nil {
-			s.engineError(w, r, "resolve "+ref.String(), err)
+			s.engineError(w, r, "resolve "+ref.String(), configHint(err, s.cfg.Policy))
 			return
 		}
 	}
@@ -363,7 +363,7 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 		defer release()
 		rep, err := s.engine.VerifyArtifact(ctx, pinned, VerifyOptions{Policy: pol, Tag: tag})
 		if err != nil {
-			return nil, noKeys(err, s.cfg.Policy)
+			return nil, configHint(err, s.cfg.Policy)
 		}
 		body, err := json.Marshal(rep)
 		if err != nil {
@@ -450,7 +450,7 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	rep, err := s.engine.CheckTree(ctx, dir, CheckOptions{Policy: pol})
 	if err != nil {
-		s.engineError(w, r, "verify upload", noKeys(err, s.cfg.Policy))
+		s.engineError(w, r, "verify upload", configHint(err, s.cfg.Policy))
 		return
 	}
 	rep.Root = "upload" // not the server's temporary path

@@ -195,7 +195,7 @@ func (s *Server) checkSource(ctx context.Context, name string) (*report.Report, 
 		return nil, err
 	}
 	rep, err := s.engine.CheckTree(ctx, src.Path, CheckOptions{Registry: src.Registry, Policy: pol})
-	return rep, noKeys(err, src.Policy)
+	return rep, configHint(err, src.Policy)
 }
 
 // sourcePolicy is the parsed policy of source name as it is now (read

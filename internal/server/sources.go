@@ -53,12 +53,12 @@ func (s *Server) checkSourceMeta(ctx context.Context, name string) (*report.Repo
 		opts.RegistryOnly = true
 		rep, err := s.engine.CheckTree(ctx, co.Dir, opts)
 		if err != nil {
-			return nil, meta, noKeys(err, src.Policy)
+			return nil, meta, configHint(err, src.Policy)
 		}
 		return mergeRegistry(prev, rep), meta, nil
 	}
 	rep, err := s.engine.CheckTree(ctx, co.Dir, opts)
-	return rep, meta, noKeys(err, src.Policy)
+	return rep, meta, configHint(err, src.Policy)
 }
 
 // reusable returns the report of the newest successful scan of source with

@@ -70,10 +70,16 @@ func (e VerifyEngine) VerifyArtifact(ctx context.Context, ref string, opts Verif
 	return rep, err
 }
 
-// noKeys says what to change in the service's configuration when the
-// policy trusts no key (verify.ErrNoTrustedKeys): ErrNotConfigured (503)
-// naming the policy file.
-func noKeys(err error, policyFile string) error {
+// configHint adds to an engine error what to change in the service's
+// configuration: for a policy that trusts no key (verify.ErrNoTrustedKeys),
+// ErrNotConfigured (503) naming the policy file; for a host the registry
+// sent the service to (artifact.ErrHostNotAllowed), the config's
+// registries. (Library errors name no interface; the CLIs add their flags
+// instead.)
+func configHint(err error, policyFile string) error {
+	if errors.Is(err, artifact.ErrHostNotAllowed) {
+		return fmt.Errorf("%w; if it is the registry's own token service or storage, list it in the config's registries", err)
+	}
 	if !errors.Is(err, verify.ErrNoTrustedKeys) {
 		return err
 	}
@@ -95,7 +101,7 @@ func (s *Server) warnUntrusted() {
 		}
 		trust, err := verify.Trust(pol, nil)
 		if err == nil && trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
-			s.log.Warn(what + " will not verify: " + noKeys(verify.ErrNoTrustedKeys, policyFile).Error())
+			s.log.Warn(what + " will not verify: " + configHint(verify.ErrNoTrustedKeys, policyFile).Error())
 		}
 	}
 	if len(s.cfg.Registries) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,10 +16,12 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/internal/store"
+	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
+	"github.com/pinseal/pinseal/pkg/verify"
 )
 
 // trustingPolicy is a parsed policy whose keys: list key's public key.
@@ -51,7 +54,7 @@ func TestServeEngine(t *testing.T) {
 	key := remotetest.Key(t)
 	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
 	pol := trustingPolicy(t, key)
-	if _, err := eng.CheckTree(ctx, tree, CheckOptions{Registry: prefix.String()}); !errors.Is(noKeys(err, ""), ErrNotConfigured) || !strings.Contains(noKeys(err, "").Error(), "config's policy") {
+	if _, err := eng.CheckTree(ctx, tree, CheckOptions{Registry: prefix.String()}); !errors.Is(configHint(err, ""), ErrNotConfigured) || !strings.Contains(configHint(err, "").Error(), "config's policy") {
 		t.Fatalf("registry checks with no trusted key: %v, want ErrNotConfigured naming the config's policy", err)
 	}
 	rep, err = eng.CheckTree(ctx, tree, CheckOptions{Registry: prefix.String(), Policy: pol})
@@ -68,7 +71,7 @@ func TestServeEngine(t *testing.T) {
 			t.Fatalf("VerifyArtifact(%s) = %+v, %v", r.Pinned(), rep, err)
 		}
 		// Without the key in the policy the signature check must fail.
-		if _, err := eng.VerifyArtifact(ctx, r.Pinned(), VerifyOptions{}); !errors.Is(noKeys(err, ""), ErrNotConfigured) || !strings.Contains(noKeys(err, "").Error(), "default policy") {
+		if _, err := eng.VerifyArtifact(ctx, r.Pinned(), VerifyOptions{}); !errors.Is(configHint(err, ""), ErrNotConfigured) || !strings.Contains(configHint(err, "").Error(), "default policy") {
 			t.Fatalf("VerifyArtifact with no trusted key: %v, want ErrNotConfigured (503) naming the default policy", err)
 		}
 	}
@@ -243,5 +246,20 @@ func TestBrokenPolicyAtStartUp(t *testing.T) {
 				t.Fatalf("New with a broken %s policy: %v, want an error naming %s", where, err, file)
 			}
 		})
+	}
+}
+
+// TestConfigHint: the server names its config where the CLI names flags.
+func TestConfigHint(t *testing.T) {
+	refused := fmt.Errorf("resolve: %w", &artifact.HostRefusedError{Registry: "r.example", Host: "auth.example", Reason: "not allowed", NotAllowed: true})
+	if err := configHint(refused, ""); !errors.Is(err, artifact.ErrHostNotAllowed) || !strings.Contains(err.Error(), "config's registries") || strings.Contains(err.Error(), "--") {
+		t.Fatalf("host not allowed: %v", err)
+	}
+	other := fmt.Errorf("resolve: %w", &artifact.HostRefusedError{Registry: "r.example", Host: "auth.example", Reason: "POST"})
+	if err := configHint(other, ""); err != other {
+		t.Fatalf("a refusal that allowing cannot fix got a hint: %v", err)
+	}
+	if err := configHint(verify.ErrNoTrustedKeys, "/etc/p.yaml"); !errors.Is(err, ErrNotConfigured) || !strings.Contains(err.Error(), "policy /etc/p.yaml trusts no key") || strings.Contains(err.Error(), "--") {
+		t.Fatalf("no trusted keys: %v", err)
 	}
 }
