@@ -3,12 +3,11 @@
 package main
 
 import (
-	"net/http"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/cli"
-	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -19,13 +18,11 @@ import (
 type usageError = cli.UsageError
 
 func newRootCmd() *cobra.Command {
-	return cli.AddHints(cli.NewRoot("builder", "Build, push and sign Cluster API provider packages from pinned upstream files", commands()...), hints...)
+	return cli.AddHints(cli.NewRoot("builder", "Build, push and sign Cluster API provider packages from pinned upstream files", commands()...), slices.Concat(cli.RegistryHints, hints)...)
 }
 
 // hints say what to do about library errors with the builder's flags.
 var hints = []cli.Hint{
-	{Err: http.ErrSchemeMismatch, Text: "if it is a loopback registry, pass --plain-http"},
-	{Err: artifact.ErrURLScheme, Text: "for a plain HTTP registry, drop the scheme and pass --plain-http"},
 	{Err: pin.ErrOffline, Text: "run once without --offline to fill the download cache"},
 	{Err: sign.ErrKeyExists, Text: "choose another --output-key-prefix"},
 	{Err: bump.ErrNoDigest, Text: "pass --sha256 URL=<hex> (from the release's published checksums), or --trust-on-first-use to take the digest of what is downloaded now"},

@@ -3,7 +3,7 @@
 package main
 
 import (
-	"net/http"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -17,14 +17,12 @@ import (
 type usageError = cli.UsageError
 
 func newRootCmd() *cobra.Command {
-	return cli.AddHints(cli.NewRoot("verifier", "Verify Cluster API provider packages: blobs, YAML, versions, pins, registry copies, signatures", commands()...), hints...)
+	return cli.AddHints(cli.NewRoot("verifier", "Verify Cluster API provider packages: blobs, YAML, versions, pins, registry copies, signatures", commands()...), slices.Concat(cli.RegistryHints, hints)...)
 }
 
 // hints say what to do about library errors with the verifier's flags.
 var hints = []cli.Hint{
 	{Err: verify.ErrNoTrustedKeys, Text: "pass --key cosign.pub, or list public keys under `keys:` (or keyless signers under `identities:`) in the --policy file"},
-	{Err: http.ErrSchemeMismatch, Text: "if it is a loopback registry, pass --plain-http"},
-	{Err: artifact.ErrURLScheme, Text: "for a plain HTTP registry, drop the scheme and pass --plain-http"},
 	{Err: artifact.ErrHostNotAllowed, Text: "to allow a host the registry sends you to, pass --allow-host HOST"},
 }
 

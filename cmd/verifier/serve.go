@@ -46,9 +46,11 @@ file there (the log says which).
 Bearer tokens come from the config's tokensFile and from the environment
 variable PINSEAL_TOKENS, never from flags. SIGINT/SIGTERM shut down
 gracefully: running scans finish within limits.shutdownTimeout or are
-recorded as failed. SIGHUP reads the verification policy and the key files
-it names again and drops cached verdicts (a changed policy or key file is
-also noticed at the next request).`,
+recorded as failed. Every policy (the config's and each source's) is
+parsed once at start-up (a policy that does not parse is a start-up error
+naming the file); SIGHUP reads the policies and the key files they name
+again and drops cached verdicts (a changed policy or key file is also
+noticed at the next request or scan).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.NoArgs(cmd, args); err != nil {
 				return usageError{Err: err}

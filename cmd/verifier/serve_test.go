@@ -27,6 +27,10 @@ func TestServeUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "serve.yaml")
 	os.WriteFile(bad, []byte("dataDir: d\nlistn: x\n"), 0o600)
+	brokenPolicy := filepath.Join(dir, "broken-policy.yaml")
+	os.WriteFile(brokenPolicy, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks: [\n"), 0o600)
+	withBrokenPolicy := filepath.Join(dir, "serve-broken-policy.yaml")
+	os.WriteFile(withBrokenPolicy, []byte("dataDir: d\npolicy: broken-policy.yaml\n"), 0o600)
 	tests := []struct {
 		name string
 		args []string
@@ -34,6 +38,7 @@ func TestServeUsageErrors(t *testing.T) {
 	}{
 		{"bad config", []string{"serve", "--config", bad}, "unknown field"},
 		{"missing config", []string{"serve", "--config", filepath.Join(dir, "nope.yaml")}, "read config"},
+		{"broken policy", []string{"serve", "--config", withBrokenPolicy}, "policy: policy " + brokenPolicy},
 		{"no examples", []string{"serve", "--examples", filepath.Join(dir, "nope")}, "no --config, and no example tree"},
 		{"bad listen", []string{"serve", "--config", "../../examples/serve.yaml", "--listen", "nowhere"}, "listen"},
 		{"arguments", []string{"serve", "extra"}, "unknown command"},

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pinseal/pinseal/pkg/artifact"
 )
 
 // Hint says what to do about a library error in terms of this command's
@@ -15,6 +18,13 @@ type Hint struct {
 	Err error
 	// Text is appended to the error: "<error>; <Text>".
 	Text string
+}
+
+// RegistryHints are the hints of the registry client's errors, for every
+// command with --plain-http.
+var RegistryHints = []Hint{
+	{Err: http.ErrSchemeMismatch, Text: "if it is a loopback registry, pass --plain-http"},
+	{Err: artifact.ErrURLScheme, Text: "for a plain HTTP registry, drop the scheme and pass --plain-http"},
 }
 
 // hinted is an error with the CLI's hint appended; it unwraps to the
