@@ -18,7 +18,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/build"
 	"github.com/pinseal/pinseal/pkg/bump"
-	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // buildOptions are the flags of `builder build`.
@@ -69,11 +69,11 @@ Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.cache, "cache", pin.DefaultCacheDir(), "content-addressed download cache directory")
-	f.StringArrayVar(&o.mirrors, "mirror", nil, "FROM=TO: fetch URLs starting with FROM from TO instead (repeatable; also "+pin.MirrorsEnv+"); pins keep the upstream URL")
+	f.StringVar(&o.cache, "cache", fetch.DefaultCacheDir(), "content-addressed download cache directory")
+	f.StringArrayVar(&o.mirrors, "mirror", nil, "FROM=TO: fetch URLs starting with FROM from TO instead (repeatable; also "+fetch.MirrorsEnv+"); pins keep the upstream URL")
 	f.BoolVar(&o.offline, "offline", false, "use the cache (and file: URLs) only, never the network")
-	f.DurationVar(&o.timeout, "timeout", pin.DefaultTimeout, "time limit of one download attempt")
-	f.IntVar(&o.retries, "retries", pin.DefaultRetries, "retries of a failed download (connection error, timeout, HTTP 5xx/408/429)")
+	f.DurationVar(&o.timeout, "timeout", fetch.DefaultTimeout, "time limit of one download attempt")
+	f.IntVar(&o.retries, "retries", fetch.DefaultRetries, "retries of a failed download (connection error, timeout, HTTP 5xx/408/429)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "fetch, verify, patch and compress, but write nothing; report what would change")
 	f.BoolVar(&o.json, "json", false, "print the results as JSON")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
@@ -87,19 +87,15 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	retries := o.retries
-	if retries == 0 {
-		retries = -1 // pin.Fetcher: 0 means the default, negative means none
-	}
-	mirrors, err := pin.ParseMirrors(o.mirrors, os.Getenv(pin.MirrorsEnv))
+	mirrors, err := fetch.ParseMirrors(o.mirrors, os.Getenv(fetch.MirrorsEnv))
 	if err != nil {
 		return usageError{Err: err}
 	}
-	fetcher := &pin.Fetcher{
+	fetcher := &fetch.Fetcher{
 		CacheDir: o.cache,
 		Offline:  o.offline,
 		Timeout:  o.timeout,
-		Retries:  retries,
+		Retries:  o.retries,
 		Mirrors:  mirrors,
 	}
 	interactive := isTerminal(stderr)
@@ -142,6 +138,11 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 		enc.SetIndent("", "  ")
 		if results == nil {
 			results = []*build.Result{}
+		}
+		for _, r := range results {
+			if r.Files == nil {
+				r.Files = []build.FileResult{} // api/build.schema.json: always a list
+			}
 		}
 		if err := enc.Encode(results); err != nil {
 			return err

@@ -82,6 +82,13 @@ func TestBuildCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &results); err != nil {
 		t.Fatalf("--json output: %v\n%s", err, out)
 	}
+	validateJSON(t, "build.schema.json", out)
+	// camelCase keys, like every other JSON output.
+	for _, key := range []string{`"dir":`, `"pins": "pin.yaml"`, `"files":`, `"path":`, `"status": "unchanged"`, `"sha256":`} {
+		if !strings.Contains(out, key) {
+			t.Errorf("--json output lacks %s:\n%s", key, out)
+		}
+	}
 	if len(results) != 1 || len(results[0].Files) != 2 || results[0].Changed() {
 		t.Errorf("second build: %+v, want two unchanged files", results)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pinseal/pinseal/pkg/bump"
-	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // bumpOptions are the flags of `builder bump`.
@@ -99,15 +99,12 @@ Exit status: 0 bumped (or would bump), 1 refused or failed (nothing changed), 2 
 
 // fetcherFor builds the fetcher of bump and build: flags first, then
 // PINSEAL_MIRRORS.
-func fetcherFor(mirrors []string, cache string, timeout time.Duration, retries int) (*pin.Fetcher, error) {
-	ms, err := pin.ParseMirrors(mirrors, os.Getenv(pin.MirrorsEnv))
+func fetcherFor(mirrors []string, cache string, timeout time.Duration, retries int) (*fetch.Fetcher, error) {
+	ms, err := fetch.ParseMirrors(mirrors, os.Getenv(fetch.MirrorsEnv))
 	if err != nil {
 		return nil, usageError{Err: err}
 	}
-	if retries == 0 {
-		retries = -1 // pin.Fetcher: 0 means the default, negative means none
-	}
-	return &pin.Fetcher{CacheDir: cache, Timeout: timeout, Retries: retries, Mirrors: ms}, nil
+	return &fetch.Fetcher{CacheDir: cache, Timeout: timeout, Retries: retries, Mirrors: ms}, nil
 }
 
 func runBump(ctx context.Context, stdout, stderr io.Writer, o *bumpOptions, dir string) error {
@@ -196,8 +193,8 @@ func printBump(w io.Writer, r *bump.Result) {
 
 // addFetchFlags adds the download flags bump and outdated share with build.
 func addFetchFlags(f *pflag.FlagSet, mirrors *[]string, cache *string, timeout *time.Duration, retries *int) {
-	f.StringArrayVar(mirrors, "mirror", nil, "FROM=TO: fetch URLs starting with FROM from TO instead (repeatable; also "+pin.MirrorsEnv+"); pins keep the upstream URL")
-	f.StringVar(cache, "cache", pin.DefaultCacheDir(), "content-addressed download cache directory")
-	f.DurationVar(timeout, "timeout", pin.DefaultTimeout, "time limit of one download attempt")
-	f.IntVar(retries, "retries", pin.DefaultRetries, "retries of a failed download (connection error, timeout, HTTP 5xx/408/429)")
+	f.StringArrayVar(mirrors, "mirror", nil, "FROM=TO: fetch URLs starting with FROM from TO instead (repeatable; also "+fetch.MirrorsEnv+"); pins keep the upstream URL")
+	f.StringVar(cache, "cache", fetch.DefaultCacheDir(), "content-addressed download cache directory")
+	f.DurationVar(timeout, "timeout", fetch.DefaultTimeout, "time limit of one download attempt")
+	f.IntVar(retries, "retries", fetch.DefaultRetries, "retries of a failed download (connection error, timeout, HTTP 5xx/408/429)")
 }

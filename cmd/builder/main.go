@@ -9,8 +9,8 @@ import (
 
 	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/pkg/bump"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/load"
-	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
 
@@ -23,7 +23,7 @@ func newRootCmd() *cobra.Command {
 
 // hints say what to do about library errors with the builder's flags.
 var hints = []cli.Hint{
-	{Err: pin.ErrOffline, Text: "run once without --offline to fill the download cache"},
+	{Err: fetch.ErrOffline, Text: "run once without --offline to fill the download cache"},
 	{Err: sign.ErrKeyExists, Text: "choose another --output-key-prefix"},
 	{Err: bump.ErrNoDigest, Text: "pass --sha256 URL=<hex> (from the release's published checksums), or --trust-on-first-use to take the digest of what is downloaded now"},
 	{Err: bump.ErrWhichProvider, Text: "say which with --provider Kind/name"},

@@ -250,7 +250,7 @@ func (s *Server) engineError(w http.ResponseWriter, r *http.Request, what string
 	case errors.Is(err, errNoSlot):
 		w.Header().Set("Retry-After", retryAfter)
 		s.writeError(w, r, http.StatusServiceUnavailable, what+": "+err.Error())
-	case errors.Is(err, ErrEngineUnavailable), errors.Is(err, ErrNotConfigured):
+	case errors.Is(err, ErrNotConfigured):
 		s.writeError(w, r, http.StatusServiceUnavailable, what+": "+err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		s.writeError(w, r, http.StatusGatewayTimeout, what+": took longer than limits.requestTimeout")

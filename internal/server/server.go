@@ -28,10 +28,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
-// ErrEngineUnavailable is what an Engine returns when this build has no
-// verification engine; the service answers 503.
-var ErrEngineUnavailable = errors.New("verification engine not available in this build")
-
 // ErrNotConfigured is what an Engine returns (wrapped, with what to change)
 // when the service's configuration cannot verify what was asked, such as a
 // policy that trusts no key; the service answers 503.

@@ -614,7 +614,6 @@ func TestVerifyEngineErrors(t *testing.T) {
 		err  error
 		want int
 	}{
-		{"unavailable", ErrEngineUnavailable, http.StatusServiceUnavailable},
 		{"not configured", fmt.Errorf("%w: no trusted keys", ErrNotConfigured), http.StatusServiceUnavailable},
 		{"registry error", errors.New("GET manifest: 500"), http.StatusBadGateway},
 	}

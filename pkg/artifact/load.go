@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/pinseal/pinseal/pkg/metadata"
+	"github.com/pinseal/pinseal/pkg/pin/infer"
 
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
@@ -33,7 +34,7 @@ const maxFileSize = MaxLayerSize
 // release's series from it. Files are read inside dir only (a symlink out
 // of the package is refused).
 func LoadReleases(dir, builderVersion string) ([]Release, error) {
-	set, err := pin.LoadDir(dir)
+	set, err := infer.LoadDir(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/retry"
 
 	"github.com/pinseal/pinseal/internal/version"
+	pinfetch "github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // Options configure how registries are reached. The zero value reaches a
@@ -31,8 +32,10 @@ type Options struct {
 	// ResponseTimeout bounds the wait for a registry's response headers
 	// after a request was sent (a hung registry); 0 means 60s.
 	ResponseTimeout time.Duration
-	// Retries is how often a request that failed with a network error, 429
-	// or 5xx is retried with backoff; 0 means 3, negative means never.
+	// Retries is how often a request that failed with a network error, 408,
+	// 429 or 5xx is retried with backoff (fetch.RetryPolicy, the
+	// downloader's policy); 0 means fetch.DefaultRetries, negative means
+	// never.
 	Retries int
 	// AllowedHosts are the hosts (HOST[:PORT]) a registry client may
 	// contact besides the repository's own registry: a token realm or
@@ -97,18 +100,12 @@ func (o Options) client(host string) (*auth.Client, error) {
 	if o.Retries >= 0 {
 		n := o.Retries
 		if n == 0 {
-			n = 3
+			n = pinfetch.DefaultRetries
 		}
 		tr := retry.NewTransport(base)
-		tr.Policy = func() retry.Policy {
-			return &retry.GenericPolicy{
-				Retryable: retry.DefaultPredicate,
-				Backoff:   retry.DefaultBackoff,
-				MinWait:   200 * time.Millisecond,
-				MaxWait:   3 * time.Second,
-				MaxRetry:  n,
-			}
-		}
+		// The downloader's policy: one rule for what is retried and how
+		// long to wait.
+		tr.Policy = func() retry.Policy { return pinfetch.RetryPolicy(n, 0) }
 		rt = tr
 	}
 	if !o.PlainHTTP {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/manifestgen"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // benchManifest is a ~1 MiB provider manifest: CRDs with controller-gen
@@ -70,7 +70,7 @@ func BenchmarkBuild(b *testing.B) {
 	}
 	dir := filepath.Join(root, "pkg")
 	os.MkdirAll(dir, 0o755)
-	f := &pin.Fetcher{}
+	f := &fetch.Fetcher{}
 	b.SetBytes(int64(len(data)))
 	i := 0
 	for b.Loop() {

@@ -31,10 +31,12 @@ import (
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/pin/infer"
 )
 
 // Options configure a build.
@@ -42,7 +44,7 @@ type Options struct {
 	// Fetcher downloads and verifies the sources. Required. Relative
 	// file: URLs resolve against the package directory unless its BaseDir
 	// is set.
-	Fetcher *pin.Fetcher
+	Fetcher *fetch.Fetcher
 	// Log receives progress records; nil discards them.
 	Log *slog.Logger
 	// DryRun computes everything (fetch, verify, patch, compress) and
@@ -61,34 +63,35 @@ const (
 
 // FileResult is one output file of a build.
 type FileResult struct {
-	Path     string // slash path relative to the package directory
-	Provider string // Kind/name of the provider it belongs to
-	Kind     string // "source" (vendored upstream file, patched) or "blob"
-	Status   Status
-	Size     int64
-	SHA256   string // lowercase hex of the file's content after the build
+	Path     string `json:"path"`     // slash path relative to the package directory
+	Provider string `json:"provider"` // Kind/name of the provider it belongs to
+	Kind     string `json:"kind"`     // "source" (vendored upstream file, patched) or "blob"
+	Status   Status `json:"status"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256"` // lowercase hex of the file's content after the build
 	// Note explains an unchanged blob whose bytes differ from ours (e.g.
 	// made by GNU gzip -9 -n, same content, clean header).
-	Note string `json:",omitempty"`
+	Note string `json:"note,omitempty"`
 }
 
-// Result is what a build did.
+// Result is what a build did. Its JSON form (`builder build --json` prints
+// a list of them) is documented in api/build.schema.json.
 type Result struct {
-	Dir  string // the package directory
-	Pins string // where the pins came from: "pin.yaml", "Makefile", or PinsNone
+	Dir  string `json:"dir"`  // the package directory
+	Pins string `json:"pins"` // where the pins came from: "pin.yaml", "Makefile", or PinsNone
 	// FromVendored: the package pins no download; each blob was rebuilt
 	// from the vendored YAML the package layout pairs it with, and nothing
 	// was fetched.
-	FromVendored bool `json:",omitempty"`
+	FromVendored bool `json:"fromVendored,omitempty"`
 	// Fetched are the URLs downloaded (or read from the cache); Reused the
 	// vendored files that already held their pinned bytes, so their
 	// sources were not fetched.
-	Fetched []string     `json:",omitempty"`
-	Reused  []string     `json:",omitempty"`
-	Files   []FileResult // in pin order: each provider's sources, then its blob
+	Fetched []string     `json:"fetched,omitempty"`
+	Reused  []string     `json:"reused,omitempty"`
+	Files   []FileResult `json:"files"` // in pin order: each provider's sources, then its blob
 	// Removed are temporary files a killed build had left beside the
 	// outputs (older than atomicfile.StaleAge), removed by this one.
-	Removed []string `json:",omitempty"`
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Changed reports whether the build wrote (or, in a dry run, would write)
@@ -132,7 +135,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err := checkPackageDir(dir, abs); err != nil {
 		return nil, err
 	}
-	set, err := pin.LoadDir(abs)
+	set, err := infer.LoadDir(abs)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
@@ -305,7 +308,7 @@ func providerID(p pin.Provider) string {
 
 // plan fetches, verifies and patches every source and compresses every blob,
 // in memory. Nothing is written.
-func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, log *slog.Logger, stats *fetchStats) ([]output, error) {
+func plan(ctx context.Context, dir string, f *pin.File, fetcher *fetch.Fetcher, log *slog.Logger, stats *fetchStats) ([]output, error) {
 	var outs []output
 	owner := map[string]int{} // rel path -> index in outs
 	for _, p := range f.Providers {
@@ -346,7 +349,7 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *pin.Fetcher, lo
 			// The fetcher verifies; check again so no code path can write
 			// unverified bytes.
 			if got := hexSHA(data); !strings.EqualFold(got, s.SHA256) {
-				return nil, &pin.ErrDigestMismatch{URL: s.URL, Want: strings.ToLower(s.SHA256), Got: got, Size: int64(len(data))}
+				return nil, &fetch.ErrDigestMismatch{URL: s.URL, Want: strings.ToLower(s.SHA256), Got: got, Size: int64(len(data))}
 			}
 			if _, dup := content[rel]; dup {
 				return nil, fmt.Errorf("%s: two sources write %s; give each source its own `to`", pid, rel)
@@ -424,6 +427,16 @@ func componentsFile(pid string, order []string) (string, error) {
 	}
 }
 
+// escapesRoot reports whether err is root's refusal of a path that leads
+// out of it. os does not export that error, so it is taken from a path
+// every os.Root refuses for that reason alone, without touching the disk:
+// an absolute one.
+func escapesRoot(root *os.Root, err error) bool {
+	_, probe := root.Lstat("/")
+	var pe *fs.PathError
+	return errors.As(probe, &pe) && pe.Err != nil && errors.Is(err, pe.Err)
+}
+
 // applyPatch applies one patch file of a provider to its components file.
 func applyPatch(dir, pid, pp, comp string, content map[string][]byte, log *slog.Logger) error {
 	rel, err := cleanRel(pp)
@@ -435,12 +448,12 @@ func applyPatch(dir, pid, pp, comp string, content map[string][]byte, log *slog.
 	if err != nil {
 		return fmt.Errorf("%s: read patch %s: %w", pid, rel, err)
 	}
+	defer root.Close()
 	data, err := root.ReadFile(rel)
-	root.Close()
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: patch %s is listed in patches but does not exist in the package directory; add the diff there or remove it from patches", pid, rel)
 	}
-	if err != nil && strings.Contains(err.Error(), "escapes") {
+	if err != nil && escapesRoot(root, err) {
 		return fmt.Errorf("%s: patch %s leads outside the package directory (a symlink); keep the diff itself inside the package: %w", pid, rel, err)
 	}
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/internal/testpeer"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -179,8 +180,8 @@ func writePackage(t *testing.T, dir string, s pkgSpec) {
 	}
 }
 
-func fetcher(t *testing.T) *pin.Fetcher {
-	return &pin.Fetcher{CacheDir: t.TempDir(), Retries: -1, Timeout: 10 * time.Second}
+func fetcher(t *testing.T) *fetch.Fetcher {
+	return &fetch.Fetcher{CacheDir: t.TempDir(), Timeout: 10 * time.Second}
 }
 
 // snapshot records every file of a directory tree: content, mode, mtime.
@@ -531,7 +532,7 @@ func TestBuildDigestMismatchIsTyped(t *testing.T) {
 	writePackage(t, dir, pkgSpec{url: up.URL})
 	up.set("/capmox/v0.7.7/infrastructure-components.yaml", []byte(components+"# tampered\n"))
 	_, err := Build(context.Background(), dir, Options{Fetcher: fetcher(t)})
-	var dm *pin.ErrDigestMismatch
+	var dm *fetch.ErrDigestMismatch
 	if !errors.As(err, &dm) {
 		t.Fatalf("error %v is not a digest mismatch", err)
 	}
@@ -676,7 +677,7 @@ func TestBuildOffline(t *testing.T) {
 	// Vendored files that hold their pinned bytes need no download: with
 	// an empty cache and no network, a build that only has to redo the
 	// blob works and says it fetched nothing.
-	empty := &pin.Fetcher{CacheDir: t.TempDir(), Offline: true}
+	empty := &fetch.Fetcher{CacheDir: t.TempDir(), Offline: true}
 	blobPath := filepath.Join(dir, "files/components.gz")
 	if err := os.WriteFile(blobPath, []byte("not the blob"), 0o644); err != nil {
 		t.Fatal(err)

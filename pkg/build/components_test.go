@@ -12,13 +12,14 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // TestBuildComponentsField: a talos-style components file name
 // (files/bootstrap-components-talos.yaml) is the blob's source when
-// pin.yaml's components field names it; without the field the build says
-// what to do.
+// pin.yaml's components field names it, or when it is the provider's only
+// source that is not its metadata (the package layout's rule); when two
+// sources could be, the build says to name it.
 func TestBuildComponentsField(t *testing.T) {
 	up := t.TempDir()
 	comp := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cabpt-system\n")
@@ -41,6 +42,15 @@ func TestBuildComponentsField(t *testing.T) {
   COMPONENTS
   blob: files/components-talos.gz
 `, filepath.ToSlash(up), sum(comp), sum(meta))
+	// A second source that could be the components file too.
+	os.WriteFile(filepath.Join(up, "crds.yaml"), comp, 0o644)
+	second := fmt.Sprintf("  - url: file://%s/crds.yaml\n    sha256: %s\n    to: files/crds-talos.yaml\n", filepath.ToSlash(up), sum(comp))
+	ambiguous := strings.Replace(strings.Replace(pinYAML, "  COMPONENTS\n", "", 1), "  blob:", second+"  blob:", 1)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "pin.yaml"), []byte(ambiguous), 0o644)
+	if _, err := Build(context.Background(), dir, Options{Fetcher: &fetch.Fetcher{}}); err == nil || !strings.Contains(err.Error(), "components") {
+		t.Errorf("two candidate sources, no components field: err = %v", err)
+	}
 	for _, withField := range []bool{false, true} {
 		dir := t.TempDir()
 		y := strings.Replace(pinYAML, "  COMPONENTS\n", "", 1)
@@ -48,15 +58,8 @@ func TestBuildComponentsField(t *testing.T) {
 			y = strings.Replace(pinYAML, "COMPONENTS", "components: files/bootstrap-components-talos.yaml", 1)
 		}
 		os.WriteFile(filepath.Join(dir, "pin.yaml"), []byte(y), 0o644)
-		_, err := Build(context.Background(), dir, Options{Fetcher: &pin.Fetcher{}})
-		if !withField {
-			if err == nil || !strings.Contains(err.Error(), "components.yaml") {
-				t.Errorf("without components: err = %v", err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
+		if _, err := Build(context.Background(), dir, Options{Fetcher: &fetch.Fetcher{}}); err != nil {
+			t.Fatalf("components field %v: %v", withField, err)
 		}
 		gz, err := os.ReadFile(filepath.Join(dir, "files", "components-talos.gz"))
 		if err != nil {

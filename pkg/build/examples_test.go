@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -20,7 +21,7 @@ func TestExamplesAreBuilt(t *testing.T) {
 	repo := filepath.Dir(fixture.TestdataDir())
 	examples := filepath.Join(repo, "examples")
 	cache := t.TempDir()
-	f := &pin.Fetcher{CacheDir: cache, Offline: true}
+	f := &fetch.Fetcher{CacheDir: cache, Offline: true}
 	err := filepath.WalkDir(filepath.Join(examples, "upstream"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

@@ -16,7 +16,7 @@ import (
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/internal/manifestgen"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // killVersions are two upstream releases the helper process alternates
@@ -72,7 +72,7 @@ func TestKilledBuildHelper(t *testing.T) {
 		if err := atomicfile.WriteFile(filepath.Join(dir, "pin.yaml"), pins[i%2], 0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Build(context.Background(), dir, Options{Fetcher: &pin.Fetcher{}}); err != nil {
+		if _, err := Build(context.Background(), dir, Options{Fetcher: &fetch.Fetcher{}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -36,9 +36,11 @@ import (
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/build"
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/pin/infer"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -70,7 +72,7 @@ type Options struct {
 	// DryRun does everything but the renames.
 	DryRun bool
 	// Fetcher downloads the sources (its Mirrors apply). Required.
-	Fetcher *pin.Fetcher
+	Fetcher *fetch.Fetcher
 	// Tree is the root of the tree whose core provider and namespaces the
 	// staged package is checked against; "" means the nearest directory
 	// above the package holding .git, else the package alone.
@@ -303,7 +305,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(cache)
-	staged := &pin.Fetcher{CacheDir: cache, Offline: true, BaseDir: real, Log: quiet}
+	staged := &fetch.Fetcher{CacheDir: cache, Offline: true, BaseDir: real, Log: quiet}
 	put := func(data []byte) (string, error) {
 		sum := sha256.Sum256(data)
 		h := hex.EncodeToString(sum[:])
@@ -403,7 +405,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 
 	// Every source the staged package pins must be in the staged cache:
 	// those of other providers come through the caller's fetcher.
-	if set, err := pin.LoadDir(stage); err == nil && set.File != nil {
+	if set, err := infer.LoadDir(stage); err == nil && set.File != nil {
 		for _, p := range set.File.Providers {
 			for _, s := range p.Sources {
 				if !pin.ValidSHA256(s.SHA256) {

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 func opts(u *upstream, to string) Options {
-	return Options{To: to, Fetcher: &pin.Fetcher{Mirrors: []pin.Mirror{u.mirror()}, Retries: -1}}
+	return Options{To: to, Fetcher: &fetch.Fetcher{Mirrors: []fetch.Mirror{u.mirror()}}}
 }
 
 func pkgDir(root, name string) string { return filepath.Join(root, "packages", "system", name) }

@@ -18,8 +18,8 @@ import (
 	"github.com/pinseal/pinseal/internal/testpeer"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/build"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/patch"
-	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
@@ -163,8 +163,8 @@ func newUpstream(t testing.TB) *upstream {
 	return u
 }
 
-func (u *upstream) mirror() pin.Mirror {
-	return pin.Mirror{From: "https://github.com/", To: u.srv.URL + "/"}
+func (u *upstream) mirror() fetch.Mirror {
+	return fetch.Mirror{From: "https://github.com/", To: u.srv.URL + "/"}
 }
 
 func shaOf(b []byte) string { return hexSHA(b) }
@@ -332,7 +332,7 @@ update:
 	writeChart(t, ip, "capi-providers-ipam", []provSpec{{kind: "IPAMProvider", name: "in-cluster", release: "v1.0.2-ipam",
 		labels: [2]string{"ipam-components", "ipam-provider"}, blob: "files/components.gz", meta: "files/metadata.yaml"}}, "")
 
-	f := &pin.Fetcher{Mirrors: []pin.Mirror{u.mirror()}, Retries: -1}
+	f := &fetch.Fetcher{Mirrors: []fetch.Mirror{u.mirror()}}
 	for _, d := range []string{core, px, kv, bs, ip} {
 		if _, err := buildPackage(d, f); err != nil {
 			t.Fatal(err)
@@ -441,6 +441,6 @@ func numstat(t testing.TB, root string) map[string]string {
 
 var _ = patch.Parse
 
-func buildPackage(dir string, f *pin.Fetcher) (*build.Result, error) {
+func buildPackage(dir string, f *fetch.Fetcher) (*build.Result, error) {
 	return build.Build(context.Background(), dir, build.Options{Fetcher: f})
 }

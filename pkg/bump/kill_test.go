@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // TestKilledBumpHelper is the child process of TestKilledBump: it bumps
@@ -31,8 +31,8 @@ func TestKilledBumpHelper(t *testing.T) {
 			select {} // wait for SIGKILL
 		}
 	}
-	o := Options{To: "v0.7.8", TrustOnFirstUse: true, Fetcher: &pin.Fetcher{Retries: -1,
-		Mirrors: []pin.Mirror{{From: "https://github.com/", To: os.Getenv("PINSEAL_BUMP_KILL_MIRROR")}}}}
+	o := Options{To: "v0.7.8", TrustOnFirstUse: true, Fetcher: &fetch.Fetcher{
+		Mirrors: []fetch.Mirror{{From: "https://github.com/", To: os.Getenv("PINSEAL_BUMP_KILL_MIRROR")}}}}
 	if _, err := Bump(context.Background(), dir, o); err != nil {
 		t.Fatal(err)
 	}

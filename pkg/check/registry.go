@@ -44,7 +44,7 @@ import (
 //     no pinseal config; version-reused holds the two pin sets equal).
 
 // Registry returns the registry checks (registry-digest, version-reused,
-// signature, provenance) runnable over a tree whose providers carry
+// signature, provenance, oci-install) runnable over a tree whose providers carry
 // Artifacts. builders are the allowed SLSA builder ids; none means
 // pinseal's own (version.BuilderID).
 func Registry(builders []string) []Check {
@@ -62,8 +62,10 @@ func Registry(builders []string) []Check {
 }
 
 // ArtifactChecks returns the checks of `verifier verify REF`, run over a
-// model of one artifact (a provider whose Artifact has Content): the
-// registry checks plus blob-corrupt, blob-header, blob-yaml and
+// model of one artifact (a provider whose Artifact has Content), and the
+// only list of them: the tree's other checks (ConfigMaps, selectors, pins
+// in a tree) do not apply to a lone artifact. They are the registry checks
+// plus blob-corrupt, blob-header, blob-yaml and
 // metadata-series judged on the artifact's layers (components.gz gunzips
 // to exactly the raw YAML layer, its gzip header is reproducible,
 // metadata.yaml has the release's series with a contract equal to the
@@ -433,33 +435,7 @@ func signature(t *model.Tree) []report.Finding {
 		if !a.Found || !s.Checked || s.Valid {
 			return
 		}
-		ref := a.Pinned()
-		var msg, hint string
-		switch s.Reason {
-		case "no-signature":
-			msg = fmt.Sprintf("the artifact %s is not signed", ref)
-			hint = "sign it with the release key: " + pushHint(pkg, p, a) + ", or `cosign sign --key cosign.key " + ref + "`"
-		case "other-key":
-			msg = fmt.Sprintf("the artifact %s is signed, but by none of the trusted keys", ref)
-			hint = "if the signer is trusted, add its public key to the policy's keys (or --key); otherwise this artifact was not released by you: do not deploy it"
-		case "wrong-digest":
-			msg = fmt.Sprintf("the signature stored for %s was made by a trusted key for another digest (copied from another artifact)", ref)
-			hint = "do not deploy it: the signed artifact is a different one; push and sign the release again and find out who copied the signature"
-		case "no-trusted-keys":
-			msg = fmt.Sprintf("the signature of %s cannot be verified: no trusted keys", ref)
-			hint = "list the release key's public key in the policy's keys, or pass --key cosign.pub"
-		case "bad-signature", "wrong-identity", "certificate-expired", "untrusted-certificate", "no-timestamp", "tlog-missing":
-			msg, hint = sigstoreFinding("signature", ref, s.Reason, s.Form)
-		case "error":
-			msg = fmt.Sprintf("the signatures of %s could not be read", ref)
-			hint = "check that the registry is reachable and run again"
-		case "too-large":
-			msg = fmt.Sprintf("the signature image stored for %s exceeds the verifier's bounds, so it was not read", ref)
-			hint = "a signature image holds one small layer per signing key; this one was not made by cosign or `builder push`: delete its .sig tag and sign again with the release key: " + pushHint(pkg, p, a)
-		default:
-			msg = fmt.Sprintf("the signature stored for %s is not valid (%s)", ref, s.Reason)
-			hint = "sign it again with the release key: " + pushHint(pkg, p, a)
-		}
+		msg, hint := verdictWords(false, s.Reason, a.Pinned(), s.Form, pushHint(pkg, p, a))
 		f := newFinding(Signature, pkg, providerID(p), p.Location, msg, hint)
 		f.Detail = s.Message
 		out = append(out, f)
@@ -467,32 +443,79 @@ func signature(t *model.Tree) []report.Finding {
 	return out
 }
 
-// sigstoreFinding words the findings about Sigstore bundles and keyless
-// signatures: what was found (form) and why it did not verify.
-func sigstoreFinding(what, ref, reason, form string) (msg, hint string) {
-	if form == "" {
-		form = "the " + what
+// verdictWords words the finding about a signature (prov false) or a
+// provenance attestation (prov true) that did not verify for reason:
+// every reason in this one switch, each case with the signature's words
+// first and the provenance's second. ref is the artifact, form what was
+// found, push how to push and sign it again.
+func verdictWords(prov bool, reason model.Reason, ref, form, push string) (msg, hint string) {
+	what := "signature"
+	if prov {
+		what = "provenance attestation"
 	}
-	switch reason {
-	case "bad-signature":
-		return fmt.Sprintf("the %s of %s (%s) names a trusted signer, but its signature does not verify: it was changed after signing (bad-signature)", what, ref, form),
-			"do not deploy it: the stored bundle was tampered with; sign and attest the release again and find out who changed it"
-	case "wrong-identity":
-		return fmt.Sprintf("the %s of %s (%s) is a valid keyless signature by an identity the policy does not trust (wrong-identity)", what, ref, form),
-			"if that workflow or account is your release signer, add its issuer and subject to the policy's identities; otherwise do not deploy it"
-	case "certificate-expired":
-		return fmt.Sprintf("the %s of %s (%s) was made with a certificate that was not valid at the signing time its timestamps prove (certificate-expired)", what, ref, form),
-			"sign it again (a Fulcio certificate is valid for minutes: the signature needs a timestamp from that window)"
-	case "untrusted-certificate":
-		return fmt.Sprintf("the %s of %s (%s) is signed with a certificate that does not chain to the trusted root (untrusted-certificate)", what, ref, form),
-			"set the policy's trustedRoot to the Sigstore instance that issued it (trusted_root.json), or do not deploy it"
-	case "no-timestamp":
-		return fmt.Sprintf("the %s of %s (%s) is keyless but carries no verified timestamp or transparency-log time (no-timestamp)", what, ref, form),
-			"sign with a timestamp authority or transparency log (cosign's default signing config), and check the policy's trustedRoot and tlog"
-	default: // tlog-missing
-		return fmt.Sprintf("the %s of %s (%s) has no transparency-log entry that verifies, which the policy requires (tlog-missing)", what, ref, form),
-			"sign with upload to the transparency log, or set the policy's tlog to optional"
+	one := func(sig, att string) string {
+		if prov {
+			return att
+		}
+		return sig
 	}
+	r := reason
+	if r == model.WrongPredicate && !prov {
+		r = "" // a signature of another predicate type: not valid (default)
+	}
+	if w, ok := keylessWords[r]; ok {
+		if form == "" {
+			form = "the " + what
+		}
+		return fmt.Sprintf("the %s of %s (%s) %s (%s)", what, ref, form, w.is, r), w.hint
+	}
+	switch r {
+	case model.NoSignature:
+		return one(fmt.Sprintf("the artifact %s is not signed", ref), fmt.Sprintf("the artifact %s has no provenance attestation", ref)),
+			one("sign it with the release key: "+push+", or `cosign sign --key cosign.key "+ref+"`", "attest it with the release key: "+push)
+	case model.OtherKey:
+		return one(fmt.Sprintf("the artifact %s is signed, but by none of the trusted keys", ref), fmt.Sprintf("the provenance attestations of %s are signed by none of the trusted keys", ref)),
+			one("if the signer is trusted, add its public key to the policy's keys (or --key); otherwise this artifact was not released by you: do not deploy it",
+				"if the attester is trusted, add its public key to the policy's keys (or --key); otherwise do not deploy it")
+	case model.WrongDigest:
+		return one(fmt.Sprintf("the signature stored for %s was made by a trusted key for another digest (copied from another artifact)", ref),
+				fmt.Sprintf("the provenance attestation stored for %s is about another artifact (its subject is another digest)", ref)),
+			one("do not deploy it: the signed artifact is a different one; push and sign the release again and find out who copied the signature",
+				"do not deploy it: attest the release again with `builder push` and find out who copied the attestation")
+	case model.WrongPredicate:
+		return fmt.Sprintf("the attestations of %s are not SLSA provenance v1", ref),
+			"attest it with `builder push --key`, which stores SLSA provenance v1"
+	case model.NoTrustedKeys:
+		return fmt.Sprintf("the %s of %s cannot be verified: no trusted keys", one("signature", "provenance"), ref),
+			"list the release key's public key in the policy's keys, or pass --key cosign.pub"
+	case model.ReadError:
+		return fmt.Sprintf("the %s of %s could not be read", one("signatures", "attestations"), ref),
+			"check that the registry is reachable and run again"
+	case model.TooLarge:
+		return fmt.Sprintf("the %s image stored for %s exceeds the verifier's bounds, so it was not read", one("signature", "attestation"), ref),
+			one("a signature image holds one small layer per signing key; this one was not made by cosign or `builder push`: delete its .sig tag and sign again with the release key: ",
+				"an attestation image holds one small layer per attestation; this one was not made by cosign or `builder push`: delete its .att tag and attest again: ") + push
+	default:
+		return fmt.Sprintf("the %s %s %s is not valid (%s)", what, one("stored for", "of"), ref, reason),
+			one("sign it again with the release key: ", "attest it again: ") + push
+	}
+}
+
+// keylessWords say what a Sigstore bundle or keyless signature that did
+// not verify is, and what to do, by reason.
+var keylessWords = map[model.Reason]struct{ is, hint string }{
+	model.BadSignature: {"names a trusted signer, but its signature does not verify: it was changed after signing",
+		"do not deploy it: the stored bundle was tampered with; sign and attest the release again and find out who changed it"},
+	model.WrongIdentity: {"is a valid keyless signature by an identity the policy does not trust",
+		"if that workflow or account is your release signer, add its issuer and subject to the policy's identities; otherwise do not deploy it"},
+	model.CertExpired: {"was made with a certificate that was not valid at the signing time its timestamps prove",
+		"sign it again (a Fulcio certificate is valid for minutes: the signature needs a timestamp from that window)"},
+	model.UntrustedCert: {"is signed with a certificate that does not chain to the trusted root",
+		"set the policy's trustedRoot to the Sigstore instance that issued it (trusted_root.json), or do not deploy it"},
+	model.NoTimestamp: {"is keyless but carries no verified timestamp or transparency-log time",
+		"sign with a timestamp authority or transparency log (cosign's default signing config), and check the policy's trustedRoot and tlog"},
+	model.TLogMissing: {"has no transparency-log entry that verifies, which the policy requires",
+		"sign with upload to the transparency log, or set the policy's tlog to optional"},
 }
 
 // provenance: a valid SLSA provenance attestation about the artifact's
@@ -511,35 +534,7 @@ func provenance(t *model.Tree, builders []string) []report.Finding {
 			out = append(out, f)
 		}
 		if !pr.Valid {
-			var msg, hint string
-			switch pr.Reason {
-			case "no-signature":
-				msg = fmt.Sprintf("the artifact %s has no provenance attestation", ref)
-				hint = "attest it with the release key: " + pushHint(pkg, p, a)
-			case "other-key":
-				msg = fmt.Sprintf("the provenance attestations of %s are signed by none of the trusted keys", ref)
-				hint = "if the attester is trusted, add its public key to the policy's keys (or --key); otherwise do not deploy it"
-			case "wrong-digest":
-				msg = fmt.Sprintf("the provenance attestation stored for %s is about another artifact (its subject is another digest)", ref)
-				hint = "do not deploy it: attest the release again with `builder push` and find out who copied the attestation"
-			case "wrong-predicate":
-				msg = fmt.Sprintf("the attestations of %s are not SLSA provenance v1", ref)
-				hint = "attest it with `builder push --key`, which stores SLSA provenance v1"
-			case "no-trusted-keys":
-				msg = fmt.Sprintf("the provenance of %s cannot be verified: no trusted keys", ref)
-				hint = "list the release key's public key in the policy's keys, or pass --key cosign.pub"
-			case "bad-signature", "wrong-identity", "certificate-expired", "untrusted-certificate", "no-timestamp", "tlog-missing":
-				msg, hint = sigstoreFinding("provenance attestation", ref, pr.Reason, pr.Form)
-			case "error":
-				msg = fmt.Sprintf("the attestations of %s could not be read", ref)
-				hint = "check that the registry is reachable and run again"
-			case "too-large":
-				msg = fmt.Sprintf("the attestation image stored for %s exceeds the verifier's bounds, so it was not read", ref)
-				hint = "an attestation image holds one small layer per attestation; this one was not made by cosign or `builder push`: delete its .att tag and attest again: " + pushHint(pkg, p, a)
-			default:
-				msg = fmt.Sprintf("the provenance attestation of %s is not valid (%s)", ref, pr.Reason)
-				hint = "attest it again: " + pushHint(pkg, p, a)
-			}
+			msg, hint := verdictWords(true, pr.Reason, ref, pr.Form, pushHint(pkg, p, a))
 			add(msg, hint, pr.Message)
 			return
 		}

@@ -274,7 +274,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
 			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}}
 	}
-	rendered, docProbs, prob, err := l.render(ctx, files, chrt, vals, values, release, namespace) // bounded: render.go
+	rendered, docProbs, relSize, prob, err := l.render(ctx, files, chrt, vals, values, release, namespace) // bounded: render.go
 	if prob != nil {
 		return nil, []model.Problem{*prob}
 	}
@@ -286,6 +286,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	}
 	if rel != nil {
 		rel.chart, rel.config, rel.name, rel.namespace = chrt, values, release, namespace
+		rel.computed = relSize // by the render child, from the whole manifest
 	}
 	sources := templateSources(chrt)
 	subdirs := subchartDirs(files)

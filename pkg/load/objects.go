@@ -3,12 +3,11 @@ package load
 import (
 	"bytes"
 	"fmt"
-	"regexp"
-	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // object is one parsed Kubernetes object of a rendered (or plain) YAML file.
@@ -130,8 +129,6 @@ func blank(b []byte) bool {
 	return true
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line ([0-9]+): `)
-
 // parseDoc parses one document into an object. A document that is empty or
 // null yields nothing.
 func parseDoc(d doc, file string) (o *object, probs []model.Problem) {
@@ -145,14 +142,11 @@ func parseDoc(d doc, file string) (o *object, probs []model.Problem) {
 	var n yaml.Node
 	if err := yaml.Unmarshal(d.bytes(), &n); err != nil {
 		line := d.line
-		msg := err.Error()
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			if k, _ := strconv.Atoi(m[1]); k > 0 {
-				// yaml reports an unexpected end one line past the last.
-				last := bytes.Count(bytes.TrimRight(d.bytes(), "\n"), []byte{'\n'}) + 1
-				line = d.line + min(k, last) - 1
-			}
-			msg = msg[len(m[0]):]
+		k, msg := pin.YAMLErrorLine(err)
+		if k > 0 {
+			// yaml reports an unexpected end one line past the last.
+			last := bytes.Count(bytes.TrimRight(d.bytes(), "\n"), []byte{'\n'}) + 1
+			line = d.line + min(k, last) - 1
 		}
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: line},
 			Message: fmt.Sprintf("YAML does not parse at line %d: %s", line, msg),

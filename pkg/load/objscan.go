@@ -40,8 +40,12 @@ func (s *objectScanner) Write(p []byte) (int, error) {
 			s.add(p)
 			break
 		}
-		s.add(p[:i])
-		s.endLine()
+		if len(s.line) == 0 && !s.long {
+			s.scanBytes(p[:i]) // the whole line is here: no copy
+		} else {
+			s.add(p[:i])
+			s.endLine()
+		}
 		p = p[i+1:]
 	}
 	return n, nil
@@ -56,16 +60,18 @@ func (s *objectScanner) add(b []byte) {
 }
 
 func (s *objectScanner) endLine() {
-	l := bytes.TrimRight(s.line, "\r")
-	// Fast path: an indented line inside a document, outside metadata,
-	// tells nothing (most lines of a manifest).
-	if s.content && !s.inMeta && len(l) > 0 && l[0] == ' ' {
-		s.line, s.long = s.line[:0], false
-		return
-	}
-	s.scanLine(string(l))
+	s.scanBytes(s.line)
 	s.line = s.line[:0]
 	s.long = false
+}
+
+// scanBytes reads one line. Fast path: an indented line inside a
+// document, outside metadata, tells nothing (most lines of a manifest).
+func (s *objectScanner) scanBytes(l []byte) {
+	if s.content && !s.inMeta && len(l) > 0 && l[0] == ' ' {
+		return
+	}
+	s.scanLine(string(bytes.TrimRight(l, "\r")))
 }
 
 func (s *objectScanner) scanLine(l string) {

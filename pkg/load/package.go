@@ -16,6 +16,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/pin/infer"
 )
 
 // operatorGroup is the API group of the provider kinds.
@@ -172,7 +173,7 @@ func dedupe(probs []model.Problem) []model.Problem {
 // loadPins reads the package's pin.yaml or Makefile pins. A pin file that
 // does not parse is a Problem; the package then has an empty pin set.
 func (l *scanner) loadPins(p *model.Package) {
-	set, err := pin.LoadDir(p.Dir)
+	set, err := infer.LoadDir(p.Dir)
 	if set != nil {
 		p.Pins = set
 	}

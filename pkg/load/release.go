@@ -40,6 +40,9 @@ type releaseInput struct {
 	config          map[string]any
 	name, namespace string
 	manifest        strings.Builder
+	// computed is the size the render child computed from the whole
+	// manifest (the parent sees only the kept documents); nil in process.
+	computed *model.ReleaseSize
 }
 
 func (r *releaseInput) addManifest(source, text string) {
@@ -56,6 +59,9 @@ func (r *releaseInput) addManifest(source, text string) {
 // comes first; only a release it puts at or over the release-size warning
 // line is encoded exactly.
 func (r *releaseInput) size() *model.ReleaseSize {
+	if r.computed != nil {
+		return r.computed
+	}
 	out := &model.ReleaseSize{Files: chartWeights(r.chart)}
 	if est := r.estimate(); float64(est) < releaseScreen*ReleaseLimit {
 		out.Bytes = est
@@ -99,12 +105,13 @@ func (r *releaseInput) exact() (int64, bool) {
 var fixedTime = helmTime()
 
 // estimate is an upper estimate of the encoded release, part by part, at a
-// fraction of the cost of compressing it: a small part counts uncompressed;
+// fraction of the cost of compressing it: a small part and the rendered
+// manifest count uncompressed;
 // a gzip file (stored base64 in the JSON) counts its own size, which is what
 // base64 of incompressible bytes compresses back to, plus a margin; any
 // other part counts the worst ratio that a fast gzip level (estimateLevel,
 // a little worse than Helm's best compression) gets on two 32 KiB samples
-// of it, plus a 10 % margin.
+// of it, plus a 5 % margin.
 func (r *releaseInput) estimate() int64 {
 	total := 4096.0 // release metadata, info, Chart.yaml, values
 	add := func(data []byte, b64 bool) {
@@ -118,7 +125,7 @@ func (r *releaseInput) estimate() int64 {
 		case isGzip(data):
 			total += float64(len(data)) * 1.03
 		default:
-			total += sampleRatio(data, b64) * 1.1 * float64(n)
+			total += sampleRatio(data, b64) * 1.05 * float64(n)
 		}
 	}
 	var rec func(c *chart.Chart)
@@ -134,8 +141,10 @@ func (r *releaseInput) estimate() int64 {
 		}
 	}
 	rec(r.chart)
-	m := r.manifest.String()
-	add([]byte(m), false)
+	// The rendered manifest counts uncompressed (plus JSON escapes): its
+	// bulk is the base64 of blobs, which compresses little, and sampling it
+	// would cost more than the overestimate.
+	total += float64(r.manifest.Len()) * 1.1
 	return int64(base64.StdEncoding.EncodedLen(int(total)))
 }
 

@@ -29,6 +29,7 @@ import (
 	"path"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,6 +148,10 @@ type renderResponse struct {
 	// their total size, and the largest template.
 	Output   int64
 	Template string
+	// Release is the size of the release Helm would store (release-size),
+	// computed here from the whole rendered manifest: the parent only gets
+	// the kept documents.
+	Release *model.ReleaseSize
 }
 
 // progressPrefix starts the stderr line the child writes as it begins each
@@ -167,15 +172,15 @@ const markGroup = "pinseal.render/"
 // documents that are neither providers nor components ConfigMaps; docProbs
 // holds, by template, what it found wrong in those (lines and messages as
 // renderChart gives its own).
-func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, user map[string]any, release, namespace string) (rendered map[string]string, docProbs map[string][]model.Problem, prob *model.Problem, err error) {
+func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, user map[string]any, release, namespace string) (rendered map[string]string, docProbs map[string][]model.Problem, relSize *model.ReleaseSize, prob *model.Problem, err error) {
 	lim := l.opts.Render
 	if lim.InProcess {
 		out, err := engine.Render(chrt, vals)
-		return out, nil, nil, err
+		return out, nil, nil, nil, err
 	}
 	lim = lim.withDefaults()
 	if !renderHookWired.Load() {
-		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return nil, nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: "the chart was not rendered: this program cannot render charts in a bounded child process (it does not call load.MaybeRunRenderChild at the start of main)",
 			Hint:    "call load.MaybeRunRenderChild() first thing in main (and TestMain), or set load.Options.Render.InProcess for trusted trees"}, nil
 	}
@@ -183,14 +188,14 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 	case renderSlots <- struct{}{}:
 		defer func() { <-renderSlots }()
 	case <-ctx.Done():
-		return nil, nil, nil, ctx.Err()
+		return nil, nil, nil, nil, ctx.Err()
 	}
 	req := renderRequest{Release: release, Namespace: namespace, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput}
 	if len(user) > 0 {
 		// JSON, as Helm itself turns values files into values.
 		b, err := json.Marshal(user)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("values for the chart: %w", err)
+			return nil, nil, nil, nil, fmt.Errorf("values for the chart: %w", err)
 		}
 		req.Values = b
 	}
@@ -200,20 +205,20 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 	res, err := renderInChild(ctx, req, lim)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, nil, ctx.Err()
+			return nil, nil, nil, nil, ctx.Err()
 		}
 		var le *limitError
 		if errors.As(err, &le) {
-			return nil, nil, l.limitProblem(le, chrt.Name(), files, lim, release, namespace), nil
+			return nil, nil, nil, l.limitProblem(le, chrt.Name(), files, lim, release, namespace), nil
 		}
-		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return nil, nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("the chart could not be rendered: %v", err),
 			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}, nil
 	}
 	if res.Err != "" {
-		return nil, nil, nil, errors.New(res.Err)
+		return nil, nil, nil, nil, errors.New(res.Err)
 	}
-	return res.Rendered, res.Problems, nil, nil
+	return res.Rendered, res.Problems, res.Release, nil, nil
 }
 
 // limitError is a render bound passed.
@@ -403,6 +408,7 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 		return &renderResponse{Output: total, Template: biggest}
 	}
 	res := &renderResponse{Rendered: rendered, Problems: map[string][]model.Problem{}}
+	res.Release = releaseSizeInChild(files, user, release, req.Namespace, rendered)
 	prefix, subdirs := chrt.Name()+"/", subchartDirs(files)
 	for k, text := range rendered {
 		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
@@ -429,6 +435,29 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 		}
 	}
 	return res
+}
+
+// releaseSizeInChild is the release-size of the chart as renderChart
+// computes it in process: the chart as loaded (a second copy: the rendered
+// one carries the template marks), the user values and every rendered
+// template in order. Nil when the chart cannot be loaded again.
+func releaseSizeInChild(files []*loader.BufferedFile, user map[string]any, release, namespace string, rendered map[string]string) *model.ReleaseSize {
+	chrt, err := loader.LoadFiles(files)
+	if err != nil || chartutil.ProcessDependenciesWithMerge(chrt, user) != nil {
+		return nil
+	}
+	ri := &releaseInput{chart: chrt, config: user, name: release, namespace: namespace}
+	keys := make([]string, 0, len(rendered))
+	for k := range rendered {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if text := rendered[k]; !strings.HasSuffix(k, "NOTES.txt") && strings.TrimSpace(text) != "" {
+			ri.addManifest(k, text)
+		}
+	}
+	return ri.size()
 }
 
 // maxKeptNodes bounds the YAML nodes of a provider or components ConfigMap

@@ -91,6 +91,32 @@ type ArtifactConfig struct {
 	BuilderVersion string
 }
 
+// Reason says why a signature or attestation does not verify. pkg/sign
+// decides it (sign.Reason is this type), pkg/remote records it in
+// Signature and Provenance, pkg/check words the findings about it.
+type Reason string
+
+// The reasons, spelled here once.
+const (
+	NoSignature    Reason = "no-signature"    // nothing stored for the digest
+	OtherKey       Reason = "other-key"       // signed, but by none of the trusted keys
+	WrongDigest    Reason = "wrong-digest"    // a trusted key signed a different digest (copied signature)
+	Malformed      Reason = "malformed"       // a layer that is not a cosign signature or attestation
+	WrongPredicate Reason = "wrong-predicate" // a valid attestation of another predicate type
+	NoTrustedKeys  Reason = "no-trusted-keys" // the caller passed no keys
+	TooLarge       Reason = "too-large"       // the image exceeds sign.Limits; nothing of it was verified
+	// Bundle and keyless reasons.
+	BadSignature  Reason = "bad-signature"         // it names a trusted key or certificate whose signature does not verify: tampered
+	WrongIdentity Reason = "wrong-identity"        // a valid keyless signature by an identity the policy does not trust
+	CertExpired   Reason = "certificate-expired"   // the certificate was not valid at the signing time its timestamps prove
+	UntrustedCert Reason = "untrusted-certificate" // the certificate does not chain to the trusted root (or there is none)
+	NoTimestamp   Reason = "no-timestamp"          // a keyless signature with no verified timestamp or log entry time
+	TLogMissing   Reason = "tlog-missing"          // the policy requires a transparency-log entry; none verifies
+	// ReadError: the signatures or attestations could not be read at all
+	// (pkg/remote; the registry failed), so there is no verdict.
+	ReadError Reason = "error"
+)
+
 // Signature is the verdict on the signatures stored for the artifact's
 // digest under the trusted keys.
 type Signature struct {
@@ -98,10 +124,9 @@ type Signature struct {
 	// not found).
 	Checked bool
 	Valid   bool
-	// Reason, when not Valid: no-signature, other-key, wrong-digest,
-	// malformed, no-trusted-keys (pkg/sign.Reason), or "error" when the
+	// Reason, when not Valid: pkg/sign's verdict, or ReadError when the
 	// signatures could not be read (Message says why).
-	Reason  string
+	Reason  Reason
 	Message string
 	// KeyID is the trusted key ("sha256:<hex>" of its DER) that verified it.
 	KeyID string
@@ -123,7 +148,7 @@ type Provenance struct {
 	// Valid: a trusted key signed a SLSA provenance v1 statement whose
 	// subject is the artifact's digest.
 	Valid   bool
-	Reason  string // as Signature.Reason (also wrong-predicate)
+	Reason  Reason // as Signature.Reason (also WrongPredicate)
 	Message string
 	KeyID   string
 	// Identity and Form as in Signature.

@@ -119,6 +119,19 @@ func decodeKnown(data []byte, f *File) error {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line ([0-9]+): `)
 
+// YAMLErrorLine splits the message of a yaml.v3 error, "yaml: line N:
+// problem", into N and the problem. When the message names no line, line
+// is 0 and msg is the whole message. Every reader of yaml.v3 errors (this
+// package, pkg/load) uses it.
+func YAMLErrorLine(err error) (line int, msg string) {
+	msg = err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	}
+	return line, msg
+}
+
 // parseNode parses the single YAML document of data and returns its root.
 func parseNode(data []byte, file string) (*yamlv3.Node, error) {
 	dec := yamlv3.NewDecoder(bytes.NewReader(data))
@@ -159,12 +172,7 @@ func emptyError(file string) error {
 }
 
 func syntaxError(file string, err error) error {
-	msg := err.Error()
-	line := 0
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	}
+	line, msg := YAMLErrorLine(err)
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	return &FieldError{File: file, Line: line, Problem: "is not valid YAML: " + msg,
 		Fix: "fix the syntax (indentation, a missing ':' or an unclosed quote)"}

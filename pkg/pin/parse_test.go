@@ -392,3 +392,21 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+func TestYAMLErrorLine(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		line    int
+		wantMsg string
+	}{
+		{"yaml: line 7: mapping values are not allowed in this context", 7, "mapping values are not allowed in this context"},
+		{"yaml: line 12: did not find expected key", 12, "did not find expected key"},
+		{"yaml: control characters are not allowed", 0, "yaml: control characters are not allowed"},
+		{"line 3: not from yaml", 0, "line 3: not from yaml"},
+	} {
+		line, msg := YAMLErrorLine(errors.New(tc.in))
+		if line != tc.line || msg != tc.wantMsg {
+			t.Errorf("YAMLErrorLine(%q) = %d, %q; want %d, %q", tc.in, line, msg, tc.line, tc.wantMsg)
+		}
+	}
+}

@@ -1,7 +1,9 @@
-// Package pin reads, validates and fetches the pins of a provider package:
-// the upstream files a package vendors, each pinned by the SHA-256 of its
-// bytes. Pins come from a strict pin.yaml beside the chart or, where a
-// package has none, from the variables of its Makefile.
+// Package pin is the pin file format: the upstream files a provider
+// package vendors, each pinned by the SHA-256 of its bytes. It parses and
+// validates a strict pin.yaml (api/pin.schema.json) and holds the types every
+// other package uses for pins (File, Set, Var). Reading pins from a package
+// directory, including inferring them from a Makefile or Dockerfile, is
+// pkg/pin/infer; downloading pinned sources is pkg/fetch.
 package pin
 
 // FileName is the name of the pin file inside a package directory.
@@ -55,6 +57,13 @@ type Source struct {
 	// To is the vendored path relative to the package directory.
 	To string `json:"to"`
 }
+
+// Sources of a Set.
+const (
+	SourcePinFile    = "pin.yaml"
+	SourceMakefile   = "Makefile"
+	SourceDockerfile = "Dockerfile"
+)
 
 // Set is everything one package pins, from whichever place it pins it.
 type Set struct {

@@ -33,6 +33,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/pin/infer"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
@@ -341,7 +342,7 @@ func readInside(root *os.Root, rel string) ([]byte, error) {
 // refused with them (a pin-only directory that holds no provider objects
 // has nothing for the checks to judge, and is pushed as its pins say).
 func Releases(ctx context.Context, dir string, opts Options) ([]Provider, error) {
-	set, err := pin.LoadDir(dir)
+	set, err := infer.LoadDir(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -383,14 +383,14 @@ func verifySignature(ctx context.Context, repo artifact.Repository, subject dige
 	v, err := sign.VerifyWith(ctx, repo, subject, trust)
 	a.Signature.Checked = true
 	if err != nil {
-		a.Signature.Reason, a.Signature.Message = "error", err.Error()
+		a.Signature.Reason, a.Signature.Message = model.ReadError, err.Error()
 		if transportError(ctx, err) {
 			return err
 		}
 		return nil
 	}
 	a.Signature.Valid = v.Valid
-	a.Signature.Reason = string(v.Reason)
+	a.Signature.Reason = v.Reason
 	a.Signature.Message = v.Message
 	a.Signature.KeyID = v.KeyID
 	a.Signature.Identity = v.Identity
@@ -405,7 +405,7 @@ func verifyProvenance(ctx context.Context, repo artifact.Repository, subject dig
 	pr := &a.Provenance
 	pr.Checked = true
 	if err != nil {
-		pr.Reason, pr.Message = "error", err.Error()
+		pr.Reason, pr.Message = model.ReadError, err.Error()
 		if transportError(ctx, err) {
 			return err
 		}
@@ -413,7 +413,7 @@ func verifyProvenance(ctx context.Context, repo artifact.Repository, subject dig
 	}
 	pr.Found = len(av.Checks) > 0
 	pr.Valid = av.Valid && av.Provenance != nil
-	pr.Reason, pr.Message, pr.KeyID = string(av.Reason), av.Message, av.KeyID
+	pr.Reason, pr.Message, pr.KeyID = av.Reason, av.Message, av.KeyID
 	pr.Identity, pr.Form = av.Identity, av.Form
 	if p := av.Provenance; p != nil {
 		pr.BuilderID, pr.BuildType = p.BuilderID, p.BuildType
@@ -424,7 +424,7 @@ func verifyProvenance(ctx context.Context, repo artifact.Repository, subject dig
 		}
 	}
 	if av.Valid && av.Provenance == nil {
-		pr.Reason = string(sign.Malformed)
+		pr.Reason = sign.Malformed
 		pr.Message = "the valid attestation's statement is not SLSA provenance v1"
 	}
 	return nil

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -27,7 +26,6 @@ import (
 
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
-	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // Provenance identifiers.
@@ -269,9 +267,9 @@ func VerifyAttestation(ctx context.Context, repo artifact.Repository, subject di
 // VerifyAttestationWith checks the attestations stored for subject, in
 // every form (the legacy sha256-<hex>.att image of DSSE envelopes, and
 // Sigstore bundles with a DSSE envelope attached as referrers), and returns
-// the first valid SLSA provenance v1 (subject digest checked). Compare its
-// materials with the pins with Provenance.CompareMaterials and its builder
-// with the policy.
+// the first valid SLSA provenance v1 (subject digest checked). The
+// provenance check (pkg/check) compares its materials with the pins and
+// its builder with the policy.
 func VerifyAttestationWith(ctx context.Context, repo artifact.Repository, subject digest.Digest, trust Trust) (*AttestationVerification, error) {
 	av := &AttestationVerification{Verification: Verification{Repository: repo.Name(), Subject: subject, Tag: AttestationTag(subject)}}
 	if trust.Empty() {
@@ -398,36 +396,6 @@ func decodeProvenance(stmt []byte) (*Provenance, error) {
 		p.Dependencies = append(p.Dependencies, Dependency{URI: d.URI, SHA256: d.Digest["sha256"], Name: d.Name})
 	}
 	return p, nil
-}
-
-// CompareMaterials lists how the provenance's resolved dependencies differ
-// from the pins (by URL and SHA-256); empty means they are the same set.
-func (p *Provenance) CompareMaterials(pins []pin.Source) []string {
-	want := map[string]string{}
-	for _, s := range pins {
-		want[s.URL] = s.SHA256
-	}
-	got := map[string]string{}
-	for _, d := range p.Dependencies {
-		got[d.URI] = d.SHA256
-	}
-	var diffs []string
-	for u, w := range want {
-		g, ok := got[u]
-		switch {
-		case !ok:
-			diffs = append(diffs, fmt.Sprintf("pinned %s (sha256 %s) is not among the provenance's materials", u, w))
-		case g != w:
-			diffs = append(diffs, fmt.Sprintf("%s: pinned sha256 %s, provenance says %s", u, w, g))
-		}
-	}
-	for u, g := range got {
-		if _, ok := want[u]; !ok {
-			diffs = append(diffs, fmt.Sprintf("provenance material %s (sha256 %s) is not pinned", u, g))
-		}
-	}
-	sort.Strings(diffs)
-	return diffs
 }
 
 // String summarizes the provenance for messages.

@@ -18,6 +18,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // Options configure signing and attesting.
@@ -159,26 +160,26 @@ func raws(s []stored) []oci.Signature {
 	return out
 }
 
-// Reason says why a signature or attestation does not verify.
-type Reason string
+// Reason says why a signature or attestation does not verify: the
+// model's type, so that pkg/remote records the verdict as it is and
+// pkg/check words it (the reasons are spelled once, in pkg/model).
+type Reason = model.Reason
 
+// The reasons sign decides (see model.Reason).
 const (
-	NoSignature     Reason = "no-signature"     // nothing stored for the digest
-	OtherKey        Reason = "other-key"        // signed, but by none of the trusted keys
-	WrongDigest     Reason = "wrong-digest"     // a trusted key signed a different digest (copied signature)
-	Malformed       Reason = "malformed"        // a layer that is not a cosign signature or attestation
-	WrongPredicate  Reason = "wrong-predicate"  // a valid attestation of another predicate type
-	NoTrustedKeys   Reason = "no-trusted-keys"  // the caller passed no keys
-	UnknownKeyType  Reason = "unknown-key-type" // see KeyError; reported by key loading
-	TooLarge        Reason = "too-large"        // the image exceeds Limits; nothing of it was verified
-	MaterialsDiffer Reason = "materials-differ" // see Provenance.CompareMaterials
-	// Bundle and keyless reasons.
-	BadSignature  Reason = "bad-signature"         // it names a trusted key or certificate whose signature does not verify: tampered
-	WrongIdentity Reason = "wrong-identity"        // a valid keyless signature by an identity the policy does not trust
-	CertExpired   Reason = "certificate-expired"   // the certificate was not valid at the signing time its timestamps prove
-	UntrustedCert Reason = "untrusted-certificate" // the certificate does not chain to the trusted root (or there is none)
-	NoTimestamp   Reason = "no-timestamp"          // a keyless signature with no verified timestamp or log entry time
-	TLogMissing   Reason = "tlog-missing"          // the policy requires a transparency-log entry; none verifies
+	NoSignature    = model.NoSignature
+	OtherKey       = model.OtherKey
+	WrongDigest    = model.WrongDigest
+	Malformed      = model.Malformed
+	WrongPredicate = model.WrongPredicate
+	NoTrustedKeys  = model.NoTrustedKeys
+	TooLarge       = model.TooLarge
+	BadSignature   = model.BadSignature
+	WrongIdentity  = model.WrongIdentity
+	CertExpired    = model.CertExpired
+	UntrustedCert  = model.UntrustedCert
+	NoTimestamp    = model.NoTimestamp
+	TLogMissing    = model.TLogMissing
 )
 
 // Check is the verdict on one stored signature or attestation.

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"path"
-	"slices"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -45,14 +43,6 @@ type RefOptions struct {
 	Tool report.Tool
 	// Logger receives debug logs; nil means slog.Default().
 	Logger *slog.Logger
-}
-
-// refChecks are the catalog checks `verifier verify REF` reports; the
-// tree's other checks (ConfigMaps, selectors, pins in a tree) do not apply
-// to a lone artifact.
-var refChecks = []string{
-	check.PackageLoad, check.BlobYAML, check.BlobHeader, check.BlobCorrupt, check.MetadataSeries,
-	check.RegistryDigest, check.VersionReused, check.Signature, check.Provenance, check.OCIInstall,
 }
 
 // Ref verifies the artifact at ref (HOST[:PORT]/REPO:TAG, REPO@sha256:…,
@@ -108,13 +98,7 @@ func Ref(ctx context.Context, ref string, opts RefOptions) (*report.Report, stri
 	}
 
 	t := artifactTree(ref, repo.Name(), byTag, a)
-	r, err := Evaluate(ctx, t, Options{
-		Policy: refPolicy(pol, t.Packages[0].Path),
-		Now:    opts.Now,
-		Tool:   opts.Tool,
-		Logger: opts.Logger,
-		Extra:  check.ArtifactChecks(pol.Builders),
-	})
+	r, err := Evaluate(ctx, t, refOptions(pol, t, opts))
 	if err != nil {
 		return nil, a.Digest, err
 	}
@@ -158,19 +142,24 @@ func artifactTree(ref, repo, tag string, a *model.Artifact) *model.Tree {
 	return &model.Tree{Root: ref, Packages: []*model.Package{pkg}}
 }
 
-// refPolicy is pol narrowed to an artifact: the tree-only checks off, and
-// only the waivers that name the artifact's package (its repository).
+// refOptions evaluate the model t of an artifact: its checks alone
+// (check.ArtifactChecks, the one list of them; the tree's other checks do
+// not apply to it) under pol narrowed to its package.
+func refOptions(pol *policy.Policy, t *model.Tree, opts RefOptions) Options {
+	return Options{
+		Policy:    refPolicy(pol, t.Packages[0].Path),
+		Now:       opts.Now,
+		Tool:      opts.Tool,
+		Logger:    opts.Logger,
+		Extra:     check.ArtifactChecks(pol.Builders),
+		OnlyExtra: true,
+	}
+}
+
+// refPolicy is pol narrowed to an artifact: only the waivers that name
+// the artifact's package (its repository).
 func refPolicy(pol *policy.Policy, pkg string) *policy.Policy {
 	p := *pol
-	p.Checks = maps.Clone(pol.Checks)
-	if p.Checks == nil {
-		p.Checks = map[string]report.Severity{}
-	}
-	for _, c := range check.Builtin() {
-		if !slices.Contains(refChecks, c.ID) {
-			p.Checks[c.ID] = report.Off
-		}
-	}
 	p.Waivers = nil
 	for _, w := range pol.Waivers {
 		if ok, _ := path.Match(w.Package, pkg); ok || w.Package == pkg {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -327,6 +328,26 @@ waivers:
 	r = verifyRef(t, core.Ref(), RefOptions{Policy: off})
 	if !r.Summary.Passed || len(r.Findings) != 0 {
 		t.Fatalf("checks off: %s", findings(r))
+	}
+}
+
+// TestRefRunsArtifactChecksOnly: Ref evaluates an artifact with
+// check.ArtifactChecks and nothing else, whatever the policy turns on.
+func TestRefRunsArtifactChecksOnly(t *testing.T) {
+	pol, err := policy.Parse([]byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  pin-missing: error\n  configmap-version: error\n"), "on.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := artifactTree("reg.example/capi/core:v1", "reg.example/capi/core", "v1", &model.Artifact{})
+	var got, want []string
+	for _, c := range Checks(refOptions(pol, tr, RefOptions{})) {
+		got = append(got, c.ID)
+	}
+	for _, c := range check.ArtifactChecks(nil) {
+		want = append(want, c.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Ref runs %v, want the artifact checks %v", got, want)
 	}
 }
 

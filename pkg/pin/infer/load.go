@@ -1,4 +1,8 @@
-package pin
+// Package infer reads the pins of a provider package directory: its
+// pin.yaml when it has one (parsed by pkg/pin), else what its Makefile (a
+// bounded make variable evaluator) or Dockerfiles (ARG defaults, curl/wget
+// and ADD lines) say. See LoadDir.
+package infer
 
 import (
 	"errors"
@@ -9,13 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-)
 
-// Sources of a Set.
-const (
-	SourcePinFile    = "pin.yaml"
-	SourceMakefile   = "Makefile"
-	SourceDockerfile = "Dockerfile"
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // makefileNames are the names GNU make looks for, in its order.
@@ -46,14 +45,14 @@ var makefileNames = []string{"GNUmakefile", "makefile", "Makefile"}
 // Files are read through an os.Root, so nothing outside dir is read, even
 // through a symlink. A pin.yaml that fails to parse returns its error (see
 // FieldErrors) together with a Set whose Source is "pin.yaml" and File nil.
-func LoadDir(dir string) (*Set, error) {
+func LoadDir(dir string) (*pin.Set, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the pins of %s: %w", dir, err)
 	}
 	defer root.Close()
 	fsys := root.FS()
-	set := &Set{}
+	set := &pin.Set{}
 
 	var mk *makefile
 	for _, name := range makefileNames {
@@ -74,24 +73,24 @@ func LoadDir(dir string) (*Set, error) {
 		break
 	}
 
-	data, err := readLimited(fsys, FileName, MaxFileSize)
+	data, err := readLimited(fsys, pin.FileName, pin.MaxFileSize)
 	switch {
 	case err == nil:
-		set.Source = SourcePinFile
-		f, err := Parse(data, filepath.Join(dir, FileName))
+		set.Source = pin.SourcePinFile
+		f, err := pin.Parse(data, filepath.Join(dir, pin.FileName))
 		if err != nil {
 			return set, err
 		}
 		set.File = f
 		return set, nil
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, FileName), err)
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, pin.FileName), err)
 	}
 
 	if mk != nil {
 		set.File, set.Versions, set.Unpinned = mk.pins()
 		if set.File != nil || len(set.Versions) > 0 || len(set.Unpinned) > 0 {
-			set.Source = SourceMakefile
+			set.Source = pin.SourceMakefile
 			// A computed version ($(shell awk … images/x/Dockerfile)) is
 			// often pinned literally in a Dockerfile of the package: read
 			// the Dockerfiles it names, else every Dockerfile, for it.
@@ -122,7 +121,7 @@ func LoadDir(dir string) (*Set, error) {
 		set.Unpinned = append(set.Unpinned, u...)
 	}
 	if len(set.Versions) > 0 || len(set.Unpinned) > 0 {
-		set.Source = SourceDockerfile
+		set.Source = pin.SourceDockerfile
 	}
 	return set, nil
 }
@@ -134,7 +133,7 @@ const maxDockerfiles = 32
 // a computed Makefile value names (a path ending in Dockerfile inside the
 // package), else of every Dockerfile in the package (Dockerfile,
 // images/*/Dockerfile and others up to three directories deep).
-func literalVersions(fsys fs.FS, computed string) []Var {
+func literalVersions(fsys fs.FS, computed string) []pin.Var {
 	var names []string
 	for _, w := range strings.FieldsFunc(computed, func(r rune) bool {
 		return r == ' ' || r == '\t' || r == '\'' || r == '"' || r == '(' || r == ')' || r == ','
@@ -151,7 +150,7 @@ func literalVersions(fsys fs.FS, computed string) []Var {
 			names = append(names, m...)
 		}
 	}
-	var out []Var
+	var out []pin.Var
 	seen := map[string]bool{}
 	for i, name := range names {
 		if i >= maxDockerfiles || seen[name] {

@@ -1,4 +1,8 @@
-package pin
+// Package fetch downloads pinned upstream sources: through mirrors, into a
+// content-addressed cache, checking each file's SHA-256 against its pin
+// before handing it out, with bounded sizes and times and the retry policy
+// (RetryPolicy) pinseal's HTTP clients share.
+package fetch
 
 import (
 	"context"
@@ -9,7 +13,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,15 +22,13 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/internal/version"
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // Defaults of a Fetcher's zero fields.
 const (
 	DefaultTimeout  = 2 * time.Minute
-	DefaultRetries  = 3
-	DefaultBackoff  = 500 * time.Millisecond
 	DefaultMaxBytes = 512 << 20
-	maxBackoff      = 10 * time.Second
 )
 
 // ErrDigestMismatch is returned when fetched bytes do not hash to the pin.
@@ -47,7 +48,7 @@ func (e *ErrDigestMismatch) Error() string {
 
 // Fetcher fetches pinned sources into a content-addressed cache and checks
 // their SHA-256 before handing them out. The zero value fetches without a
-// cache using the defaults above.
+// cache, without retries, using the defaults above.
 type Fetcher struct {
 	// CacheDir holds verified bytes at CacheDir/sha256/<hex>; "" disables
 	// the cache. Use DefaultCacheDir() for the usual place.
@@ -60,11 +61,13 @@ type Fetcher struct {
 	// Timeout bounds one attempt (request and body); 0 = DefaultTimeout.
 	Timeout time.Duration
 	// Retries is how many times a failed attempt (connection error, timeout,
-	// HTTP 5xx, 408, 429) is repeated; 0 = DefaultRetries, negative = none.
-	// Other 4xx answers and digest mismatches are not retried.
+	// cut-off body, HTTP 5xx, 408, 429: see Retryable) is repeated; 0 (or
+	// negative) = none, so the zero Fetcher tries once. CLIs pass
+	// DefaultRetries. Other 4xx answers and digest mismatches are never
+	// retried.
 	Retries int
 	// Backoff is the wait before the first retry, doubled each time (capped
-	// at 10s); 0 = DefaultBackoff.
+	// at MaxBackoff); 0 = DefaultBackoff. See RetryPolicy.
 	Backoff time.Duration
 	// MaxBytes bounds one file; 0 = DefaultMaxBytes (512 MiB).
 	MaxBytes int64
@@ -108,12 +111,12 @@ func (f *Fetcher) CachePath(digest string) string {
 // from the cache when it holds them (re-hashed; a corrupt entry is removed
 // and fetched again), else from src.URL, then stored in the cache. A
 // mismatch is an *ErrDigestMismatch and writes nothing.
-func (f *Fetcher) Fetch(ctx context.Context, src Source) ([]byte, error) {
+func (f *Fetcher) Fetch(ctx context.Context, src pin.Source) ([]byte, error) {
 	want := src.SHA256
-	if !ValidSHA256(want) {
+	if !pin.ValidSHA256(want) {
 		return nil, fmt.Errorf("%s: pinned sha256 %q is not 64 lowercase hex digits; pin the source before fetching it", src.URL, want)
 	}
-	if err := CheckURL(src.URL); err != nil {
+	if err := pin.CheckURL(src.URL); err != nil {
 		return nil, fmt.Errorf("fetching: url %v; use an http, https or file URL", err)
 	}
 	if f.CacheDir != "" {
@@ -247,11 +250,17 @@ func (f *Fetcher) readFileURL(raw string) ([]byte, error) {
 	return data, nil
 }
 
-// retryable marks an attempt error worth repeating.
-type retryable struct{ err error }
+// attemptError is a failed attempt: err is what the caller sees, resp
+// (status and headers; its body is closed) or cause what the retry policy
+// judges.
+type attemptError struct {
+	err   error
+	resp  *http.Response
+	cause error
+}
 
-func (r retryable) Error() string { return r.err.Error() }
-func (r retryable) Unwrap() error { return r.err }
+func (a *attemptError) Error() string { return a.err.Error() }
+func (a *attemptError) Unwrap() error { return a.err }
 
 func (f *Fetcher) client() *http.Client {
 	if f.Client != nil {
@@ -273,19 +282,11 @@ var defaultClient = &http.Client{
 	},
 }
 
+// download gets u, repeating failed attempts as RetryPolicy says. The
+// loop is here rather than in a retry.Transport because an attempt covers
+// reading the body too (a cut-off or stalled body is retried).
 func (f *Fetcher) download(ctx context.Context, u string) ([]byte, error) {
-	retries := f.Retries
-	switch {
-	case retries == 0:
-		retries = DefaultRetries
-	case retries < 0:
-		retries = 0
-	}
-	wait := f.Backoff
-	if wait <= 0 {
-		wait = DefaultBackoff
-	}
-	var last error
+	policy := RetryPolicy(f.Retries, f.Backoff)
 	for attempt := 0; ; attempt++ {
 		data, err := f.attempt(ctx, u)
 		if err == nil {
@@ -294,26 +295,27 @@ func (f *Fetcher) download(ctx context.Context, u string) ([]byte, error) {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			return nil, fmt.Errorf("%s: %w (last: %v)", u, ctx.Err(), err)
 		}
-		var r retryable
-		if !errors.As(err, &r) || ctx.Err() != nil {
+		var a *attemptError
+		if !errors.As(err, &a) || ctx.Err() != nil {
 			return nil, err
 		}
-		last = r.err
-		if attempt >= retries {
-			break
+		if ok, _ := Retryable(a.resp, a.cause); !ok {
+			return nil, a.err
 		}
-		f.log().Debug("download failed, retrying", "url", u, "attempt", attempt+1, "wait", wait, "err", r.err)
+		wait, _ := policy.Retry(attempt, a.resp, a.cause)
+		if wait < 0 {
+			// a.err names the URL already.
+			return nil, fmt.Errorf("%w (%d attempts failed); check the URL and the network, or work offline with a filled cache", a.err, attempt+1)
+		}
+		f.log().Debug("download failed, retrying", "url", u, "attempt", attempt+1, "wait", wait, "err", a.err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("%s: %w (after: %v)", u, ctx.Err(), last)
+			return nil, fmt.Errorf("%s: %w (after: %v)", u, ctx.Err(), a.err)
 		case <-t.C:
 		}
-		wait = min(wait*2, maxBackoff)
 	}
-	// last names the URL already.
-	return nil, fmt.Errorf("%w (%d attempts failed); check the URL and the network, or work offline with a filled cache", last, retries+1)
 }
 
 func (f *Fetcher) attempt(ctx context.Context, u string) ([]byte, error) {
@@ -336,14 +338,10 @@ func (f *Fetcher) attempt(ctx context.Context, u string) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		err := fmt.Errorf("%s: HTTP %s", u, resp.Status)
-		switch {
-		case resp.StatusCode >= 500, resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooManyRequests:
-			return nil, retryable{err}
-		case resp.StatusCode == http.StatusNotFound:
-			return nil, fmt.Errorf("%w; check the release exists and the URL is right", err)
-		default:
-			return nil, err
+		if resp.StatusCode == http.StatusNotFound {
+			err = fmt.Errorf("%w; check the release exists and the URL is right", err)
 		}
+		return nil, &attemptError{err: err, resp: resp}
 	}
 	limit := f.maxBytes()
 	if resp.ContentLength > limit {
@@ -368,25 +366,21 @@ func (f *Fetcher) attempt(ctx context.Context, u string) ([]byte, error) {
 	return data, nil
 }
 
-// classify turns a transport error into a retryable one (connection
-// errors, timeouts, cut-off bodies) unless the caller gave up.
+// classify turns a transport error into an attemptError for the retry
+// policy to judge, unless the caller gave up.
 func (f *Fetcher) classify(ctx, actx context.Context, u string, timeout time.Duration, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", u, ctx.Err())
 	}
 	if actx.Err() != nil {
-		return retryable{fmt.Errorf("%s: timed out after %s", u, timeout)}
+		return &attemptError{err: fmt.Errorf("%s: timed out after %s", u, timeout), cause: actx.Err()}
 	}
 	inner := err
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		inner = ue.Err
 	}
-	var ne net.Error
-	if errors.As(inner, &ne) || errors.Is(inner, io.ErrUnexpectedEOF) || errors.Is(inner, io.EOF) {
-		return retryable{fmt.Errorf("%s: %w", u, inner)}
-	}
-	return fmt.Errorf("%s: %w", u, inner)
+	return &attemptError{err: fmt.Errorf("%s: %w", u, inner), cause: inner}
 }
 
 func readAllSized(r io.Reader, size, limit int64) ([]byte, error) {

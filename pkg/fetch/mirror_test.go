@@ -1,4 +1,4 @@
-package pin
+package fetch
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 func TestParseMirrors(t *testing.T) {
@@ -45,13 +47,13 @@ func TestFetchThroughMirror(t *testing.T) {
 	}))
 	defer srv.Close()
 	sum := sha256.Sum256(body)
-	f := &Fetcher{Retries: -1, Mirrors: []Mirror{{From: "https://github.com/", To: srv.URL + "/gh/"}}}
+	f := &Fetcher{Mirrors: []Mirror{{From: "https://github.com/", To: srv.URL + "/gh/"}}}
 	canonical := "https://github.com/x/y/releases/download/v1/a.yaml"
-	got, err := f.Fetch(context.Background(), Source{URL: canonical, SHA256: hex.EncodeToString(sum[:]), To: "files/a.yaml"})
+	got, err := f.Fetch(context.Background(), pin.Source{URL: canonical, SHA256: hex.EncodeToString(sum[:]), To: "files/a.yaml"})
 	if err != nil || string(got) != string(body) {
 		t.Fatalf("Fetch through mirror: %q, %v", got, err)
 	}
-	_, err = f.Fetch(context.Background(), Source{URL: canonical, SHA256: strings.Repeat("ab", 32), To: "files/a.yaml"})
+	_, err = f.Fetch(context.Background(), pin.Source{URL: canonical, SHA256: strings.Repeat("ab", 32), To: "files/a.yaml"})
 	var mm *ErrDigestMismatch
 	if !errors.As(err, &mm) || mm.URL != canonical {
 		t.Errorf("mismatch through mirror: %v", err)
@@ -74,7 +76,7 @@ func FuzzParseMirrors(f *testing.F) {
 			return
 		}
 		for _, m := range ms {
-			if m.From == "" || m.To == "" || CheckURL(m.From) != nil || CheckURL(m.To) != nil {
+			if m.From == "" || m.To == "" || pin.CheckURL(m.From) != nil || pin.CheckURL(m.To) != nil {
 				t.Fatalf("accepted %+v", m)
 			}
 			_ = RewriteURL(ms, m.From+"x")

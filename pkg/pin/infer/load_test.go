@@ -1,4 +1,4 @@
-package pin
+package infer
 
 import (
 	"encoding/json"
@@ -7,9 +7,13 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 const (
+	shaA = "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
+	shaB = "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d"
 	shaC = "2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6"
 	shaD = "18ac3e7343f016890c510e93f935261169d9e3f565436429830faf0934f4f8e4"
 )
@@ -29,24 +33,24 @@ func TestLoadDir(t *testing.T) {
 	capmoxURL := "https://github.com/ionos-cloud/cluster-api-provider-proxmox/releases/download/v0.7.7/"
 	for _, tc := range []struct {
 		pkg  string
-		want *Set
+		want *pin.Set
 	}{
 		{
 			// Two providers (kubeadm + talos), URL/SHA-256 pairs, export,
 			// ?=, :=, ${…}, a comment after a value, an include outside the
 			// package (whose variables must not count).
 			pkg: "capi-providers-bootstrap",
-			want: &Set{
+			want: &pin.Set{
 				Source: "Makefile", Namespace: "cozy-cluster-api", Name: "capi-providers-bootstrap",
-				File: &File{Providers: []Provider{
-					{Version: "v1.10.1", Sources: []Source{{URL: capiURL + "bootstrap-components.yaml", SHA256: shaA, To: "files/bootstrap-components.yaml"}}},
-					{Version: "v0.6.12", Sources: []Source{{URL: cabptURL + "bootstrap-components.yaml", SHA256: shaB, To: "files/bootstrap-components-talos.yaml"}}},
+				File: &pin.File{Providers: []pin.Provider{
+					{Version: "v1.10.1", Sources: []pin.Source{{URL: capiURL + "bootstrap-components.yaml", SHA256: shaA, To: "files/bootstrap-components.yaml"}}},
+					{Version: "v0.6.12", Sources: []pin.Source{{URL: cabptURL + "bootstrap-components.yaml", SHA256: shaB, To: "files/bootstrap-components-talos.yaml"}}},
 				}},
-				Versions: []Var{
+				Versions: []pin.Var{
 					{Name: "CAPI_VERSION", Value: "v1.10.1", Known: true, File: "Makefile", Line: 5},
 					{Name: "CABPT_UPSTREAM_VERSION", Value: "v0.6.12", Known: true, File: "Makefile", Line: 6},
 				},
-				Unpinned: []Var{
+				Unpinned: []pin.Var{
 					{Name: "CABPT_METADATA_URL", Value: cabptURL + "metadata.yaml", Known: true, File: "Makefile", Line: 12},
 				},
 			},
@@ -55,18 +59,18 @@ func TestLoadDir(t *testing.T) {
 			// NAME=x without spaces, $(shell …), !=, an undefined reference,
 			// a literal URL in a recipe with no digest, a shell substitution.
 			pkg: "capi-providers-proxmox",
-			want: &Set{
+			want: &pin.Set{
 				Source: "Makefile", Namespace: "cozy-cluster-api", Name: "capi-providers-proxmox",
-				File: &File{Providers: []Provider{
-					{Version: "v0.7.7", Sources: []Source{{URL: capmoxURL + "infrastructure-components.yaml", SHA256: shaC, To: "files/infrastructure-components.yaml"}}},
+				File: &pin.File{Providers: []pin.Provider{
+					{Version: "v0.7.7", Sources: []pin.Source{{URL: capmoxURL + "infrastructure-components.yaml", SHA256: shaC, To: "files/infrastructure-components.yaml"}}},
 				}},
-				Versions: []Var{
+				Versions: []pin.Var{
 					{Name: "CAPMOX_VERSION", Value: "v0.7.7", Known: true, File: "Makefile", Line: 3},
 					{Name: "KUBEVIRT_VERSION", Value: "$(shell curl -s https://api.github.com/repos/kubevirt/kubevirt/releases/latest | jq -r .tag_name)", File: "Makefile", Line: 6},
 					{Name: "IPAM_VERSION", Value: "git describe --tags", File: "Makefile", Line: 7},
 					{Name: "TALOS_VERSION", Value: "$(UNDEFINED_BASE).1", File: "Makefile", Line: 8},
 				},
-				Unpinned: []Var{
+				Unpinned: []pin.Var{
 					{Value: capmoxURL + "metadata.yaml", Known: true, File: "Makefile", Line: 14},
 					{Value: "https://raw.githubusercontent.com/ionos-cloud/cluster-api-provider-proxmox/$(git rev-parse HEAD)/README.md", File: "Makefile", Line: 15},
 				},
@@ -77,15 +81,15 @@ func TestLoadDir(t *testing.T) {
 			// a digest in the same rule; includes that are missing, computed
 			// or absolute are ignored.
 			pkg: "capi-providers-core",
-			want: &Set{
+			want: &pin.Set{
 				Source: "Makefile", Namespace: "cozy-cluster-api", Name: "capi-providers-core",
-				File: &File{Providers: []Provider{
-					{Version: "v1.10.1", Sources: []Source{
+				File: &pin.File{Providers: []pin.Provider{
+					{Version: "v1.10.1", Sources: []pin.Source{
 						{URL: capiURL + "core-components.yaml", SHA256: shaD}, // -o $@.tmp: not a known path
 						{URL: capiURL + "metadata.yaml", SHA256: "3f79bb7b435b05321651daefd374cdc681dc06faa65e374e38337b88ca046dea", To: "files/metadata.yaml"},
 					}},
 				}},
-				Versions: []Var{
+				Versions: []pin.Var{
 					{Name: "CAPI_VERSION", Value: "v1.10.1", Known: true, File: "versions.mk", Line: 2},
 				},
 			},
@@ -94,15 +98,15 @@ func TestLoadDir(t *testing.T) {
 			// Values set under ifeq are unknown; += appends; define blocks;
 			// a self-reference; $$ (a shell variable).
 			pkg: "capi-providers-conditional",
-			want: &Set{
+			want: &pin.Set{
 				Source: "Makefile", Name: "capi-providers-conditional",
-				Versions: []Var{
+				Versions: []pin.Var{
 					{Name: "CAPK_VERSION", Value: "v0.1.10", File: "Makefile", Line: 5},
 					{Name: "BASE_VERSION", Value: "v1 .2", Known: true, File: "Makefile", Line: 8},
 					{Name: "SELF_VERSION", Value: "$(SELF_VERSION)", File: "Makefile", Line: 12},
 					{Name: "DOLLAR_VERSION", Value: "$$HOME", File: "Makefile", Line: 13},
 				},
-				Unpinned: []Var{
+				Unpinned: []pin.Var{
 					{Name: "EXTRA_URL", Value: "https://example.com/extra.yaml", Known: true, File: "Makefile", Line: 9},
 				},
 			},
@@ -111,12 +115,12 @@ func TestLoadDir(t *testing.T) {
 			// The cozystack infraprovider: the Makefile pins nothing, the
 			// image's Dockerfile has ARG VERSION= and an unpinned tarball.
 			pkg: "capi-providers-infraprovider",
-			want: &Set{
+			want: &pin.Set{
 				Source: "Dockerfile", Namespace: "cozy-cluster-api", Name: "capi-providers-infraprovider",
-				Versions: []Var{
+				Versions: []pin.Var{
 					{Name: "VERSION", Value: "v0.1.10", Known: true, File: "images/cluster-api-provider-kubevirt/Dockerfile", Line: 4},
 				},
-				Unpinned: []Var{
+				Unpinned: []pin.Var{
 					{Value: "https://github.com/kubernetes-sigs/cluster-api-provider-kubevirt/archive/6dbc11c4d0cbfbdcd618566538c10b0d4a07516b.tar.gz",
 						Known: true, File: "images/cluster-api-provider-kubevirt/Dockerfile", Line: 10},
 				},
@@ -125,13 +129,13 @@ func TestLoadDir(t *testing.T) {
 		{
 			// ADD --checksum and RUN … sha256sum -c are pinned; the rest not.
 			pkg: "docker-root",
-			want: &Set{
+			want: &pin.Set{
 				Source: "Dockerfile",
-				Versions: []Var{
+				Versions: []pin.Var{
 					{Name: "CAPK_VERSION", Value: "v0.1.9", Known: true, File: "Dockerfile", Line: 2},
 					{Name: "TOOL_VERSION", Value: "${UNSET_BASE}-1", File: "Dockerfile", Line: 4},
 				},
-				Unpinned: []Var{
+				Unpinned: []pin.Var{
 					{Value: "https://example.com/unpinned.tar.gz", Known: true, File: "Dockerfile", Line: 7},
 					{Value: "https://example.com/d.tar.gz", Known: true, File: "Dockerfile", Line: 10},
 				},
@@ -140,11 +144,11 @@ func TestLoadDir(t *testing.T) {
 		{
 			// pin.yaml wins; NAME/NAMESPACE still come from the Makefile.
 			pkg: "capi-providers-pinfile",
-			want: &Set{
+			want: &pin.Set{
 				Source: "pin.yaml", Namespace: "cozy-cluster-api", Name: "capi-providers-pinfile",
-				File: &File{Providers: []Provider{{
+				File: &pin.File{Providers: []pin.Provider{{
 					Kind: "InfrastructureProvider", Name: "proxmox", Version: "v0.7.7", Release: "v0.7.7-infraprovider-proxmox",
-					Sources: []Source{
+					Sources: []pin.Source{
 						{URL: capmoxURL + "infrastructure-components.yaml", SHA256: shaA, To: "files/infrastructure-components.yaml"},
 						{URL: capmoxURL + "metadata.yaml", SHA256: shaB, To: "files/metadata.yaml"},
 					},
@@ -153,7 +157,7 @@ func TestLoadDir(t *testing.T) {
 				}}},
 			},
 		},
-		{pkg: "plain-chart", want: &Set{}},
+		{pkg: "plain-chart", want: &pin.Set{}},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			got, err := LoadDir(pkgDir(tc.pkg))
@@ -173,7 +177,7 @@ func TestLoadDirBadPinFile(t *testing.T) {
 	if err == nil {
 		t.Fatal("accepted a bad pin.yaml")
 	}
-	if set == nil || set.Source != SourcePinFile || set.File != nil {
+	if set == nil || set.Source != pin.SourcePinFile || set.File != nil {
 		t.Errorf("set = %+v, want Source pin.yaml and no File", set)
 	}
 	want := filepath.Join(dir, "pin.yaml") + ":9: providers[0].sources[0].sha256:"
@@ -185,7 +189,7 @@ func TestLoadDirBadPinFile(t *testing.T) {
 func TestLoadDirMissing(t *testing.T) {
 	dir := t.TempDir()
 	set, err := LoadDir(dir)
-	if err != nil || !reflect.DeepEqual(set, &Set{}) {
+	if err != nil || !reflect.DeepEqual(set, &pin.Set{}) {
 		t.Errorf("empty dir: %+v, %v", set, err)
 	}
 	if _, err := LoadDir(filepath.Join(dir, "nope")); err == nil {
@@ -196,7 +200,7 @@ func TestLoadDirMissing(t *testing.T) {
 // A pin.yaml or include that is a symlink out of the package is not read.
 func TestLoadDirSymlinkEscape(t *testing.T) {
 	outside := t.TempDir()
-	good, err := os.ReadFile(filepath.Join("testdata", "pins", "good", "core-minimal.yaml"))
+	good, err := os.ReadFile(filepath.Join("..", "testdata", "pins", "good", "core-minimal.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package pin
+package infer
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // Limits that keep a hostile Makefile from making the reader slow.
@@ -296,7 +298,7 @@ func (m *makefile) include(arg string) {
 			continue
 		}
 		p := path.Clean(f)
-		if CheckPath(p) != nil || m.included[p] || m.read >= maxIncludes {
+		if pin.CheckPath(p) != nil || m.included[p] || m.read >= maxIncludes {
 			continue // outside the package, or already read
 		}
 		m.included[p] = true
@@ -530,7 +532,7 @@ func urlStem(name string) string {
 var releaseTagRE = regexp.MustCompile(`/(v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?)/`)
 
 // pins turns what the reader learned into a Set's pin fields.
-func (m *makefile) pins() (f *File, versions, unpinned []Var) {
+func (m *makefile) pins() (f *pin.File, versions, unpinned []pin.Var) {
 	type urlVar struct {
 		name, value string
 		known       bool
@@ -543,7 +545,7 @@ func (m *makefile) pins() (f *File, versions, unpinned []Var) {
 		v := m.vars[name]
 		val, known := m.value(name)
 		if isVersionName(name) {
-			vv := Var{Name: name, Value: strings.TrimSpace(val), Known: known, File: v.file, Line: v.line}
+			vv := pin.Var{Name: name, Value: strings.TrimSpace(val), Known: known, File: v.file, Line: v.line}
 			if strings.Contains(vv.Value, "$") {
 				// $$X: a shell variable when the recipe runs, not a value.
 				vv.Known, vv.Value = false, strings.TrimSpace(v.value)
@@ -589,14 +591,14 @@ func (m *makefile) pins() (f *File, versions, unpinned []Var) {
 		}
 	}
 
-	f = &File{}
+	f = &pin.File{}
 	byVersion := map[string]int{}
-	addSource := func(version string, s Source) {
+	addSource := func(version string, s pin.Source) {
 		i, ok := byVersion[version]
 		if !ok {
 			i = len(f.Providers)
 			byVersion[version] = i
-			f.Providers = append(f.Providers, Provider{Version: version})
+			f.Providers = append(f.Providers, pin.Provider{Version: version})
 		}
 		f.Providers[i].Sources = append(f.Providers[i].Sources, s)
 	}
@@ -625,11 +627,11 @@ func (m *makefile) pins() (f *File, versions, unpinned []Var) {
 		if d, ok := shas[urlStem(u.name)]; ok {
 			pinnedURL[u.value] = true
 			usedHex[d] = true
-			addSource(versionOf(u.v.value, u.value), Source{URL: u.value, SHA256: d, To: toOf[u.value]})
+			addSource(versionOf(u.v.value, u.value), pin.Source{URL: u.value, SHA256: d, To: toOf[u.value]})
 			continue
 		}
 		reported[u.value] = true
-		unpinned = append(unpinned, Var{Name: u.name, Value: u.value, Known: u.known, File: u.v.file, Line: u.v.line})
+		unpinned = append(unpinned, pin.Var{Name: u.name, Value: u.value, Known: u.known, File: u.v.file, Line: u.v.line})
 	}
 
 	// Literal downloads: pinned when their rule carries as many digests as
@@ -661,7 +663,7 @@ func (m *makefile) pins() (f *File, versions, unpinned []Var) {
 			if len(distinct) == 1 && len(hex) == 1 && cs[0].known() {
 				usedHex[hex[0]] = true
 				pinnedURL[cs[0].URL] = true
-				addSource(versionOf("", cs[0].URL), Source{URL: cs[0].URL, SHA256: hex[0], To: toOf[cs[0].URL]})
+				addSource(versionOf("", cs[0].URL), pin.Source{URL: cs[0].URL, SHA256: hex[0], To: toOf[cs[0].URL]})
 			}
 			continue
 		}
@@ -670,7 +672,7 @@ func (m *makefile) pins() (f *File, versions, unpinned []Var) {
 				continue
 			}
 			reported[c.URL] = true
-			unpinned = append(unpinned, Var{Value: c.URL, Known: c.known(), File: c.r.file, Line: c.r.line})
+			unpinned = append(unpinned, pin.Var{Value: c.URL, Known: c.known(), File: c.r.file, Line: c.r.line})
 		}
 	}
 	if len(f.Providers) == 0 {

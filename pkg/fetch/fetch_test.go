@@ -1,4 +1,4 @@
-package pin
+package fetch
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 func digest(b []byte) string {
@@ -47,16 +49,19 @@ func newServer(t *testing.T, body []byte, handle func(n int64, w http.ResponseWr
 }
 
 func quickFetcher(t *testing.T) *Fetcher {
-	return &Fetcher{CacheDir: t.TempDir(), Backoff: time.Millisecond, Timeout: 10 * time.Second,
+	return &Fetcher{CacheDir: t.TempDir(), Retries: DefaultRetries, Backoff: time.Millisecond, Timeout: 10 * time.Second,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
+
+// shaA is the SHA-256 of "a": a pin no test body matches.
+const shaA = "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"
 
 var manifest = []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: capmox-system\n")
 
 func TestFetchServesVerifiesAndCaches(t *testing.T) {
 	srv := newServer(t, manifest, nil)
 	f := quickFetcher(t)
-	src := Source{URL: srv.URL + "/v0.7.7/infrastructure-components.yaml", SHA256: digest(manifest), To: "files/x.yaml"}
+	src := pin.Source{URL: srv.URL + "/v0.7.7/infrastructure-components.yaml", SHA256: digest(manifest), To: "files/x.yaml"}
 	got, err := f.Fetch(context.Background(), src)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +119,7 @@ func TestFetchRetries(t *testing.T) {
 				return false
 			})
 			f := quickFetcher(t)
-			got, err := f.Fetch(context.Background(), Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)})
+			got, err := f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +140,7 @@ func TestFetchGivesUp(t *testing.T) {
 	})
 	f := quickFetcher(t)
 	f.Retries = 2
-	_, err := f.Fetch(context.Background(), Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)})
+	_, err := f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)})
 	if err == nil || !strings.Contains(err.Error(), "3 attempts failed") || !strings.Contains(err.Error(), "502") {
 		t.Errorf("got %v", err)
 	} else if n := strings.Count(err.Error(), srv.URL); n != 1 {
@@ -146,13 +151,41 @@ func TestFetchGivesUp(t *testing.T) {
 	}
 }
 
+// Retries 0 means no retry, whether set or left zero; negative means none
+// too.
+func TestFetchRetriesZeroMeansNone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    *Fetcher
+	}{
+		{"zero value", &Fetcher{}},
+		{"Retries 0", &Fetcher{Retries: 0, Backoff: time.Millisecond}},
+		{"Retries -1", &Fetcher{Retries: -1, Backoff: time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, manifest, func(n int64, w http.ResponseWriter, r *http.Request) bool {
+				http.Error(w, "down", http.StatusServiceUnavailable)
+				return true
+			})
+			tc.f.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+			_, err := tc.f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)})
+			if err == nil || !strings.Contains(err.Error(), "(1 attempts failed)") || !strings.Contains(err.Error(), "503") {
+				t.Errorf("got %v", err)
+			}
+			if n := srv.hits.Load(); n != 1 {
+				t.Errorf("server hit %d times, want 1", n)
+			}
+		})
+	}
+}
+
 func TestFetchDoesNotRetry4xx(t *testing.T) {
 	srv := newServer(t, manifest, func(n int64, w http.ResponseWriter, r *http.Request) bool {
 		http.NotFound(w, r)
 		return true
 	})
 	f := quickFetcher(t)
-	_, err := f.Fetch(context.Background(), Source{URL: srv.URL + "/gone.yaml", SHA256: digest(manifest)})
+	_, err := f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/gone.yaml", SHA256: digest(manifest)})
 	if err == nil || !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), srv.URL+"/gone.yaml") {
 		t.Errorf("got %v", err)
 	}
@@ -174,13 +207,13 @@ func TestFetchTimeout(t *testing.T) {
 	t.Run("gives up", func(t *testing.T) {
 		srv := newServer(t, manifest, hang)
 		f := quickFetcher(t)
-		f.Timeout, f.Retries = 20*time.Millisecond, -1
-		_, err := f.Fetch(context.Background(), Source{URL: srv.URL + "/slow.yaml", SHA256: digest(manifest)})
+		f.Timeout, f.Retries = 20*time.Millisecond, 0
+		_, err := f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/slow.yaml", SHA256: digest(manifest)})
 		if err == nil || !strings.Contains(err.Error(), "timed out after 20ms") {
 			t.Errorf("got %v", err)
 		}
 		if n := srv.hits.Load(); n != 1 {
-			t.Errorf("server hit %d times, want 1 (Retries < 0)", n)
+			t.Errorf("server hit %d times, want 1 (Retries 0)", n)
 		}
 	})
 	t.Run("retried", func(t *testing.T) {
@@ -194,7 +227,7 @@ func TestFetchTimeout(t *testing.T) {
 		// Short enough to keep the test quick, with retries to spare so a
 		// slow machine does not fail it.
 		f.Timeout, f.Retries = 300*time.Millisecond, 5
-		if _, err := f.Fetch(context.Background(), Source{URL: srv.URL + "/slow.yaml", SHA256: digest(manifest)}); err != nil {
+		if _, err := f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/slow.yaml", SHA256: digest(manifest)}); err != nil {
 			t.Fatal(err)
 		}
 		if n := srv.hits.Load(); n < 2 {
@@ -217,7 +250,7 @@ func TestFetchCanceled(t *testing.T) {
 		}
 		cancel()
 	}()
-	_, err := f.Fetch(ctx, Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)})
+	_, err := f.Fetch(ctx, pin.Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
@@ -227,7 +260,7 @@ func TestFetchDigestMismatch(t *testing.T) {
 	tampered := append([]byte("# tampered\n"), manifest...)
 	srv := newServer(t, tampered, nil)
 	f := quickFetcher(t)
-	src := Source{URL: srv.URL + "/v0.7.7/infrastructure-components.yaml", SHA256: digest(manifest)}
+	src := pin.Source{URL: srv.URL + "/v0.7.7/infrastructure-components.yaml", SHA256: digest(manifest)}
 	_, err := f.Fetch(context.Background(), src)
 	var mm *ErrDigestMismatch
 	if !errors.As(err, &mm) {
@@ -251,7 +284,7 @@ func TestFetchDigestMismatch(t *testing.T) {
 
 func TestFetchOffline(t *testing.T) {
 	srv := newServer(t, manifest, nil)
-	src := Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)}
+	src := pin.Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)}
 	f := quickFetcher(t)
 	f.Offline = true
 	_, err := f.Fetch(context.Background(), src)
@@ -281,7 +314,7 @@ func TestFetchOffline(t *testing.T) {
 
 func TestFetchCorruptCacheEntry(t *testing.T) {
 	srv := newServer(t, manifest, nil)
-	src := Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)}
+	src := pin.Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)}
 	corrupt := func(f *Fetcher) {
 		t.Helper()
 		p := f.CachePath(src.SHA256)
@@ -336,17 +369,17 @@ func TestFetchFileURLs(t *testing.T) {
 		"file:upstream/core%20components.yaml",
 		"file://" + filepath.ToSlash(strings.ReplaceAll(p, " ", "%20")),
 	} {
-		got, err := f.Fetch(context.Background(), Source{URL: u, SHA256: digest(manifest)})
+		got, err := f.Fetch(context.Background(), pin.Source{URL: u, SHA256: digest(manifest)})
 		if err != nil || !bytes.Equal(got, manifest) {
 			t.Errorf("%s: %q, %v", u, got, err)
 		}
 	}
-	_, err := f.Fetch(context.Background(), Source{URL: "file:upstream/core%20components.yaml", SHA256: shaA})
+	_, err := f.Fetch(context.Background(), pin.Source{URL: "file:upstream/core%20components.yaml", SHA256: shaA})
 	var mm *ErrDigestMismatch
 	if !errors.As(err, &mm) {
 		t.Errorf("file mismatch: %v", err)
 	}
-	if _, err := f.Fetch(context.Background(), Source{URL: "file:upstream/missing.yaml", SHA256: shaA}); !errors.Is(err, os.ErrNotExist) {
+	if _, err := f.Fetch(context.Background(), pin.Source{URL: "file:upstream/missing.yaml", SHA256: shaA}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -370,7 +403,7 @@ func TestFetchSizeLimit(t *testing.T) {
 			srv := newServer(t, big, tc.handle)
 			f := quickFetcher(t)
 			f.MaxBytes = 1000
-			_, err := f.Fetch(context.Background(), Source{URL: srv.URL + "/big.yaml", SHA256: digest(big)})
+			_, err := f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/big.yaml", SHA256: digest(big)})
 			if err == nil || !strings.Contains(err.Error(), "larger than the 1000 B limit") {
 				t.Errorf("got %v", err)
 			}
@@ -386,7 +419,7 @@ func TestFetchProgress(t *testing.T) {
 	var out bytes.Buffer
 	f := quickFetcher(t)
 	f.Progress = &out
-	if _, err := f.Fetch(context.Background(), Source{URL: srv.URL + "/x/c.yaml", SHA256: digest(manifest)}); err != nil {
+	if _, err := f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/x/c.yaml", SHA256: digest(manifest)}); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
@@ -396,14 +429,14 @@ func TestFetchProgress(t *testing.T) {
 	// Quiet when Progress is nil: nothing to capture, but no panic either.
 	f.Progress = nil
 	f.CacheDir = t.TempDir()
-	if _, err := f.Fetch(context.Background(), Source{URL: srv.URL + "/x/c.yaml", SHA256: digest(manifest)}); err != nil {
+	if _, err := f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/x/c.yaml", SHA256: digest(manifest)}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestFetchRefusesUnpinnedAndBadURLs(t *testing.T) {
 	f := &Fetcher{}
-	for _, src := range []Source{
+	for _, src := range []pin.Source{
 		{URL: "https://example.com/x.yaml"},
 		{URL: "https://example.com/x.yaml", SHA256: strings.ToUpper(shaA)},
 		{URL: "ftp://example.com/x.yaml", SHA256: shaA},
@@ -429,7 +462,7 @@ func TestFetchRefusesHTTPSDowngrade(t *testing.T) {
 	client.Transport = tlsSrv.Client().Transport
 	f := quickFetcher(t)
 	f.Client = &client
-	_, err := f.Fetch(context.Background(), Source{URL: tlsSrv.URL + "/c.yaml", SHA256: digest(manifest)})
+	_, err := f.Fetch(context.Background(), pin.Source{URL: tlsSrv.URL + "/c.yaml", SHA256: digest(manifest)})
 	if err == nil || !strings.Contains(err.Error(), "refusing redirect from https") {
 		t.Errorf("got %v", err)
 	}

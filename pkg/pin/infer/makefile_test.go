@@ -1,4 +1,4 @@
-package pin
+package infer
 
 import (
 	"reflect"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 func TestFindDownloads(t *testing.T) {
@@ -179,7 +181,7 @@ func TestMakeSHAPairing(t *testing.T) {
 	if f == nil || len(f.Providers) != 1 {
 		t.Fatalf("file %+v", f)
 	}
-	want := []Source{
+	want := []pin.Source{
 		{URL: "https://example.com/capmox.yaml", SHA256: shaA},
 		{URL: "https://example.com/meta.yaml", SHA256: shaB},
 		{URL: "https://example.com/kube.yaml", SHA256: shaC},
@@ -209,7 +211,7 @@ func TestDockerfile(t *testing.T) {
 		"RUN curl -o /v https://example.com/$(uname -m)/v.tar.gz",
 	}, "\n")
 	versions, unpinned := readDockerfile("Dockerfile", []byte(src))
-	wantV := []Var{
+	wantV := []pin.Var{
 		{Name: "VERSION", Value: "v1.2.3", Known: true, File: "Dockerfile", Line: 1},
 		{Name: "lower_version", Value: "v0.0.1", Known: true, File: "Dockerfile", Line: 3},
 		{Name: "A_VERSION", Value: "1", Known: true, File: "Dockerfile", Line: 4},
@@ -218,7 +220,7 @@ func TestDockerfile(t *testing.T) {
 	if !reflect.DeepEqual(versions, wantV) {
 		t.Errorf("versions\n %+v\nwant\n %+v", versions, wantV)
 	}
-	wantU := []Var{
+	wantU := []pin.Var{
 		{Value: "https://example.com/v1.2.3/x.tar.gz", Known: true, File: "Dockerfile", Line: 7},
 		{Value: "https://example.com/y.tar.gz", Known: true, File: "Dockerfile", Line: 10},
 		{Value: "https://example.com/$(uname -m)/v.tar.gz", File: "Dockerfile", Line: 13},

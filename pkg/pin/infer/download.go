@@ -1,10 +1,12 @@
-package pin
+package infer
 
 import (
 	"net/url"
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // download is one URL a shell command (curl or wget) fetches.
@@ -323,7 +325,7 @@ func cleanRelPath(p string) string {
 		return ""
 	}
 	p = path.Clean(p)
-	if CheckPath(p) != nil {
+	if pin.CheckPath(p) != nil {
 		return ""
 	}
 	return p

@@ -1,14 +1,16 @@
-package pin
+package infer
 
 import (
 	"strings"
+
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // readDockerfile returns the version build arguments (ARG VERSION=…,
 // ARG *_VERSION=…) of a Dockerfile and the downloads it makes without a
 // digest: RUN curl/wget lines whose instruction carries fewer 64-hex digests
 // than URLs, and ADD <url> without --checksum=sha256:….
-func readDockerfile(file string, data []byte) (versions, unpinned []Var) {
+func readDockerfile(file string, data []byte) (versions, unpinned []pin.Var) {
 	lines, nums := dockerLines(data)
 	vars := map[string]string{} // ARG and ENV values seen so far ("" + !ok: unknown)
 	unknown := map[string]bool{}
@@ -29,7 +31,7 @@ func readDockerfile(file string, data []byte) (versions, unpinned []Var) {
 				vars[kv[0]] = val
 				unknown[kv[0]] = !known
 				if strings.ToUpper(instr) == "ARG" && isVersionName(kv[0]) {
-					v := Var{Name: kv[0], Value: val, Known: known, File: file, Line: nums[i]}
+					v := pin.Var{Name: kv[0], Value: val, Known: known, File: file, Line: nums[i]}
 					if !known {
 						v.Value = kv[1]
 					}
@@ -53,7 +55,7 @@ func readDockerfile(file string, data []byte) (versions, unpinned []Var) {
 			for _, d := range dls {
 				if !reported[d.URL] {
 					reported[d.URL] = true
-					unpinned = append(unpinned, Var{Value: d.URL, Known: d.known(), File: file, Line: nums[i]})
+					unpinned = append(unpinned, pin.Var{Value: d.URL, Known: d.known(), File: file, Line: nums[i]})
 				}
 			}
 		case "ADD":
@@ -65,7 +67,7 @@ func readDockerfile(file string, data []byte) (versions, unpinned []Var) {
 					checksum = normalizeDigest(strings.TrimPrefix(w, "--checksum=")) != ""
 				case isHTTPURL(w) && !checksum && !reported[w]:
 					reported[w] = true
-					unpinned = append(unpinned, Var{Value: w, Known: !strings.Contains(w, "$"), File: file, Line: nums[i]})
+					unpinned = append(unpinned, pin.Var{Value: w, Known: !strings.Contains(w, "$"), File: file, Line: nums[i]})
 				}
 			}
 		}

@@ -1,10 +1,12 @@
-package pin
+package fetch
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // MirrorsEnv is the environment setting that lists mirrors for every
@@ -27,7 +29,7 @@ func ParseMirror(s string) (Mirror, error) {
 		return Mirror{}, fmt.Errorf("mirror %q: want FROM=TO, e.g. https://github.com/=https://artifacts.example.com/github/", s)
 	}
 	for _, u := range []string{from, to} {
-		if err := CheckURL(u); err != nil {
+		if err := pin.CheckURL(u); err != nil {
 			return Mirror{}, fmt.Errorf("mirror %q: %v; both sides must be http, https or file URL prefixes", s, err)
 		}
 	}
@@ -79,7 +81,7 @@ func RewriteURL(mirrors []Mirror, u string) string {
 // file a release publishes, or for `builder bump --trust-on-first-use`,
 // whose caller must print the digest of what it got.
 func (f *Fetcher) FetchUnverified(ctx context.Context, u string) ([]byte, error) {
-	if err := CheckURL(u); err != nil {
+	if err := pin.CheckURL(u); err != nil {
 		return nil, fmt.Errorf("fetching: url %v; use an http, https or file URL", err)
 	}
 	if f.Offline && !strings.HasPrefix(RewriteURL(f.Mirrors, u), "file:") {
