@@ -3,17 +3,30 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/cli"
+	"github.com/pinseal/pinseal/pkg/bump"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/sign"
 )
 
 // usageError marks errors that exit with code 2.
 type usageError = cli.UsageError
 
 func newRootCmd() *cobra.Command {
-	return cli.NewRoot("builder", "Build, push and sign Cluster API provider packages from pinned upstream files", commands()...)
+	return cli.AddHints(cli.NewRoot("builder", "Build, push and sign Cluster API provider packages from pinned upstream files", commands()...), slices.Concat(cli.RegistryHints, hints)...)
+}
+
+// hints say what to do about library errors with the builder's flags.
+var hints = []cli.Hint{
+	{Err: fetch.ErrOffline, Text: "run once without --offline to fill the download cache"},
+	{Err: sign.ErrKeyExists, Text: "choose another --output-key-prefix"},
+	{Err: bump.ErrNoDigest, Text: "pass --sha256 URL=<hex> (from the release's published checksums), or --trust-on-first-use to take the digest of what is downloaded now"},
+	{Err: bump.ErrWhichProvider, Text: "say which with --provider Kind/name"},
 }
 
 func main() {

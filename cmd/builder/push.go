@@ -9,19 +9,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
-	"sync"
 	"syscall"
 
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/release"
-	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
 
@@ -134,22 +129,7 @@ Exit status: 0 pushed (or already there), 1 a release failed or was refused, 2 u
 }
 
 // pushResult is one release's outcome, as printed with --json.
-type pushResult struct {
-	Package     string          `json:"package"`
-	Provider    string          `json:"provider,omitempty"` // Kind/name
-	Release     string          `json:"release"`
-	Reference   string          `json:"reference"` // REPO@DIGEST
-	Status      artifact.Status `json:"status"`
-	Built       string          `json:"built,omitempty"` // when it differs from the reference digest
-	Signature   *sign.Result    `json:"signature,omitempty"`
-	Attestation *sign.Result    `json:"attestation,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	// Refused are the error findings of the offline checks that kept the
-	// provider from being pushed (no tag was written for it).
-	Refused []report.Finding `json:"refused,omitempty"`
-	// Skipped says why nothing was pushed for the provider.
-	Skipped string `json:"skipped,omitempty"`
-}
+type pushResult = release.PushResult
 
 func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, prefix artifact.Prefix, dirs []string) error {
 	if ctx == nil {
@@ -163,80 +143,38 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	// The key decrypts (scrypt, the slowest step) while the first release
-	// uploads; its tag waits for the key, so a wrong password writes no tag.
-	var keyReady func() (*sign.PrivateKey, error)
+	opts := release.PushOptions{
+		Prefix:         prefix,
+		Registry:       artifact.Options{PlainHTTP: o.plainHTTP},
+		Sign:           sign.Options{TLog: o.tlog, Format: o.format},
+		BuilderVersion: version.Version,
+		Logger:         log,
+		OnResult: func(r pushResult) {
+			if r.Error != "" {
+				fmt.Fprintln(stderr, "builder:", r.Error)
+			}
+			if !o.json && !r.PackageError() {
+				printPush(stdout, r)
+			}
+		},
+	}
 	if o.key != "" {
 		pw, err := password(stderr, false)
 		if err != nil {
 			return err
 		}
-		keyReady = loadKeyAsync(o.key, pw)
+		opts.Key = release.LoadKeyAsync(o.key, pw)
 	}
-	signOpts := sign.Options{TLog: o.tlog, Format: o.format}
-	regOpts := artifact.Options{PlainHTTP: o.plainHTTP}
-
-	pol := policy.Default()
 	if o.policy != "" {
 		var err error
-		if pol, err = policy.Load(o.policy); err != nil {
+		if opts.Policy, err = policy.Load(o.policy); err != nil {
 			return err
 		}
 	}
-	var results []pushResult
-	failed, total, stopAll := 0, 0, false
-	for _, dir := range dirs {
-		provs, err := release.Releases(ctx, dir, release.Options{BuilderVersion: version.Version, Logger: log, Policy: pol})
-		if err != nil {
-			failed++
-			fmt.Fprintln(stderr, "builder:", err)
-			results = append(results, pushResult{Package: dir, Error: err.Error()})
-			continue
-		}
-		for _, pv := range provs {
-			if pv.Skipped != "" {
-				r := pushResult{Package: dir, Provider: pv.ID, Skipped: pv.Skipped}
-				if !o.json {
-					printPush(stdout, r)
-				}
-				results = append(results, r)
-				continue
-			}
-			total++
-			if len(pv.Refused) > 0 {
-				failed++
-				r := pushResult{Package: dir, Provider: pv.ID, Refused: pv.Refused,
-					Error: fmt.Sprintf("%s in %s is not pushed: its offline checks have %s; no tag was written for it", pv.ID, dir, refusedSummary(pv.Refused))}
-				fmt.Fprintln(stderr, "builder:", r.Error)
-				if !o.json {
-					printPush(stdout, r)
-				}
-				results = append(results, r)
-				continue
-			}
-			rel := *pv.Release
-			r, err := pushRelease(ctx, log, prefix, regOpts, keyReady, signOpts, dir, rel)
-			var ke *sign.KeyError
-			if errors.As(err, &ke) {
-				// Say it plainly: the key, not the registry, failed.
-				return fmt.Errorf("%w; nothing was tagged", ke)
-			}
-			if err != nil {
-				failed++
-				fmt.Fprintln(stderr, "builder:", err)
-			}
-			if !o.json {
-				printPush(stdout, r)
-			}
-			results = append(results, r)
-			if ctx.Err() != nil {
-				stopAll = true
-				break
-			}
-		}
-		if stopAll {
-			break
-		}
+	results, err := release.Push(ctx, dirs, opts)
+	var ke *sign.KeyError
+	if errors.As(err, &ke) {
+		return err
 	}
 	if o.json {
 		enc := json.NewEncoder(stdout)
@@ -248,105 +186,7 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 			return err
 		}
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d failed (%d releases in %d packages); no tag was written or moved by a failed push", failed, total, len(dirs))
-	}
-	return nil
-}
-
-// loadKeyAsync starts decrypting the key and returns a function that waits
-// for it.
-func loadKeyAsync(path string, pw []byte) func() (*sign.PrivateKey, error) {
-	var (
-		key  *sign.PrivateKey
-		err  error
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		key, err = sign.LoadPrivateKey(path, pw)
-	}()
-	return func() (*sign.PrivateKey, error) {
-		<-done
-		return key, err
-	}
-}
-
-func pushRelease(ctx context.Context, log *slog.Logger, prefix artifact.Prefix, regOpts artifact.Options, keyReady func() (*sign.PrivateKey, error), signOpts sign.Options, dir string, rel artifact.Release) (pushResult, error) {
-	r := pushResult{Package: dir, Provider: rel.Kind + "/" + rel.Name, Release: rel.Release}
-	fail := func(err error) (pushResult, error) { r.Error = err.Error(); return r, err }
-	repo, err := prefix.Repository(rel.RepositoryName(), regOpts)
-	if err != nil {
-		return fail(err)
-	}
-	// seal waits for the key, then signs and attests subject.
-	sealed := false
-	seal := func(ctx context.Context, m ocispec.Descriptor) error {
-		subject := m.Digest
-		signOpts := signOpts
-		signOpts.Subject = m
-		key, err := keyReady()
-		if err != nil {
-			return err
-		}
-		stmt, err := sign.ProvenanceStatement(repo.Name(), subject, rel)
-		if err != nil {
-			return err
-		}
-		log.Info("sign and attest", "repository", repo.Name(), "digest", subject)
-		// Signature and attestation live under different tags: store both at once.
-		var s, a sign.Result
-		var serr, aerr error
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { defer wg.Done(); s, serr = sign.Sign(ctx, repo, subject, key, signOpts) }()
-		go func() { defer wg.Done(); a, aerr = sign.Attest(ctx, repo, subject, key, stmt, signOpts) }()
-		wg.Wait()
-		if err := errors.Join(serr, aerr); err != nil {
-			return err
-		}
-		r.Signature, r.Attestation, sealed = &s, &a, true
-		return nil
-	}
-	var pushOpts artifact.PushOptions
-	if keyReady != nil {
-		// Sign and attest before the release tag is written: a wrong
-		// password or a failed signature leaves no unsigned release behind.
-		pushOpts.BeforeTag = seal
-	}
-	log.Info("push", "release", rel.String(), "repository", repo.Name())
-	res, err := artifact.Push(ctx, repo, rel, pushOpts)
-	if err != nil {
-		return fail(err)
-	}
-	r.Reference, r.Status = res.Reference(), res.Status
-	if res.Built != res.Descriptor.Digest {
-		r.Built = res.Built.String()
-	}
-	if keyReady != nil && !sealed {
-		// The tag was there already (unchanged): BeforeTag did not run.
-		// Sign what the tag holds; an existing valid signature is kept.
-		if err := seal(ctx, res.Descriptor); err != nil {
-			return fail(fmt.Errorf("%s is in place but not signed and attested: %w; run the push again to complete it", r.Reference, err))
-		}
-	}
-	return r, nil
-}
-
-// refusedSummary names the findings that refuse a provider: "2 error
-// findings (blob-yaml, configmap-version)".
-func refusedSummary(fs []report.Finding) string {
-	var ids []string
-	for _, f := range fs {
-		if !slices.Contains(ids, f.Check) {
-			ids = append(ids, f.Check)
-		}
-	}
-	n := "1 error finding"
-	if len(fs) != 1 {
-		n = fmt.Sprintf("%d error findings", len(fs))
-	}
-	return n + " (" + strings.Join(ids, ", ") + ")"
+	return err
 }
 
 func printPush(w io.Writer, r pushResult) {

@@ -3,17 +3,27 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/cli"
+	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/verify"
 )
 
 // usageError marks errors that exit with code 2.
 type usageError = cli.UsageError
 
 func newRootCmd() *cobra.Command {
-	return cli.NewRoot("verifier", "Verify Cluster API provider packages: blobs, YAML, versions, pins, registry copies, signatures", commands()...)
+	return cli.AddHints(cli.NewRoot("verifier", "Verify Cluster API provider packages: blobs, YAML, versions, pins, registry copies, signatures", commands()...), slices.Concat(cli.RegistryHints, hints)...)
+}
+
+// hints say what to do about library errors with the verifier's flags.
+var hints = []cli.Hint{
+	{Err: verify.ErrNoTrustedKeys, Text: "pass --key cosign.pub, or list public keys under `keys:` (or keyless signers under `identities:`) in the --policy file"},
+	{Err: artifact.ErrHostNotAllowed, Text: "to allow a host the registry sends you to, pass --allow-host HOST"},
 }
 
 func main() {

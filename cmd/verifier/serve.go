@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -16,12 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/server"
-	"github.com/pinseal/pinseal/pkg/artifact"
-	"github.com/pinseal/pinseal/pkg/check"
-	"github.com/pinseal/pinseal/pkg/load"
-	"github.com/pinseal/pinseal/pkg/policy"
-	"github.com/pinseal/pinseal/pkg/report"
-	"github.com/pinseal/pinseal/pkg/verify"
 )
 
 // serveOptions are the flags of `verifier serve`.
@@ -54,9 +46,11 @@ file there (the log says which).
 Bearer tokens come from the config's tokensFile and from the environment
 variable PINSEAL_TOKENS, never from flags. SIGINT/SIGTERM shut down
 gracefully: running scans finish within limits.shutdownTimeout or are
-recorded as failed. SIGHUP reads the verification policy and the key files
-it names again and drops cached verdicts (a changed policy or key file is
-also noticed at the next request).`,
+recorded as failed. Every policy (the config's and each source's) is
+parsed once at start-up (a policy that does not parse is a start-up error
+naming the file); SIGHUP reads the policies and the key files they name
+again and drops cached verdicts (a changed policy or key file is also
+noticed at the next request or scan).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := cobra.NoArgs(cmd, args); err != nil {
 				return usageError{Err: err}
@@ -94,8 +88,7 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	warnUntrusted(cfg, log)
-	srv, err := server.New(ctx, cfg, engine{registry: artifact.Options{PlainHTTP: o.plainHTTP, AllowedHosts: cfg.RegistryHosts()}, render: cfg.Limits.Render(), allow: cfg.Registries}, log)
+	srv, err := server.New(ctx, cfg, server.NewVerifyEngine(cfg, o.plainHTTP), log)
 	if err != nil {
 		return err
 	}
@@ -174,92 +167,4 @@ func exampleToken(dir string) (string, error) {
 		return "", err
 	}
 	return path, os.Rename(tmp.Name(), path)
-}
-
-// engine adapts the verification engine to the service: trees are
-// verified by pkg/verify exactly as `verifier check` does, registry
-// artifacts exactly as `verifier verify` does.
-type engine struct {
-	registry artifact.Options
-	render   load.RenderLimits // bounds of every chart render
-	// allow is the registries allowlist: where providers'
-	// spec.fetchConfig.oci may be read from in scheduled scans.
-	allow []string
-}
-
-// loadPolicy reads a policy file, or the built-in default for "".
-func loadPolicy(file string) (*policy.Policy, error) {
-	if file == "" {
-		return policy.Default(), nil
-	}
-	return policy.Load(file)
-}
-
-func (e engine) CheckTree(ctx context.Context, root string, opts server.CheckOptions) (*report.Report, error) {
-	pol, err := loadPolicy(opts.Policy)
-	if err != nil {
-		return nil, err
-	}
-	vo := verify.Options{Policy: pol, Render: e.render, OnlyExtra: opts.RegistryOnly && opts.Registry != ""}
-	if opts.Registry != "" {
-		prefix, err := artifact.ParsePrefix(opts.Registry)
-		if err != nil {
-			return nil, fmt.Errorf("registry %q: %w", opts.Registry, err)
-		}
-		if vo, err = verify.WithRegistry(vo, verify.RegistryOptions{Prefix: prefix, Registry: e.registry, Allow: e.allow}); err != nil {
-			return nil, fmt.Errorf("registry checks against %s: %w", opts.Registry, noKeys(err, opts.Policy))
-		}
-	}
-	rep, err := verify.Run(ctx, root, vo)
-	return rep, noKeys(err, opts.Policy)
-}
-
-func (e engine) Resolve(ctx context.Context, ref string) (string, error) {
-	return verify.ResolveRef(ctx, ref, e.registry)
-}
-
-func (e engine) VerifyArtifact(ctx context.Context, ref string, opts server.VerifyOptions) (*report.Report, error) {
-	pol, err := loadPolicy(opts.Policy)
-	if err != nil {
-		return nil, err
-	}
-	rep, _, err := verify.Ref(ctx, ref, verify.RefOptions{Policy: pol, Registry: e.registry, Tag: opts.Tag})
-	return rep, noKeys(err, opts.Policy)
-}
-
-// noKeys says what to change in the service's configuration when the policy
-// trusts no key (verify.ErrNoTrustedKeys speaks of CLI flags).
-func noKeys(err error, policyFile string) error {
-	if !errors.Is(err, verify.ErrNoTrustedKeys) {
-		return err
-	}
-	where := "the built-in default policy (no policy in the config)"
-	if policyFile != "" {
-		where = "policy " + policyFile
-	}
-	return fmt.Errorf("%w: %s trusts no key: list cosign public keys under `keys:` (or keyless signers under `identities:`) in a policy file and name it in the config's policy (or the source's policy), or turn the signature and provenance checks off there", server.ErrNotConfigured, where)
-}
-
-// warnUntrusted logs, at start-up, each registry verification the config
-// enables under a policy that trusts no key: every such request or scan
-// would answer "not configured", so say it once, early.
-func warnUntrusted(cfg *server.Config, log *slog.Logger) {
-	warn := func(what, policyFile string) {
-		pol, err := loadPolicy(policyFile)
-		if err != nil {
-			return // Validate and the first request report a bad policy file
-		}
-		trust, err := verify.Trust(pol, nil)
-		if err == nil && trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
-			log.Warn(what + " will not verify: " + noKeys(verify.ErrNoTrustedKeys, policyFile).Error())
-		}
-	}
-	if len(cfg.Registries) > 0 {
-		warn("POST /v1/verify of registry refs", cfg.Policy)
-	}
-	for _, s := range cfg.Sources {
-		if s.Registry != "" {
-			warn("the registry checks of source "+s.Name, s.Policy)
-		}
-	}
 }

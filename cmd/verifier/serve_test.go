@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,6 +26,10 @@ func TestServeUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "serve.yaml")
 	os.WriteFile(bad, []byte("dataDir: d\nlistn: x\n"), 0o600)
+	brokenPolicy := filepath.Join(dir, "broken-policy.yaml")
+	os.WriteFile(brokenPolicy, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks: [\n"), 0o600)
+	withBrokenPolicy := filepath.Join(dir, "serve-broken-policy.yaml")
+	os.WriteFile(withBrokenPolicy, []byte("dataDir: d\npolicy: broken-policy.yaml\n"), 0o600)
 	tests := []struct {
 		name string
 		args []string
@@ -34,6 +37,7 @@ func TestServeUsageErrors(t *testing.T) {
 	}{
 		{"bad config", []string{"serve", "--config", bad}, "unknown field"},
 		{"missing config", []string{"serve", "--config", filepath.Join(dir, "nope.yaml")}, "read config"},
+		{"broken policy", []string{"serve", "--config", withBrokenPolicy}, "policy: policy " + brokenPolicy},
 		{"no examples", []string{"serve", "--examples", filepath.Join(dir, "nope")}, "no --config, and no example tree"},
 		{"bad listen", []string{"serve", "--config", "../../examples/serve.yaml", "--listen", "nowhere"}, "listen"},
 		{"arguments", []string{"serve", "extra"}, "unknown command"},
@@ -73,48 +77,6 @@ func TestServeExampleConfig(t *testing.T) {
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestServeEngine(t *testing.T) {
-	ctx := context.Background()
-	eng := engine{registry: remotetest.Options}
-	rep, err := eng.CheckTree(ctx, "../../examples", server.CheckOptions{})
-	if err != nil || rep == nil || rep.Summary.Packages == 0 || !rep.Summary.Passed {
-		t.Fatalf("CheckTree(examples) = %+v, %v", rep, err)
-	}
-	if _, err := eng.CheckTree(ctx, "../../examples", server.CheckOptions{Policy: "nope.yaml"}); err == nil {
-		t.Fatal("a missing policy file is not an error")
-	}
-
-	// The registry side: the example releases pushed, signed and attested
-	// into an in-process registry, verified through the service's engine
-	// with a policy that trusts the key.
-	tree := remotetest.Tree(t)
-	prefix := remotetest.Registry(t)
-	key := remotetest.Key(t)
-	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
-	pol := remotetest.WritePolicy(t, key)
-	if _, err := eng.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String()}); !errors.Is(err, server.ErrNotConfigured) || !strings.Contains(err.Error(), "config's policy") {
-		t.Fatalf("registry checks with no trusted key: %v, want ErrNotConfigured naming the config's policy", err)
-	}
-	rep, err = eng.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String(), Policy: pol})
-	if err != nil || !rep.Summary.Passed {
-		t.Fatalf("CheckTree with registry = %+v, %v", rep, err)
-	}
-	for _, r := range rels {
-		dgst, err := eng.Resolve(ctx, r.Ref())
-		if err != nil || dgst != r.Digest.String() {
-			t.Fatalf("Resolve(%s) = %q, %v; want %s", r.Ref(), dgst, err, r.Digest)
-		}
-		rep, err := eng.VerifyArtifact(ctx, r.Pinned(), server.VerifyOptions{Policy: pol})
-		if err != nil || !rep.Summary.Passed {
-			t.Fatalf("VerifyArtifact(%s) = %+v, %v", r.Pinned(), rep, err)
-		}
-		// Without the key in the policy the signature check must fail.
-		if _, err := eng.VerifyArtifact(ctx, r.Pinned(), server.VerifyOptions{}); !errors.Is(err, server.ErrNotConfigured) || !strings.Contains(err.Error(), "default policy") {
-			t.Fatalf("VerifyArtifact with no trusted key: %v, want ErrNotConfigured (503) naming the default policy", err)
-		}
 	}
 }
 
@@ -159,7 +121,7 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 		Sources:    []server.SourceConfig{{Name: "tree", Path: tree, Registry: prefix.String(), Policy: pol}},
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := server.New(context.Background(), cfg, engine{registry: remotetest.Options}, log)
+	srv, err := server.New(context.Background(), cfg, server.VerifyEngine{Registry: remotetest.Options}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,97 +227,5 @@ func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 	}
 	if detail.Scan.Status != "succeeded" || detail.Report == nil || !detail.Report.Summary.Passed {
 		t.Fatalf("scan with registry checks: %s", body)
-	}
-}
-
-// TestWarnUntrusted: registry verification under a policy that trusts no
-// key is said once at start-up; a policy with a key, or no registry at all,
-// says nothing.
-func TestWarnUntrusted(t *testing.T) {
-	key := remotetest.Key(t)
-	trusted := remotetest.WritePolicy(t, key)
-	for _, tc := range []struct {
-		name string
-		cfg  server.Config
-		want []string
-	}{
-		{"no registry", server.Config{}, nil},
-		{"registries, default policy", server.Config{Registries: []string{"127.0.0.1:5000"}}, []string{"POST /v1/verify of registry refs will not verify", "built-in default policy"}},
-		{"registries, trusted policy", server.Config{Registries: []string{"127.0.0.1:5000"}, Policy: trusted}, nil},
-		{"source registry, default policy", server.Config{Sources: []server.SourceConfig{{Name: "prod", Registry: "127.0.0.1:5000/capi"}}}, []string{"registry checks of source prod will not verify"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var buf strings.Builder
-			warnUntrusted(&tc.cfg, slog.New(slog.NewTextHandler(&buf, nil)))
-			if len(tc.want) == 0 && buf.Len() > 0 {
-				t.Fatalf("unexpected warning: %s", buf.String())
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(buf.String(), w) {
-					t.Errorf("log %q lacks %q", buf.String(), w)
-				}
-			}
-		})
-	}
-}
-
-// TestServeEngineFetchConfigOCI: in a scheduled scan with a registry, a
-// provider installing from spec.fetchConfig.oci is checked against its
-// artifact when the config's registries allow it, and is a finding,
-// with nothing fetched, when they do not.
-func TestServeEngineFetchConfigOCI(t *testing.T) {
-	ctx := context.Background()
-	tree := remotetest.Tree(t)
-	prefix := remotetest.Registry(t)
-	key := remotetest.Key(t)
-	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
-	pol := remotetest.WritePolicy(t, key)
-	// A second core provider object that installs the pushed core release
-	// by OCI, in a package of its own.
-	core := rels["v1.10.1-core"]
-	dir := filepath.Join(tree, "oci-core")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "provider.yaml"), []byte(`apiVersion: operator.cluster.x-k8s.io/v1alpha2
-kind: CoreProvider
-metadata:
-  name: cluster-api
-  namespace: capi-oci
-spec:
-  version: v1.10.1-core
-  fetchConfig:
-    oci: http://`+core.Repo.Name()+`
-`), 0o644)
-
-	allowed := engine{registry: remotetest.Options, allow: []string{prefix.Host + "/" + prefix.Path}}
-	rep, err := allowed.CheckTree(ctx, tree, server.CheckOptions{Registry: prefix.String(), Policy: pol})
-	if err != nil || !rep.Summary.Passed {
-		t.Fatalf("allowed: %+v, %v", rep, err)
-	}
-	found := false
-	for _, p := range rep.Packages {
-		if p.Path == "oci-core" && len(p.Providers) == 1 && p.Providers[0].Artifact == core.Pinned() {
-			found = true
-		}
-	}
-	if !found {
-		t.Fatalf("the OCI provider was not checked against %s: %+v", core.Pinned(), rep.Packages)
-	}
-
-	other := engine{registry: remotetest.Options, allow: []string{"registry.invalid"}}
-	// The --registry prefix's own repositories are still read; the OCI
-	// source names the same host, so only an allowlist without it refuses
-	// it: use a prefix on another host.
-	rep, err = other.CheckTree(ctx, tree, server.CheckOptions{Registry: "registry.invalid/capi", Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := false
-	for _, f := range rep.Findings {
-		if f.Package == "oci-core" && f.Check == "registry-digest" && strings.Contains(f.Message, "is not allowed") {
-			refused = true
-		}
-	}
-	if !refused {
-		t.Fatalf("a registry outside the allowlist was not refused: %+v", rep.Findings)
 	}
 }

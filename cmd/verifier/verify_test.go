@@ -48,6 +48,7 @@ func TestVerifyAndCheckRegistry(t *testing.T) {
 		{"verify tampered layer", []string{"verify", tampered.Ref(), "--key", pub}, 1, "registry-digest"},
 		{"verify json", []string{"verify", "-o", "json", core.Ref(), "--key", pub, "--plain-http"}, 0, `"artifact": "` + core.Pinned() + `"`},
 		{"verify without keys", []string{"verify", core.Ref(), "--plain-http"}, 2, "no trusted keys"},
+		{"verify without keys says --key", []string{"verify", core.Ref(), "--plain-http"}, 2, "; pass --key cosign.pub"},
 		{"verify bad key", []string{"verify", core.Ref(), "--key", badKey, "--plain-http"}, 2, "--key " + badKey},
 		{"verify missing tag", []string{"verify", core.Repo.Name() + ":v0.0.0", "--key", pub, "--plain-http"}, 2, "does not exist"},
 		{"verify two refs", []string{"verify", core.Ref(), core.Ref()}, 2, "exactly one REF"},
@@ -58,6 +59,7 @@ func TestVerifyAndCheckRegistry(t *testing.T) {
 		{"check key without registry", []string{"check", root, "--key", pub}, 2, "need --registry"},
 		{"check bad registry", []string{"check", root, "--registry", "https://x/y", "--key", pub}, 2, "--registry"},
 		{"check registry without keys", []string{"check", root, "--registry", pfx.String(), "--plain-http"}, 2, "no trusted keys"},
+		{"check registry without keys says --key", []string{"check", root, "--registry", pfx.String(), "--plain-http"}, 2, "; pass --key cosign.pub"},
 	}
 	runCases(t, tests)
 

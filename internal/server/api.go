@@ -327,7 +327,7 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 	if _, byDigest := ref.(name.Digest); !byDigest {
 		tag = digest
 		if digest, err = s.engine.Resolve(r.Context(), ref.String()); err != nil {
-			s.engineError(w, r, "resolve "+ref.String(), err)
+			s.engineError(w, r, "resolve "+ref.String(), configHint(err, s.cfg.Policy))
 			return
 		}
 	}
@@ -337,7 +337,7 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 	// attestations live in each one), on the tag it was asked for (the
 	// tag must be the artifact's release), and on the policy with the key
 	// files it names, as they are now.
-	fp, err := s.policy.Fingerprint()
+	pol, fp, err := s.policy.Current()
 	if err != nil {
 		s.writeError(w, r, http.StatusServiceUnavailable, "verify "+pinned+": the service's policy cannot be read: "+err.Error())
 		return
@@ -361,9 +361,9 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 			return nil, err
 		}
 		defer release()
-		rep, err := s.engine.VerifyArtifact(ctx, pinned, VerifyOptions{Policy: s.cfg.Policy, Tag: tag})
+		rep, err := s.engine.VerifyArtifact(ctx, pinned, VerifyOptions{Policy: pol, Tag: tag})
 		if err != nil {
-			return nil, err
+			return nil, configHint(err, s.cfg.Policy)
 		}
 		body, err := json.Marshal(rep)
 		if err != nil {
@@ -443,9 +443,14 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	rep, err := s.engine.CheckTree(ctx, dir, CheckOptions{Policy: s.cfg.Policy})
+	pol, _, err := s.policy.Current()
 	if err != nil {
-		s.engineError(w, r, "verify upload", err)
+		s.writeError(w, r, http.StatusServiceUnavailable, "verify upload: the service's policy cannot be read: "+err.Error())
+		return
+	}
+	rep, err := s.engine.CheckTree(ctx, dir, CheckOptions{Policy: pol})
+	if err != nil {
+		s.engineError(w, r, "verify upload", configHint(err, s.cfg.Policy))
 		return
 	}
 	rep.Root = "upload" // not the server's temporary path

@@ -60,11 +60,18 @@ func verdictTTL(rep *report.Report, now time.Time, max time.Duration) time.Durat
 	return ttl
 }
 
-// ReloadPolicy reads the verification policy and its key files again and
+// ReloadPolicy reads the verification policies (the config's and each
+// source's) and the key files they name again and
 // drops every cached verdict (`verifier serve` calls it on SIGHUP). A
 // changed file is also noticed without it, at the next request.
 func (s *Server) ReloadPolicy() error {
 	_, err := s.policy.Reload()
+	for name, w := range s.srcPolicy {
+		if _, serr := w.Reload(); serr != nil {
+			// The source's scans fail, naming the file, until it is fixed.
+			s.log.Error("policy reload failed; the source's scans fail until the policy is fixed", "source", name, "err", serr)
+		}
+	}
 	s.cache.Clear()
 	if err != nil {
 		s.log.Error("policy reload failed; POST /v1/verify {\"ref\"} answers 503 until the policy is fixed", "policy", s.cfg.Policy, "err", err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/server/untar"
 	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/policy"
 )
 
 // Config is the service configuration, read from a strict YAML file
@@ -398,7 +399,7 @@ func (c *Config) Validate() error {
 			}
 		}
 		if s.Policy != "" {
-			if _, err := os.Stat(s.Policy); err != nil {
+			if _, err := policy.Load(s.Policy); err != nil {
 				bad("%s.policy: %v", where, err)
 			}
 		}
@@ -408,7 +409,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Retention.validate("retention")...)
 	if c.Policy != "" {
-		if _, err := os.Stat(c.Policy); err != nil {
+		if _, err := policy.Load(c.Policy); err != nil {
 			bad("policy: %v", err)
 		}
 	}

@@ -34,7 +34,8 @@ func TestExampleConfigFileLoads(t *testing.T) {
 func TestLoadConfig(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "tree"), 0o755)
-	os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte("x"), 0o600)
+	os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte("apiVersion: pinseal/v1\nkind: Policy\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "broken-policy.yaml"), []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks: {no-such-check: error}\n"), 0o600)
 	os.WriteFile(filepath.Join(dir, "tokens"), []byte("0123456789abcdef0123\n"), 0o600)
 	base := "dataDir: data\nsources:\n- name: tree\n  path: tree\n  interval: 1h\n"
 	tests := []struct {
@@ -99,6 +100,8 @@ webhook: {url: "https://hooks.example/x?token=1", timeout: 2s}
 		{"registry with scheme", base + "registries: [\"https://ghcr.io\"]\n", "without a scheme", nil},
 		{"registry with tag", base + "registries: [\"ghcr.io/x:v1\"]\n", "repository prefix", nil},
 		{"missing policy", base + "policy: nope.yaml\n", "policy", nil},
+		{"broken policy", base + "policy: broken-policy.yaml\n", "broken-policy.yaml", nil},
+		{"broken source policy", base + "  policy: broken-policy.yaml\n", "sources[0].policy: policy " + filepath.Join(dir, "broken-policy.yaml"), nil},
 		{"missing tokens file", base + "tokensFile: nope\n", "tokensFile", nil},
 		{"tokens file a directory", base + "tokensFile: tree\n", "tokensFile", nil},
 		{"webhook scheme", base + "webhook: {url: \"file:///etc/passwd\"}\n", "webhook.url", nil},

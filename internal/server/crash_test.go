@@ -18,6 +18,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/server/servertest"
 	"github.com/pinseal/pinseal/internal/store"
+	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -29,6 +30,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	// This test binary is also the bounded chart-render child of the
+	// engine's tests (see load.MaybeRunRenderChild).
+	load.MaybeRunRenderChild()
 	if cfg := os.Getenv(serveEnv); cfg != "" {
 		os.Exit(serveProcess(cfg, os.Getenv(addrEnv)))
 	}

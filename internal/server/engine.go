@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -25,8 +26,8 @@ type CheckOptions struct {
 	// Registry is the registry prefix (HOST[:PORT]/PATH) the registry checks
 	// compare with; "" leaves those checks out.
 	Registry string
-	// Policy is a policy file; "" means the default policy.
-	Policy string
+	// Policy is the parsed policy; nil means the default policy.
+	Policy *policy.Policy
 	// RegistryOnly runs the registry checks alone (with Registry set): the
 	// caller keeps the offline checks' results of an earlier scan of the
 	// same commit under the same policy.
@@ -35,8 +36,8 @@ type CheckOptions struct {
 
 // VerifyOptions tune an artifact verification.
 type VerifyOptions struct {
-	// Policy is a policy file; "" means the default policy.
-	Policy string
+	// Policy is the parsed policy; nil means the default policy.
+	Policy *policy.Policy
 	// Tag is the tag the pinned ref was resolved from ("" when the
 	// request named a digest): the artifact must be that release, exactly
 	// as when the CLI verifies HOST/REPO:TAG.

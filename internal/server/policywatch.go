@@ -13,7 +13,8 @@ import (
 	"github.com/pinseal/pinseal/pkg/policy"
 )
 
-// policyWatch fingerprints the verification policy of POST /v1/verify
+// policyWatch holds a verification policy (of POST /v1/verify, or of a
+// source), parsed once and again only when it changed, and fingerprints it
 // together with everything it names that a verdict depends on: the policy
 // file's bytes, the bytes of each key file it lists, and this build (whose
 // checks and default policy are part of every result). The fingerprint is
@@ -29,6 +30,7 @@ type policyWatch struct {
 	mu    sync.Mutex
 	files []stamp // the policy file, then its key files
 	fp    string
+	pol   *policy.Policy
 }
 
 type stamp struct {
@@ -47,6 +49,13 @@ func (st stamp) unchanged() bool {
 // Fingerprint returns the current fingerprint; an error when the policy or
 // a key file it names cannot be read or parsed.
 func (w *policyWatch) Fingerprint() (string, error) {
+	_, fp, err := w.Current()
+	return fp, err
+}
+
+// Current returns the parsed policy as it is now with its fingerprint:
+// the files are stat'ed, and read and parsed again only when one changed.
+func (w *policyWatch) Current() (*policy.Policy, string, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.fp != "" {
@@ -58,10 +67,11 @@ func (w *policyWatch) Fingerprint() (string, error) {
 			}
 		}
 		if same {
-			return w.fp, nil
+			return w.pol, w.fp, nil
 		}
 	}
-	return w.load()
+	fp, err := w.load()
+	return w.pol, fp, err
 }
 
 // Reload forgets what was read, so that the next Fingerprint reads every
@@ -75,12 +85,12 @@ func (w *policyWatch) Reload() (string, error) {
 
 // load reads the policy and its key files; w.mu is held.
 func (w *policyWatch) load() (string, error) {
-	w.fp, w.files = "", nil
+	w.fp, w.files, w.pol = "", nil, nil
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", version.Version)
 	if w.path == "" {
 		h.Write([]byte("default"))
-		w.fp = hex.EncodeToString(h.Sum(nil))
+		w.fp, w.pol = hex.EncodeToString(h.Sum(nil)), policy.Default()
 		return w.fp, nil
 	}
 	var files []stamp
@@ -92,7 +102,7 @@ func (w *policyWatch) load() (string, error) {
 	}
 	data, err := read(w.path)
 	if err != nil {
-		return "", fmt.Errorf("policy: %w", err)
+		return "", fmt.Errorf("policy %s: %w", w.path, err)
 	}
 	fmt.Fprintf(h, "policy %d\x00", len(data))
 	h.Write(data)
@@ -115,6 +125,6 @@ func (w *policyWatch) load() (string, error) {
 		fmt.Fprintf(h, "key %d %d\x00", i, len(b))
 		h.Write(b)
 	}
-	w.files, w.fp = files, hex.EncodeToString(h.Sum(nil))
+	w.files, w.fp, w.pol = files, hex.EncodeToString(h.Sum(nil)), pol
 	return w.fp, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/pinseal/pinseal/internal/scan"
 	"github.com/pinseal/pinseal/internal/server/untar"
 	"github.com/pinseal/pinseal/internal/store"
+	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -46,7 +47,8 @@ type Server struct {
 	routePatterns map[string]bool
 
 	sources   map[string]SourceConfig
-	policy    *policyWatch // the verify policy and its key files
+	policy    *policyWatch            // the verify policy and its key files
+	srcPolicy map[string]*policyWatch // each source's policy, by source name
 	now       func() time.Time
 	cache     *lru.Cache
 	flights   singleflight.Group
@@ -70,9 +72,19 @@ func New(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger) (*Serve
 	if err != nil {
 		return nil, err
 	}
+	// Every policy is read, parsed and validated once, here: a broken
+	// policy file is a start-up error naming it.
 	pw := &policyWatch{path: cfg.Policy}
 	if _, err := pw.Fingerprint(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("config policy: %w", err)
+	}
+	srcPolicy := map[string]*policyWatch{}
+	for _, src := range cfg.Sources {
+		w := &policyWatch{path: src.Policy}
+		if _, err := w.Fingerprint(); err != nil {
+			return nil, fmt.Errorf("source %s: %w", src.Name, err)
+		}
+		srcPolicy[src.Name] = w
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
@@ -81,16 +93,17 @@ func New(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	s, err := open(ctx, cfg, eng, log, toks, pw)
+	s, err := open(ctx, cfg, eng, log, toks, pw, srcPolicy)
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
 	s.lock = lock
+	s.warnUntrusted()
 	return s, nil
 }
 
-func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks tokens, pw *policyWatch) (*Server, error) {
+func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks tokens, pw *policyWatch, srcPolicy map[string]*policyWatch) (*Server, error) {
 	uploadDir := filepath.Join(cfg.DataDir, "uploads")
 	if err := os.MkdirAll(uploadDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create upload directory: %w", err)
@@ -127,6 +140,7 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 		metrics:   newMetrics(),
 		sources:   map[string]SourceConfig{},
 		policy:    pw,
+		srcPolicy: srcPolicy,
 		now:       time.Now,
 		cache:     lru.New(cfg.Limits.VerifyCacheEntries),
 		verifySem: make(chan struct{}, cfg.Limits.MaxConcurrentVerifies),
@@ -172,7 +186,27 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) checkSource(ctx context.Context, name string) (*report.Report, error) {
 	src := s.sources[name]
-	return s.engine.CheckTree(ctx, src.Path, CheckOptions{Registry: src.Registry, Policy: src.Policy})
+	pol, _, err := s.sourcePolicy(name)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := s.engine.CheckTree(ctx, src.Path, CheckOptions{Registry: src.Registry, Policy: pol})
+	return rep, configHint(err, src.Policy)
+}
+
+// sourcePolicy is the parsed policy of source name as it is now (read
+// again only when its file or a key file it names changed), with its
+// fingerprint.
+func (s *Server) sourcePolicy(name string) (*policy.Policy, string, error) {
+	w := s.srcPolicy[name]
+	if w == nil {
+		return nil, "", fmt.Errorf("source %s is not configured", name)
+	}
+	pol, fp, err := w.Current()
+	if err != nil {
+		return nil, "", fmt.Errorf("source %s: %w", name, err)
+	}
+	return pol, fp, nil
 }
 
 // Run starts the scheduled scans and serves on ln until ctx ends; then it

@@ -39,10 +39,12 @@ func (s *Server) checkSourceMeta(ctx context.Context, name string) (*report.Repo
 		return nil, store.Meta{}, err
 	}
 	meta := store.Meta{Revision: co.Commit}
-	if meta.Fingerprint, err = fingerprint(co.Commit, src.Policy); err != nil {
+	pol, polFP, err := s.sourcePolicy(name)
+	if err != nil {
 		return nil, meta, err
 	}
-	opts := CheckOptions{Registry: src.Registry, Policy: src.Policy}
+	meta.Fingerprint = fingerprint(co.Commit, polFP)
+	opts := CheckOptions{Registry: src.Registry, Policy: pol}
 	if prev, err := s.reusable(ctx, name, meta.Fingerprint); err == nil && prev != nil {
 		meta.OfflineReused = true
 		if src.Registry == "" {
@@ -51,12 +53,12 @@ func (s *Server) checkSourceMeta(ctx context.Context, name string) (*report.Repo
 		opts.RegistryOnly = true
 		rep, err := s.engine.CheckTree(ctx, co.Dir, opts)
 		if err != nil {
-			return nil, meta, err
+			return nil, meta, configHint(err, src.Policy)
 		}
 		return mergeRegistry(prev, rep), meta, nil
 	}
 	rep, err := s.engine.CheckTree(ctx, co.Dir, opts)
-	return rep, meta, err
+	return rep, meta, configHint(err, src.Policy)
 }
 
 // reusable returns the report of the newest successful scan of source with
@@ -104,20 +106,12 @@ func mergeRegistry(prev, fresh *report.Report) *report.Report {
 }
 
 // fingerprint identifies what decides the offline checks' results of a
-// commit: the commit, the policy file's content and this build.
-func fingerprint(commit, policyFile string) (string, error) {
+// commit: the commit and the policy's fingerprint (policyWatch: the policy
+// file's content, the key files it names and this build).
+func fingerprint(commit, policyFP string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", version.Version, commit)
-	if policyFile == "" {
-		h.Write([]byte("default-policy"))
-	} else {
-		b, err := os.ReadFile(policyFile)
-		if err != nil {
-			return "", fmt.Errorf("policy: %w", err)
-		}
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	fmt.Fprintf(h, "%s\x00%s\x00%s", version.Version, commit, policyFP)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // linkFindings sets the link of each finding of a git source to its file

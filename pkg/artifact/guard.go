@@ -44,6 +44,9 @@ type HostRefusedError struct {
 	Registry string // the registry the request started from
 	Host     string // the host that was not contacted
 	Reason   string
+	// NotAllowed: the host is not in the allowed hosts (Options.AllowedHosts);
+	// the error then also wraps ErrHostNotAllowed.
+	NotAllowed bool
 }
 
 func (e *HostRefusedError) Error() string {
@@ -53,7 +56,17 @@ func (e *HostRefusedError) Error() string {
 // ErrHostRefused is wrapped by every *HostRefusedError (errors.Is).
 var ErrHostRefused = errors.New("host refused by the registry guard")
 
-func (e *HostRefusedError) Unwrap() error { return ErrHostRefused }
+// ErrHostNotAllowed is wrapped by a *HostRefusedError whose host is not
+// among the allowed hosts: allowing it (Options.AllowedHosts) is the fix
+// when it is the registry's own token service or storage.
+var ErrHostNotAllowed = errors.New("host not among the allowed hosts")
+
+func (e *HostRefusedError) Unwrap() []error {
+	if e.NotAllowed {
+		return []error{ErrHostRefused, ErrHostNotAllowed}
+	}
+	return []error{ErrHostRefused}
+}
 
 // CanonicalHost is host[:port] in lower case with the scheme's default
 // port removed, the form the guard compares ("Ghcr.io:443" with https is
@@ -98,8 +111,8 @@ func (g *guard) check(u *url.URL) error {
 		return &HostRefusedError{Registry: g.registry, Host: u.Scheme + "://" + host, Reason: "not an http or https URL"}
 	}
 	if !hostAllowed(host, g.registry, g.allowed) {
-		return &HostRefusedError{Registry: g.registry, Host: host,
-			Reason: "it is not an allowed registry host (the registry's WWW-Authenticate realm or a redirect points there); if it is the registry's own token service or storage, allow it (the service's registries, or --allow-host)"}
+		return &HostRefusedError{Registry: g.registry, Host: host, NotAllowed: true,
+			Reason: "it is not an allowed registry host (the registry's WWW-Authenticate realm or a redirect points there); if it is the registry's own token service or storage, allow it"}
 	}
 	return nil
 }

@@ -130,7 +130,7 @@ func (h plainHTTPHint) RoundTrip(req *http.Request) (*http.Response, error) {
 	// above the transport.
 	var rh tls.RecordHeaderError
 	if err != nil && errors.As(err, &rh) && string(rh.RecordHeader[:]) == "HTTP/" {
-		return nil, fmt.Errorf("%w: %s speaks plain HTTP; if it is a loopback registry, pass --plain-http", http.ErrSchemeMismatch, req.URL.Host)
+		return nil, fmt.Errorf("%w: %s speaks plain HTTP; reach it over plain HTTP only if it is a loopback registry", http.ErrSchemeMismatch, req.URL.Host)
 	}
 	return resp, err
 }

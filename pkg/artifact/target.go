@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,11 @@ import (
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/registry"
 )
+
+// ErrURLScheme is wrapped when a registry prefix or reference carries a
+// URL scheme: plain HTTP is a client option (Options.PlainHTTP), not part
+// of the address.
+var ErrURLScheme = errors.New("has a URL scheme (plain HTTP is a client option, not part of the address)")
 
 // Repository is one OCI repository that artifacts, signatures and
 // attestations are stored in: a registry repository or an OCI image layout
@@ -49,7 +55,7 @@ func ParsePrefix(s string) (Prefix, error) {
 		return Prefix{Dir: abs}, nil
 	}
 	if strings.Contains(s, "://") {
-		return Prefix{}, fmt.Errorf("prefix %q has a URL scheme: write HOST[:PORT]/PATH (with --plain-http for a plain HTTP registry) or oci-layout:DIR", s)
+		return Prefix{}, fmt.Errorf("prefix %q %w: write HOST[:PORT]/PATH or oci-layout:DIR", s, ErrURLScheme)
 	}
 	s = strings.TrimSuffix(s, "/")
 	host, path, _ := strings.Cut(s, "/")
@@ -104,7 +110,7 @@ func OpenReference(ref string, opts Options) (Repository, string, error) {
 		return repo, tag, err
 	}
 	if strings.Contains(ref, "://") {
-		return nil, "", fmt.Errorf("reference %q has a URL scheme: write HOST[:PORT]/REPO:TAG (with --plain-http for a plain HTTP registry)", ref)
+		return nil, "", fmt.Errorf("reference %q %w: write HOST[:PORT]/REPO:TAG", ref, ErrURLScheme)
 	}
 	r, err := registry.ParseReference(ref)
 	if err != nil {

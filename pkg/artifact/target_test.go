@@ -19,7 +19,7 @@ func TestParsePrefix(t *testing.T) {
 		{in: "localhost:5000", want: Prefix{Host: "localhost:5000"}, repo: "localhost:5000/core-cluster-api"},
 		{in: "oci-layout:out/oci", want: Prefix{Dir: abs}, repo: "oci-layout:" + filepath.Join(abs, "core-cluster-api")},
 		{in: "oci-layout:", wantErr: "names no directory"},
-		{in: "http://127.0.0.1:5000/capi", wantErr: "--plain-http"},
+		{in: "http://127.0.0.1:5000/capi", wantErr: "has a URL scheme (plain HTTP is a client option"},
 		{in: "127.0.0.1:5000/Capi", wantErr: "not a repository path"},
 		{in: "/capi", wantErr: "names no registry"},
 	}

@@ -44,6 +44,15 @@ import (
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
+// ErrNoDigest is wrapped when a new source URL has no SHA-256: pins are
+// never guessed; give it (Options.SHA256, from the release's published
+// checksums) or set Options.TrustOnFirstUse.
+var ErrNoDigest = errors.New("pins are never guessed: give its SHA-256 from the release's published checksums, or trust the digest of what is downloaded now")
+
+// ErrWhichProvider is wrapped when the package has several providers and
+// Options.Provider names none.
+var ErrWhichProvider = errors.New("say which provider (Kind/name) to bump")
+
 // Options configure a bump.
 type Options struct {
 	// Provider is Kind/name of the provider to bump; "" when the package
@@ -165,14 +174,14 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, errors.New("bump: Options.Fetcher is nil")
 	}
 	if !pin.ValidVersion(opts.To) {
-		return nil, fmt.Errorf("bump %s: --to %q is not a version like v1.2.3", dir, opts.To)
+		return nil, fmt.Errorf("bump %s: target version %q is not a version like v1.2.3", dir, opts.To)
 	}
 	if opts.Release != "" && !pin.MatchesRelease(opts.To, opts.Release) {
-		return nil, fmt.Errorf("bump %s: --release %q is not a release of %s; name it %s or %s-<suffix>", dir, opts.Release, opts.To, opts.To, opts.To)
+		return nil, fmt.Errorf("bump %s: release %q is not a release of %s; name it %s or %s-<suffix>", dir, opts.Release, opts.To, opts.To, opts.To)
 	}
 	for u, h := range opts.SHA256 {
 		if !pin.ValidSHA256(h) {
-			return nil, fmt.Errorf("bump %s: --sha256 %s=%s: not 64 lowercase hex digits", dir, u, h)
+			return nil, fmt.Errorf("bump %s: SHA-256 %s=%s: not 64 lowercase hex digits", dir, u, h)
 		}
 	}
 	abs, err := filepath.Abs(dir)
@@ -186,7 +195,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 	res := &Result{Package: dir, DryRun: opts.DryRun}
 	if _, err := os.Stat(filepath.Join(real, JournalName)); err == nil {
 		if opts.DryRun {
-			return nil, fmt.Errorf("bump %s: an interrupted bump left %s; run without --dry-run (it restores the package first)", dir, JournalName)
+			return nil, fmt.Errorf("bump %s: an interrupted bump left %s; run a bump that is not a dry run (it restores the package first)", dir, JournalName)
 		}
 		if res.Recovered, err = Recover(real); err != nil {
 			return nil, fmt.Errorf("bump %s: restoring an interrupted bump: %w", dir, err)
@@ -222,7 +231,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if newRel == "" {
 		newRel = opts.To + strings.TrimPrefix(lay.Release, lay.Version)
 		if !strings.HasPrefix(lay.Release, lay.Version) {
-			return nil, fmt.Errorf("bump %s: release %s does not start with its version %s; give --release", dir, lay.Release, lay.Version)
+			return nil, fmt.Errorf("bump %s: release %s does not start with its version %s; name the new release", dir, lay.Release, lay.Version)
 		}
 	}
 	res.To = Version{opts.To, newRel}
@@ -240,7 +249,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		if ns.URL == s.URL && s.SHA256 != "" {
 			if h, ok := opts.SHA256[ns.URL]; ok {
 				if h != s.SHA256 {
-					return nil, fmt.Errorf("bump %s: --sha256 %s=%s, but that URL does not change with the version and stays pinned to %s; drop the flag, or re-pin it with `builder build` after checking the upstream file", dir, ns.URL, h, s.SHA256)
+					return nil, fmt.Errorf("bump %s: SHA-256 %s=%s given, but that URL does not change with the version and stays pinned to %s; drop it, or re-pin it with `builder build` after checking the upstream file", dir, ns.URL, h, s.SHA256)
 				}
 				used[ns.URL] = true
 			}
@@ -261,7 +270,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 			for _, s := range newSrcs {
 				urls = append(urls, s.URL)
 			}
-			return nil, fmt.Errorf("bump %s: --sha256 names %s, which is not a source of %s %s; its sources are: %s", dir, u, prov.ID(), opts.To, strings.Join(urls, ", "))
+			return nil, fmt.Errorf("bump %s: a SHA-256 is given for %s, which is not a source of %s %s; its sources are: %s", dir, u, prov.ID(), opts.To, strings.Join(urls, ", "))
 		}
 	}
 	fetcher := *opts.Fetcher
@@ -283,7 +292,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 			switch {
 			case !ok:
 			case s.SHA256 != "" && s.SHA256 != h:
-				return nil, fmt.Errorf("bump %s: --sha256 %s=%s, but the release's checksums file %s says %s; find out which is right before pinning", dir, s.URL, s.SHA256, newSums, h)
+				return nil, fmt.Errorf("bump %s: SHA-256 %s=%s given, but the release's checksums file %s says %s; find out which is right before pinning", dir, s.URL, s.SHA256, newSums, h)
 			case s.SHA256 == "":
 				s.SHA256 = h
 				res.Digests = append(res.Digests, Digest{URL: s.URL, SHA256: h, From: FromChecksums})
@@ -306,7 +315,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		s := &newSrcs[i]
 		if s.SHA256 == "" {
 			if !opts.TrustOnFirstUse {
-				return nil, fmt.Errorf("bump %s: no SHA-256 for %s; pins are never guessed: pass --sha256 %s=<hex> (from the release's published checksums), or --trust-on-first-use to take the digest of what is downloaded now", dir, s.URL, s.URL)
+				return nil, fmt.Errorf("bump %s: no SHA-256 for %s: %w", dir, s.URL, ErrNoDigest)
 			}
 			data, err := fetcher.FetchUnverified(ctx, s.URL)
 			if err != nil {
@@ -603,13 +612,13 @@ func selectProvider(pkg *model.Package, want string) (*model.Provider, error) {
 	}
 	switch {
 	case want != "":
-		return nil, fmt.Errorf("--provider %s: the package has no such provider; it has %s", want, strings.Join(ids, ", "))
+		return nil, fmt.Errorf("provider %s: the package has no such provider; it has %s", want, strings.Join(ids, ", "))
 	case len(pkg.Providers) == 1:
 		return pkg.Providers[0], nil
 	case len(pkg.Providers) == 0:
 		return nil, errors.New("the package defines no provider (only ConfigMaps); bump the package that holds the provider object")
 	default:
-		return nil, fmt.Errorf("the package has %d providers (%s); say which with --provider Kind/name", len(ids), strings.Join(ids, ", "))
+		return nil, fmt.Errorf("the package has %d providers (%s): %w", len(ids), strings.Join(ids, ", "), ErrWhichProvider)
 	}
 }
 

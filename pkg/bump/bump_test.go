@@ -219,7 +219,7 @@ func TestBumpRefusals(t *testing.T) {
 			o.SHA256 = map[string]string{u.url("kubernetes-sigs/cluster-api-provider-kubevirt", "v0.1.10", "infrastructure-components.yaml"): strings.Repeat("cd", 32)}
 		}, "checksums file"},
 		{"unknown provider", "capi-providers-bootstrap", "BootstrapProvider/nope", "v1.10.2", nil, "no such provider"},
-		{"two providers need --provider", "capi-providers-bootstrap", "", "v1.10.2", nil, "--provider"},
+		{"two providers need a provider", "capi-providers-bootstrap", "", "v1.10.2", nil, "say which provider"},
 		{"sha256 for a URL that is not a source", "capi-providers-proxmox", "", "v0.7.8", func(o *Options) {
 			o.SHA256 = map[string]string{"https://example.com/x.yaml": strings.Repeat("ab", 32)}
 		}, "not a source"},

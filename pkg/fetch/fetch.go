@@ -125,7 +125,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src pin.Source) ([]byte, error) {
 		case err == nil:
 			return data, nil
 		case errors.Is(err, errCorruptCache) && f.Offline:
-			return nil, fmt.Errorf("%s: %w; run once without --offline to fetch it again", src.URL, err)
+			return nil, fmt.Errorf("%s: %w; it must be fetched again, and %w", src.URL, err, ErrOffline)
 		case errors.Is(err, errCorruptCache):
 			f.log().Warn("discarded a corrupt cache entry", "url", src.URL, "err", err)
 		case !errors.Is(err, fs.ErrNotExist):
@@ -138,7 +138,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src pin.Source) ([]byte, error) {
 		if f.CacheDir != "" {
 			where = "it is not in the cache " + f.CacheDir
 		}
-		return nil, fmt.Errorf("%s (sha256 %s): offline and %s; run once without --offline to fill the cache", src.URL, want, where)
+		return nil, fmt.Errorf("%s (sha256 %s): %w and %s; fetch it once online to fill the cache", src.URL, want, ErrOffline, where)
 	}
 	data, err := f.get(ctx, src.URL)
 	if err != nil {
@@ -157,6 +157,11 @@ func (f *Fetcher) Fetch(ctx context.Context, src pin.Source) ([]byte, error) {
 }
 
 var errCorruptCache = errors.New("cache entry does not match its digest")
+
+// ErrOffline is wrapped by the errors of a Fetcher with Offline set when
+// a file would have to be downloaded: it is not in the cache, its cache
+// entry is corrupt, or it is not pinned (never served from the cache).
+var ErrOffline = errors.New("offline: nothing is downloaded")
 
 func (f *Fetcher) readCache(digest string) ([]byte, error) {
 	p := f.CachePath(digest)
@@ -300,7 +305,7 @@ func (f *Fetcher) download(ctx context.Context, u string) ([]byte, error) {
 		wait, _ := policy.Retry(attempt, a.resp, a.cause)
 		if wait < 0 {
 			// a.err names the URL already.
-			return nil, fmt.Errorf("%w (%d attempts failed); check the URL and the network, or use --offline with a filled cache", a.err, attempt+1)
+			return nil, fmt.Errorf("%w (%d attempts failed); check the URL and the network, or work offline with a filled cache", a.err, attempt+1)
 		}
 		f.log().Debug("download failed, retrying", "url", u, "attempt", attempt+1, "wait", wait, "err", a.err)
 		t := time.NewTimer(wait)

@@ -288,7 +288,7 @@ func TestFetchOffline(t *testing.T) {
 	f := quickFetcher(t)
 	f.Offline = true
 	_, err := f.Fetch(context.Background(), src)
-	if err == nil || !strings.Contains(err.Error(), "run once without --offline") || !strings.Contains(err.Error(), f.CacheDir) {
+	if err == nil || !errors.Is(err, ErrOffline) || !strings.Contains(err.Error(), f.CacheDir) {
 		t.Errorf("offline miss: %v", err)
 	}
 	if n := srv.hits.Load(); n != 0 {
@@ -347,7 +347,7 @@ func TestFetchCorruptCacheEntry(t *testing.T) {
 	corrupt(f)
 	f.Offline = true
 	_, err = f.Fetch(context.Background(), src)
-	if err == nil || !strings.Contains(err.Error(), "does not match its digest") || !strings.Contains(err.Error(), "without --offline") {
+	if err == nil || !strings.Contains(err.Error(), "does not match its digest") || !errors.Is(err, ErrOffline) {
 		t.Errorf("offline with a corrupt entry: %v", err)
 	}
 	if _, err := os.Stat(f.CachePath(src.SHA256)); !errors.Is(err, os.ErrNotExist) {

@@ -85,7 +85,7 @@ func (f *Fetcher) FetchUnverified(ctx context.Context, u string) ([]byte, error)
 		return nil, fmt.Errorf("fetching: url %v; use an http, https or file URL", err)
 	}
 	if f.Offline && !strings.HasPrefix(RewriteURL(f.Mirrors, u), "file:") {
-		return nil, fmt.Errorf("%s: offline, and an unpinned file is never served from the cache; run without --offline", u)
+		return nil, fmt.Errorf("%s: %w, and an unpinned file is never served from the cache", u, ErrOffline)
 	}
 	return f.get(ctx, u)
 }

@@ -248,10 +248,10 @@ func (c *client) init() error {
 	}
 	u, err := url.Parse(strings.TrimSuffix(raw, "/"))
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("--api-url %q: want an http(s) URL such as %s or https://github.example.com/api/v3", raw, DefaultAPIURL)
+		return fmt.Errorf("API URL %q: want an http(s) URL such as %s or https://github.example.com/api/v3", raw, DefaultAPIURL)
 	}
 	if u.User != nil {
-		return fmt.Errorf("--api-url must not carry credentials; set %s instead", TokenEnv)
+		return fmt.Errorf("the API URL must not carry credentials; set %s instead", TokenEnv)
 	}
 	c.base = u
 	if c.opts.Client == nil {

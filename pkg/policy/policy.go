@@ -151,7 +151,7 @@ func Default() *Policy {
 func Load(file string) (*Policy, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("read policy: %w (--policy takes a policy YAML file; start from policies/default.yaml)", err)
+		return nil, fmt.Errorf("read policy: %w (want a policy YAML file; start from policies/default.yaml)", err)
 	}
 	return Parse(data, file)
 }

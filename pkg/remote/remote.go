@@ -203,7 +203,7 @@ func attachOCI(ctx context.Context, p *model.Provider, opts Options) *model.Arti
 	}
 	a.Ref, a.Repository = src.Ref(), src.Repository
 	if !Allowed(src.Repository, opts.Allow) {
-		a.Refused = fmt.Sprintf("registry %s is not allowed: pinseal contacts only the --registry host and the registries given with --allow-registry", src.Host)
+		a.Refused = fmt.Sprintf("registry %s is not allowed: pinseal contacts only the registry it checks against and the allowed registries", src.Host)
 		return a
 	}
 	ropts := opts.Registry

@@ -273,7 +273,7 @@ func VerifyAttestation(ctx context.Context, repo artifact.Repository, subject di
 func VerifyAttestationWith(ctx context.Context, repo artifact.Repository, subject digest.Digest, trust Trust) (*AttestationVerification, error) {
 	av := &AttestationVerification{Verification: Verification{Repository: repo.Name(), Subject: subject, Tag: AttestationTag(subject)}}
 	if trust.Empty() {
-		av.Reason, av.Message = NoTrustedKeys, "no trusted keys or identities to verify with: pass --key or set keys (or identities) in the policy"
+		av.Reason, av.Message = NoTrustedKeys, "no trusted keys or identities to verify with: set keys (or identities) in the policy"
 		return av, nil
 	}
 	h, err := v1.NewHash(subject.String())

@@ -115,6 +115,10 @@ func GenerateKeyPair(password []byte) (privatePEM, publicPEM []byte, err error) 
 	return kb.PrivateBytes, kb.PublicBytes, nil
 }
 
+// ErrKeyExists is returned by WriteKeyPair when a key file is already
+// there: keys are never overwritten.
+var ErrKeyExists = errors.New("a key file is already there (keys are never overwritten)")
+
 // WriteKeyPair generates a key pair and writes PREFIX.key (mode 0600) and
 // PREFIX.pub (0644) atomically, like `cosign generate-key-pair
 // --output-key-prefix PREFIX`. Existing files are never overwritten.
@@ -122,7 +126,7 @@ func WriteKeyPair(prefix string, password []byte) (keyPath, pubPath string, err 
 	keyPath, pubPath = prefix+".key", prefix+".pub"
 	for _, p := range []string{keyPath, pubPath} {
 		if _, err := os.Lstat(p); err == nil {
-			return "", "", fmt.Errorf("%s exists: move it away or choose another --output-key-prefix (keys are never overwritten)", p)
+			return "", "", fmt.Errorf("%s: %w: move it away or choose another prefix", p, ErrKeyExists)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return "", "", err
 		}
@@ -165,7 +169,7 @@ func ParsePrivateKey(pemBytes, password []byte) (*PrivateKey, error) {
 	case cosign.SigstorePrivateKeyPemType, cosign.CosignPrivateKeyPemType:
 	case "PUBLIC KEY":
 		return nil, &KeyError{Reason: KeyUnknownType, Err: errors.New("this is a public key"),
-			Hint: "--key for signing takes the private cosign.key"}
+			Hint: "signing takes the private cosign.key"}
 	case "EC PRIVATE KEY", "PRIVATE KEY", "RSA PRIVATE KEY":
 		return nil, &KeyError{Reason: KeyUnknownType, Err: fmt.Errorf("unencrypted %s", block.Type),
 			Hint: "convert it with `cosign import-key-pair --key FILE` first"}

@@ -239,7 +239,7 @@ func Verify(ctx context.Context, repo artifact.Repository, subject digest.Digest
 func VerifyWith(ctx context.Context, repo artifact.Repository, subject digest.Digest, trust Trust) (*Verification, error) {
 	v := &Verification{Repository: repo.Name(), Subject: subject, Tag: SignatureTag(subject)}
 	if trust.Empty() {
-		v.Reason, v.Message = NoTrustedKeys, "no trusted keys or identities to verify with: pass --key or set keys (or identities) in the policy"
+		v.Reason, v.Message = NoTrustedKeys, "no trusted keys or identities to verify with: set keys (or identities) in the policy"
 		return v, nil
 	}
 	h, err := v1.NewHash(subject.String())

@@ -20,7 +20,7 @@ import (
 
 // ErrNoTrustedKeys is returned when the signature or provenance check is
 // enabled but neither the policy nor the caller gives a key to verify with.
-var ErrNoTrustedKeys = errors.New("no trusted keys: pass --key cosign.pub or list public keys under `keys:` (or keyless signers under `identities:`) in the policy (or turn the signature and provenance checks off in the policy)")
+var ErrNoTrustedKeys = errors.New("no trusted keys: the policy lists no public key under `keys:` and no keyless signer under `identities:`, and no other key was given (or turn the signature and provenance checks off in the policy)")
 
 // RegistryOptions say where the registry checks look and whom they trust.
 type RegistryOptions struct {
