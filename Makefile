@@ -53,7 +53,7 @@ readme:
 
 .PHONY: fixtures
 fixtures:
-	$(GO) run ./internal/fixture/gen
+	$(GO) run ./internal/testkit/fixture/gen
 
 ## image: the verifier's OCI image, built without a Docker daemon (static binary on an empty base); IMAGE=HOST/REPO:TAG pushes it, else bin/verifier-image (OCI layout)
 .PHONY: image

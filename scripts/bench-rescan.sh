@@ -22,7 +22,7 @@ work=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/pinseal-bench-rescan.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 command -v git >/dev/null || { echo "git CLI not installed: section skipped"; exit 0; }
 
-"$GO" build -o "$work/gentree" ./internal/gentree/cmd/gentree
+"$GO" build -o "$work/gentree" ./internal/testkit/gentree/cmd/gentree
 echo "--- generating $N packages x $MB MiB (not timed)"
 "$work/gentree" -n "$N" -size "${MB}MB" -out "$work/tree" 2>&1 | sed 's/^/    /'
 
@@ -36,8 +36,8 @@ for i in 1 2 3; do
 done
 
 echo "--- go test -bench BenchmarkRescan (full: 3 scans, unchanged: 20)"
-BENCH_RESCAN_TREE="$work/tree" "$GO" test -run '^$' -bench 'BenchmarkRescan/full' -benchtime 3x ./internal/server >"$work/full.txt"
-BENCH_RESCAN_TREE="$work/tree" "$GO" test -run '^$' -bench 'BenchmarkRescan/unchanged' -benchtime 20x ./internal/server >"$work/unchanged.txt"
+BENCH_RESCAN_TREE="$work/tree" "$GO" test -run '^$' -bench 'BenchmarkRescan/full' -benchtime 3x ./internal/service/server >"$work/full.txt"
+BENCH_RESCAN_TREE="$work/tree" "$GO" test -run '^$' -bench 'BenchmarkRescan/unchanged' -benchtime 20x ./internal/service/server >"$work/unchanged.txt"
 full=$(awk '/^BenchmarkRescan\/full/ {print $3}' "$work/full.txt")
 unch=$(awk '/^BenchmarkRescan\/unchanged/ {print $3}' "$work/unchanged.txt")
 [ -n "$full" ] && [ -n "$unch" ] || { echo "FAIL: benchmark output:"; cat "$work/full.txt" "$work/unchanged.txt"; exit 1; }

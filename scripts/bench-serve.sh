@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-serve.sh — the verifier service under load, on 127.0.0.1 (a section
-# of `make bench`; runs standalone too). It builds internal/server/loadtest,
+# of `make bench`; runs standalone too). It builds internal/testkit/loadtest,
 # which starts the server in a child process and measures:
 #   - cached POST /v1/verify {"ref"} latency at a fixed rate (target p99 <= 5 ms);
 #   - the server's RSS while many .tar.gz uploads of a synthetic tree arrive
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pinseal-bench-serve.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-"$GO" build -o "$tmp/loadtest" ./internal/server/loadtest
+"$GO" build -o "$tmp/loadtest" ./internal/testkit/loadtest
 "$tmp/loadtest" \
 	-rate "${BENCH_SERVE_RATE:-200}" \
 	-duration "${BENCH_SERVE_DURATION:-10s}" \

@@ -37,8 +37,8 @@ bench_blob() {
 	n=${BENCH_BLOB_N:-10}
 	rounds=${BENCH_BLOB_ROUNDS:-5}
 	mb=${BENCH_BLOB_MB:-1}
-	"$GO" build -o "$tmp/benchtool" ./internal/benchtool
-	# The same manifest as BenchmarkCompress (internal/manifestgen, seed 1).
+	"$GO" build -o "$tmp/benchtool" ./internal/testkit/benchtool
+	# The same manifest as BenchmarkCompress (internal/testkit/manifestgen, seed 1).
 	"$tmp/benchtool" gen -size "$(awk -v m="$mb" 'BEGIN{printf "%d", m*1048576}')" -seed 1 -o "$tmp/manifest.yaml"
 	size=$(wc -c <"$tmp/manifest.yaml")
 	echo "input: $size bytes of provider YAML (CRDs, RBAC, Deployment, webhooks)"

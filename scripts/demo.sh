@@ -45,7 +45,7 @@ export DEMO_TMP DEMO_TREE DEMO_CACHE BUILDER VERIFIER
 
 # ---------------------------------------------------------------------------
 step "1. Serve the pinned upstream files (examples/upstream) on 127.0.0.1:$PORT"
-"$GO" build -o "$DEMO_TMP/bin/devserve" ./internal/devserve
+"$GO" build -o "$DEMO_TMP/bin/devserve" ./internal/testkit/devserve
 start_server() {
 	rm -f "$DEMO_TMP/server.addr"
 	"$DEMO_TMP/bin/devserve" -dir examples/upstream -addr "$1" -ready "$DEMO_TMP/server.addr" \

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/api/apitest"
-	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
 )

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
 )
 
 // TestOutdatedCommand: exit 1 with a newer stable release, 0 without, 2

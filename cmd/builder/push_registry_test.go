@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/pinseal/pinseal/internal/testpeer"
+	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/sign"
 )

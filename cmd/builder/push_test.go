@@ -12,7 +12,7 @@ import (
 
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/sign"
 )

@@ -19,10 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/gentree"
-	"github.com/pinseal/pinseal/internal/server"
-	"github.com/pinseal/pinseal/internal/store"
-	"github.com/pinseal/pinseal/internal/testpeer"
+	"github.com/pinseal/pinseal/internal/service/server"
+	"github.com/pinseal/pinseal/internal/service/store"
+	"github.com/pinseal/pinseal/internal/testkit/gentree"
+	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 )
 
 // gitCLI runs git in dir with a fixed identity and no user config.

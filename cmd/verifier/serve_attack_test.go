@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/server"
-	"github.com/pinseal/pinseal/internal/server/untar/untartest"
-	"github.com/pinseal/pinseal/internal/store"
-	"github.com/pinseal/pinseal/internal/testpeer"
+	"github.com/pinseal/pinseal/internal/service/server"
+	"github.com/pinseal/pinseal/internal/service/store"
+	"github.com/pinseal/pinseal/internal/testkit/testpeer"
+	"github.com/pinseal/pinseal/internal/testkit/untartest"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/server/untar/untartest"
+	"github.com/pinseal/pinseal/internal/testkit/untartest"
 )
 
 // The one way the tests of this package run real `verifier serve`

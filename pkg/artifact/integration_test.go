@@ -14,7 +14,7 @@ import (
 
 	"oras.land/oras-go/v2/errdef"
 
-	"github.com/pinseal/pinseal/internal/testpeer"
+	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/operator"
 )
 

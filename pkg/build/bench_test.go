@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/manifestgen"
+	"github.com/pinseal/pinseal/internal/testkit/manifestgen"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/fetch"
 )

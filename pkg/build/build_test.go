@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
-	"github.com/pinseal/pinseal/internal/testpeer"
+	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/pin"

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
-	"github.com/pinseal/pinseal/internal/manifestgen"
+	"github.com/pinseal/pinseal/internal/testkit/manifestgen"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/fetch"
 )

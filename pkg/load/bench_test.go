@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/gentree"
+	"github.com/pinseal/pinseal/internal/testkit/gentree"
 )
 
 // BenchmarkTree loads synthetic trees written by internal/gentree (the core

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
-	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/model"
 )

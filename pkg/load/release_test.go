@@ -6,7 +6,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 
-	"github.com/pinseal/pinseal/internal/manifestgen"
+	"github.com/pinseal/pinseal/internal/testkit/manifestgen"
 	"github.com/pinseal/pinseal/pkg/blob"
 )
 

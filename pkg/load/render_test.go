@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 

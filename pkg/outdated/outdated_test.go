@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/version"
 
-	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
 )
 
 // githubStandIn answers GET /repos/{owner}/{repo}/releases in the shape

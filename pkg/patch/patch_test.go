@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/testpeer"
+	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 )
 
 const deployment = `apiVersion: apps/v1

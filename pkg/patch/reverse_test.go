@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/testpeer"
+	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 )
 
 // TestUnapplyRoundTrip applies a diff and undoes it: the result is the

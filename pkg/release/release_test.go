@@ -14,7 +14,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
-	"github.com/pinseal/pinseal/internal/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
-	"github.com/pinseal/pinseal/internal/testpeer"
+	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/pin"
 )

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/gentree"
+	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
 
