@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -40,17 +41,20 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	var objs []sourced
 	var probs []model.Problem
 	var mem map[string][]byte // chart files already read
-	strong := false           // the package's sources name the operator's API group or labels
-	var relIn *releaseInput   // what Helm would store as the release (charts)
+	// strong: the package's sources name the operator's API group or
+	// labels. Asked only when a chart fails or renders no provider, so a
+	// clean package never scans its megabytes of vendored YAML for it.
+	strong := func() bool { return false }
+	var relIn *releaseInput // what Helm would store as the release (charts)
 	if c.chart {
 		files, m, cprobs, fatal := l.collectChart(p)
 		mem = m
-		strong = providerMarked(files)
+		strong = sync.OnceValue(func() bool { return providerMarked(files) })
 		if !fatal && !chartWorthRendering(files) {
 			l.skip(c, "no template holds a provider object or components ConfigMap")
 			return nil
 		}
-		if fatal && !strong {
+		if fatal && !strong() {
 			l.skip(c, fmt.Sprintf("Helm cannot load it (%s), and nothing in it refers to cluster-api-operator providers", firstLine(cprobs[0].Message)))
 			return nil
 		}
@@ -69,7 +73,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			objs, rprobs = l.renderChart(ctx, files, p.Pins.Name, ns, values, relIn)
 			probs = append(probs, rprobs...)
 		}
-		if len(rprobs) > 0 && !strong {
+		if len(rprobs) > 0 && !strong() {
 			why := "does not render with its default values"
 			if values != nil {
 				why = "does not render with the values the policy gives it"
@@ -128,7 +132,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		}
 		cms = append(cms, cm)
 	}
-	if len(p.Providers) == 0 && len(cms) == 0 && !(strong && len(p.Problems) > 0) {
+	if len(p.Providers) == 0 && len(cms) == 0 && !(len(p.Problems) > 0 && strong()) {
 		if c.chart {
 			l.skip(c, "renders no cluster-api-operator provider and no provider components ConfigMap")
 		}
