@@ -135,6 +135,12 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line ([0-9]+): `)
 // parseDoc parses one document into an object. A document that is empty or
 // null yields nothing.
 func parseDoc(d doc, file string) (o *object, probs []model.Problem) {
+	return parseDocWith(d, file, longScalarMin)
+}
+
+// parseDocWith is parseDoc with long base64 values of at least swapMin
+// bytes kept out of the YAML scan (longscalar.go; 0: never).
+func parseDocWith(d doc, file string, swapMin int) (o *object, probs []model.Problem) {
 	defer func() {
 		if r := recover(); r != nil {
 			o = nil
@@ -143,7 +149,7 @@ func parseDoc(d doc, file string) (o *object, probs []model.Problem) {
 		}
 	}()
 	var n yaml.Node
-	if err := yaml.Unmarshal(d.bytes(), &n); err != nil {
+	if err := parseYAML(d.bytes(), &n, swapMin); err != nil {
 		line := d.line
 		msg := err.Error()
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
