@@ -138,7 +138,7 @@ func longValue(l []byte, min int) (int, bool) {
 		return 0, false
 	}
 	for _, c := range l[vs:] {
-		if !isBase64Byte(c) {
+		if !base64Bytes[c] {
 			return 0, false
 		}
 	}
@@ -151,9 +151,13 @@ func isKeyByte(c byte) bool {
 	return isLetter(c) || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
 }
 
-func isBase64Byte(c byte) bool {
-	return isLetter(c) || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '='
-}
+// base64Bytes are the bytes of the standard base64 alphabet and its padding.
+var base64Bytes = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") {
+		t[c] = true
+	}
+	return t
+}()
 
 // restoreLongScalars puts vals back where their placeholders went and
 // reports whether each was the whole value of one plain !!str scalar,

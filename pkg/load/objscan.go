@@ -40,6 +40,11 @@ func (s *objectScanner) Write(p []byte) (int, error) {
 			s.add(p)
 			break
 		}
+		if len(s.line) == 0 && !s.long && i > 0 && p[0] == ' ' && s.content && !s.inMeta {
+			// endLine's fast path, without copying the line.
+			p = p[i+1:]
+			continue
+		}
 		s.add(p[:i])
 		s.endLine()
 		p = p[i+1:]
