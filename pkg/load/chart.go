@@ -274,7 +274,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
 			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}}
 	}
-	rendered, docProbs, prob, err := l.render(ctx, files, chrt, vals, values, release, namespace) // bounded: render.go
+	rendered, parse, docProbs, prob, err := l.render(ctx, files, chrt, vals, values, release, namespace) // bounded: render.go
 	if prob != nil {
 		return nil, []model.Problem{*prob}
 	}
@@ -305,7 +305,10 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 			continue
 		}
 		if rel != nil {
-			rel.addManifest(k, text)
+			rel.addManifest(k, text) // as Helm rendered it
+		}
+		if t, ok := parse[k]; ok {
+			text = t // what the render child did not drop
 		}
 		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		objs, ps := loadObjects([]byte(text), file)

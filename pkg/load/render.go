@@ -136,11 +136,14 @@ type renderFile struct {
 
 // renderResponse is what the child answers (gob, on stdout).
 type renderResponse struct {
-	// Rendered holds each template's output with the documents that are
-	// neither a provider nor a components ConfigMap blanked out (their
+	// Rendered holds each template's output as Helm rendered it (what the
+	// release stores); Dropped the byte spans of each template's output
+	// holding the documents that are neither a provider nor a components
+	// ConfigMap, which the parent blanks out before it parses (their
 	// lines kept as empty lines, so line numbers hold); Problems holds
-	// what parsing the blanked documents found, by template.
+	// what parsing the dropped documents found, by template.
 	Rendered map[string]string
+	Dropped  map[string][]span
 	Problems map[string][]model.Problem
 	Err      string // Helm's render error, if any
 	// Output is set when the rendered manifests passed the output bound:
@@ -158,6 +161,9 @@ const progressPrefix = "pinseal-render-template: "
 // random version, so that a chart cannot forge marks.
 const markGroup = "pinseal.render/"
 
+// span is a byte range [From, To) of a template's output.
+type span struct{ From, To int }
+
 // render renders chrt (loaded from files, values vals) bounded by
 // l.opts.Render. A render error of Helm is err; a bound passed (or a child
 // that cannot run) is prob. When ctx ends, err is ctx's error.
@@ -166,16 +172,17 @@ const markGroup = "pinseal.render/"
 // of MiB of tiny YAML nodes, which take GiBs to parse) and blanks the
 // documents that are neither providers nor components ConfigMaps; docProbs
 // holds, by template, what it found wrong in those (lines and messages as
-// renderChart gives its own).
-func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, user map[string]any, release, namespace string) (rendered map[string]string, docProbs map[string][]model.Problem, prob *model.Problem, err error) {
+// renderChart gives its own). rendered is Helm's output; parse is what the
+// loader parses (the blanked output, by template, when it differs).
+func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, user map[string]any, release, namespace string) (rendered, parse map[string]string, docProbs map[string][]model.Problem, prob *model.Problem, err error) {
 	lim := l.opts.Render
 	if lim.InProcess {
 		out, err := engine.Render(chrt, vals)
-		return out, nil, nil, err
+		return out, nil, nil, nil, err
 	}
 	lim = lim.withDefaults()
 	if !renderHookWired.Load() {
-		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return nil, nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: "the chart was not rendered: this program cannot render charts in a bounded child process (it does not call load.MaybeRunRenderChild at the start of main)",
 			Hint:    "call load.MaybeRunRenderChild() first thing in main (and TestMain), or set load.Options.Render.InProcess for trusted trees"}, nil
 	}
@@ -183,14 +190,14 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 	case renderSlots <- struct{}{}:
 		defer func() { <-renderSlots }()
 	case <-ctx.Done():
-		return nil, nil, nil, ctx.Err()
+		return nil, nil, nil, nil, ctx.Err()
 	}
 	req := renderRequest{Release: release, Namespace: namespace, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput}
 	if len(user) > 0 {
 		// JSON, as Helm itself turns values files into values.
 		b, err := json.Marshal(user)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("values for the chart: %w", err)
+			return nil, nil, nil, nil, fmt.Errorf("values for the chart: %w", err)
 		}
 		req.Values = b
 	}
@@ -200,20 +207,30 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 	res, err := renderInChild(ctx, req, lim)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, nil, ctx.Err()
+			return nil, nil, nil, nil, ctx.Err()
 		}
 		var le *limitError
 		if errors.As(err, &le) {
-			return nil, nil, l.limitProblem(le, chrt.Name(), files, lim, release, namespace), nil
+			return nil, nil, nil, l.limitProblem(le, chrt.Name(), files, lim, release, namespace), nil
 		}
-		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return nil, nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("the chart could not be rendered: %v", err),
 			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}, nil
 	}
 	if res.Err != "" {
-		return nil, nil, nil, errors.New(res.Err)
+		return nil, nil, nil, nil, errors.New(res.Err)
 	}
-	return res.Rendered, res.Problems, nil, nil
+	parse = map[string]string{}
+	for k, drop := range res.Dropped {
+		text, ok := blankSpans(res.Rendered[k], drop)
+		if !ok {
+			return nil, nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+				Message: "the chart could not be rendered: the render process answered with bad document spans",
+				Hint:    "this is a failure of the render process, not of the chart; see the service's log"}, nil
+		}
+		parse[k] = text
+	}
+	return res.Rendered, parse, res.Problems, nil, nil
 }
 
 // limitError is a render bound passed.
@@ -402,7 +419,7 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	if total > req.MaxOutput {
 		return &renderResponse{Output: total, Template: biggest}
 	}
-	res := &renderResponse{Rendered: rendered, Problems: map[string][]model.Problem{}}
+	res := &renderResponse{Rendered: rendered, Dropped: map[string][]span{}, Problems: map[string][]model.Problem{}}
 	prefix, subdirs := chrt.Name()+"/", subchartDirs(files)
 	for k, text := range rendered {
 		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
@@ -412,8 +429,10 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		// Parsing a template's output may pass the memory bound too: name it.
 		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, req.Seq, strconv.Quote(k))
-		var probs []model.Problem
-		rendered[k], probs = keepObjects(text, file)
+		drop, probs := keepObjects(text, file)
+		if len(drop) > 0 {
+			res.Dropped[k] = drop
+		}
 		// As renderChart does with the problems it finds itself.
 		lm := renderedLineMap(sources[k], text)
 		for i := range probs {
@@ -436,12 +455,12 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 // are one scalar), and the parent parses what it gets again.
 const maxKeptNodes = 100000
 
-// keepObjects parses a template's output as renderChart does and returns it
-// with every document that is not a provider or components ConfigMap
-// replaced by as many empty lines, with the problems those documents have.
-func keepObjects(text, file string) (string, []model.Problem) {
+// keepObjects parses a template's output as renderChart does and returns
+// the spans of the documents that are not a provider or components
+// ConfigMap (to be blanked, blankSpans), with the problems those documents
+// have.
+func keepObjects(text, file string) ([]span, []model.Problem) {
 	data := []byte(text)
-	type span struct{ from, to int }
 	var drop []span
 	var probs []model.Problem
 	offset := func(b []byte) int { return cap(data) - cap(b) } // b is a subslice of data
@@ -463,18 +482,24 @@ func keepObjects(text, file string) (string, []model.Problem) {
 			drop = append(drop, span{offset(d.text), offset(d.text) + len(d.text)})
 		}
 	}
-	if len(drop) == 0 {
-		return text, probs
-	}
+	return drop, probs
+}
+
+// blankSpans replaces the spans of text by as many empty lines as they
+// hold; ok is false when the spans are not in order within text.
+func blankSpans(text string, drop []span) (string, bool) {
 	var b strings.Builder
 	pos := 0
 	for _, sp := range drop {
-		b.Write(data[pos:sp.from])
-		b.WriteString(strings.Repeat("\n", bytes.Count(data[sp.from:sp.to], []byte{'\n'})))
-		pos = sp.to
+		if sp.From < pos || sp.To < sp.From || sp.To > len(text) {
+			return "", false
+		}
+		b.WriteString(text[pos:sp.From])
+		b.WriteString(strings.Repeat("\n", strings.Count(text[sp.From:sp.To], "\n")))
+		pos = sp.To
 	}
-	b.Write(data[pos:])
-	return b.String(), probs
+	b.WriteString(text[pos:])
+	return b.String(), true
 }
 
 // countNodes counts the nodes under n (aliases not followed), stopping at
