@@ -166,7 +166,7 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 			fatal = true
 			return nil
 		}
-		data, err := os.ReadFile(target)
+		data, err := l.readFile(target, fi.Size())
 		if err != nil {
 			bad(n, fmt.Sprintf("cannot read %s: %v", n, unwrapPath(err)), "make it readable")
 			fatal = true

@@ -139,7 +139,7 @@ func (l *scanner) hashFile(p *model.Package, rel string, data []byte) {
 	if !fi.Mode().IsRegular() {
 		return
 	}
-	f, err := os.Open(fp)
+	f, err := l.open(fp)
 	if err != nil {
 		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: rel},
 			Message: fmt.Sprintf("cannot read %s: %v", rel, unwrapPath(err)), Hint: "make it readable"})
@@ -246,7 +246,7 @@ func (l *scanner) components(p *model.Package, cm *pendingCM, rel *layout.Releas
 	if y == nil || y.Blob != nil || !known || y.SHA256 == content {
 		return
 	}
-	yf, err := os.Open(filepath.Join(p.Dir, filepath.FromSlash(comp.YAMLFile)))
+	yf, err := l.open(filepath.Join(p.Dir, filepath.FromSlash(comp.YAMLFile)))
 	if err != nil {
 		return // hashed a moment ago; a Problem would repeat hashFile's
 	}

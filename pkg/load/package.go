@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,7 +242,7 @@ func (l *scanner) readPlain(p *model.Package) (objs []sourced, probs []model.Pro
 		} else if !e.Type().IsRegular() {
 			continue
 		}
-		data, err := readCapped(fp, l.opts.Limit)
+		data, err := l.readCapped(fp, l.opts.Limit)
 		if err != nil {
 			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: name},
 				Message: fmt.Sprintf("cannot read %s: %v", name, err), Hint: "make it readable"})
@@ -277,13 +278,55 @@ func hasProviderMarker(b []byte) bool {
 	return false
 }
 
-// readCapped reads a whole file of at most limit bytes.
+// readCapped reads a whole file of the tree of at most limit bytes.
+func (l *scanner) readCapped(fp string, limit int64) ([]byte, error) {
+	f, err := l.open(fp)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	return readCappedFrom(f, limit)
+}
+
+// readCapped reads a whole file (given by the user, not of the tree) of at
+// most limit bytes.
 func readCapped(fp string, limit int64) ([]byte, error) {
 	f, err := os.Open(fp)
 	if err != nil {
 		return nil, unwrapPath(err)
 	}
 	defer f.Close()
+	return readCappedFrom(f, limit)
+}
+
+// open opens fp, a path in the tree, through the tree's os.Root.
+func (l *scanner) open(fp string) (*os.File, error) {
+	if l.fsys == nil {
+		return os.Open(fp)
+	}
+	rel, err := filepath.Rel(l.root, fp)
+	if err != nil || !within(l.root, fp) {
+		return nil, &fs.PathError{Op: "open", Path: fp, Err: errors.New("not in the tree")}
+	}
+	return l.fsys.Open(rel)
+}
+
+// readFile reads a whole file of the tree whose size (from a stat) is
+// size.
+func (l *scanner) readFile(fp string, size int64) ([]byte, error) {
+	f, err := l.open(fp)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func readCappedFrom(f *os.File, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, unwrapPath(err)
