@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +213,44 @@ func TestBombStopsEarly(t *testing.T) {
 	}
 	if info.RawSize != 1<<20 {
 		t.Fatalf("RawSize %d", info.RawSize)
+	}
+}
+
+// TestInspectExpect: a guess at the inflated bytes never changes the
+// result, right or wrong; a right guess gives the guess's digest without
+// hashing the bytes (a planted wrong digest shows the shortcut was taken,
+// which is why the caller must hash Data itself).
+func TestInspectExpect(t *testing.T) {
+	good, _ := CompressBytes(manifest)
+	want := Inspect(bytes.NewReader(good), 0)
+	if want.Err != nil {
+		t.Fatal(want.Err)
+	}
+	mut := func(f func([]byte) []byte) []byte { return f(bytes.Clone(manifest)) }
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"right", manifest},
+		{"first byte differs", mut(func(b []byte) []byte { b[0] ^= 1; return b })},
+		{"middle byte differs", mut(func(b []byte) []byte { b[len(b)/2] ^= 1; return b })},
+		{"last byte differs", mut(func(b []byte) []byte { b[len(b)-1] ^= 1; return b })},
+		{"guess is a prefix", manifest[:len(manifest)-1]},
+		{"guess is longer", append(bytes.Clone(manifest), 'x')},
+		{"empty guess", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := InspectExpect(bytes.NewReader(good), 0, nil, &Expect{Data: tc.data, SHA256: sha256.Sum256(tc.data)})
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("with the guess:\n%+v\nwithout:\n%+v", got, want)
+			}
+		})
+	}
+	planted := Digest{1}
+	if got := InspectExpect(bytes.NewReader(good), 0, nil, &Expect{Data: manifest, SHA256: planted}); got.RawSHA256 != planted {
+		t.Fatalf("a right guess was hashed again (RawSHA256 %x)", got.RawSHA256)
+	}
+	if got := InspectExpect(bytes.NewReader(good), 0, nil, &Expect{Data: manifest[1:], SHA256: planted}); got.RawSHA256 != want.RawSHA256 {
+		t.Fatalf("a wrong guess's digest was taken")
 	}
 }

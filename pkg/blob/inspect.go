@@ -2,6 +2,7 @@ package blob
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -36,6 +37,23 @@ func Inspect(r io.Reader, limit int64) Info { return InspectTo(r, limit, nil) }
 // member to w (when not nil) as they come out, so a caller can look at
 // the content in the same pass. Errors writing to w are ignored.
 func InspectTo(r io.Reader, limit int64, w io.Writer) Info {
+	return InspectExpect(r, limit, w, nil)
+}
+
+// Expect is a guess at what a blob inflates to: Data and its SHA-256. When
+// the inflated bytes are exactly Data, InspectExpect takes RawSHA256 from
+// the guess instead of hashing a second copy of the same bytes; the bytes
+// are compared, never assumed. A wrong guess (or a right one with a wrong
+// SHA256: the caller must hash Data itself) costs only the comparison up
+// to the first differing byte; the digest is then computed from the bytes.
+type Expect struct {
+	Data   []byte
+	SHA256 Digest
+}
+
+// InspectExpect is InspectTo with a guess at the inflated bytes (nil: no
+// guess). The Info is the same as InspectTo's for the same input.
+func InspectExpect(r io.Reader, limit int64, w io.Writer, exp *Expect) Info {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
@@ -61,7 +79,7 @@ func InspectTo(r io.Reader, limit int64, w io.Writer) Info {
 	}
 	info.Members = 1
 
-	out := &countingHash{h: sha256.New()}
+	out := newRawHash(exp)
 	crc := crc32.NewIEEE()
 	fr := flate.NewReader(br)
 	var dst io.Writer = io.MultiWriter(out, crc)
@@ -80,7 +98,7 @@ func InspectTo(r io.Reader, limit int64, w io.Writer) Info {
 		info.Err = &CorruptError{Kind: errorKind(err), Offset: raw.n - int64(br.Buffered()), Detail: "deflate data: " + err.Error()}
 		return finish()
 	}
-	copy(info.RawSHA256[:], out.h.Sum(nil))
+	info.RawSHA256 = out.sum()
 
 	var trailer [8]byte
 	if _, err := io.ReadFull(br, trailer[:]); err != nil {
@@ -110,6 +128,54 @@ func InspectTo(r io.Reader, limit int64, w io.Writer) Info {
 		info.Err = &CorruptError{Kind: Trailing, Offset: end, Detail: "bytes follow the gzip trailer"}
 	}
 	return finish()
+}
+
+// rawHash is the SHA-256 of the inflated bytes. With an expectation it
+// only compares them with it while they match, and hashes the matched
+// prefix and the rest once they differ.
+type rawHash struct {
+	exp  *Expect
+	same bool // every byte so far equals exp.Data at its offset
+	h    hash.Hash
+	n    int64
+}
+
+func newRawHash(exp *Expect) *rawHash {
+	if exp == nil {
+		return &rawHash{h: sha256.New()}
+	}
+	return &rawHash{exp: exp, same: true}
+}
+
+func (r *rawHash) Write(p []byte) (int, error) {
+	if r.same {
+		if rest := r.exp.Data[r.n:]; len(p) <= len(rest) && bytes.Equal(p, rest[:len(p)]) {
+			r.n += int64(len(p))
+			return len(p), nil
+		}
+		r.diverge()
+	}
+	r.n += int64(len(p))
+	return r.h.Write(p)
+}
+
+// diverge switches to hashing: the bytes so far are exp.Data's prefix.
+func (r *rawHash) diverge() {
+	r.same = false
+	r.h = sha256.New()
+	r.h.Write(r.exp.Data[:r.n])
+}
+
+func (r *rawHash) sum() Digest {
+	if r.same && r.n == int64(len(r.exp.Data)) {
+		return r.exp.SHA256
+	}
+	if r.same {
+		r.diverge() // a strict prefix of the guess
+	}
+	var d Digest
+	copy(d[:], r.h.Sum(nil))
+	return d
 }
 
 // lenient is a writer whose errors do not stop the copy.

@@ -166,7 +166,7 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 			fatal = true
 			return nil
 		}
-		data, err := os.ReadFile(target)
+		data, err := l.readFile(target, fi.Size())
 		if err != nil {
 			bad(n, fmt.Sprintf("cannot read %s: %v", n, unwrapPath(err)), "make it readable")
 			fatal = true
@@ -274,7 +274,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
 			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}}
 	}
-	rendered, docProbs, relSize, prob, err := l.render(ctx, files, chrt, vals, values, release, namespace) // bounded: render.go
+	rendered, parse, docProbs, prob, err := l.render(ctx, files, chrt, vals, values, release, namespace) // bounded: render.go
 	if prob != nil {
 		return nil, []model.Problem{*prob}
 	}
@@ -286,7 +286,6 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	}
 	if rel != nil {
 		rel.chart, rel.config, rel.name, rel.namespace = chrt, values, release, namespace
-		rel.computed = relSize // by the render child, from the whole manifest
 	}
 	sources := templateSources(chrt)
 	subdirs := subchartDirs(files)
@@ -306,7 +305,10 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 			continue
 		}
 		if rel != nil {
-			rel.addManifest(k, text)
+			rel.addManifest(k, text) // as Helm rendered it
+		}
+		if t, ok := parse[k]; ok {
+			text = t // what the render child did not drop
 		}
 		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		objs, ps := loadObjects([]byte(text), file)

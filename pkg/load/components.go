@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,7 @@ func decodeBase64(s string) ([]byte, error) {
 // mem (read already, with the chart) are hashed from memory.
 func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[string][]byte) {
 	vd := filepath.Join(p.Dir, vendorDir)
+	var blobs []string // gzip files read with the chart, hashed last
 	if fi, err := os.Lstat(vd); err == nil && fi.IsDir() {
 		_ = filepath.WalkDir(vd, func(fp string, d fs.DirEntry, err error) error {
 			if ctx.Err() != nil {
@@ -75,9 +77,16 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 				// vendored content (the next build removes it).
 				return nil
 			}
+			if isGzip(mem[rel]) {
+				blobs = append(blobs, rel) // after the files it may inflate to
+				return nil
+			}
 			l.hashFile(p, rel, mem[rel])
 			return nil
 		})
+		for _, rel := range blobs {
+			l.hashReader(p, rel, bytes.NewReader(mem[rel]), expectFor(p, mem, mem[rel]))
+		}
 	} else if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: vendorDir},
 			Message: "files/ is a symlink; vendored files must be in the package, the link is not followed"})
@@ -109,7 +118,7 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 // Problem.
 func (l *scanner) hashFile(p *model.Package, rel string, data []byte) {
 	if data != nil {
-		l.hashReader(p, rel, bytes.NewReader(data))
+		l.hashReader(p, rel, bytes.NewReader(data), nil)
 		return
 	}
 	fp := filepath.Join(p.Dir, filepath.FromSlash(rel))
@@ -130,23 +139,44 @@ func (l *scanner) hashFile(p *model.Package, rel string, data []byte) {
 	if !fi.Mode().IsRegular() {
 		return
 	}
-	f, err := os.Open(fp)
+	f, err := l.open(fp)
 	if err != nil {
 		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: rel},
 			Message: fmt.Sprintf("cannot read %s: %v", rel, unwrapPath(err)), Hint: "make it readable"})
 		return
 	}
 	defer f.Close()
-	l.hashReader(p, rel, f)
+	l.hashReader(p, rel, f, nil)
+}
+
+// expectFor guesses which file already hashed (and held in mem) the gzip
+// data inflates to: one whose size is the size its trailer states. The
+// guess only spares hashing the same bytes twice when it is right
+// (blob.Expect); it is never trusted.
+func expectFor(p *model.Package, mem map[string][]byte, gz []byte) *blob.Expect {
+	if len(gz) < 18 {
+		return nil
+	}
+	isize := binary.LittleEndian.Uint32(gz[len(gz)-4:])
+	best := ""
+	for rel, f := range p.Files {
+		if f.Blob == nil && uint32(f.Size) == isize && int64(len(mem[rel])) == f.Size && (best == "" || rel < best) {
+			best = rel
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	return &blob.Expect{Data: mem[best], SHA256: p.Files[best].SHA256}
 }
 
 // hashReader hashes (and for gzip, inspects) one file's bytes, streaming.
-func (l *scanner) hashReader(p *model.Package, rel string, r io.Reader) {
+func (l *scanner) hashReader(p *model.Package, rel string, r io.Reader, exp *blob.Expect) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	mf := &model.File{Path: rel}
 	if head, _ := br.Peek(2); isGzip(head) {
 		sc := &objectScanner{}
-		info := blob.InspectTo(br, l.opts.Limit, sc)
+		info := blob.InspectExpect(br, l.opts.Limit, sc, exp)
 		mf.Size, mf.SHA256, mf.Blob = info.Size, info.SHA256, &info
 		if layout.Inflated(&info) {
 			mf.Objects = sc.result()
@@ -216,7 +246,7 @@ func (l *scanner) components(p *model.Package, cm *pendingCM, rel *layout.Releas
 	if y == nil || y.Blob != nil || !known || y.SHA256 == content {
 		return
 	}
-	yf, err := os.Open(filepath.Join(p.Dir, filepath.FromSlash(comp.YAMLFile)))
+	yf, err := l.open(filepath.Join(p.Dir, filepath.FromSlash(comp.YAMLFile)))
 	if err != nil {
 		return // hashed a moment ago; a Problem would repeat hashFile's
 	}

@@ -444,3 +444,39 @@ func TestEmptyBlob(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenStaysInTree: every read of the loader goes through the tree's
+// os.Root, so a path that leads out of the tree through a directory
+// symlink (one swapped in after the walk looked, say) is refused, although
+// a plain open would follow it.
+func TestOpenStaysInTree(t *testing.T) {
+	outside, root := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.yaml"), []byte("kind: Secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "files")); err != nil {
+		t.Skipf("symlinks: %v", err)
+	}
+	fsys, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	l := &scanner{root: root, fsys: fsys}
+	fp := filepath.Join(root, "files", "secret.yaml")
+	if f, err := os.Open(fp); err != nil {
+		t.Fatalf("plain open: %v", err)
+	} else {
+		f.Close()
+	}
+	if f, err := l.open(fp); err == nil {
+		f.Close()
+		t.Fatal("the loader opened a file outside the tree")
+	}
+	if _, err := l.readCapped(fp, 1<<20); err == nil {
+		t.Fatal("the loader read a file outside the tree")
+	}
+	if _, err := l.open(filepath.Join(outside, "secret.yaml")); err == nil {
+		t.Fatal("the loader opened an absolute path outside the tree")
+	}
+}

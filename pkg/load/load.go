@@ -122,6 +122,11 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 		return nil, fmt.Errorf("load tree %s: not a directory (give the root of a tree of packages)", root)
 	}
 	t := &model.Tree{Root: real}
+	fsys, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("load tree %s: %w", root, err)
+	}
+	defer fsys.Close()
 	sk := &skips{}
 	cands, probs := walk(ctx, real, opts.Exclude, sk)
 	t.Problems = probs
@@ -132,7 +137,7 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	results := make([]*model.Package, len(cands))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	l := &scanner{root: real, opts: opts, skips: sk}
+	l := &scanner{root: real, fsys: fsys, opts: opts, skips: sk}
 	workers := min(opts.Workers, max(len(cands), 1))
 	for range workers {
 		wg.Add(1)
@@ -271,7 +276,12 @@ func unwrapPath(err error) error {
 
 // scanner holds what every package load shares.
 type scanner struct {
-	root  string
+	root string
+	// fsys is root opened as an os.Root: every file the loader reads is
+	// opened through it, so that no path (a symlink followLink approved, a
+	// directory swapped for a link after the walk saw it) can lead the
+	// read out of the tree. nil: plain os.Open (tests).
+	fsys  *os.Root
 	opts  Options
 	skips *skips // charts that are not provider packages; nil: not recorded
 }
@@ -331,7 +341,12 @@ func Package(ctx context.Context, dir string, opts Options) (*model.Package, err
 	if fi, err := os.Lstat(filepath.Join(real, "Chart.yaml")); err == nil && !fi.IsDir() {
 		c.chart = true
 	}
-	l := &scanner{root: real, opts: opts}
+	fsys, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("load package %s: %w", dir, err)
+	}
+	defer fsys.Close()
+	l := &scanner{root: real, fsys: fsys, opts: opts}
 	p := l.safeLoad(ctx, c)
 	if err := ctx.Err(); err != nil {
 		return nil, err

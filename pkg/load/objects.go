@@ -132,6 +132,12 @@ func blank(b []byte) bool {
 // parseDoc parses one document into an object. A document that is empty or
 // null yields nothing.
 func parseDoc(d doc, file string) (o *object, probs []model.Problem) {
+	return parseDocWith(d, file, longScalarMin)
+}
+
+// parseDocWith is parseDoc with long base64 values of at least swapMin
+// bytes kept out of the YAML scan (longscalar.go; 0: never).
+func parseDocWith(d doc, file string, swapMin int) (o *object, probs []model.Problem) {
 	defer func() {
 		if r := recover(); r != nil {
 			o = nil
@@ -140,7 +146,7 @@ func parseDoc(d doc, file string) (o *object, probs []model.Problem) {
 		}
 	}()
 	var n yaml.Node
-	if err := yaml.Unmarshal(d.bytes(), &n); err != nil {
+	if err := parseYAML(d.bytes(), &n, swapMin); err != nil {
 		line := d.line
 		k, msg := pin.YAMLErrorLine(err)
 		if k > 0 {

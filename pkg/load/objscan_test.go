@@ -49,5 +49,14 @@ func FuzzScanObjects(f *testing.F) {
 		if o.Count == 0 && o.Problem == "" {
 			t.Fatal("no object and no problem")
 		}
+		// Byte by byte (no line is ever whole in one write, so the
+		// no-copy path of Write is never taken): the same result.
+		s := &objectScanner{}
+		for i := range b {
+			_, _ = s.Write(b[i : i+1])
+		}
+		if slow := s.result(); *slow != *o {
+			t.Fatalf("written whole: %+v; byte by byte: %+v", *o, *slow)
+		}
 	})
 }

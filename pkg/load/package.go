@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -41,17 +43,20 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	var objs []sourced
 	var probs []model.Problem
 	var mem map[string][]byte // chart files already read
-	strong := false           // the package's sources name the operator's API group or labels
-	var relIn *releaseInput   // what Helm would store as the release (charts)
+	// strong: the package's sources name the operator's API group or
+	// labels. Asked only when a chart fails or renders no provider, so a
+	// clean package never scans its megabytes of vendored YAML for it.
+	strong := func() bool { return false }
+	var relIn *releaseInput // what Helm would store as the release (charts)
 	if c.chart {
 		files, m, cprobs, fatal := l.collectChart(p)
 		mem = m
-		strong = providerMarked(files)
+		strong = sync.OnceValue(func() bool { return providerMarked(files) })
 		if !fatal && !chartWorthRendering(files) {
 			l.skip(c, "no template holds a provider object or components ConfigMap")
 			return nil
 		}
-		if fatal && !strong {
+		if fatal && !strong() {
 			l.skip(c, fmt.Sprintf("Helm cannot load it (%s), and nothing in it refers to cluster-api-operator providers", firstLine(cprobs[0].Message)))
 			return nil
 		}
@@ -70,7 +75,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			objs, rprobs = l.renderChart(ctx, files, p.Pins.Name, ns, values, relIn)
 			probs = append(probs, rprobs...)
 		}
-		if len(rprobs) > 0 && !strong {
+		if len(rprobs) > 0 && !strong() {
 			why := "does not render with its default values"
 			if values != nil {
 				why = "does not render with the values the policy gives it"
@@ -129,7 +134,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		}
 		cms = append(cms, cm)
 	}
-	if len(p.Providers) == 0 && len(cms) == 0 && !(strong && len(p.Problems) > 0) {
+	if len(p.Providers) == 0 && len(cms) == 0 && !(len(p.Problems) > 0 && strong()) {
 		if c.chart {
 			l.skip(c, "renders no cluster-api-operator provider and no provider components ConfigMap")
 		}
@@ -238,7 +243,7 @@ func (l *scanner) readPlain(p *model.Package) (objs []sourced, probs []model.Pro
 		} else if !e.Type().IsRegular() {
 			continue
 		}
-		data, err := readCapped(fp, l.opts.Limit)
+		data, err := l.readCapped(fp, l.opts.Limit)
 		if err != nil {
 			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: name},
 				Message: fmt.Sprintf("cannot read %s: %v", name, err), Hint: "make it readable"})
@@ -274,13 +279,55 @@ func hasProviderMarker(b []byte) bool {
 	return false
 }
 
-// readCapped reads a whole file of at most limit bytes.
+// readCapped reads a whole file of the tree of at most limit bytes.
+func (l *scanner) readCapped(fp string, limit int64) ([]byte, error) {
+	f, err := l.open(fp)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	return readCappedFrom(f, limit)
+}
+
+// readCapped reads a whole file (given by the user, not of the tree) of at
+// most limit bytes.
 func readCapped(fp string, limit int64) ([]byte, error) {
 	f, err := os.Open(fp)
 	if err != nil {
 		return nil, unwrapPath(err)
 	}
 	defer f.Close()
+	return readCappedFrom(f, limit)
+}
+
+// open opens fp, a path in the tree, through the tree's os.Root.
+func (l *scanner) open(fp string) (*os.File, error) {
+	if l.fsys == nil {
+		return os.Open(fp)
+	}
+	rel, err := filepath.Rel(l.root, fp)
+	if err != nil || !within(l.root, fp) {
+		return nil, &fs.PathError{Op: "open", Path: fp, Err: errors.New("not in the tree")}
+	}
+	return l.fsys.Open(rel)
+}
+
+// readFile reads a whole file of the tree whose size (from a stat) is
+// size.
+func (l *scanner) readFile(fp string, size int64) ([]byte, error) {
+	f, err := l.open(fp)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func readCappedFrom(f *os.File, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, unwrapPath(err)

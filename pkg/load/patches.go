@@ -200,7 +200,7 @@ func (l *scanner) readPackageFile(p *model.Package, rel string, data []byte) ([]
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
-	return readCapped(fp, l.opts.Limit)
+	return l.readCapped(fp, l.opts.Limit)
 }
 
 // pkgRef is the package path as commands take it.

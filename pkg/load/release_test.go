@@ -1,7 +1,9 @@
 package load
 
 import (
+	"encoding/base64"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -43,5 +45,56 @@ func TestReleaseEstimateIsAnUpperBound(t *testing.T) {
 			t.Errorf("%s: estimate %d < exact %d", name, est, exact)
 		}
 		t.Logf("%s: exact %d, estimate %d (%.2f)", name, exact, est, float64(est)/float64(exact))
+	}
+}
+
+// TestReleaseEstimateBase64Manifest: the long base64 values a manifest
+// holds (a ConfigMap's blob) are counted without sampling, and the
+// estimate stays an upper bound whatever they encode: a blob, random
+// bytes, or bytes that compress well.
+func TestReleaseEstimateBase64Manifest(t *testing.T) {
+	yml := manifestgen.Generate(manifestgen.Spec{Size: 300 << 10})
+	gz, err := blob.CompressBytes(yml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rnd := make([]byte, 200<<10)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range rnd {
+		rnd[i] = byte(r.Uint32())
+	}
+	tmpl := &chart.File{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")}
+	for name, data := range map[string][]byte{
+		"blob":               gz,
+		"random":             rnd,
+		"random, gzip magic": append([]byte{0x1f, 0x8b, 8}, rnd...),
+		"compresses":         append([]byte{0x1f, 0x8b}, make([]byte, 200<<10)...),
+		"yaml itself":        yml,
+	} {
+		b64 := base64.StdEncoding.EncodeToString(data)
+		in := &releaseInput{chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}, Templates: []*chart.File{tmpl}},
+			name: "x", namespace: "ns"}
+		in.addManifest("x/templates/cm.yaml", string(tmpl.Data)+"binaryData:\n  components: "+b64+"\n  other: "+b64+"\ndata:\n  x: y\n")
+		want := 2 * len(b64)
+		if !strings.HasPrefix(b64, "H4sI") {
+			want = 0 // not gzip: sampled
+		}
+		if _, n := splitLongBase64([]byte(in.manifest.String())); n != want {
+			t.Fatalf("%s: %d bytes of base64 taken out, want %d", name, n, want)
+		}
+		exact, ok := in.exact()
+		if !ok {
+			t.Fatal("exact failed")
+		}
+		if est := in.estimate(); est < exact {
+			t.Errorf("%s: estimate %d < exact %d", name, est, exact)
+		} else {
+			t.Logf("%s: exact %d, estimate %d (%.2f)", name, exact, est, float64(est)/float64(exact))
+		}
+	}
+	// What is left is the manifest without the values, in order.
+	rest, n := splitLongBase64([]byte("a: 1\nb: H4sI" + strings.Repeat("A", 5000) + "\nc: 2\nd: H4sI" + strings.Repeat("B", 5000) + "\ne: 3\n"))
+	if string(rest) != "a: 1\nb: \nc: 2\nd: \ne: 3\n" || n != 2*5004 {
+		t.Fatalf("rest %q, %d taken", rest, n)
 	}
 }

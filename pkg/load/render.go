@@ -29,7 +29,6 @@ import (
 	"path"
 	"regexp"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,21 +136,20 @@ type renderFile struct {
 
 // renderResponse is what the child answers (gob, on stdout).
 type renderResponse struct {
-	// Rendered holds each template's output with the documents that are
-	// neither a provider nor a components ConfigMap blanked out (their
+	// Rendered holds each template's output as Helm rendered it (what the
+	// release stores); Dropped the byte spans of each template's output
+	// holding the documents that are neither a provider nor a components
+	// ConfigMap, which the parent blanks out before it parses (their
 	// lines kept as empty lines, so line numbers hold); Problems holds
-	// what parsing the blanked documents found, by template.
+	// what parsing the dropped documents found, by template.
 	Rendered map[string]string
+	Dropped  map[string][]span
 	Problems map[string][]model.Problem
 	Err      string // Helm's render error, if any
 	// Output is set when the rendered manifests passed the output bound:
 	// their total size, and the largest template.
 	Output   int64
 	Template string
-	// Release is the size of the release Helm would store (release-size),
-	// computed here from the whole rendered manifest: the parent only gets
-	// the kept documents.
-	Release *model.ReleaseSize
 }
 
 // progressPrefix starts the stderr line the child writes as it begins each
@@ -163,6 +161,9 @@ const progressPrefix = "pinseal-render-template: "
 // random version, so that a chart cannot forge marks.
 const markGroup = "pinseal.render/"
 
+// span is a byte range [From, To) of a template's output.
+type span struct{ From, To int }
+
 // render renders chrt (loaded from files, values vals) bounded by
 // l.opts.Render. A render error of Helm is err; a bound passed (or a child
 // that cannot run) is prob. When ctx ends, err is ctx's error.
@@ -171,8 +172,9 @@ const markGroup = "pinseal.render/"
 // of MiB of tiny YAML nodes, which take GiBs to parse) and blanks the
 // documents that are neither providers nor components ConfigMaps; docProbs
 // holds, by template, what it found wrong in those (lines and messages as
-// renderChart gives its own).
-func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, user map[string]any, release, namespace string) (rendered map[string]string, docProbs map[string][]model.Problem, relSize *model.ReleaseSize, prob *model.Problem, err error) {
+// renderChart gives its own). rendered is Helm's output; parse is what the
+// loader parses (the blanked output, by template, when it differs).
+func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, user map[string]any, release, namespace string) (rendered, parse map[string]string, docProbs map[string][]model.Problem, prob *model.Problem, err error) {
 	lim := l.opts.Render
 	if lim.InProcess {
 		out, err := engine.Render(chrt, vals)
@@ -218,7 +220,17 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 	if res.Err != "" {
 		return nil, nil, nil, nil, errors.New(res.Err)
 	}
-	return res.Rendered, res.Problems, res.Release, nil, nil
+	parse = map[string]string{}
+	for k, drop := range res.Dropped {
+		text, ok := blankSpans(res.Rendered[k], drop)
+		if !ok {
+			return nil, nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+				Message: "the chart could not be rendered: the render process answered with bad document spans",
+				Hint:    "this is a failure of the render process, not of the chart; see the service's log"}, nil
+		}
+		parse[k] = text
+	}
+	return res.Rendered, parse, res.Problems, nil, nil
 }
 
 // limitError is a render bound passed.
@@ -407,8 +419,7 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	if total > req.MaxOutput {
 		return &renderResponse{Output: total, Template: biggest}
 	}
-	res := &renderResponse{Rendered: rendered, Problems: map[string][]model.Problem{}}
-	res.Release = releaseSizeInChild(files, user, release, req.Namespace, rendered)
+	res := &renderResponse{Rendered: rendered, Dropped: map[string][]span{}, Problems: map[string][]model.Problem{}}
 	prefix, subdirs := chrt.Name()+"/", subchartDirs(files)
 	for k, text := range rendered {
 		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
@@ -418,8 +429,10 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		// Parsing a template's output may pass the memory bound too: name it.
 		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, req.Seq, strconv.Quote(k))
-		var probs []model.Problem
-		rendered[k], probs = keepObjects(text, file)
+		drop, probs := keepObjects(text, file)
+		if len(drop) > 0 {
+			res.Dropped[k] = drop
+		}
 		// As renderChart does with the problems it finds itself.
 		lm := renderedLineMap(sources[k], text)
 		for i := range probs {
@@ -437,40 +450,17 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	return res
 }
 
-// releaseSizeInChild is the release-size of the chart as renderChart
-// computes it in process: the chart as loaded (a second copy: the rendered
-// one carries the template marks), the user values and every rendered
-// template in order. Nil when the chart cannot be loaded again.
-func releaseSizeInChild(files []*loader.BufferedFile, user map[string]any, release, namespace string, rendered map[string]string) *model.ReleaseSize {
-	chrt, err := loader.LoadFiles(files)
-	if err != nil || chartutil.ProcessDependenciesWithMerge(chrt, user) != nil {
-		return nil
-	}
-	ri := &releaseInput{chart: chrt, config: user, name: release, namespace: namespace}
-	keys := make([]string, 0, len(rendered))
-	for k := range rendered {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if text := rendered[k]; !strings.HasSuffix(k, "NOTES.txt") && strings.TrimSpace(text) != "" {
-			ri.addManifest(k, text)
-		}
-	}
-	return ri.size()
-}
-
 // maxKeptNodes bounds the YAML nodes of a provider or components ConfigMap
 // the render child passes on: real ones have a few hundred (the components
 // are one scalar), and the parent parses what it gets again.
 const maxKeptNodes = 100000
 
-// keepObjects parses a template's output as renderChart does and returns it
-// with every document that is not a provider or components ConfigMap
-// replaced by as many empty lines, with the problems those documents have.
-func keepObjects(text, file string) (string, []model.Problem) {
+// keepObjects parses a template's output as renderChart does and returns
+// the spans of the documents that are not a provider or components
+// ConfigMap (to be blanked, blankSpans), with the problems those documents
+// have.
+func keepObjects(text, file string) ([]span, []model.Problem) {
 	data := []byte(text)
-	type span struct{ from, to int }
 	var drop []span
 	var probs []model.Problem
 	offset := func(b []byte) int { return cap(data) - cap(b) } // b is a subslice of data
@@ -492,18 +482,24 @@ func keepObjects(text, file string) (string, []model.Problem) {
 			drop = append(drop, span{offset(d.text), offset(d.text) + len(d.text)})
 		}
 	}
-	if len(drop) == 0 {
-		return text, probs
-	}
+	return drop, probs
+}
+
+// blankSpans replaces the spans of text by as many empty lines as they
+// hold; ok is false when the spans are not in order within text.
+func blankSpans(text string, drop []span) (string, bool) {
 	var b strings.Builder
 	pos := 0
 	for _, sp := range drop {
-		b.Write(data[pos:sp.from])
-		b.WriteString(strings.Repeat("\n", bytes.Count(data[sp.from:sp.to], []byte{'\n'})))
-		pos = sp.to
+		if sp.From < pos || sp.To < sp.From || sp.To > len(text) {
+			return "", false
+		}
+		b.WriteString(text[pos:sp.From])
+		b.WriteString(strings.Repeat("\n", strings.Count(text[sp.From:sp.To], "\n")))
+		pos = sp.To
 	}
-	b.Write(data[pos:])
-	return b.String(), probs
+	b.WriteString(text[pos:])
+	return b.String(), true
 }
 
 // countNodes counts the nodes under n (aliases not followed), stopping at

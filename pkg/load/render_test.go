@@ -118,7 +118,7 @@ func TestRenderBoundedSameAsInProcess(t *testing.T) {
 	writeBombChart(t, root, "lookup", `{{ if lookup "v1" "Secret" "ns" "" }}found: list{{ end }}{{ if lookup "v1" "Secret" "ns" "x" }}found: one{{ end }}`+"\n")
 	// Documents that are neither providers nor components ConfigMaps, some
 	// broken: the child drops them and reports their problems.
-	writeBombChart(t, root, "docs", "--- {kind: A}\n---\nkind: ConfigMap\ndata: {a: 1, a: 2}\n--- [1, 2]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  components: |\n    ---\n    a: b\n  metadata: \"\"\n--- foo: [\n")
+	writeBombChart(t, root, "docs", "--- {kind: A}\n---\nkind: ConfigMap\ndata: {a: 1, a: 2}\n--- [1, 2]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, annotations: {provider.cluster.x-k8s.io/compressed: \"false\"}}\ndata:\n  components: |\n    ---\n    a: b\n--- foo: [\n")
 	bounded := sortProblems(loadTree(t, root, Options{}))
 	inproc := sortProblems(loadTree(t, root, Options{Render: RenderLimits{InProcess: true}}))
 	if len(bounded.Packages) < 7 {

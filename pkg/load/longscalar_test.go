@@ -1,0 +1,105 @@
+package load
+
+import (
+	"encoding/base64"
+	"reflect"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// parseBoth parses every document of text plainly and with long values
+// swapped out (from min bytes), and fails when the results differ in any
+// way: objects, their whole node trees (lines, columns, styles, tags),
+// problems.
+func parseBoth(t *testing.T, text []byte, min int) (swapped int) {
+	t.Helper()
+	for _, d := range splitDocs(text) {
+		po, pp := parseDocWith(d, "f.yaml", 0)
+		fo, fp := parseDocWith(d, "f.yaml", min)
+		if !reflect.DeepEqual(po, fo) || !reflect.DeepEqual(pp, fp) {
+			t.Fatalf("document at line %d parses differently with long values swapped out:\nplain   %+v %+v\nswapped %+v %+v", d.line, po, pp, fo, fp)
+		}
+		if _, vals := swapLongScalars(d.bytes(), min); vals != nil {
+			swapped++
+		}
+	}
+	return swapped
+}
+
+func TestLongScalarsSameTree(t *testing.T) {
+	blob := "H4sI" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("kind: ConfigMap\n", 400)))
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: v1.0.0\nbinaryData:\n  components: " + blob + "\ndata:\n  metadata: |\n    x: y\n"
+	for _, tc := range []struct {
+		name string
+		text string
+		fast bool // the fast path is taken (else it must fall back)
+	}{
+		{"components blob", cm, true},
+		{"two blobs", cm + "  other: " + blob + "\n", true},
+		{"blob at end of text, no newline", strings.TrimSuffix("binaryData:\n  components: "+blob, "\n"), true},
+		{"plain scalar continued on the next line", "binaryData:\n  components: " + blob + "\n    more\n", false},
+		{"continued after a blank line", "binaryData:\n  components: " + blob + "\n\n    more\n", false},
+		{"inside a literal block", "data:\n  x: |\n    components: " + blob + "\n", false},
+		{"inside a double-quoted scalar", "data:\n  x: \"a\n    components: " + blob + "\n    b\"\n", false},
+		{"inside a flow mapping", "data: {\n  components: " + blob + "\n}\n", true},
+		{"duplicate key beside it", "binaryData:\n  components: " + blob + "\n  components: " + blob + "\n", true},
+		{"forged placeholder", "binaryData:\n  components: " + blob + "\n  x: " + swapNonce + "0\n", false},
+		{"key is a value's continuation", "a: b\n  components: " + blob + "\n", false},
+		{"tab in a later line", "binaryData:\n  components: " + blob + "\n\tx: y\n", false},
+		{"broken document", "binaryData:\n  components: " + blob + "\n x: [\n", false},
+		{"digits only (a number)", "binaryData:\n  components: " + strings.Repeat("1", 5000) + "\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := parseBoth(t, []byte(tc.text), longScalarMin)
+			if tc.fast != (got > 0 && fastTaken(tc.text)) {
+				t.Fatalf("fast path taken: %v, want %v", !tc.fast, tc.fast)
+			}
+		})
+	}
+}
+
+// fastTaken reports whether every document of text with a swap parses on
+// the fast path.
+func fastTaken(text string) bool {
+	for _, d := range splitDocs([]byte(text)) {
+		sw, vals := swapLongScalars(d.bytes(), longScalarMin)
+		if vals == nil {
+			continue
+		}
+		var n yaml.Node
+		if !fastParse(sw, vals, &n) {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzLongScalars: on any text, parsing with long values swapped out gives
+// exactly what the plain parse gives (a tiny threshold, so the fuzzer
+// reaches the swap with short inputs).
+func FuzzLongScalars(f *testing.F) {
+	for _, s := range []string{
+		"binaryData:\n  components: H4sIAAAAAAAA\n",
+		"a:\n  b: Abcdefgh\n    c\n",
+		"a: |\n  b: Abcdefgh\n",
+		"a: {\n  b: Abcdefghi\n}\n",
+		"a: \"x\n  b: Abcdefghi\n  \"\n",
+		"a: b\n  c: Abcdefghij\n",
+		"a:\n  b: Truexxxxxx\n  c: Nullxxxxxx\n  d: Falsexxxxx\n",
+		"a: &x\n  b: Abcdefghij\nc: *x\n",
+		"a:\n  b: Abcdefghij\n  b: Abcdefghij\n",
+		"a:\n  b: Abcdefghij #c\n",
+		"- b: Abcdefghij\n",
+		"a:\n  b: Abcdefghij\n\n   \n   c\n",
+		"? a\n: Abcdefghij\n",
+		"a:\n  b: Abcdefghij\r\n",
+		"a:\n  b: Abcdefghij\n  :c\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parseBoth(t, data, 8)
+	})
+}
