@@ -88,7 +88,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		}
 	} else {
 		var ok bool
-		objs, probs, ok = l.readPlain(p)
+		objs, probs, ok = l.readPlain(ctx, p)
 		if !ok {
 			return nil
 		}
@@ -218,7 +218,7 @@ func relFile(dir, f string) string {
 // readPlain parses the YAML files directly in a plain manifest directory.
 // ok is false when the directory holds no provider and no components
 // ConfigMap (and no broken file that looks like it meant to).
-func (l *scanner) readPlain(p *model.Package) (objs []sourced, probs []model.Problem, ok bool) {
+func (l *scanner) readPlain(ctx context.Context, p *model.Package) (objs []sourced, probs []model.Problem, ok bool) {
 	ents, err := os.ReadDir(p.Dir)
 	if err != nil {
 		return nil, nil, false // the walk read it a moment ago; it is gone
@@ -253,7 +253,19 @@ func (l *scanner) readPlain(p *model.Package) (objs []sourced, probs []model.Pro
 		if !hasMarker(data) {
 			continue
 		}
-		fobjs, ps := loadObjects(data, name)
+		// Parsed in a bounded render child first: a file of millions of
+		// tiny YAML nodes must not take the service's memory.
+		kept, ps, prob, err := l.parsePlain(ctx, name, data)
+		if err != nil {
+			return nil, nil, false // ctx ended: the load ends
+		}
+		if prob != nil {
+			probs = append(probs, *prob)
+			suspicious = true
+			continue
+		}
+		fobjs, kps := loadObjects(kept, name)
+		ps = append(ps, kps...)
 		if len(ps) > 0 && hasProviderMarker(data) {
 			suspicious = true
 		}

@@ -127,6 +127,11 @@ type renderRequest struct {
 	Values    []byte        // user-supplied values (policy values files) as JSON; nil: none
 	Timeout   time.Duration // the child's own backstop
 	MaxOutput int64
+	// Parse asks the child to parse Files as plain YAML manifests (no
+	// chart, nothing rendered): it answers, by file, the spans to blank
+	// (documents that are neither providers nor components ConfigMaps) and
+	// their problems, as for a template's output.
+	Parse bool
 }
 
 type renderFile struct {
@@ -371,6 +376,9 @@ func (w *progressWriter) oom() bool {
 // was running when it had to stop the render. Rendered manifests over
 // req.MaxOutput bytes in all are not sent, only their size.
 func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
+	if req.Parse {
+		return parseForChild(req, progress)
+	}
 	files := make([]*loader.BufferedFile, len(req.Files))
 	for i, f := range req.Files {
 		files[i] = &loader.BufferedFile{Name: f.Name, Data: f.Data}
@@ -483,6 +491,81 @@ func keepObjects(text, file string) ([]span, []model.Problem) {
 		}
 	}
 	return drop, probs
+}
+
+// parseForChild parses plain YAML manifests in the child, as keepObjects
+// parses a template's output: a file of millions of tiny YAML nodes takes
+// the child's memory, not the service's. A progress mark before each file
+// names it when a bound stops the parse.
+func parseForChild(req renderRequest, progress io.Writer) *renderResponse {
+	res := &renderResponse{Dropped: map[string][]span{}, Problems: map[string][]model.Problem{}}
+	for _, f := range req.Files {
+		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, req.Seq, strconv.Quote(f.Name))
+		drop, probs := keepObjects(string(f.Data), f.Name)
+		if len(drop) > 0 {
+			res.Dropped[f.Name] = drop
+		}
+		if len(probs) > 0 {
+			res.Problems[f.Name] = probs
+		}
+	}
+	return res
+}
+
+// parsePlain has a plain manifest file parsed in a bounded render child
+// and returns what the loader parses itself: data with the documents that
+// are neither providers nor components ConfigMaps blanked (line numbers
+// hold), and the problems of those documents. A bound passed is prob.
+// Without render children (Render.InProcess, or a program that does not
+// wire MaybeRunRenderChild) data is returned as it is, parsed in process
+// as before.
+func (l *scanner) parsePlain(ctx context.Context, name string, data []byte) (kept []byte, docProbs []model.Problem, prob *model.Problem, err error) {
+	lim := l.opts.Render
+	if lim.InProcess || !renderHookWired.Load() {
+		return data, nil, nil, nil
+	}
+	lim = lim.withDefaults()
+	select {
+	case renderSlots <- struct{}{}:
+		defer func() { <-renderSlots }()
+	case <-ctx.Done():
+		return nil, nil, nil, ctx.Err()
+	}
+	req := renderRequest{Parse: true, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput, Files: []renderFile{{Name: name, Data: data}}}
+	res, err := renderInChild(ctx, req, lim)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, nil, ctx.Err()
+		}
+		var le *limitError
+		if errors.As(err, &le) {
+			return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: name},
+				Message: fmt.Sprintf("parsing %s went over the render %s limit of %s (%s)", name, le.What, limitValue(le.What, lim), le.Detail),
+				Hint:    "split the file, or raise the bound (limits.renderMaxMemory, limits.renderTimeout; --render-max-memory, --render-timeout) if the file is trusted"}, nil
+		}
+		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: name},
+			Message: fmt.Sprintf("%s could not be parsed: %v", name, err),
+			Hint:    "this is a failure of the render process, not of the file; see the log"}, nil
+	}
+	text, ok := blankSpans(string(data), res.Dropped[name])
+	if !ok {
+		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: name},
+			Message: fmt.Sprintf("%s could not be parsed: the render process answered with bad document spans", name),
+			Hint:    "this is a failure of the render process, not of the file; see the log"}, nil
+	}
+	return []byte(text), res.Problems[name], nil, nil
+}
+
+// limitValue is the bound of kind what ("time", "memory", "output").
+func limitValue(what string, lim RenderLimits) string {
+	switch what {
+	case "time":
+		return lim.Timeout.String()
+	case "memory":
+		return byteSize(lim.MaxMemory)
+	default:
+		return byteSize(lim.MaxOutput)
+	}
 }
 
 // blankSpans replaces the spans of text by as many empty lines as they

@@ -353,3 +353,36 @@ func FuzzRenderLimits(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainManifestNodeBomb: a plain manifest file (no chart, nothing
+// rendered) of millions of tiny YAML nodes is parsed in a bounded render
+// child: over the memory bound it is a package-load problem naming the file
+// and the limit, and the package's other files still load.
+func TestPlainManifestNodeBomb(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "plain")
+	os.MkdirAll(dir, 0o755)
+	provider := strings.Replace(providerTemplate, "{{ .Release.Namespace }}", "capi", 1)
+	os.WriteFile(filepath.Join(dir, "provider.yaml"), []byte(provider), 0o644)
+	// 3 million one-character flow items (6 MB): GiBs as yaml.v3 nodes.
+	bomb := "# a Provider list\nitems: [" + strings.Repeat("1,", 3_000_000) + "1]\n"
+	os.WriteFile(filepath.Join(dir, "zz-bomb.yaml"), []byte(bomb), 0o644)
+
+	tr := loadTree(t, root, Options{Render: RenderLimits{Timeout: 20 * time.Second, MaxMemory: 128 << 20}})
+	if len(tr.Packages) != 1 {
+		t.Fatalf("%d packages, want the plain one", len(tr.Packages))
+	}
+	p := tr.Packages[0]
+	var bound *model.Problem
+	for i, pr := range p.Problems {
+		if pr.File == "zz-bomb.yaml" && strings.Contains(pr.Message, "memory limit") {
+			bound = &p.Problems[i]
+		}
+	}
+	if bound == nil || bound.Check != CheckLoad || !strings.Contains(bound.Message, "128 MiB") {
+		t.Fatalf("problems %+v, want a package-load problem naming zz-bomb.yaml and the 128 MiB memory limit", p.Problems)
+	}
+	if len(p.Providers) != 1 || p.Providers[0].Kind != "CoreProvider" {
+		t.Fatalf("providers %+v: the package's other file must still load", p.Providers)
+	}
+}
