@@ -248,6 +248,30 @@ limits:
 		}
 		s.stillServing("the time bomb upload", examples)
 	})
+	t.Run("upload plain manifest node bomb", func(t *testing.T) {
+		s := s.in(t)
+		// No chart: a plain manifest directory whose file is 3 million
+		// one-character flow items (6 MB, GiBs as YAML nodes), parsed in a
+		// render child under renderMaxMemory.
+		tree := filepath.Join(t.TempDir(), "tree", "plain")
+		os.MkdirAll(tree, 0o755)
+		os.WriteFile(filepath.Join(tree, "provider.yaml"), []byte("apiVersion: operator.cluster.x-k8s.io/v1alpha2\nkind: CoreProvider\nmetadata:\n  name: cluster-api\n  namespace: capi\nspec:\n  version: v1.10.1-core\n"), 0o644)
+		os.WriteFile(filepath.Join(tree, "zz-bomb.yaml"), []byte("# a Provider list\nitems: ["+strings.Repeat("1,", 3_000_000)+"1]\n"), 0o644)
+		code, r, _ := s.upload(tarGzDir(t, filepath.Dir(tree)))
+		if code != http.StatusOK {
+			t.Fatalf("answered %d, want 200 with a package-load finding", code)
+		}
+		found := false
+		for _, f := range r.Findings {
+			if f.Check == "package-load" && f.Package == "plain" && strings.HasSuffix(f.File, "zz-bomb.yaml") && strings.Contains(f.Message, "memory limit of 256 MiB") {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("no package-load finding naming zz-bomb.yaml and the memory limit in %+v", r.Findings)
+		}
+		s.stillServing("the plain manifest node bomb upload", examples)
+	})
 	t.Run("upload past requestTimeout", func(t *testing.T) {
 		s := s.in(t)
 		// 12 time bombs at 2s each, 2 at a time: 12s of rendering, the
