@@ -1,15 +1,10 @@
 package main
 
 import (
-	"os"
 	"testing"
 
-	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/internal/testkit/rendertest"
 )
 
-// TestMain lets this test binary be the bounded chart-render child (see
-// load.MaybeRunRenderChild).
-func TestMain(m *testing.M) {
-	load.MaybeRunRenderChild()
-	os.Exit(m.Run())
-}
+// TestMain lets this test binary be the bounded chart-render child.
+func TestMain(m *testing.M) { rendertest.Main(m) }

@@ -294,25 +294,13 @@ func fromMakefile(ctx context.Context, dir string, f *pin.File, log *slog.Logger
 	return out
 }
 
-// providerID names a provider in messages: Kind/name, or for Makefile
-// pins (which have neither) the upstream version.
-func providerID(p pin.Provider) string {
-	if p.Kind != "" || p.Name != "" {
-		return p.Kind + "/" + p.Name
-	}
-	if p.Version != "" {
-		return "Makefile pin " + p.Version
-	}
-	return "Makefile pin"
-}
-
 // plan fetches, verifies and patches every source and compresses every blob,
 // in memory. Nothing is written.
 func plan(ctx context.Context, dir string, f *pin.File, fetcher *fetch.Fetcher, log *slog.Logger, stats *fetchStats) ([]output, error) {
 	var outs []output
 	owner := map[string]int{} // rel path -> index in outs
 	for _, p := range f.Providers {
-		pid := providerID(p)
+		pid := p.ID()
 		// Fetch and verify every source of this provider.
 		content := make(map[string][]byte, len(p.Sources))
 		var order []string

@@ -198,17 +198,6 @@ func pinFiles(pp *pin.Provider) Files {
 	return f
 }
 
-// pinID names a pin entry in errors.
-func pinID(pp pin.Provider) string {
-	if pp.Kind != "" || pp.Name != "" {
-		return pp.Kind + "/" + pp.Name
-	}
-	if pp.Version != "" {
-		return "Makefile pin " + pp.Version
-	}
-	return "Makefile pin"
-}
-
 // PinComponents is the pinned source that is the provider's components
 // YAML: pin.yaml's `components`, else its one source whose `to` ends in
 // components.yaml, else its only source that is not metadata. "" with no
@@ -235,11 +224,11 @@ func PinComponents(pp pin.Provider) (string, error) {
 	case len(named) == 1:
 		return named[0], nil
 	case len(named) > 1:
-		return "", fmt.Errorf("%s: several sources end in components.yaml (%s): say which is the components file with `components: <to>` in %s", pinID(pp), strings.Join(named, ", "), pin.FileName)
+		return "", fmt.Errorf("%s: several sources end in components.yaml (%s): say which is the components file with `components: <to>` in %s", pp.ID(), strings.Join(named, ", "), pin.FileName)
 	case len(other) == 1:
 		return other[0], nil
 	case len(other) > 1 && (pp.Blob != "" || len(pp.Patches) > 0):
-		return "", fmt.Errorf("%s: no source is named *components.yaml and several could be (%s): say which is the components file with `components: <to>` in %s", pinID(pp), strings.Join(other, ", "), pin.FileName)
+		return "", fmt.Errorf("%s: no source is named *components.yaml and several could be (%s): say which is the components file with `components: <to>` in %s", pp.ID(), strings.Join(other, ", "), pin.FileName)
 	}
 	return "", nil
 }

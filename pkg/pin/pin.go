@@ -48,6 +48,18 @@ type Provider struct {
 	Metadata string `json:"metadata,omitempty"`
 }
 
+// ID names the pin entry in messages: Kind/name, or for a Makefile pin
+// (which has neither) its upstream version.
+func (p Provider) ID() string {
+	if p.Kind != "" || p.Name != "" {
+		return p.Kind + "/" + p.Name
+	}
+	if p.Version != "" {
+		return "Makefile pin " + p.Version
+	}
+	return "Makefile pin"
+}
+
 // Source is one pinned upstream file.
 type Source struct {
 	// URL is where the bytes come from: http, https or file.

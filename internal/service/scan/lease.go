@@ -165,15 +165,7 @@ func (s *Scheduler) startClaimed(ctx context.Context, source, by string) error {
 
 func (s *Scheduler) beginLeasedLocked(ctx context.Context, source, by string) (store.Scan, error) {
 	sc, err := s.opts.Store.BeginLeased(ctx, s.opts.Lease.Holder, source, by)
-	if errors.Is(err, store.ErrBusy) {
-		return store.Scan{}, &BusyError{}
-	} else if err != nil {
-		return store.Scan{}, err
-	}
-	s.running[source] = sc.ID
-	s.scans.Add(1)
-	go s.run(sc)
-	return sc, nil
+	return s.startLocked(source, sc, err)
 }
 
 // renew keeps this replica's lease on source while its scan runs; when the

@@ -191,8 +191,13 @@ func (s *Scheduler) Trigger(ctx context.Context, source, by string) (store.Scan,
 		return s.triggerLeased(ctx, source, by)
 	}
 	sc, err := s.opts.Store.Begin(ctx, source, by)
+	return s.startLocked(source, sc, err)
+}
+
+// startLocked runs the scan sc the store just began (err from Begin or
+// BeginLeased: ErrBusy when another process or replica runs one).
+func (s *Scheduler) startLocked(source string, sc store.Scan, err error) (store.Scan, error) {
 	if errors.Is(err, store.ErrBusy) {
-		// Another process recorded a running scan of this source.
 		return store.Scan{}, &BusyError{}
 	} else if err != nil {
 		return store.Scan{}, err

@@ -1,0 +1,18 @@
+// Package rendertest is the TestMain of the test binaries that load charts:
+// the test binary must be able to serve as the bounded render child (see
+// load.MaybeRunRenderChild), as the builder and verifier binaries do.
+package rendertest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/pinseal/pinseal/pkg/load"
+)
+
+// Main runs the render child when the binary was started as one, else the
+// tests.
+func Main(m *testing.M) {
+	load.MaybeRunRenderChild()
+	os.Exit(m.Run())
+}
