@@ -139,6 +139,9 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	var wg sync.WaitGroup
 	l := &scanner{root: real, fsys: fsys, opts: opts, skips: sk}
 	workers := min(opts.Workers, max(len(cands), 1))
+	if len(cands) > 0 && !opts.Render.InProcess && renderHookWired.Load() {
+		warm(workers, opts.Render.withDefaults().MaxMemory)
+	}
 	for range workers {
 		wg.Add(1)
 		go func() {

@@ -206,8 +206,13 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 		}
 		req.Values = b
 	}
+	omit := unreadFiles(files) // sent empty: no template reads them
 	for _, f := range files {
-		req.Files = append(req.Files, renderFile{Name: f.Name, Data: f.Data})
+		data := f.Data
+		if omit[f.Name] {
+			data = nil
+		}
+		req.Files = append(req.Files, renderFile{Name: f.Name, Data: data})
 	}
 	res, err := renderInChild(ctx, req, lim)
 	if err != nil {

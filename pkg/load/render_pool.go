@@ -62,13 +62,66 @@ var errFrameTooBig = errors.New("render answer over the output bound")
 var pool struct {
 	mu      sync.Mutex
 	idle    []*renderWorker
+	warming map[int64]int // children being started by warm, by memory bound
+	ready   *sync.Cond    // on mu: a child came up (or failed to)
 	seq     uint64
 	started atomic.Int64 // children started, for tests and benchmarks
 }
 
-// getWorker returns an idle child with memory bound mem, or starts one.
+func init() { pool.ready = sync.NewCond(&pool.mu) }
+
+// warm starts children with memory bound mem in the background, up to n
+// (and the render slots) idle or starting, so that the first charts of a
+// tree do not each wait for a child to start (an exec and the Go runtime's
+// start-up: tens of milliseconds). getWorker waits for them.
+func warm(n int, mem int64) {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	have := pool.warming[mem]
+	for _, w := range pool.idle {
+		if w.mem == mem {
+			have++
+		}
+	}
+	for ; have < min(n, cap(renderSlots)); have++ {
+		if pool.warming == nil {
+			pool.warming = map[int64]int{}
+		}
+		pool.warming[mem]++
+		go func() {
+			w, err := startWorker(mem)
+			if err == nil {
+				putWorker(w)
+			}
+			pool.mu.Lock()
+			pool.warming[mem]--
+			pool.ready.Broadcast()
+			pool.mu.Unlock()
+		}()
+	}
+}
+
+// getWorker returns an idle child with memory bound mem, or one warm is
+// starting, or starts one.
 func getWorker(mem int64) (*renderWorker, error) {
 	pool.mu.Lock()
+	for {
+		if w := takeIdle(mem); w != nil {
+			pool.mu.Unlock()
+			return w, nil
+		}
+		if pool.warming[mem] == 0 {
+			break
+		}
+		pool.ready.Wait()
+	}
+	pool.mu.Unlock()
+	return startWorker(mem)
+}
+
+// takeIdle takes a live idle child with memory bound mem off the idle list
+// (pool.mu held), or returns nil.
+func takeIdle(mem int64) *renderWorker {
 	for i := len(pool.idle) - 1; i >= 0; i-- {
 		w := pool.idle[i]
 		if w.mem != mem {
@@ -81,11 +134,9 @@ func getWorker(mem int64) (*renderWorker, error) {
 			continue // died while idle
 		default:
 		}
-		pool.mu.Unlock()
-		return w, nil
+		return w
 	}
-	pool.mu.Unlock()
-	return startWorker(mem)
+	return nil
 }
 
 // putWorker keeps w for the next chart, or retires it.
@@ -96,6 +147,7 @@ func putWorker(w *renderWorker) {
 		go w.retire()
 		return
 	}
+	defer pool.ready.Broadcast()
 	w.idle = time.AfterFunc(workerIdle, func() {
 		pool.mu.Lock()
 		defer pool.mu.Unlock()
