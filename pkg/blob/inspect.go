@@ -9,6 +9,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/flate"
 )
@@ -58,7 +59,8 @@ func InspectExpect(r io.Reader, limit int64, w io.Writer, exp *Expect) Info {
 		limit = DefaultLimit
 	}
 	raw := &countingHash{h: sha256.New()}
-	br := bufio.NewReaderSize(io.TeeReader(r, raw), 64<<10)
+	br := GetReader(io.TeeReader(r, raw))
+	defer PutReader(br)
 	var info Info
 	finish := func() Info {
 		// Hash the rest of the input so Size and SHA256 cover every byte.
@@ -184,4 +186,23 @@ type lenient struct{ w io.Writer }
 func (l lenient) Write(p []byte) (int, error) {
 	_, _ = l.w.Write(p)
 	return len(p), nil
+}
+
+// readers are 64 KiB buffered readers, reused: a tree of a thousand
+// packages reads several thousand files.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
+// GetReader returns a 64 KiB buffered reader of r from a pool; give it back
+// with PutReader once done with it.
+func GetReader(r io.Reader) *bufio.Reader {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+// PutReader returns br (from GetReader) to the pool; br must not be used
+// after.
+func PutReader(br *bufio.Reader) {
+	br.Reset(nil)
+	readers.Put(br)
 }

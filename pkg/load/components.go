@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -117,6 +116,10 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 // p.Files, from data when given, else from disk; a file it cannot read is a
 // Problem.
 func (l *scanner) hashFile(p *model.Package, rel string, data []byte) {
+	if data != nil && !isGzip(data) {
+		p.Files[rel] = &model.File{Path: rel, Size: int64(len(data)), SHA256: sha256.Sum256(data)}
+		return
+	}
 	if data != nil {
 		l.hashReader(p, rel, bytes.NewReader(data), nil)
 		return
@@ -172,7 +175,8 @@ func expectFor(p *model.Package, mem map[string][]byte, gz []byte) *blob.Expect 
 
 // hashReader hashes (and for gzip, inspects) one file's bytes, streaming.
 func (l *scanner) hashReader(p *model.Package, rel string, r io.Reader, exp *blob.Expect) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := blob.GetReader(r)
+	defer blob.PutReader(br)
 	mf := &model.File{Path: rel}
 	if head, _ := br.Peek(2); isGzip(head) {
 		sc := &objectScanner{}
