@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -384,5 +385,37 @@ func TestPlainManifestNodeBomb(t *testing.T) {
 	}
 	if len(p.Providers) != 1 || p.Providers[0].Kind != "CoreProvider" {
 		t.Fatalf("providers %+v: the package's other file must still load", p.Providers)
+	}
+}
+
+// TestRenderWarm: warm starts render children ahead of the charts (Tree
+// calls it once it has walked the tree), and the charts then render in
+// those: no more children start than the render slots, however many
+// charts and workers there are.
+func TestRenderWarm(t *testing.T) {
+	retireIdle()
+	root := t.TempDir()
+	for i := range 6 {
+		writeBombChart(t, root, fmt.Sprintf("c%d", i), "")
+	}
+	mem := testRenderLimits.MaxMemory
+	before := pool.started.Load()
+	warm(6, mem)
+	pool.mu.Lock()
+	for pool.warming[mem] > 0 {
+		pool.ready.Wait()
+	}
+	idle := len(pool.idle)
+	pool.mu.Unlock()
+	most := cap(renderSlots)
+	if n := pool.started.Load() - before; n != int64(most) || idle != most {
+		t.Fatalf("warm started %d children (%d idle), want %d (the render slots)", n, idle, most)
+	}
+	tr := loadTree(t, root, Options{Render: testRenderLimits, Workers: 6})
+	if len(tr.Packages) != 6 {
+		t.Fatalf("%d packages, want 6", len(tr.Packages))
+	}
+	if n := pool.started.Load() - before; n != int64(most) {
+		t.Fatalf("%d render children started for 6 charts, want %d (the warm ones)", n, most)
 	}
 }
