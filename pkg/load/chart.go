@@ -416,17 +416,55 @@ func templateSources(c *chart.Chart) map[string][]byte {
 	return out
 }
 
+// keyLine tells whether ln is `key: val` (val optionally quoted, a
+// comment allowed after it), indented when indented is set: what
+// `^\s*key:\s*["']?val["']?\s*(#.*)?$` matches (`^\s+` when indented).
+func keyLine(ln, key, val string, indented bool) bool {
+	const space = " \t\n\f\r"
+	t := strings.TrimLeft(ln, space)
+	if indented && len(t) == len(ln) {
+		return false
+	}
+	rest, ok := strings.CutPrefix(t, key)
+	if !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, ":"); !ok {
+		return false
+	}
+	quote := func(s string) (string, bool) {
+		if s != "" && (s[0] == '"' || s[0] == '\'') {
+			return s[1:], true
+		}
+		return s, false
+	}
+	// \s* may leave spaces to a value that starts with them.
+	ws := len(rest) - len(strings.TrimLeft(rest, space))
+	for k := 0; k <= ws; k++ {
+		for _, q := range []bool{false, true} {
+			r := rest[k:]
+			if q {
+				if r, ok = quote(r); !ok {
+					continue
+				}
+			}
+			if r, ok = strings.CutPrefix(r, val); ok {
+				r, _ = quote(r)
+				if r = strings.TrimLeft(r, space); r == "" || r[0] == '#' {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // sourceLine finds the line of an object in its template source: the line
 // of `name: <name>` in a document that has `kind: <kind>`, else the line of
 // `kind: <kind>` if that kind appears once in the file, else 0.
 func sourceLine(src []byte, kind, name string) int {
 	if len(src) == 0 || kind == "" {
 		return 0
-	}
-	kindRE := regexp.MustCompile(`^\s*kind:\s*["']?` + regexp.QuoteMeta(kind) + `["']?\s*(#.*)?$`)
-	var nameRE *regexp.Regexp
-	if name != "" {
-		nameRE = regexp.MustCompile(`^\s+name:\s*["']?` + regexp.QuoteMeta(name) + `["']?\s*(#.*)?$`)
 	}
 	lines := strings.Split(string(src), "\n")
 	docKind, docName := 0, 0
@@ -439,11 +477,11 @@ func sourceLine(src []byte, kind, name string) int {
 			docKind, docName = 0, 0
 			continue
 		}
-		if kindRE.MatchString(ln) {
+		if keyLine(ln, "kind", kind, false) {
 			docKind = i + 1
 			kindLines = append(kindLines, i+1)
 		}
-		if nameRE != nil && docName == 0 && nameRE.MatchString(ln) {
+		if name != "" && docName == 0 && keyLine(ln, "name", name, true) {
 			docName = i + 1
 		}
 	}
