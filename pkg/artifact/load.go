@@ -4,9 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/pin/infer"
@@ -84,21 +82,9 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 		return Release{}, fmt.Errorf("%s: %s: no pinned source is the components file: name it with `components: <to>` in pin.yaml, or pin the upstream *-components.yaml", dir, id)
 	}
 	read := func(rel string) ([]byte, error) {
-		f, err := root.Open(filepath.FromSlash(rel))
+		b, err := layout.ReadFile(root, rel, maxFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", dir, id, err)
-		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", dir, id, err)
-		}
-		if fi.Size() > maxFileSize {
-			return nil, fmt.Errorf("%s: %s: %s is %d bytes, more than %d", dir, id, rel, fi.Size(), maxFileSize)
-		}
-		b := make([]byte, fi.Size())
-		if _, err := io.ReadFull(f, b); err != nil {
-			return nil, fmt.Errorf("%s: %s: read %s: %w", dir, id, rel, err)
 		}
 		return b, nil
 	}

@@ -585,7 +585,7 @@ func vendoredPinned(dir, rel, want string) ([]byte, bool) {
 		return nil, false
 	}
 	defer root.Close()
-	b, err := readInside(root, rel)
+	b, err := layout.ReadFile(root, rel, maxVendoredYAML)
 	if err != nil || !strings.EqualFold(hexSHA(b), want) {
 		return nil, false
 	}

@@ -2,13 +2,9 @@ package build
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/blob"
@@ -95,7 +91,7 @@ func buildFromVendored(ctx context.Context, dir, abs string, set *pin.Set, opts 
 			return nil, fmt.Errorf("build %s: %s is the blob of %s and of %s; give each its own blob", dir, r.Blob, other, r.Components)
 		}
 		owner[r.Blob] = r.Components
-		yml, err := readInside(root, r.Components)
+		yml, err := layout.ReadFile(root, r.Components, maxVendoredYAML)
 		if err != nil {
 			return nil, fmt.Errorf("build %s: %s: %w", dir, id, err)
 		}
@@ -125,25 +121,4 @@ func releaseID(r *layout.Release) string {
 		return "ConfigMap " + r.Name
 	}
 	return strings.Join(ids, ", ")
-}
-
-// readInside reads a package file through root (no symlink out of the
-// package), bounded.
-func readInside(root *os.Root, rel string) ([]byte, error) {
-	f, err := root.Open(filepath.FromSlash(rel))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s does not exist", rel)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxVendoredYAML+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
-	}
-	if len(b) > maxVendoredYAML {
-		return nil, fmt.Errorf("%s is larger than %d bytes", rel, maxVendoredYAML)
-	}
-	return b, nil
 }

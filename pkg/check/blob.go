@@ -66,6 +66,12 @@ func rebuildHint(pkg *model.Package, cm *model.ConfigMap) string {
 	}
 }
 
+// gzipInspected reports whether the components are a gzip blob that
+// decoded and was inspected (c.Blob is set).
+func gzipInspected(c *model.Components) bool {
+	return c != nil && c.DecodeErr == nil && c.Gzip && c.Blob != nil
+}
+
 // blobBroken reports whether the components are gzip that cannot be read.
 func blobBroken(c *model.Components) bool {
 	return c.Gzip && c.Blob != nil && (c.Blob.Err != nil || c.Blob.HeaderErr != nil)
@@ -74,99 +80,90 @@ func blobBroken(c *model.Components) bool {
 // blobYAML: gunzip(blob) equals the vendored YAML byte for byte.
 func blobYAML(t *model.Tree) []report.Finding {
 	var out []report.Finding
-	ix := NewIndex(t)
-	pick := pickers(t, ix)
-	for _, pkg := range t.Packages {
-		for _, cm := range pkg.ConfigMaps {
-			owner := ownerOf(pkg, cm, pick)
-			c := cm.Components
-			if c == nil {
-				out = append(out, newFinding(BlobYAML, pkg, owner, cm.Location,
-					fmt.Sprintf("ConfigMap %q has no components (neither data.components nor binaryData.components): the operator has nothing to install", cm.Name),
-					fmt.Sprintf("add binaryData.components from the vendored blob: `builder build %s`", pkgPath(pkg))))
-				continue
-			}
-			if c.DecodeErr != nil || blobBroken(c) {
-				continue // blob-corrupt says why
-			}
-			if c.YAMLFile == "" {
-				if !c.Gzip {
-					continue // plain YAML in the ConfigMap itself: what is reviewed is what is applied
-				}
-				// Nothing to compare with (an air-gap chart inlines the
-				// blob): not a drift, but nobody can review it.
-				f := newFinding(BlobYAML, pkg, owner, blobLocation(cm),
-					fmt.Sprintf("the gzip components of ConfigMap %q in %s (%s) have no vendored YAML beside them: nobody can review what the cluster gets", cm.Name, nsName(cm.Namespace), componentsKey(c)),
-					"keep the raw YAML the blob was made from in the repository next to the chart (and pin its upstream URL and sha256), so a reviewer can diff it; `gunzip -c` of the blob shows what the cluster gets today")
-				f.Severity = report.Warning // at most a warning: nothing differs that can be shown
-				out = append(out, f)
-				continue
-			}
-			f := pkg.Files[c.YAMLFile]
-			if f == nil {
-				out = append(out, newFinding(BlobYAML, pkg, owner, model.Location{File: c.YAMLFile},
-					fmt.Sprintf("ConfigMap %q should equal %s, which is missing", cm.Name, c.YAMLFile),
-					fmt.Sprintf("restore the vendored YAML: `builder build %s`", pkgPath(pkg))))
-				continue
-			}
-			got, size := c.SHA256, c.Size
-			if c.Gzip {
-				if c.Blob == nil {
-					continue // not inspected: nothing to compare
-				}
-				got, size = c.Blob.RawSHA256, c.Blob.RawSize
-			}
-			if got == f.SHA256 && c.Diff == nil {
-				continue
-			}
-			what := "inflates to"
-			if !c.Gzip {
-				what = "holds"
-			}
-			msg := fmt.Sprintf("%s of ConfigMap %q %s something other than %s", componentsKey(c), cm.Name, what, c.YAMLFile)
-			loc := model.Location{File: c.YAMLFile}
-			var detail string
-			if d := c.Diff; d != nil {
-				msg += fmt.Sprintf(": first difference at line %d (byte %d)", d.Line, d.Offset)
-				loc.Line = d.Line
-				detail = d.Excerpt
-			} else {
-				msg += fmt.Sprintf(" (%d bytes, sha256 %s; the YAML has %d bytes, sha256 %s)", size, shortHex(got.Hex()), f.Size, shortHex(f.SHA256.Hex()))
-			}
-			fd := newFinding(BlobYAML, pkg, owner, loc, msg,
-				"the cluster gets the blob, reviewers see the YAML; if the YAML is right, "+rebuildHint(pkg, cm)+
-					"; if the blob is right, restore the YAML from its pin")
-			fd.Detail = detail
-			out = append(out, fd)
+	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+		c := cm.Components
+		if c == nil {
+			out = append(out, newFinding(BlobYAML, pkg, owner, cm.Location,
+				fmt.Sprintf("ConfigMap %q has no components (neither data.components nor binaryData.components): the operator has nothing to install", cm.Name),
+				fmt.Sprintf("add binaryData.components from the vendored blob: `builder build %s`", pkgPath(pkg))))
+			return
 		}
-	}
+		if c.DecodeErr != nil || blobBroken(c) {
+			return // blob-corrupt says why
+		}
+		if c.YAMLFile == "" {
+			if !c.Gzip {
+				return // plain YAML in the ConfigMap itself: what is reviewed is what is applied
+			}
+			// Nothing to compare with (an air-gap chart inlines the
+			// blob): not a drift, but nobody can review it.
+			f := newFinding(BlobYAML, pkg, owner, blobLocation(cm),
+				fmt.Sprintf("the gzip components of ConfigMap %q in %s (%s) have no vendored YAML beside them: nobody can review what the cluster gets", cm.Name, nsName(cm.Namespace), componentsKey(c)),
+				"keep the raw YAML the blob was made from in the repository next to the chart (and pin its upstream URL and sha256), so a reviewer can diff it; `gunzip -c` of the blob shows what the cluster gets today")
+			f.Severity = report.Warning // at most a warning: nothing differs that can be shown
+			out = append(out, f)
+			return
+		}
+		f := pkg.Files[c.YAMLFile]
+		if f == nil {
+			out = append(out, newFinding(BlobYAML, pkg, owner, model.Location{File: c.YAMLFile},
+				fmt.Sprintf("ConfigMap %q should equal %s, which is missing", cm.Name, c.YAMLFile),
+				fmt.Sprintf("restore the vendored YAML: `builder build %s`", pkgPath(pkg))))
+			return
+		}
+		got, size := c.SHA256, c.Size
+		if c.Gzip {
+			if c.Blob == nil {
+				return // not inspected: nothing to compare
+			}
+			got, size = c.Blob.RawSHA256, c.Blob.RawSize
+		}
+		if got == f.SHA256 && c.Diff == nil {
+			return
+		}
+		what := "inflates to"
+		if !c.Gzip {
+			what = "holds"
+		}
+		msg := fmt.Sprintf("%s of ConfigMap %q %s something other than %s", componentsKey(c), cm.Name, what, c.YAMLFile)
+		loc := model.Location{File: c.YAMLFile}
+		var detail string
+		if d := c.Diff; d != nil {
+			msg += fmt.Sprintf(": first difference at line %d (byte %d)", d.Line, d.Offset)
+			loc.Line = d.Line
+			detail = d.Excerpt
+		} else {
+			msg += fmt.Sprintf(" (%d bytes, sha256 %s; the YAML has %d bytes, sha256 %s)", size, shortHex(got.Hex()), f.Size, shortHex(f.SHA256.Hex()))
+		}
+		fd := newFinding(BlobYAML, pkg, owner, loc, msg,
+			"the cluster gets the blob, reviewers see the YAML; if the YAML is right, "+rebuildHint(pkg, cm)+
+				"; if the blob is right, restore the YAML from its pin")
+		fd.Detail = detail
+		out = append(out, fd)
+	})
 	return out
 }
 
 // blobHeader: the gzip header embeds nothing that changes between runs.
 func blobHeader(t *model.Tree) []report.Finding {
 	var out []report.Finding
-	ix := NewIndex(t)
-	pick := pickers(t, ix)
-	for _, pkg := range t.Packages {
-		for _, cm := range pkg.ConfigMaps {
-			c := cm.Components
-			if c == nil || c.DecodeErr != nil || !c.Gzip || c.Blob == nil || c.Blob.HeaderErr != nil {
-				continue
-			}
-			probs := c.Blob.Header.Problems()
-			if len(probs) == 0 {
-				continue
-			}
-			what := blobLocation(cm).File
-			if what == cm.File {
-				what = componentsKey(c)
-			}
-			out = append(out, newFinding(BlobHeader, pkg, ownerOf(pkg, cm, pick), blobLocation(cm),
-				fmt.Sprintf("gzip header of %s (ConfigMap %q) is not reproducible: it %s", what, cm.Name, strings.Join(probs, ", ")),
-				"gzip without -n stores the file name and time, so the same YAML gives a different blob; "+rebuildHint(pkg, cm)))
+	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+		c := cm.Components
+		if !gzipInspected(c) || c.Blob.HeaderErr != nil {
+			return
 		}
-	}
+		probs := c.Blob.Header.Problems()
+		if len(probs) == 0 {
+			return
+		}
+		what := blobLocation(cm).File
+		if what == cm.File {
+			what = componentsKey(c)
+		}
+		out = append(out, newFinding(BlobHeader, pkg, owner, blobLocation(cm),
+			fmt.Sprintf("gzip header of %s (ConfigMap %q) is not reproducible: it %s", what, cm.Name, strings.Join(probs, ", ")),
+			"gzip without -n stores the file name and time, so the same YAML gives a different blob; "+rebuildHint(pkg, cm)))
+	})
 	return out
 }
 
@@ -223,29 +220,30 @@ func corruptHint(pkg *model.Package, cm *model.ConfigMap, info *blob.Info) strin
 // blobCorrupt: the blob is one valid complete gzip member within the limit.
 func blobCorrupt(t *model.Tree) []report.Finding {
 	var out []report.Finding
-	ix := NewIndex(t)
-	pick := pickers(t, ix)
-	for _, pkg := range t.Packages {
-		seen := map[string]bool{}
-		for _, cm := range pkg.ConfigMaps {
-			c := cm.Components
-			if c == nil || c.DecodeErr != nil || !c.Gzip || c.Blob == nil {
-				continue // an undecodable one is the loader's blob-corrupt problem
-			}
-			if c.BlobFile != "" {
-				seen[c.BlobFile] = true
-			}
-			if !blobBroken(c) {
-				continue
-			}
-			out = append(out, newFinding(BlobCorrupt, pkg, ownerOf(pkg, cm, pick), blobLocation(cm),
-				fmt.Sprintf("%s of ConfigMap %q %s", componentsKey(c), cm.Name, corruptMessage(c.Blob)),
-				corruptHint(pkg, cm, c.Blob)))
+	carried := map[*model.Package]map[string]bool{} // blob files a ConfigMap carries
+	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+		c := cm.Components
+		if !gzipInspected(c) {
+			return // an undecodable one is the loader's blob-corrupt problem
 		}
-		// Vendored gzip files no ConfigMap carries are checked on their own.
+		if c.BlobFile != "" {
+			if carried[pkg] == nil {
+				carried[pkg] = map[string]bool{}
+			}
+			carried[pkg][c.BlobFile] = true
+		}
+		if !blobBroken(c) {
+			return
+		}
+		out = append(out, newFinding(BlobCorrupt, pkg, owner, blobLocation(cm),
+			fmt.Sprintf("%s of ConfigMap %q %s", componentsKey(c), cm.Name, corruptMessage(c.Blob)),
+			corruptHint(pkg, cm, c.Blob)))
+	})
+	// Vendored gzip files no ConfigMap carries are checked on their own.
+	for _, pkg := range t.Packages {
 		for _, name := range sortedKeys(pkg.Files) {
 			f := pkg.Files[name]
-			if f.Blob == nil || seen[name] || (f.Blob.Err == nil && f.Blob.HeaderErr == nil) {
+			if f.Blob == nil || carried[pkg][name] || (f.Blob.Err == nil && f.Blob.HeaderErr == nil) {
 				continue
 			}
 			out = append(out, newFinding(BlobCorrupt, pkg, "", model.Location{File: name},
@@ -261,44 +259,40 @@ func blobCorrupt(t *model.Tree) []report.Finding {
 // only then, and data.components otherwise).
 func compressedAnnotation(t *model.Tree) []report.Finding {
 	var out []report.Finding
-	ix := NewIndex(t)
-	pick := pickers(t, ix)
 	const ann = model.CompressedAnnotation
-	for _, pkg := range t.Packages {
-		for _, cm := range pkg.ConfigMaps {
-			c := cm.Components
-			if c == nil || c.DecodeErr != nil {
-				continue
-			}
-			val, has := cm.Annotations[ann]
-			annotated := val == "true"
-			var msg, hint string
-			switch {
-			case c.Gzip && !c.InBinaryData:
-				msg = fmt.Sprintf("ConfigMap %q keeps gzip bytes in data.components: the operator applies them as YAML", cm.Name)
-				hint = fmt.Sprintf("move them to binaryData.components and annotate %s: \"true\"", ann)
-			case c.Gzip && !annotated:
-				state := "missing"
-				if has {
-					state = fmt.Sprintf("%q", val)
-				}
-				msg = fmt.Sprintf("ConfigMap %q has gzip bytes in binaryData.components but annotation %s is %s: the operator ignores binaryData and finds no components", cm.Name, ann, state)
-				hint = fmt.Sprintf("add the annotation %s: \"true\" to the ConfigMap", ann)
-			case !c.Gzip && annotated:
-				msg = fmt.Sprintf("ConfigMap %q is annotated %s: \"true\" but %s is not gzip: the operator fails to decompress it", cm.Name, ann, componentsKey(c))
-				hint = "store the gzip blob in binaryData.components, or drop the annotation and keep plain YAML in data.components"
-				if pkg.Pins != nil && pkg.Pins.File != nil {
-					hint = fmt.Sprintf("store the gzip blob in binaryData.components (`builder build %s`), or drop the annotation and keep plain YAML in data.components", pkgPath(pkg))
-				}
-			case !c.Gzip && c.InBinaryData:
-				msg = fmt.Sprintf("ConfigMap %q keeps plain components in binaryData without %s: \"true\": the operator reads only data.components", cm.Name, ann)
-				hint = "move the YAML to data.components, or store it gzipped in binaryData with the annotation"
-			default:
-				continue
-			}
-			out = append(out, newFinding(CompressedAnnotation, pkg, ownerOf(pkg, cm, pick), cm.Location, msg, hint))
+	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+		c := cm.Components
+		if c == nil || c.DecodeErr != nil {
+			return
 		}
-	}
+		val, has := cm.Annotations[ann]
+		annotated := val == "true"
+		var msg, hint string
+		switch {
+		case c.Gzip && !c.InBinaryData:
+			msg = fmt.Sprintf("ConfigMap %q keeps gzip bytes in data.components: the operator applies them as YAML", cm.Name)
+			hint = fmt.Sprintf("move them to binaryData.components and annotate %s: \"true\"", ann)
+		case c.Gzip && !annotated:
+			state := "missing"
+			if has {
+				state = fmt.Sprintf("%q", val)
+			}
+			msg = fmt.Sprintf("ConfigMap %q has gzip bytes in binaryData.components but annotation %s is %s: the operator ignores binaryData and finds no components", cm.Name, ann, state)
+			hint = fmt.Sprintf("add the annotation %s: \"true\" to the ConfigMap", ann)
+		case !c.Gzip && annotated:
+			msg = fmt.Sprintf("ConfigMap %q is annotated %s: \"true\" but %s is not gzip: the operator fails to decompress it", cm.Name, ann, componentsKey(c))
+			hint = "store the gzip blob in binaryData.components, or drop the annotation and keep plain YAML in data.components"
+			if pkg.Pins != nil && pkg.Pins.File != nil {
+				hint = fmt.Sprintf("store the gzip blob in binaryData.components (`builder build %s`), or drop the annotation and keep plain YAML in data.components", pkgPath(pkg))
+			}
+		case !c.Gzip && c.InBinaryData:
+			msg = fmt.Sprintf("ConfigMap %q keeps plain components in binaryData without %s: \"true\": the operator reads only data.components", cm.Name, ann)
+			hint = "move the YAML to data.components, or store it gzipped in binaryData with the annotation"
+		default:
+			return
+		}
+		out = append(out, newFinding(CompressedAnnotation, pkg, owner, cm.Location, msg, hint))
+	})
 	return out
 }
 
@@ -306,31 +300,27 @@ func compressedAnnotation(t *model.Tree) []report.Finding {
 // objects with apiVersion, kind and metadata.name, at least one.
 func componentsValid(t *model.Tree) []report.Finding {
 	var out []report.Finding
-	ix := NewIndex(t)
-	pick := pickers(t, ix)
-	for _, pkg := range t.Packages {
-		for _, cm := range pkg.ConfigMaps {
-			c := cm.Components
-			if c == nil || c.DecodeErr != nil || blobBroken(c) || c.Objects == nil || c.Objects.Problem == "" {
-				continue
-			}
-			what := componentsKey(c)
-			if c.Gzip {
-				what += " (inflated)"
-			}
-			loc := cm.Location
-			if c.YAMLFile != "" && pkg.Files[c.YAMLFile] != nil {
-				loc = model.Location{File: c.YAMLFile}
-			}
-			hint := "the upstream download went wrong (an error page or a cut-off file was saved): fetch it again with `curl -fsSL` (fail on HTTP errors) and check its SHA-256"
-			if c.YAMLFile != "" {
-				hint += fmt.Sprintf(", then `builder build %s`", pkgPath(pkg))
-			}
-			out = append(out, newFinding(ComponentsValid, pkg, ownerOf(pkg, cm, pick), loc,
-				fmt.Sprintf("%s of ConfigMap %q is not a stream of Kubernetes objects: %s; the operator would install nothing or fail", what, cm.Name, c.Objects.Problem),
-				hint))
+	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+		c := cm.Components
+		if c == nil || c.DecodeErr != nil || blobBroken(c) || c.Objects == nil || c.Objects.Problem == "" {
+			return
 		}
-	}
+		what := componentsKey(c)
+		if c.Gzip {
+			what += " (inflated)"
+		}
+		loc := cm.Location
+		if c.YAMLFile != "" && pkg.Files[c.YAMLFile] != nil {
+			loc = model.Location{File: c.YAMLFile}
+		}
+		hint := "the upstream download went wrong (an error page or a cut-off file was saved): fetch it again with `curl -fsSL` (fail on HTTP errors) and check its SHA-256"
+		if c.YAMLFile != "" {
+			hint += fmt.Sprintf(", then `builder build %s`", pkgPath(pkg))
+		}
+		out = append(out, newFinding(ComponentsValid, pkg, owner, loc,
+			fmt.Sprintf("%s of ConfigMap %q is not a stream of Kubernetes objects: %s; the operator would install nothing or fail", what, cm.Name, c.Objects.Problem),
+			hint))
+	})
 	return out
 }
 

@@ -208,6 +208,18 @@ func pickers(t *model.Tree, ix *Index) map[*model.ConfigMap][]*model.Provider {
 	return out
 }
 
+// eachConfigMap calls fn for every ConfigMap of the tree, package by
+// package, with the provider to name on a finding about it (ownerOf: ""
+// when no provider in the tree selects it).
+func eachConfigMap(t *model.Tree, fn func(pkg *model.Package, cm *model.ConfigMap, owner string)) {
+	pick := pickers(t, NewIndex(t))
+	for _, pkg := range t.Packages {
+		for _, cm := range pkg.ConfigMaps {
+			fn(pkg, cm, ownerOf(pkg, cm, pick))
+		}
+	}
+}
+
 // ownerOf is the provider to name on a ConfigMap finding: a provider of the
 // ConfigMap's own package that matches it, else any that matches it.
 func ownerOf(pkg *model.Package, cm *model.ConfigMap, pick map[*model.ConfigMap][]*model.Provider) string {

@@ -66,37 +66,32 @@ func releaseContract(cm *model.ConfigMap) (contract string, v *version.Version, 
 // for its release's major.minor.
 func metadataSeries(t *model.Tree) []report.Finding {
 	var out []report.Finding
-	ix := NewIndex(t)
-	pick := pickers(t, ix)
-	for _, pkg := range t.Packages {
-		for _, cm := range pkg.ConfigMaps {
-			key, _ := VersionOf(cm)
-			v, err := version.ParseSemantic(key)
-			if err != nil {
-				continue // selector-semver
-			}
-			owner := ownerOf(pkg, cm, pick)
-			loc := metadataLocation(pkg, cm)
-			switch md := cm.Metadata; {
-			case md == nil:
-				out = append(out, newFinding(MetadataSeries, pkg, owner, cm.Location,
-					fmt.Sprintf("ConfigMap %q has no data.metadata: the operator fails the whole version list", cm.Name),
-					"add data.metadata from the vendored metadata.yaml of the same upstream release"))
-			case md.Err != nil:
-				out = append(out, newFinding(MetadataSeries, pkg, owner, loc,
-					fmt.Sprintf("the metadata of ConfigMap %q does not parse: %v", cm.Name, md.Err),
-					"vendor the metadata.yaml of the same upstream release"))
-			default:
-				if _, ok := series(md, v.Major(), v.Minor()); ok {
-					continue
-				}
-				out = append(out, newFinding(MetadataSeries, pkg, owner, loc,
-					fmt.Sprintf("metadata of ConfigMap %q has no releaseSeries for %d.%d (release %s); it lists %s",
-						cm.Name, v.Major(), v.Minor(), key, listSeries(md)),
-					fmt.Sprintf("vendor the metadata.yaml of release %s (it must list major: %d, minor: %d with its contract)", key, v.Major(), v.Minor())))
-			}
+	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+		key, _ := VersionOf(cm)
+		v, err := version.ParseSemantic(key)
+		if err != nil {
+			return // selector-semver
 		}
-	}
+		loc := metadataLocation(pkg, cm)
+		switch md := cm.Metadata; {
+		case md == nil:
+			out = append(out, newFinding(MetadataSeries, pkg, owner, cm.Location,
+				fmt.Sprintf("ConfigMap %q has no data.metadata: the operator fails the whole version list", cm.Name),
+				"add data.metadata from the vendored metadata.yaml of the same upstream release"))
+		case md.Err != nil:
+			out = append(out, newFinding(MetadataSeries, pkg, owner, loc,
+				fmt.Sprintf("the metadata of ConfigMap %q does not parse: %v", cm.Name, md.Err),
+				"vendor the metadata.yaml of the same upstream release"))
+		default:
+			if _, ok := series(md, v.Major(), v.Minor()); ok {
+				return
+			}
+			out = append(out, newFinding(MetadataSeries, pkg, owner, loc,
+				fmt.Sprintf("metadata of ConfigMap %q has no releaseSeries for %d.%d (release %s); it lists %s",
+					cm.Name, v.Major(), v.Minor(), key, listSeries(md)),
+				fmt.Sprintf("vendor the metadata.yaml of release %s (it must list major: %d, minor: %d with its contract)", key, v.Major(), v.Minor())))
+		}
+	})
 	return out
 }
 

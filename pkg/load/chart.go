@@ -359,6 +359,8 @@ func subchartDirs(files []*loader.BufferedFile) map[string]string {
 	for _, f := range files {
 		if strings.HasPrefix(f.Name, "charts/") && path.Base(f.Name) == "Chart.yaml" {
 			d := path.Dir(f.Name)
+			// Helm's own type, read as Helm reads it (sigs.k8s.io/yaml;
+			// the README's "YAML libraries" says why only here).
 			var md chart.Metadata
 			if err := sigsyaml.Unmarshal(f.Data, &md); err != nil || md.Name == "" {
 				continue

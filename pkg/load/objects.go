@@ -301,13 +301,6 @@ func scalar(n *yaml.Node) (string, bool) {
 	return n.Value, true
 }
 
-// yaml11Bools are the plain scalars YAML 1.1 (and so Kubernetes'
-// sigs.k8s.io/yaml) reads as booleans though YAML 1.2 reads them as strings.
-var yaml11Bools = map[string]bool{
-	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true, "no": true, "No": true, "NO": true,
-	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
-}
-
 // stringScalar returns a scalar that Kubernetes reads as a string. For a
 // value it would read as a bool, number or null, ok is false and why says so.
 func stringScalar(n *yaml.Node) (s string, ok bool, why string) {
@@ -323,7 +316,7 @@ func stringScalar(n *yaml.Node) (s string, ok bool, why string) {
 	}
 	switch n.Tag {
 	case "!!str", "":
-		if yaml11Bools[n.Value] {
+		if _, yes := pin.YAML11Bool(n); yes {
 			return n.Value, false, fmt.Sprintf("%s reads as a boolean in Kubernetes (YAML 1.1); quote it", n.Value)
 		}
 		return n.Value, true, ""

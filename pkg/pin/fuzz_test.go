@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"sigs.k8s.io/yaml"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // FuzzParse: Parse never panics; what it accepts validates, survives a

@@ -2,7 +2,6 @@ package pin
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
-	"sigs.k8s.io/yaml"
 )
 
 // MaxFileSize bounds the size of a pin file Parse accepts.
@@ -26,6 +24,8 @@ var (
 
 // Parse reads a pin file strictly and validates it. file names the file in
 // errors (e.g. "packages/system/capi-providers-proxmox/pin.yaml").
+//
+// Parsing is yaml.v3's node API alone (see the package doc).
 //
 // Rejected: more than one YAML document, anchors and aliases, unknown or
 // repeated fields, values of the wrong type (version: 1.10 is a number; quote
@@ -42,32 +42,19 @@ func Parse(data []byte, file string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &walker{file: file, lines: map[string]int{"": root.Line}, strs: map[string]string{}}
+	w := &walker{file: file, lines: map[string]int{"": root.Line}}
 	w.walkFile(root)
 	errs := w.errs
 	if w.fatal {
 		return nil, errors.Join(errs...)
 	}
+	// Unknown and repeated fields are already reported; decode the rest
+	// to report its problems too.
 	var f File
-	if len(errs) == 0 {
-		err = yaml.UnmarshalStrict(data, &f)
-	} else {
-		// Unknown or repeated fields are already reported; decode the rest
-		// to report its problems too.
-		err = decodeKnown(data, &f)
-	}
-	if err != nil {
+	if err := knownFields(root).Decode(&f); err != nil {
 		errs = append(errs, &FieldError{File: file, Problem: "does not decode: " + err.Error(),
 			Fix: "write it as api/pin.md describes"})
 		return nil, errors.Join(errs...)
-	}
-	got := fileStrings(&f)
-	for _, path := range w.order {
-		if g, ok := got[path]; ok && g != w.strs[path] {
-			errs = append(errs, &FieldError{File: file, Line: w.lines[path], Field: path,
-				Problem: fmt.Sprintf("%q reads as %q to YAML 1.1 parsers", w.strs[path], g),
-				Fix:     fmt.Sprintf("quote it: %q", w.strs[path])})
-		}
 	}
 	errs = append(errs, f.validate(file, w.lines)...)
 	if len(errs) > 0 {
@@ -76,45 +63,61 @@ func Parse(data []byte, file string) (*File, error) {
 	return &f, nil
 }
 
-// decodeKnown decodes data into f ignoring unknown fields. Unlike a lenient
-// decode it does not match field names case-insensitively: Kind is not kind.
-func decodeKnown(data []byte, f *File) error {
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return err
-	}
-	var doc any
-	if err := json.Unmarshal(j, &doc); err != nil {
-		return err
-	}
-	keep := func(v any, fields []string) {
-		if m, ok := v.(map[string]any); ok {
-			for k := range m {
-				if !slices.Contains(fields, k) {
-					delete(m, k)
+// knownFields is a copy of the pin file's root node holding only the
+// fields the walker accepts: known names (matched case-sensitively: Kind is
+// not kind), first occurrences.
+func knownFields(root *yamlv3.Node) *yamlv3.Node {
+	top := pruneMapping(root, fileFields)
+	for i := 1; i < len(top.Content); i += 2 {
+		if top.Content[i-1].Value != "providers" {
+			continue
+		}
+		ps := pruneSequence(top.Content[i], func(p *yamlv3.Node) *yamlv3.Node {
+			pc := pruneMapping(p, providerFields)
+			for j := 1; j < len(pc.Content); j += 2 {
+				if pc.Content[j-1].Value == "sources" {
+					pc.Content[j] = pruneSequence(pc.Content[j], func(s *yamlv3.Node) *yamlv3.Node { return pruneMapping(s, sourceFields) })
 				}
 			}
+			return pc
+		})
+		top.Content[i] = ps
+	}
+	return top
+}
+
+// pruneMapping is a copy of mapping node n with only the first occurrence
+// of each of fields; any other node is returned as it is.
+func pruneMapping(n *yamlv3.Node, fields []string) *yamlv3.Node {
+	if n.Kind != yamlv3.MappingNode {
+		return n
+	}
+	c := *n
+	c.Content = nil
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if seen[k.Value] || !slices.Contains(fields, k.Value) {
+			continue
 		}
+		seen[k.Value] = true
+		c.Content = append(c.Content, k, n.Content[i+1])
 	}
-	keep(doc, fileFields)
-	if m, ok := doc.(map[string]any); ok {
-		ps, _ := m["providers"].([]any)
-		for _, p := range ps {
-			keep(p, providerFields)
-			if pm, ok := p.(map[string]any); ok {
-				ss, _ := pm["sources"].([]any)
-				for _, s := range ss {
-					keep(s, sourceFields)
-				}
-			}
-		}
+	return &c
+}
+
+// pruneSequence is a copy of sequence node n with each item passed through
+// item; any other node is returned as it is.
+func pruneSequence(n *yamlv3.Node, item func(*yamlv3.Node) *yamlv3.Node) *yamlv3.Node {
+	if n.Kind != yamlv3.SequenceNode {
+		return n
 	}
-	if j, err = json.Marshal(doc); err != nil {
-		return err
+	c := *n
+	c.Content = make([]*yamlv3.Node, len(n.Content))
+	for i, x := range n.Content {
+		c.Content[i] = item(x)
 	}
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.DisallowUnknownFields()
-	return dec.Decode(f)
+	return &c
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line ([0-9]+): `)
@@ -130,6 +133,28 @@ func YAMLErrorLine(err error) (line int, msg string) {
 		msg = msg[len(m[0]):]
 	}
 	return line, msg
+}
+
+// yaml11Bools are the plain scalars YAML 1.1 reads as booleans though
+// YAML 1.2 reads them as strings, with the boolean YAML 1.1 reads.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
+// YAML11Bool reports whether n is a scalar that YAML 1.2 (yaml.v3) reads
+// as a string but YAML 1.1 (yaml.v2, and so sigs.k8s.io/yaml: Kubernetes,
+// Helm, clusterctl) reads as a boolean, and which boolean: the plain
+// (unquoted, untagged) y, yes, on, n, no, off in their three spellings.
+// Every reader that must flag such a value (pin files here, manifests in
+// pkg/load) asks it.
+func YAML11Bool(n *yamlv3.Node) (value, ok bool) {
+	const quoted = yamlv3.TaggedStyle | yamlv3.DoubleQuotedStyle | yamlv3.SingleQuotedStyle | yamlv3.LiteralStyle | yamlv3.FoldedStyle
+	if n == nil || n.Kind != yamlv3.ScalarNode || n.Style&quoted != 0 {
+		return false, false
+	}
+	value, ok = yaml11Bools[n.Value]
+	return value, ok
 }
 
 // parseNode parses the single YAML document of data and returns its root.
@@ -179,13 +204,11 @@ func syntaxError(file string, err error) error {
 }
 
 // walker checks the shape of a pin file's node tree: field names, types,
-// duplicates. It records the line of each field and the YAML 1.2 value of
-// each string field.
+// duplicates, and strings YAML 1.1 reads as booleans. It records the line
+// of each field.
 type walker struct {
 	file  string
 	lines map[string]int
-	strs  map[string]string
-	order []string // paths of strs, in document order
 	errs  []error
 	fatal bool // a value has the wrong type: the file cannot be decoded
 }
@@ -291,8 +314,10 @@ func (w *walker) str(n *yamlv3.Node, path string) {
 		return
 	}
 	w.lines[path] = n.Line
-	w.strs[path] = n.Value
-	w.order = append(w.order, path)
+	if b, ok := YAML11Bool(n); ok {
+		w.add(n.Line, path, fmt.Sprintf("%q reads as %q to YAML 1.1 parsers", n.Value, strconv.FormatBool(b)),
+			fmt.Sprintf("quote it: %q", n.Value), false)
+	}
 }
 
 func (w *walker) walkFile(root *yamlv3.Node) {
@@ -383,30 +408,4 @@ func describeNode(n *yamlv3.Node) string {
 		}
 	}
 	return "not a value"
-}
-
-// fileStrings lists the string fields of f by field path.
-func fileStrings(f *File) map[string]string {
-	out := map[string]string{}
-	for i, p := range f.Providers {
-		pp := fmt.Sprintf("providers[%d]", i)
-		out[pp+".kind"] = p.Kind
-		out[pp+".name"] = p.Name
-		out[pp+".version"] = p.Version
-		out[pp+".release"] = p.Release
-		out[pp+".blob"] = p.Blob
-		out[pp+".checksums"] = p.Checksums
-		out[pp+".components"] = p.Components
-		out[pp+".metadata"] = p.Metadata
-		for j, s := range p.Sources {
-			sp := fmt.Sprintf("%s.sources[%d]", pp, j)
-			out[sp+".url"] = s.URL
-			out[sp+".sha256"] = s.SHA256
-			out[sp+".to"] = s.To
-		}
-		for j, x := range p.Patches {
-			out[fmt.Sprintf("%s.patches[%d]", pp, j)] = x
-		}
-	}
-	return out
 }

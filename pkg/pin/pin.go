@@ -4,6 +4,13 @@
 // other package uses for pins (File, Set, Var). Reading pins from a package
 // directory, including inferring them from a Makefile or Dockerfile, is
 // pkg/pin/infer; downloading pinned sources is pkg/fetch.
+//
+// Pin files are parsed with yaml.v3's node API alone, like every YAML file
+// pinseal reports on (manifests, policy, metadata.yaml): errors name the
+// line, duplicate keys are refused, and YAML11Bool flags the plain
+// scalars (name: no) that YAML 1.1 readers such as Kubernetes and Helm
+// (sigs.k8s.io/yaml) take for booleans. The README's "YAML libraries"
+// section says which library does which job.
 package pin
 
 // FileName is the name of the pin file inside a package directory.
@@ -12,40 +19,40 @@ const FileName = "pin.yaml"
 // File is the parsed pin.yaml of one package. Its field names are the stable
 // contract documented in api/pin.schema.json.
 type File struct {
-	Providers []Provider `json:"providers"`
+	Providers []Provider `json:"providers" yaml:"providers"`
 }
 
 // Provider pins one cluster-api-operator provider of the package.
 type Provider struct {
 	// Kind is the operator kind: CoreProvider, BootstrapProvider, ...
-	Kind string `json:"kind"`
+	Kind string `json:"kind" yaml:"kind"`
 	// Name is the provider name (metadata.name of the provider object).
-	Name string `json:"name"`
+	Name string `json:"name" yaml:"name"`
 	// Version is the upstream release, e.g. v0.7.7.
-	Version string `json:"version"`
+	Version string `json:"version" yaml:"version"`
 	// Release is the ConfigMap name and spec.version, e.g.
 	// v0.7.7-infraprovider-proxmox. Its version part must equal Version.
-	Release string `json:"release"`
+	Release string `json:"release" yaml:"release"`
 	// Sources are the pinned upstream files.
-	Sources []Source `json:"sources"`
+	Sources []Source `json:"sources" yaml:"sources"`
 	// Patches are unified diffs (paths relative to the package directory)
 	// applied in order after fetching; each names the file it changes.
-	Patches []string `json:"patches,omitempty"`
+	Patches []string `json:"patches,omitempty" yaml:"patches,omitempty"`
 	// Blob is the gzip blob built from the components file, relative to the
 	// package directory, e.g. files/components.gz.
-	Blob string `json:"blob,omitempty"`
+	Blob string `json:"blob,omitempty" yaml:"blob,omitempty"`
 	// Checksums is the URL of a checksums file the release publishes
 	// (`sha256sum` format: "<hex>  <file name>" per line). `builder bump`
 	// reads the new sources' SHA-256 from it; nothing else fetches it.
-	Checksums string `json:"checksums,omitempty"`
+	Checksums string `json:"checksums,omitempty" yaml:"checksums,omitempty"`
 	// Components, when set, is the `to` of the source that is the
 	// provider's components YAML (the file the blob compresses and the
 	// patches change), for when no source's name ends in components.yaml or
 	// several do. See pkg/layout.
-	Components string `json:"components,omitempty"`
+	Components string `json:"components,omitempty" yaml:"components,omitempty"`
 	// Metadata, when set, is the `to` of the source that is the provider's
 	// clusterctl metadata.yaml, for when names do not tell.
-	Metadata string `json:"metadata,omitempty"`
+	Metadata string `json:"metadata,omitempty" yaml:"metadata,omitempty"`
 }
 
 // ID names the pin entry in messages: Kind/name, or for a Makefile pin
@@ -63,11 +70,11 @@ func (p Provider) ID() string {
 // Source is one pinned upstream file.
 type Source struct {
 	// URL is where the bytes come from: http, https or file.
-	URL string `json:"url"`
+	URL string `json:"url" yaml:"url"`
 	// SHA256 is the lowercase hex SHA-256 of the upstream bytes.
-	SHA256 string `json:"sha256"`
+	SHA256 string `json:"sha256" yaml:"sha256"`
 	// To is the vendored path relative to the package directory.
-	To string `json:"to"`
+	To string `json:"to" yaml:"to"`
 }
 
 // Sources of a Set.

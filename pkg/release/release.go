@@ -17,8 +17,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -178,7 +176,7 @@ func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Prov
 		return nil, err
 	}
 	defer root.Close()
-	read := func(rel string) ([]byte, error) { return readInside(root, rel) }
+	read := func(rel string) ([]byte, error) { return layout.ReadFile(root, rel, maxFileSize) }
 	gz, err := read(r.Blob)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.ID(), err)
@@ -293,27 +291,6 @@ func upstreamOf(release string) string {
 		return m
 	}
 	return release
-}
-
-// readInside reads a package file through root (no symlink out of the
-// package), bounded.
-func readInside(root *os.Root, rel string) ([]byte, error) {
-	f, err := root.Open(filepath.FromSlash(rel))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s does not exist", rel)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
-	}
-	if int64(len(b)) > maxFileSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes", rel, maxFileSize)
-	}
-	return b, nil
 }
 
 // Releases is what `builder push` publishes from dir. With a pin.yaml, the

@@ -42,9 +42,16 @@ type RegistryOptions struct {
 
 // ValidAllowEntry says what is wrong with an allowlist entry: a registry
 // HOST[:PORT] or a repository prefix HOST[:PORT]/PATH, no scheme, no tag.
+//
+// The allowlists of `verifier check --allow-registry` and of the service's
+// registries are checked with it, with oras-go (the library that opens the
+// registries); Allowed in pkg/remote decides what lies within one.
 func ValidAllowEntry(e string) error {
-	if e == "" || strings.Contains(e, "://") || strings.ContainsAny(e, "@") {
-		return fmt.Errorf("%q is not a registry HOST[:PORT] or repository prefix HOST[:PORT]/PATH (no scheme, no tag or digest)", e)
+	if strings.Contains(e, "://") {
+		return fmt.Errorf("%q: write HOST[:PORT][/PATH], without a scheme", e)
+	}
+	if e == "" || strings.ContainsAny(e, "@") {
+		return fmt.Errorf("%q is not a registry HOST[:PORT] or repository prefix HOST[:PORT]/PATH (no tag or digest)", e)
 	}
 	host, path, _ := strings.Cut(strings.TrimSuffix(e, "/"), "/")
 	ref := registry.Reference{Registry: host, Repository: "x"}
@@ -55,7 +62,7 @@ func ValidAllowEntry(e string) error {
 		return fmt.Errorf("%q: %q is not a registry HOST[:PORT]: %w", e, host, err)
 	}
 	if err := ref.ValidateRepository(); err != nil {
-		return fmt.Errorf("%q: %q is not a repository path: %w", e, path, err)
+		return fmt.Errorf("%q: %q is not a repository path (the path part must be a repository prefix: lowercase, no tag or digest): %w", e, path, err)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/go-containerregistry/pkg/name"
+	"oras.land/oras-go/v2/registry"
 
 	"github.com/pinseal/pinseal/api"
 	"github.com/pinseal/pinseal/internal/service/scan"
@@ -287,6 +287,27 @@ func (s *Server) acquire(ctx context.Context) (release func(), err error) {
 	}
 }
 
+// parseRef parses the ref of a verify request with oras-go, the library
+// the engine opens it with, strictly: the registry host is explicit (a
+// Docker Hub short name such as library/busybox:1 is refused, not read as
+// a host named "library") and a tag or digest is given.
+func parseRef(s string) (registry.Reference, error) {
+	if strings.Contains(s, "://") {
+		return registry.Reference{}, errors.New("a reference has no URL scheme")
+	}
+	ref, err := registry.ParseReference(s)
+	if err != nil {
+		return ref, err
+	}
+	if !strings.ContainsAny(ref.Registry, ".:") && ref.Registry != "localhost" {
+		return ref, fmt.Errorf("%q is no registry host (a Docker Hub name?)", ref.Registry)
+	}
+	if ref.Reference == "" {
+		return ref, errors.New("no tag or digest")
+	}
+	return ref, nil
+}
+
 // verify is POST /v1/verify: a registry artifact ({"ref": …}) or an uploaded
 // tree (a .tar.gz body).
 func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
@@ -313,18 +334,18 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 		s.bodyError(w, r, err)
 		return
 	}
-	ref, err := name.ParseReference(req.Ref, name.StrictValidation)
+	ref, err := parseRef(req.Ref)
 	if err != nil {
 		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("ref %q: %v (want HOST[:PORT]/REPOSITORY:TAG or @sha256:…)", req.Ref, err))
 		return
 	}
-	repo := ref.Context().RegistryStr() + "/" + ref.Context().RepositoryStr()
+	repo := ref.Registry + "/" + ref.Repository
 	if !s.cfg.registryAllowed(repo) {
 		s.writeError(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("ref %s: repository %s is not within the registries allowlist of this service (the operator adds it, or its registry, to the config's registries)", req.Ref, repo))
 		return
 	}
-	digest, tag := ref.Identifier(), ""
-	if _, byDigest := ref.(name.Digest); !byDigest {
+	digest, tag := ref.Reference, ""
+	if _, err := ref.Digest(); err != nil { // by tag
 		tag = digest
 		if digest, err = s.engine.Resolve(r.Context(), ref.String()); err != nil {
 			s.engineError(w, r, "resolve "+ref.String(), configHint(err, s.cfg.Policy))

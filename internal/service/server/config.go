@@ -15,8 +15,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/pinseal/pinseal/internal/service/server/untar"
+	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/remote"
+	"github.com/pinseal/pinseal/pkg/verify"
 )
 
 // Config is the service configuration, read from a strict YAML file
@@ -253,6 +256,8 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
+	// sigs.k8s.io/yaml into the JSON-tagged Config: the Helm chart writes
+	// this file with toYaml, the same library (README: "YAML libraries").
 	var c Config
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
@@ -363,8 +368,8 @@ func (c *Config) Validate() error {
 		bad("dataDir: required (the directory for the database)")
 	}
 	for _, r := range c.Registries {
-		if err := validRegistryPrefix(r); err != nil {
-			bad("registries: %q: %v", r, err)
+		if err := verify.ValidAllowEntry(r); err != nil {
+			bad("registries: %v", err)
 		}
 	}
 	seen := map[string]bool{}
@@ -392,8 +397,8 @@ func (c *Config) Validate() error {
 			bad("%s.interval %s: want at least 1s (or omit it for on-demand scans only)", where, s.Interval.D())
 		}
 		if s.Registry != "" {
-			if err := validRegistryPrefix(s.Registry); err != nil {
-				bad("%s.registry %q: %v", where, s.Registry, err)
+			if _, err := artifact.ParsePrefix(s.Registry); err != nil {
+				bad("%s.registry: %v", where, err)
 			} else if !c.registryAllowed(s.Registry) {
 				bad("%s.registry %q: not within the registries allowlist", where, s.Registry)
 			}
@@ -461,21 +466,6 @@ func (r *Retention) validate(where string) []error {
 	return errs
 }
 
-// validRegistryPrefix accepts HOST[:PORT][/PATH] without a scheme, tag or digest.
-func validRegistryPrefix(p string) error {
-	if strings.Contains(p, "://") {
-		return errors.New("write HOST[:PORT][/PATH], without a scheme")
-	}
-	host, path, _ := strings.Cut(p, "/")
-	if host == "" || strings.ContainsAny(host, "@ ") {
-		return errors.New("write HOST[:PORT][/PATH]")
-	}
-	if strings.ContainsAny(path, "@: ") || strings.HasSuffix(p, "/") || strings.Contains(path, "//") {
-		return errors.New("the path part must be a repository prefix (no tag, digest or trailing slash)")
-	}
-	return nil
-}
-
 // RegistryHosts are the hosts (HOST[:PORT]) of the registries allowlist:
 // the only hosts the service's registry clients contact, token realms and
 // redirect targets included.
@@ -489,18 +479,7 @@ func (c *Config) RegistryHosts() []string {
 }
 
 // registryAllowed says whether repository (HOST[:PORT]/PATH) lies within the
-// allowlist: its host equals an entry's host and its path equals or is
-// below the entry's path.
+// allowlist (remote.Allowed, the rule the registry checks apply too).
 func (c *Config) registryAllowed(repository string) bool {
-	host, path, _ := strings.Cut(repository, "/")
-	for _, entry := range c.Registries {
-		eh, ep, _ := strings.Cut(entry, "/")
-		if !strings.EqualFold(host, eh) {
-			continue
-		}
-		if ep == "" || path == ep || strings.HasPrefix(path, ep+"/") {
-			return true
-		}
-	}
-	return false
+	return remote.Allowed(repository, c.Registries)
 }

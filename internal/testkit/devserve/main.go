@@ -6,7 +6,8 @@
 //	devserve -dir examples/upstream -addr 127.0.0.1:8089 [-ready FILE]
 //
 // -ready writes the bound address to FILE once the server listens (use
-// -addr 127.0.0.1:0 for a free port). It refuses non-loopback addresses.
+// -addr 127.0.0.1:0 for a free port). It refuses non-loopback addresses
+// (internal/testkit/loopback).
 package main
 
 import (
@@ -15,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/internal/testkit/loopback"
 )
 
 func main() {
@@ -37,19 +38,15 @@ func main() {
 }
 
 func run(dir, addr, ready string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("address %q: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("address %q is not a loopback IP: devserve only serves 127.0.0.1 / ::1", addr)
-	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := loopback.Listen(addr)
+	if errors.Is(err, loopback.ErrNotLoopback) {
+		return fmt.Errorf("%w: devserve only serves on the loopback interface", err)
+	}
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another demo running? pick another port with -addr)", addr, err)
+		return fmt.Errorf("%w (is another demo running? pick another port with -addr)", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	files := http.FileServer(http.Dir(dir))
@@ -63,21 +60,13 @@ func run(dir, addr, ready string) error {
 	}
 	if ready != "" {
 		if err := atomicfile.WriteFile(ready, []byte(ln.Addr().String()+"\n"), 0); err != nil {
+			ln.Close()
 			return err
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(shut)
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return loopback.Serve(ctx, srv, ln, 2*time.Second)
 }
 
 type statusRecorder struct {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -117,8 +118,8 @@ func TestGenerateTreeIsConsistent(t *testing.T) {
 		}
 
 		// Pins match the vendored files.
-		var pf pin.File
-		if err := yaml.UnmarshalStrict(readFile(t, filepath.Join(dir, pin.FileName)), &pf); err != nil {
+		pf, err := pin.Parse(readFile(t, filepath.Join(dir, pin.FileName)), pin.FileName)
+		if err != nil {
 			t.Fatalf("%s: pin.yaml: %v", p.Dir, err)
 		}
 		if len(pf.Providers) != 1 || pf.Providers[0].Release != p.Release || pf.Providers[0].Version != p.Version {
@@ -168,14 +169,9 @@ func TestGenerateTreeIsConsistent(t *testing.T) {
 		}
 
 		// The release's series is declared with contract v1beta1.
-		var meta struct {
-			ReleaseSeries []struct {
-				Major, Minor int
-				Contract     string
-			} `json:"releaseSeries"`
-		}
-		if err := yaml.Unmarshal(readFile(t, filepath.Join(dir, metadataFile)), &meta); err != nil {
-			t.Fatal(err)
+		meta := metadata.Parse(readFile(t, filepath.Join(dir, metadataFile)))
+		if meta.Err != nil {
+			t.Fatal(meta.Err)
 		}
 		want := strings.Join(strings.SplitN(strings.TrimPrefix(p.Version, "v"), ".", 3)[:2], ".")
 		found := false
@@ -319,14 +315,9 @@ func TestSpecsAgreeForEveryIndex(t *testing.T) {
 			t.Fatalf("index %d and %d share label %s", i, j, s.label)
 		}
 		releases[s.release], labels[s.label] = i, i
-		var meta struct {
-			ReleaseSeries []struct {
-				Major, Minor int
-				Contract     string
-			} `json:"releaseSeries"`
-		}
-		if err := yaml.Unmarshal(s.metadata(), &meta); err != nil {
-			t.Fatalf("index %d: metadata: %v", i, err)
+		meta := metadata.Parse(s.metadata())
+		if meta.Err != nil {
+			t.Fatalf("index %d: metadata: %v", i, meta.Err)
 		}
 		found := false
 		for _, rs := range meta.ReleaseSeries {

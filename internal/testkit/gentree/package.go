@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/pinseal/pinseal/internal/testkit/manifestgen"
 	"github.com/pinseal/pinseal/pkg/blob"
@@ -209,11 +209,13 @@ func (s spec) pinFile(components, metadata []byte) ([]byte, error) {
 		},
 		Blob: blobFile,
 	}}}
-	b, err := yaml.Marshal(f)
-	if err != nil {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", pin.FileName, err)
 	}
-	return b, nil
+	return b.Bytes(), nil
 }
 
 func sha256Hex(b []byte) string {

@@ -7,11 +7,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -19,20 +17,16 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/pinseal/pinseal/internal/testkit/loopback"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback only)")
 	flag.Parse()
-	host, _, err := net.SplitHostPort(*addr)
-	if err != nil || (host != "127.0.0.1" && host != "::1" && host != "localhost") {
-		fmt.Fprintf(os.Stderr, "ocireg: -addr %q: listen on a loopback address (127.0.0.1:PORT)\n", *addr)
-		os.Exit(2)
-	}
-	l, err := net.Listen("tcp", *addr)
+	l, err := loopback.Listen(*addr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "ocireg:", err)
-		os.Exit(1)
+		fmt.Fprintln(os.Stderr, "ocireg: -addr:", err)
+		os.Exit(2)
 	}
 	srv := &http.Server{
 		Handler:           registry.New(registry.WithReferrersSupport(true), registry.Logger(log.New(os.Stderr, "ocireg: ", 0))),
@@ -41,13 +35,7 @@ func main() {
 	fmt.Println("listening on", l.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(shut)
-	}()
-	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := loopback.Serve(ctx, srv, l, 5*time.Second); err != nil {
 		fmt.Fprintln(os.Stderr, "ocireg:", err)
 		os.Exit(1)
 	}
