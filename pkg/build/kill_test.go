@@ -75,14 +75,22 @@ func TestKilledBuildHelper(t *testing.T) {
 		if _, err := Build(context.Background(), dir, Options{Fetcher: &fetch.Fetcher{}}); err != nil {
 			t.Fatal(err)
 		}
+		// Tell the parent a Build returned: every output is on disk now.
+		fmt.Printf("%s %d\n", killBuiltMarker, i+1)
 	}
 }
+
+// killBuiltMarker is what the helper prints after each Build that returned.
+const killBuiltMarker = "pinseal-kill-helper: built"
 
 // TestKilledBuild SIGKILLs a process that keeps rebuilding a package at
 // random moments and checks that every output file is then exactly one
 // release's content: the old file or the new one, never half a file. The
 // helper must die of that signal: one that ends by itself (Build failed)
-// fails the test.
+// fails the test. Once the helper reported a Build that returned, every
+// output must be on disk; a helper that finishes no Build in 20 seconds
+// fails the test too (never a skip: a Build that writes nothing or hangs
+// is broken).
 func TestKilledBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -97,10 +105,11 @@ func TestKilledBuild(t *testing.T) {
 	r := rand.New(rand.NewSource(time.Now().UnixNano()))
 	// Kill at random moments until several rounds found outputs on disk;
 	// wait longer when the helper had not got that far (slow machine).
-	maxWait, checked, leftovers := 400, 0, 0
+	const patience = 20 * time.Second
+	maxWait, checked, leftovers, built := 400, 0, 0, false
 	for round := 0; checked < 6; round++ {
-		if round == 40 {
-			t.Skipf("the helper never got to write outputs in %d rounds", round)
+		if round == 100 {
+			t.Fatalf("only %d of %d rounds found outputs to check", checked, round)
 		}
 		var out bytes.Buffer
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledBuildHelper$", "-test.count=1", "-test.v")
@@ -109,6 +118,7 @@ func TestKilledBuild(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		wait := time.Duration(50+r.Intn(maxWait)) * time.Millisecond
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		select {
@@ -116,7 +126,7 @@ func TestKilledBuild(t *testing.T) {
 			// The helper rebuilds forever: ending by itself means Build
 			// failed (or the helper did not run at all).
 			t.Fatalf("round %d: the helper ended before it was killed (%v):\n%s", round, err, out.Bytes())
-		case <-time.After(time.Duration(50+r.Intn(maxWait)) * time.Millisecond):
+		case <-time.After(wait):
 		}
 		_ = cmd.Process.Kill()
 		<-done
@@ -124,10 +134,14 @@ func TestKilledBuild(t *testing.T) {
 			t.Fatalf("round %d: the helper ended with %v, want killed by SIGKILL:\n%s", round, cmd.ProcessState, out.Bytes())
 		}
 
+		built = built || bytes.Contains(out.Bytes(), []byte(killBuiltMarker))
 		found := false
 		for rel := range outs[0] {
 			got, err := os.ReadFile(filepath.Join(dir, rel))
 			if os.IsNotExist(err) {
+				if built {
+					t.Fatalf("round %d: %s is missing although a Build returned:\n%s", round, rel, out.Bytes())
+				}
 				continue // killed before the first build finished
 			}
 			found = true
@@ -139,7 +153,12 @@ func TestKilledBuild(t *testing.T) {
 			}
 		}
 		if !found {
-			maxWait *= 2
+			if wait >= patience {
+				t.Fatalf("round %d: the helper finished no Build in %s:\n%s", round, wait, out.Bytes())
+			}
+			// Killed before the first Build finished: wait longer, up to
+			// the patience (a slow machine).
+			maxWait = min(2*maxWait, int(2*patience/time.Millisecond))
 			continue
 		}
 		checked++
