@@ -112,7 +112,7 @@ func TestKilledBuild(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(time.Now().UnixNano()))
 	const patience = 20 * time.Second
-	checked, leftovers, built := 0, 0, false
+	checked, built, leftovers := 0, false, map[string]bool{}
 	for round := 0; checked < 6; round++ {
 		if round == 100 {
 			t.Fatalf("only %d of %d rounds found outputs to check", checked, round)
@@ -177,13 +177,13 @@ func TestKilledBuild(t *testing.T) {
 			_, known := outs[0]["files/"+e.Name()]
 			switch {
 			case strings.HasPrefix(e.Name(), atomicfile.TempPrefix):
-				leftovers++
+				leftovers[e.Name()] = true
 			case !known:
 				t.Errorf("unexpected file %s", e.Name())
 			}
 		}
 	}
-	t.Logf("%d rounds checked; %d staged temp files left by killed writes", checked, leftovers)
+	t.Logf("%d rounds checked; %d staged temp files left by killed writes", checked, len(leftovers))
 }
 
 // watchWrites watches dir for the events of writes: entries created,
