@@ -15,7 +15,7 @@ import (
 )
 
 // benchManifest is a ~1 MiB provider manifest: CRDs with controller-gen
-// style schemas and varying names (internal/manifestgen), the same input
+// style schemas and varying names (internal/testkit/manifestgen), the same input
 // scripts/bench.sh gives GNU gzip.
 func benchManifest() []byte {
 	return manifestgen.Generate(manifestgen.Spec{

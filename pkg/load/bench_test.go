@@ -9,7 +9,7 @@ import (
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
 )
 
-// BenchmarkTree loads synthetic trees written by internal/gentree (the core
+// BenchmarkTree loads synthetic trees written by internal/testkit/gentree (the core
 // package plus N packages × manifest size). The bytes/op figure is the
 // manifests' total size; memory per op shows the loader does not hold every
 // blob.

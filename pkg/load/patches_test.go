@@ -10,7 +10,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
-// The clean fixture's patched file (internal/fixture/spec.go).
+// The clean fixture's patched file (internal/testkit/fixture/spec.go).
 const (
 	patchedYAML = "files/proxmox-infrastructure-components.yaml"
 	patchRel    = "patches/0001-capmox-startup-probe.diff"

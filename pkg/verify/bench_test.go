@@ -15,7 +15,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/verify"
 )
 
-// BenchmarkCheckTree verifies synthetic trees (internal/gentree) end to end,
+// BenchmarkCheckTree verifies synthetic trees (internal/testkit/gentree) end to end,
 // as `verifier check` does: load (walk, Helm render, base64, inflate, hash)
 // plus every tree check and the policy. Trees are generated once per size,
 // outside the timer. Sizes come from the environment:
@@ -23,7 +23,7 @@ import (
 //	PINSEAL_BENCH_PACKAGES  comma-separated package counts (default "10,100")
 //	PINSEAL_BENCH_SIZE      manifest size per package (default "1MB")
 //	PINSEAL_BENCH_TREE      verify this existing tree instead (no generation),
-//	                        e.g. one written by `go run ./internal/gentree/cmd/gentree`
+//	                        e.g. one written by `go run ./internal/testkit/gentree/cmd/gentree`
 //
 // e.g. go test -run '^$' -bench CheckTree -benchtime 3x -cpuprofile cpu.out ./pkg/verify/
 // It fails only if the clean tree gets error findings, never on timing.

@@ -28,7 +28,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
-// Packages of the clean fixture tree (internal/fixture/spec.go).
+// Packages of the clean fixture tree (internal/testkit/fixture/spec.go).
 const (
 	corePkg  = "packages/system/capi-providers-core"       // pin.yaml, GNU gzip -n
 	bootPkg  = "packages/system/capi-providers-bootstrap"  // two providers, Makefile CABPT_UPSTREAM_VERSION, no SHA pins
@@ -525,7 +525,7 @@ func TestLoadHook(t *testing.T) {
 	}
 }
 
-// TestGeneratedTreeIsGreen checks the benchmark trees (internal/gentree)
+// TestGeneratedTreeIsGreen checks the benchmark trees (internal/testkit/gentree)
 // pass every check, so `make bench` times a verifier that finds nothing.
 func TestGeneratedTreeIsGreen(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "gen")

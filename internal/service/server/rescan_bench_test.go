@@ -11,6 +11,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
+	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
@@ -24,7 +25,7 @@ import (
 // passes a 100-package gentree tree); default: 20 packages of 64 KiB.
 func BenchmarkRescan(b *testing.B) {
 	if _, err := exec.LookPath("git"); err != nil {
-		b.Skip("git CLI not installed (it makes the repository)")
+		testpeer.Missing(b, "git CLI (it makes the repository): apt-get install git")
 	}
 	tree := os.Getenv("BENCH_RESCAN_TREE")
 	repo := b.TempDir()

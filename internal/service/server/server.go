@@ -2,8 +2,8 @@
 // api/openapi.yaml (on-demand verification of a registry artifact or an
 // uploaded tree, scheduled drift scans with history, findings), Prometheus
 // metrics, and a server-rendered dashboard. The verification itself is done
-// by an Engine; history lives in internal/store; scans are run by
-// internal/scan.
+// by an Engine; history lives in internal/service/store; scans are run by
+// internal/service/scan.
 package server
 
 import (

@@ -2,7 +2,7 @@
 // generator use:
 //
 //	benchtool gen [-size BYTES] [-seed N] [-provider P -prefix X -group G -kinds A,B -versions V1,V2 -image I] -o FILE
-//	    write a realistic provider manifest (internal/manifestgen)
+//	    write a realistic provider manifest (internal/testkit/manifestgen)
 //	benchtool gzip [-n N] FILE
 //	    write blob.CompressBytes(FILE) to stdout: the builder's blob, as a
 //	    process, so it can be timed like `gzip -9 -n -c FILE`; -n compresses

@@ -4,7 +4,7 @@
 // <type>-components.yaml of a requested size, its reproducible gzip blob,
 // clusterctl metadata, a ConfigMap named after the release, the operator
 // provider that selects it, and a pin.yaml with the SHA-256 of every
-// vendored file. The manifests come from internal/manifestgen.
+// vendored file. The manifests come from internal/testkit/manifestgen.
 //
 // A generated tree is clean: every check of `verifier check` passes on it.
 // Exactly one package holds the CoreProvider (contract v1beta1); every other

@@ -17,7 +17,7 @@ import (
 // ocireg is the test peer command built by StartReferrersRegistry.
 const ocireg = "github.com/pinseal/pinseal/internal/testkit/testpeer/ocireg"
 
-// StartReferrersRegistry builds internal/testpeer/ocireg (go-containerregistry's
+// StartReferrersRegistry builds internal/testkit/testpeer/ocireg (go-containerregistry's
 // registry with the OCI 1.1 referrers API on) and runs it on a free
 // 127.0.0.1 port for the test, as a separate process. Host and URL are set;
 // Dir is empty (the registry keeps everything in memory).

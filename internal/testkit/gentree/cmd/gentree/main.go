@@ -1,7 +1,7 @@
 // Command gentree writes a synthetic tree of provider packages for
 // benchmarks:
 //
-//	go run ./internal/gentree/cmd/gentree -n 100 -size 1MB -out DIR
+//	go run ./internal/testkit/gentree/cmd/gentree -n 100 -size 1MB -out DIR
 //
 // DIR must not exist or be empty. The tree passes `verifier check` clean.
 package main
