@@ -88,6 +88,8 @@ func TestCheckExitCodes(t *testing.T) {
 		{"bad flag", []string{"check", "--bogus", clean}, 2, "unknown flag"},
 		{"two roots", []string{"check", clean, dirty}, 2, "at most one ROOT"},
 		{"bad limit", []string{"check", "--max-inflate", "0", clean}, 2, "--max-inflate"},
+		// Hints name the setting; the CLI adds its flag.
+		{"low inflate limit names the flag", []string{"check", "--max-inflate", "100", clean}, 1, "raise the inflate limit (--max-inflate)"},
 		{"bad namespace", []string{"check", "--namespace", "Bad_NS", clean}, 2, `--namespace "Bad_NS" is not a Kubernetes namespace name`},
 		{"no packages under root", []string{"check", filepath.Join(clean, "scripts")}, 2, "holds no provider packages: nothing was checked"},
 		{"list checks", []string{"check", "--list-checks"}, 0, "| `blob-yaml` | error | tree |"},

@@ -169,6 +169,10 @@ spec:
 	for _, f := range rep.Findings {
 		if f.Package == "oci-core" && f.Check == "registry-digest" && strings.Contains(f.Message, "is not allowed") {
 			refused = true
+			// The hint names the service's settings, not the CLI's flags.
+			if want := "(the config's registries, verifier serve --plain-http)"; !strings.HasSuffix(f.Hint, want) || strings.Contains(f.Hint, "--allow-registry") {
+				t.Errorf("hint %q does not end in %q", f.Hint, want)
+			}
 		}
 	}
 	if !refused {
