@@ -189,3 +189,15 @@ func TestCheckMonorepoExclude(t *testing.T) {
 		t.Errorf("bad --exclude: exit %d, %v", code, err)
 	}
 }
+
+// TestSettingFlags: every setting a hint may name is named by a flag the
+// verifier has (check has them all), so no hint loses its flag.
+func TestSettingFlags(t *testing.T) {
+	check := newCheckCmd()
+	for _, s := range report.Settings {
+		f, ok := settingFlags[s]
+		if !ok || check.Flags().Lookup(f.Flag) == nil {
+			t.Errorf("setting %s: flag %q, want a flag of verifier check", s, f.Flag)
+		}
+	}
+}

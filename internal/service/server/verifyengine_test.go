@@ -267,3 +267,13 @@ func TestConfigHint(t *testing.T) {
 		t.Fatalf("no trusted keys: %v", err)
 	}
 }
+
+// TestSettingNames: the service names every setting a hint may name but
+// the inflate limit, which it does not let anyone change.
+func TestSettingNames(t *testing.T) {
+	for _, s := range report.Settings {
+		if _, ok := settingNames[s]; ok == (s == report.SettingInflateLimit) {
+			t.Errorf("setting %s: named %q", s, settingNames[s])
+		}
+	}
+}
