@@ -80,7 +80,7 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 	if err := fixture.AsItStands(root); err != nil {
 		t.Fatal(err)
 	}
-	regOpts := artifact.Options{PlainHTTP: true, Credentials: credentials.NewMemoryStore(), Retries: -1}
+	regOpts := artifact.Options{PlainHTTP: true, Credentials: credentials.NewMemoryStore()}
 	prefix := reg.Host + "/capi"
 
 	// The gate sees exactly the planted drift.

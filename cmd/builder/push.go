@@ -15,6 +15,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/release"
 	"github.com/pinseal/pinseal/pkg/sign"
@@ -145,7 +146,7 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 
 	opts := release.PushOptions{
 		Prefix:         prefix,
-		Registry:       artifact.Options{PlainHTTP: o.plainHTTP},
+		Registry:       artifact.Options{PlainHTTP: o.plainHTTP, Retries: fetch.DefaultRetries},
 		Sign:           sign.Options{TLog: o.tlog, Format: o.format},
 		BuilderVersion: version.Version,
 		Logger:         log,

@@ -17,6 +17,8 @@ import (
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/pinseal/pinseal/internal/cli"
+
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
@@ -220,9 +222,11 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	return writeReport(cmd, r, format)
 }
 
-// writeReport writes r to the command's output in format and returns
-// errFindings when r has findings that count.
+// writeReport names the settings of r's hints by the command's flags,
+// writes r to the command's output in format and returns errFindings when
+// r has findings that count.
 func writeReport(cmd *cobra.Command, r *report.Report, format report.Format) error {
+	r.NameSettings(cli.SettingNames(cmd, settingFlags))
 	out := cmd.OutOrStdout()
 	if err := report.Write(out, r, format, report.Options{Color: colorFor(out), Rules: check.Rules()}); err != nil {
 		return err

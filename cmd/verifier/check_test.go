@@ -88,6 +88,8 @@ func TestCheckExitCodes(t *testing.T) {
 		{"bad flag", []string{"check", "--bogus", clean}, 2, "unknown flag"},
 		{"two roots", []string{"check", clean, dirty}, 2, "at most one ROOT"},
 		{"bad limit", []string{"check", "--max-inflate", "0", clean}, 2, "--max-inflate"},
+		// Hints name the setting; the CLI adds its flag.
+		{"low inflate limit names the flag", []string{"check", "--max-inflate", "100", clean}, 1, "raise the inflate limit (--max-inflate)"},
 		{"bad namespace", []string{"check", "--namespace", "Bad_NS", clean}, 2, `--namespace "Bad_NS" is not a Kubernetes namespace name`},
 		{"no packages under root", []string{"check", filepath.Join(clean, "scripts")}, 2, "holds no provider packages: nothing was checked"},
 		{"list checks", []string{"check", "--list-checks"}, 0, "| `blob-yaml` | error | tree |"},
@@ -185,5 +187,17 @@ func TestCheckMonorepoExclude(t *testing.T) {
 	}
 	if _, code, err := runVerifier(t, "check", root, "--exclude", "["); code != 2 || !strings.Contains(err.Error(), "--exclude") {
 		t.Errorf("bad --exclude: exit %d, %v", code, err)
+	}
+}
+
+// TestSettingFlags: every setting a hint may name is named by a flag the
+// verifier has (check has them all), so no hint loses its flag.
+func TestSettingFlags(t *testing.T) {
+	check := newCheckCmd()
+	for _, s := range report.Settings {
+		f, ok := settingFlags[s]
+		if !ok || check.Flags().Lookup(f.Flag) == nil {
+			t.Errorf("setting %s: flag %q, want a flag of verifier check", s, f.Flag)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
 
@@ -24,6 +25,19 @@ func newRootCmd() *cobra.Command {
 var hints = []cli.Hint{
 	{Err: verify.ErrNoTrustedKeys, Text: "pass --key cosign.pub, or list public keys under `keys:` (or keyless signers under `identities:`) in the --policy file"},
 	{Err: artifact.ErrHostNotAllowed, Text: "to allow a host the registry sends you to, pass --allow-host HOST"},
+}
+
+// settingFlags name the settings a finding's hint asks to change by the
+// verifier's flags (writeReport appends them to the hint; a command names
+// only the flags it has).
+var settingFlags = map[report.Setting]cli.SettingFlag{
+	report.SettingPlainHTTP:       {Flag: "plain-http"},
+	report.SettingAllowRegistry:   {Flag: "allow-registry"},
+	report.SettingTrustedKeys:     {Flag: "key", Name: "--key, or `keys:` in the --policy file"},
+	report.SettingInflateLimit:    {Flag: "max-inflate"},
+	report.SettingRenderTimeout:   {Flag: "render-timeout"},
+	report.SettingRenderMaxMemory: {Flag: "render-max-memory"},
+	report.SettingRenderMaxOutput: {Flag: "render-max-output"},
 }
 
 func main() {

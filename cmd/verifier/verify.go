@@ -10,6 +10,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
@@ -115,7 +116,7 @@ func runVerify(cmd *cobra.Command, ref string, o *verifyOptions) error {
 	r, _, err := verify.Ref(cmd.Context(), ref, verify.RefOptions{
 		Policy:   pol,
 		Keys:     keys,
-		Registry: artifact.Options{PlainHTTP: o.plain, AllowedHosts: o.allow},
+		Registry: artifact.Options{PlainHTTP: o.plain, AllowedHosts: o.allow, Retries: fetch.DefaultRetries},
 		Limit:    o.maxInflate,
 	})
 	if err != nil {
@@ -166,7 +167,7 @@ func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) 
 	opts, err = verify.WithRegistry(opts, verify.RegistryOptions{
 		Prefix:   prefix,
 		Allow:    allowed(prefix, o.allowRegistry),
-		Registry: artifact.Options{PlainHTTP: o.plain, AllowedHosts: o.allow},
+		Registry: artifact.Options{PlainHTTP: o.plain, AllowedHosts: o.allow, Retries: fetch.DefaultRetries},
 		Keys:     keys,
 	})
 	if err != nil {

@@ -45,6 +45,7 @@ func TestVerifyAndCheckRegistry(t *testing.T) {
 		{"verify clean", []string{"verify", core.Ref(), "--key", pub, "--plain-http"}, 0, "PASSED"},
 		{"verify by digest, key in the policy", []string{"verify", core.Pinned(), "--policy", withKey, "--plain-http"}, 0, "PASSED"},
 		{"verify under another key", []string{"verify", core.Ref(), "--key", other, "--plain-http"}, 1, "none of the trusted keys"},
+		{"verify under another key names --key", []string{"verify", core.Ref(), "--key", other, "--plain-http"}, 1, "to the trusted keys (--key, or `keys:` in the --policy file)"},
 		{"verify tampered layer", []string{"verify", tampered.Ref(), "--key", pub}, 1, "registry-digest"},
 		{"verify json", []string{"verify", "-o", "json", core.Ref(), "--key", pub, "--plain-http"}, 0, `"artifact": "` + core.Pinned() + `"`},
 		{"verify without keys", []string{"verify", core.Ref(), "--plain-http"}, 2, "no trusted keys"},

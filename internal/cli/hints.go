@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/report"
 )
 
 // Hint says what to do about a library error in terms of this command's
@@ -66,4 +67,30 @@ func AddHints(root *cobra.Command, hints ...Hint) *cobra.Command {
 		}
 	}
 	return root
+}
+
+// SettingFlag names a report setting (report.Setting) by a flag.
+type SettingFlag struct {
+	// Flag is the flag, without dashes. A command without it does not
+	// name the setting.
+	Flag string
+	// Name is how a hint names the setting; "" means "--Flag".
+	Name string
+}
+
+// SettingNames are the names of the settings a finding's hint may ask to
+// change, as cmd sets them: for report.Report.NameSettings. Libraries name
+// a setting in words only; each interface says how it is set there.
+func SettingNames(cmd *cobra.Command, flags map[report.Setting]SettingFlag) map[report.Setting]string {
+	names := make(map[report.Setting]string, len(flags))
+	for s, f := range flags {
+		if cmd.Flags().Lookup(f.Flag) == nil {
+			continue
+		}
+		names[s] = f.Name
+		if f.Name == "" {
+			names[s] = "--" + f.Flag
+		}
+	}
+	return names
 }

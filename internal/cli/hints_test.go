@@ -3,9 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pinseal/pinseal/pkg/report"
 )
 
 func TestAddHints(t *testing.T) {
@@ -44,5 +47,22 @@ func TestAddHints(t *testing.T) {
 				t.Fatal("the hinted error does not unwrap to the library's")
 			}
 		})
+	}
+}
+
+// TestSettingNames: a command names a setting by its flag only when it has
+// that flag.
+func TestSettingNames(t *testing.T) {
+	cmd := &cobra.Command{Use: "check"}
+	cmd.Flags().Int64("max-inflate", 0, "")
+	cmd.Flags().StringArray("key", nil, "")
+	got := SettingNames(cmd, map[report.Setting]SettingFlag{
+		report.SettingInflateLimit:  {Flag: "max-inflate"},
+		report.SettingTrustedKeys:   {Flag: "key", Name: "--key or the policy's keys"},
+		report.SettingAllowRegistry: {Flag: "allow-registry"},
+	})
+	want := map[report.Setting]string{report.SettingInflateLimit: "--max-inflate", report.SettingTrustedKeys: "--key or the policy's keys"}
+	if !maps.Equal(got, want) {
+		t.Errorf("SettingNames = %q, want %q", got, want)
 	}
 }

@@ -102,7 +102,7 @@ func TestRegistryGuard(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := newRecorder(t, tt.handler)
-			opts := Options{PlainHTTP: true, Retries: -1, AllowedHosts: tt.allowed,
+			opts := Options{PlainHTTP: true, AllowedHosts: tt.allowed,
 				Credentials: staticCreds{host: reg.host(), user: "ci", pass: "registry-password"}}
 			repo, err := OpenRegistry(reg.host()+"/capi/x", opts)
 			if err != nil {

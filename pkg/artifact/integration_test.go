@@ -91,7 +91,7 @@ func TestIntegrationPushFaults(t *testing.T) {
 			proxy := testpeer.NewFaultProxy(t, reg.URL)
 			rel := testRelease(t)
 			name := "capi/fault" + string(rune('a'+i)) + "/infrastructure-proxmox"
-			repo, err := OpenRegistry(proxy.Host+"/"+name, Options{PlainHTTP: true, Retries: -1, ResponseTimeout: time.Second})
+			repo, err := OpenRegistry(proxy.Host+"/"+name, Options{PlainHTTP: true, ResponseTimeout: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

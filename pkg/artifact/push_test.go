@@ -149,7 +149,7 @@ func TestPushFaults(t *testing.T) {
 	for _, tt := range pushFaults() {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			repo, direct, proxy := faultyRepo(t, Options{Retries: -1, ResponseTimeout: 500 * time.Millisecond})
+			repo, direct, proxy := faultyRepo(t, Options{ResponseTimeout: 500 * time.Millisecond})
 			rel := testRelease(t)
 			proxy.Set(tt.rule)
 			if _, err := Push(ctx, repo, rel, PushOptions{}); err == nil {
@@ -208,7 +208,7 @@ func TestPullTampered(t *testing.T) {
 	rel := testRelease(t)
 
 	t.Run("registry", func(t *testing.T) {
-		repo, _, proxy := faultyRepo(t, Options{Retries: -1})
+		repo, _, proxy := faultyRepo(t, Options{})
 		res, err := Push(ctx, repo, rel, PushOptions{})
 		if err != nil {
 			t.Fatal(err)

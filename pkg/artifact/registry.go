@@ -34,8 +34,8 @@ type Options struct {
 	ResponseTimeout time.Duration
 	// Retries is how often a request that failed with a network error, 408,
 	// 429 or 5xx is retried with backoff (fetch.RetryPolicy, the
-	// downloader's policy); 0 means fetch.DefaultRetries, negative means
-	// never.
+	// downloader's policy); 0 (or less) means never. The CLIs and the
+	// service pass fetch.DefaultRetries.
 	Retries int
 	// AllowedHosts are the hosts (HOST[:PORT]) a registry client may
 	// contact besides the repository's own registry: a token realm or
@@ -97,11 +97,7 @@ func (o Options) client(host string) (*auth.Client, error) {
 		base = t
 	}
 	rt := http.RoundTripper(base)
-	if o.Retries >= 0 {
-		n := o.Retries
-		if n == 0 {
-			n = pinfetch.DefaultRetries
-		}
+	if n := o.Retries; n > 0 {
 		tr := retry.NewTransport(base)
 		// The downloader's policy: one rule for what is retried and how
 		// long to wait.

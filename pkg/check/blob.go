@@ -210,11 +210,11 @@ func corruptMessage(info *blob.Info) string {
 	return s
 }
 
-func corruptHint(pkg *model.Package, cm *model.ConfigMap, info *blob.Info) string {
+func corruptHint(pkg *model.Package, cm *model.ConfigMap, info *blob.Info) (string, []report.Setting) {
 	if ce, ok := blob.IsCorrupt(info.Err); ok && ce.Kind == blob.TooLarge {
-		return "if the manifest really is that large, raise the inflate limit (--max-inflate); otherwise " + rebuildHint(pkg, cm)
+		return rebuildHint(pkg, cm) + "; if the manifest really is that large, raise the inflate limit", []report.Setting{report.SettingInflateLimit}
 	}
-	return rebuildHint(pkg, cm)
+	return rebuildHint(pkg, cm), nil
 }
 
 // blobCorrupt: the blob is one valid complete gzip member within the limit.
@@ -235,9 +235,11 @@ func blobCorrupt(t *model.Tree) []report.Finding {
 		if !blobBroken(c) {
 			return
 		}
-		out = append(out, newFinding(BlobCorrupt, pkg, owner, blobLocation(cm),
-			fmt.Sprintf("%s of ConfigMap %q %s", componentsKey(c), cm.Name, corruptMessage(c.Blob)),
-			corruptHint(pkg, cm, c.Blob)))
+		hint, settings := corruptHint(pkg, cm, c.Blob)
+		f := newFinding(BlobCorrupt, pkg, owner, blobLocation(cm),
+			fmt.Sprintf("%s of ConfigMap %q %s", componentsKey(c), cm.Name, corruptMessage(c.Blob)), hint)
+		f.Settings = settings
+		out = append(out, f)
 	})
 	// Vendored gzip files no ConfigMap carries are checked on their own.
 	for _, pkg := range t.Packages {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinseal/pinseal/internal/testkit/hinttest"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -159,6 +160,8 @@ func TestMutations(t *testing.T) {
 		not    []string // substrings its message must not hold (said twice)
 		file   string   // expected File of the first finding ("" = don't care)
 		line   int
+		// settings the first finding's hint asks to change
+		settings []report.Setting
 	}{
 		{
 			name: "yaml edited, blob not rebuilt",
@@ -211,7 +214,8 @@ func TestMutations(t *testing.T) {
 				b.RawSize = 256 << 20
 				b.Err = &blob.CorruptError{Kind: blob.TooLarge, Offset: -1, Detail: "inflates to more than 268435456 bytes; stopped there"}
 			},
-			check: BlobCorrupt, count: 1, want: []string{"size limit", "268435456 bytes", "--max-inflate"}, not: []string{"stopped there"},
+			check: BlobCorrupt, count: 1, want: []string{"size limit", "268435456 bytes", "raise the inflate limit"}, not: []string{"stopped there"},
+			settings: []report.Setting{report.SettingInflateLimit},
 		},
 		{
 			name: "corrupt vendored blob no ConfigMap carries",
@@ -433,6 +437,14 @@ func TestMutations(t *testing.T) {
 				t.Fatalf("%d findings, want %d", len(fs), tc.count)
 			}
 			f := fs[0]
+			if !slices.Equal(f.Settings, tc.settings) {
+				t.Errorf("settings %q, want %q (hint %q)", f.Settings, tc.settings, f.Hint)
+			}
+			for _, f := range fs {
+				if flags := hinttest.FindingFlags(f); len(flags) > 0 {
+					t.Errorf("finding names flags %q of an interface; name the setting (report.Setting) instead:\n%s\n%s", flags, f.Message, f.Hint)
+				}
+			}
 			all := f.Message + "\n" + f.Hint + "\n" + f.Detail
 			for _, w := range tc.want {
 				if !strings.Contains(all, w) {

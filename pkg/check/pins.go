@@ -421,7 +421,9 @@ func packageLoad(t *model.Tree) []report.Finding {
 		if id == "" {
 			id = PackageLoad
 		}
-		out = append(out, newFinding(id, nil, p.Provider, p.Location, p.Message, p.Hint))
+		f := newFinding(id, nil, p.Provider, p.Location, p.Message, p.Hint)
+		f.Settings = p.Settings
+		out = append(out, f)
 	}
 	for _, pkg := range t.Packages {
 		for _, p := range pkg.Problems {
@@ -429,7 +431,9 @@ func packageLoad(t *model.Tree) []report.Finding {
 			if id == "" {
 				id = PackageLoad
 			}
-			out = append(out, newFinding(id, pkg, p.Provider, p.Location, p.Message, p.Hint))
+			f := newFinding(id, pkg, p.Provider, p.Location, p.Message, p.Hint)
+			f.Settings = p.Settings
+			out = append(out, f)
 		}
 	}
 	return out

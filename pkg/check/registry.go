@@ -309,13 +309,16 @@ func registryDigest(t *model.Tree) []report.Finding {
 	var out []report.Finding
 	ix := NewIndex(t)
 	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
-		add := func(loc model.Location, msg, hint string) {
-			out = append(out, newFinding(RegistryDigest, pkg, providerID(p), loc, msg, hint))
+		add := func(loc model.Location, msg, hint string, settings ...report.Setting) {
+			f := newFinding(RegistryDigest, pkg, providerID(p), loc, msg, hint)
+			f.Settings = settings
+			out = append(out, f)
 		}
 		switch {
 		case a.Refused != "":
+			hint, settings := refusedHint(a)
 			add(p.Location, fmt.Sprintf("%s installs from %s (spec.fetchConfig.oci), which was not checked: %s", p.ID(), a.Ref, a.Refused),
-				refusedHint(a))
+				hint, settings...)
 			return
 		case a.Tampered:
 			add(p.Location, fmt.Sprintf("the registry serves bytes for %s that do not match the digests in its manifest: %s", a.Ref, a.Err),
@@ -323,7 +326,8 @@ func registryDigest(t *model.Tree) []report.Finding {
 			return
 		case a.Err != "":
 			add(p.Location, fmt.Sprintf("the artifact %s could not be read: %s", a.Ref, a.Err),
-				"check that the registry is reachable and that the docker config has credentials for it (use --plain-http for a plain HTTP registry), then run again")
+				"check that the registry is reachable and that the docker config has credentials for it, then run again; for a plain HTTP registry, allow plain HTTP",
+				report.SettingPlainHTTP)
 			return
 		case !a.Found:
 			add(p.Location, fmt.Sprintf("release %s of %s is not in the registry: %s does not exist", p.Version, p.ID(), a.Ref),
@@ -360,13 +364,15 @@ func registryDigest(t *model.Tree) []report.Finding {
 	return out
 }
 
-// refusedHint says how to get a refused fetchConfig.oci artifact checked.
-func refusedHint(a *model.Artifact) string {
+// refusedHint says how to get a refused fetchConfig.oci artifact checked,
+// and the settings it asks to change.
+func refusedHint(a *model.Artifact) (string, []report.Setting) {
 	if a.Repository == "" {
-		return "write spec.fetchConfig.oci as the cluster-api-operator reads it: [http://]HOST[:PORT]/REPO[:TAG] (no tag: spec.version)"
+		return "write spec.fetchConfig.oci as the cluster-api-operator reads it: [http://]HOST[:PORT]/REPO[:TAG] (no tag: spec.version)", nil
 	}
 	host, _, _ := strings.Cut(a.Repository, "/")
-	return fmt.Sprintf("if %s is a registry you trust, allow it: `verifier check --allow-registry %s` (with --plain-http for a plain HTTP registry); otherwise point spec.fetchConfig.oci at a registry you allow", host, host)
+	return fmt.Sprintf("point spec.fetchConfig.oci at a registry you allow, or, if %s is a registry you trust, allow it (and plain HTTP, if it serves plain HTTP)", host),
+		[]report.Setting{report.SettingAllowRegistry, report.SettingPlainHTTP}
 }
 
 // versionReused: the release tag does not hold another release than the
@@ -409,9 +415,10 @@ func signature(t *model.Tree) []report.Finding {
 		if !a.Found || !s.Checked || s.Valid {
 			return
 		}
-		msg, hint := verdictWords(false, s.Reason, a.Pinned(), s.Form, pushHint(pkg, p, a))
+		msg, hint, settings := verdictWords(false, s.Reason, a.Pinned(), s.Form, pushHint(pkg, p, a))
 		f := newFinding(Signature, pkg, providerID(p), p.Location, msg, hint)
 		f.Detail = s.Message
+		f.Settings = settings
 		out = append(out, f)
 	})
 	return out
@@ -421,8 +428,9 @@ func signature(t *model.Tree) []report.Finding {
 // provenance attestation (prov true) that did not verify for reason:
 // every reason in this one switch, each case with the signature's words
 // first and the provenance's second. ref is the artifact, form what was
-// found, push how to push and sign it again.
-func verdictWords(prov bool, reason model.Reason, ref, form, push string) (msg, hint string) {
+// found, push how to push and sign it again. settings are those the hint
+// asks to change.
+func verdictWords(prov bool, reason model.Reason, ref, form, push string) (msg, hint string, settings []report.Setting) {
 	what := "signature"
 	if prov {
 		what = "provenance attestation"
@@ -441,37 +449,37 @@ func verdictWords(prov bool, reason model.Reason, ref, form, push string) (msg, 
 		if form == "" {
 			form = "the " + what
 		}
-		return fmt.Sprintf("the %s of %s (%s) %s (%s)", what, ref, form, w.is, r), w.hint
+		return fmt.Sprintf("the %s of %s (%s) %s (%s)", what, ref, form, w.is, r), w.hint, nil
 	}
 	switch r {
 	case model.NoSignature:
 		return one(fmt.Sprintf("the artifact %s is not signed", ref), fmt.Sprintf("the artifact %s has no provenance attestation", ref)),
-			one("sign it with the release key: "+push+", or `cosign sign --key cosign.key "+ref+"`", "attest it with the release key: "+push)
+			one("sign it with the release key: "+push+", or `cosign sign --key cosign.key "+ref+"`", "attest it with the release key: "+push), nil
 	case model.OtherKey:
 		return one(fmt.Sprintf("the artifact %s is signed, but by none of the trusted keys", ref), fmt.Sprintf("the provenance attestations of %s are signed by none of the trusted keys", ref)),
-			one("if the signer is trusted, add its public key to the policy's keys (or --key); otherwise this artifact was not released by you: do not deploy it",
-				"if the attester is trusted, add its public key to the policy's keys (or --key); otherwise do not deploy it")
+			one("unless the signer is trusted, this artifact was not released by you: do not deploy it; if the signer is trusted, add its public key to the trusted keys",
+				"do not deploy it unless the attester is trusted; if it is, add its public key to the trusted keys"), []report.Setting{report.SettingTrustedKeys}
 	case model.WrongDigest:
 		return one(fmt.Sprintf("the signature stored for %s was made by a trusted key for another digest (copied from another artifact)", ref),
 				fmt.Sprintf("the provenance attestation stored for %s is about another artifact (its subject is another digest)", ref)),
 			one("do not deploy it: the signed artifact is a different one; push and sign the release again and find out who copied the signature",
-				"do not deploy it: attest the release again with `builder push` and find out who copied the attestation")
+				"do not deploy it: attest the release again with `builder push` and find out who copied the attestation"), nil
 	case model.WrongPredicate:
 		return fmt.Sprintf("the attestations of %s are not SLSA provenance v1", ref),
-			"attest it with `builder push --key`, which stores SLSA provenance v1"
+			"attest it with `builder push --key`, which stores SLSA provenance v1", nil
 	case model.NoTrustedKeys:
 		return fmt.Sprintf("the %s of %s cannot be verified: no trusted keys", one("signature", "provenance"), ref),
-			"list the release key's public key in the policy's keys, or pass --key cosign.pub"
+			"add the release key's public key (cosign.pub) to the trusted keys", []report.Setting{report.SettingTrustedKeys}
 	case model.ReadError:
 		return fmt.Sprintf("the %s of %s could not be read", one("signatures", "attestations"), ref),
-			"check that the registry is reachable and run again"
+			"check that the registry is reachable and run again", nil
 	case model.TooLarge:
 		return fmt.Sprintf("the %s image stored for %s exceeds the verifier's bounds, so it was not read", one("signature", "attestation"), ref),
 			one("a signature image holds one small layer per signing key; this one was not made by cosign or `builder push`: delete its .sig tag and sign again with the release key: ",
-				"an attestation image holds one small layer per attestation; this one was not made by cosign or `builder push`: delete its .att tag and attest again: ") + push
+				"an attestation image holds one small layer per attestation; this one was not made by cosign or `builder push`: delete its .att tag and attest again: ") + push, nil
 	default:
 		return fmt.Sprintf("the %s %s %s is not valid (%s)", what, one("stored for", "of"), ref, reason),
-			one("sign it again with the release key: ", "attest it again: ") + push
+			one("sign it again with the release key: ", "attest it again: ") + push, nil
 	}
 }
 
@@ -508,8 +516,9 @@ func provenance(t *model.Tree, builders []string) []report.Finding {
 			out = append(out, f)
 		}
 		if !pr.Valid {
-			msg, hint := verdictWords(true, pr.Reason, ref, pr.Form, pushHint(pkg, p, a))
+			msg, hint, settings := verdictWords(true, pr.Reason, ref, pr.Form, pushHint(pkg, p, a))
 			add(msg, hint, pr.Message)
+			out[len(out)-1].Settings = settings
 			return
 		}
 		if !slices.Contains(builders, pr.BuilderID) {

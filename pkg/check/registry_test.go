@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/testkit/hinttest"
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/layout"
@@ -174,6 +175,25 @@ func TestRegistryMutations(t *testing.T) {
 		}, nil, OCIInstall, "InfrastructureProvider/proxmox", "reads metadata from layer infrastructure-proxmox-v0.7.7-infraprovider-proxmox-metadata.yaml"},
 		{"builder not allowed", func(tr *model.Tree) {}, []string{"https://example.com/other-builder"},
 			Provenance, "CoreProvider/cluster-api", "which the policy does not allow"},
+		{"fetchConfig.oci registry not allowed", func(tr *model.Tree) {
+			a := core(tr).Artifact
+			*a = model.Artifact{Ref: "other.example/capi/core-cluster-api:v1.10.1-core", Repository: "other.example/capi/core-cluster-api",
+				OCISource: true, Refused: "registry other.example is not allowed"}
+		}, nil, RegistryDigest, "CoreProvider/cluster-api", "which was not checked"},
+		{"no trusted keys", func(tr *model.Tree) {
+			core(tr).Artifact.Signature = model.Signature{Checked: true, Reason: "no-trusted-keys"}
+		}, nil, Signature, "CoreProvider/cluster-api", "no trusted keys"},
+		{"attested by another key", func(tr *model.Tree) {
+			proxmox(tr).Artifact.Provenance = model.Provenance{Checked: true, Found: true, Reason: "other-key"}
+		}, nil, Provenance, "InfrastructureProvider/proxmox", "signed by none of the trusted keys"},
+	}
+	// The settings each hint asks to change (none for the others).
+	settings := map[string][]report.Setting{
+		"registry unreachable":                 {report.SettingPlainHTTP},
+		"signed by another key":                {report.SettingTrustedKeys},
+		"fetchConfig.oci registry not allowed": {report.SettingAllowRegistry, report.SettingPlainHTTP},
+		"no trusted keys":                      {report.SettingTrustedKeys},
+		"attested by another key":              {report.SettingTrustedKeys},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,6 +206,14 @@ func TestRegistryMutations(t *testing.T) {
 			}
 			if fs[0].Provider != tc.provider || !strings.Contains(fs[0].Message+"\n"+fs[0].Detail, tc.want) || fs[0].Hint == "" {
 				t.Errorf("finding = %+v, want provider %s and %q", fs[0], tc.provider, tc.want)
+			}
+			if !slices.Equal(fs[0].Settings, settings[tc.name]) {
+				t.Errorf("settings %q, want %q (hint %q)", fs[0].Settings, settings[tc.name], fs[0].Hint)
+			}
+			for _, f := range fs {
+				if flags := hinttest.FindingFlags(f); len(flags) > 0 {
+					t.Errorf("finding names flags %q of an interface; name the setting (report.Setting) instead:\n%s\n%s", flags, f.Message, f.Hint)
+				}
 			}
 		})
 	}

@@ -15,8 +15,9 @@ import (
 // registry client of pkg/artifact use RetryPolicy, so a flaky upstream and
 // a flaky registry are treated alike.
 const (
-	// DefaultRetries is what the CLIs pass when --retries is not given.
-	// Library callers say how many they want: Retries 0 means none.
+	// DefaultRetries is what the CLIs and the service pass (the default
+	// of the builder's retries flag). Library callers say how many they
+	// want: Retries 0 means none, in Fetcher and artifact.Options alike.
 	DefaultRetries = 3
 	// DefaultBackoff is the wait before the first retry when the caller
 	// does not set one; each next wait doubles (with 10% jitter).

@@ -164,11 +164,18 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 // dedupe drops repeated problems (a bad link is seen by the chart reader
 // and by the file hasher).
 func dedupe(probs []model.Problem) []model.Problem {
-	seen := map[model.Problem]bool{}
+	type key struct {
+		check, provider string
+		loc             model.Location
+		msg, hint       string
+		settings        string
+	}
+	seen := map[key]bool{}
 	out := probs[:0]
 	for _, p := range probs {
-		if !seen[p] {
-			seen[p] = true
+		k := key{p.Check, p.Provider, p.Location, p.Message, p.Hint, fmt.Sprint(p.Settings)}
+		if !seen[k] {
+			seen[k] = true
 			out = append(out, p)
 		}
 	}

@@ -42,6 +42,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/report"
 )
 
 // Default render bounds (RenderLimits' zero values).
@@ -262,21 +263,23 @@ func (l *scanner) limitProblem(le *limitError, chartName string, files []*loader
 		file = subchartPath(strings.TrimPrefix(le.Template, chartName+"/"), subchartDirs(files))
 		tmpl = "template " + file
 	}
-	var msg, knob string
+	var msg, limit string
+	var setting report.Setting
 	switch le.What {
 	case "time":
 		msg = fmt.Sprintf("rendering %s took longer than the render time limit of %s; rendering stopped", tmpl, lim.Timeout)
-		knob = "limits.renderTimeout, --render-timeout"
+		limit, setting = "render time limit", report.SettingRenderTimeout
 	case "memory":
 		msg = fmt.Sprintf("rendering %s went over the render memory limit of %s; rendering stopped", tmpl, byteSize(lim.MaxMemory))
-		knob = "limits.renderMaxMemory, --render-max-memory"
+		limit, setting = "render memory limit", report.SettingRenderMaxMemory
 	default:
 		msg = fmt.Sprintf("the rendered output of the chart went over the render output limit of %s (%s, the largest from %s); rendering stopped", byteSize(lim.MaxOutput), le.Detail, tmpl)
-		knob = "limits.renderMaxOutput, --render-max-output"
+		limit, setting = "render output limit", report.SettingRenderMaxOutput
 	}
 	l.opts.Logger.Warn("chart render over its bound", "chart", chartName, "template", le.Template, "limit", le.What, "detail", le.Detail)
 	return &model.Problem{Check: CheckLoad, Location: model.Location{File: file}, Message: msg,
-		Hint: fmt.Sprintf("fix the template (run `helm template -n %s %s .` in the package directory); if the chart really needs more, raise the bound (%s)", namespace, release, knob)}
+		Hint:     fmt.Sprintf("fix the template (run `helm template -n %s %s .` in the package directory); if the chart really needs more, raise the %s", namespace, release, limit),
+		Settings: []report.Setting{setting}}
 }
 
 // selfExe is the executable the render child runs.
@@ -545,8 +548,9 @@ func (l *scanner) parsePlain(ctx context.Context, name string, data []byte) (kep
 		var le *limitError
 		if errors.As(err, &le) {
 			return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: name},
-				Message: fmt.Sprintf("parsing %s went over the render %s limit of %s (%s)", name, le.What, limitValue(le.What, lim), le.Detail),
-				Hint:    "split the file, or raise the bound (limits.renderMaxMemory, limits.renderTimeout; --render-max-memory, --render-timeout) if the file is trusted"}, nil
+				Message:  fmt.Sprintf("parsing %s went over the render %s limit of %s (%s)", name, le.What, limitValue(le.What, lim), le.Detail),
+				Hint:     "split the file, or, if the file is trusted, raise the render memory and time limits",
+				Settings: []report.Setting{report.SettingRenderMaxMemory, report.SettingRenderTimeout}}, nil
 		}
 		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: name},
 			Message: fmt.Sprintf("%s could not be parsed: %v", name, err),

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/report"
 )
 
 // TestMain lets this test binary be the render child (see
@@ -71,13 +73,14 @@ func TestRenderBounds(t *testing.T) {
 	tests := []struct {
 		name, bomb string
 		want       []string
+		setting    report.Setting // the limit the hint asks to raise
 	}{
-		{"memory", memoryBomb, []string{"rendering template templates/zz-bomb.yaml went over the render memory limit of 256 MiB"}},
-		{"time", timeBomb, []string{"rendering template templates/zz-bomb.yaml took longer than the render time limit of 2s"}},
-		{"output", outputBomb, []string{"went over the render output limit of 1 MiB", "templates/zz-bomb.yaml"}},
+		{"memory", memoryBomb, []string{"rendering template templates/zz-bomb.yaml went over the render memory limit of 256 MiB"}, report.SettingRenderMaxMemory},
+		{"time", timeBomb, []string{"rendering template templates/zz-bomb.yaml took longer than the render time limit of 2s"}, report.SettingRenderTimeout},
+		{"output", outputBomb, []string{"went over the render output limit of 1 MiB", "templates/zz-bomb.yaml"}, report.SettingRenderMaxOutput},
 		// A chart cannot forge the mark that names the running template.
 		{"forged mark", `{{ if lookup "pinseal.render/mark" "bomb/templates/provider.yaml" "" "x" }}{{ end }}` + timeBomb,
-			[]string{"rendering template templates/zz-bomb.yaml took longer"}},
+			[]string{"rendering template templates/zz-bomb.yaml took longer"}, report.SettingRenderTimeout},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,8 +103,8 @@ func TestRenderBounds(t *testing.T) {
 					t.Errorf("message %q lacks %q", probs[0].Message, w)
 				}
 			}
-			if !strings.Contains(probs[0].Hint, "raise the bound") {
-				t.Errorf("hint %q does not say how to raise the bound", probs[0].Hint)
+			if !strings.Contains(probs[0].Hint, "raise the render") || !slices.Equal(probs[0].Settings, []report.Setting{tc.setting}) {
+				t.Errorf("hint %q (settings %q) does not say to raise the %s bound", probs[0].Hint, probs[0].Settings, tc.setting)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ package model
 import (
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/report"
 )
 
 // Operator API group/version of the provider kinds.
@@ -114,6 +115,9 @@ type Problem struct {
 	Location
 	Message string
 	Hint    string
+	// Settings are the verifier settings Hint asks to change (in words);
+	// they become the finding's Settings.
+	Settings []report.Setting
 }
 
 // File is a vendored file.

@@ -102,7 +102,7 @@ func WriteHuman(w io.Writer, r *Report, o HumanOptions) error {
 	fmt.Fprintf(bw, "\n%s: %s: %s, %s, %d waived\n", verdict, what,
 		plural(s.Errors, "error"), plural(s.Warnings, "warning"), s.Waived)
 	if n := len(r.Skipped); n > 0 {
-		fmt.Fprintf(bw, "%s\n", p.paint(ansiDim, fmt.Sprintf("skipped %s that %s not provider packages or excluded (--output json lists each with the reason)", plural(n, "chart"), map[bool]string{true: "is", false: "are"}[n == 1])))
+		fmt.Fprintf(bw, "%s\n", p.paint(ansiDim, fmt.Sprintf("skipped %s that %s not provider packages or excluded (the JSON report lists each with the reason)", plural(n, "chart"), map[bool]string{true: "is", false: "are"}[n == 1])))
 	}
 	return bw.Flush()
 }

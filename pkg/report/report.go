@@ -3,6 +3,11 @@
 // api/report.schema.json; the CLI and the HTTP service emit the same.
 package report
 
+import (
+	"slices"
+	"strings"
+)
+
 // SchemaVersion identifies the JSON report format.
 const SchemaVersion = "pinseal.report/v1"
 
@@ -52,6 +57,64 @@ type Finding struct {
 	Hint     string   `json:"hint,omitempty"`   // what to do about it
 	Detail   string   `json:"detail,omitempty"` // e.g. a diff excerpt
 	Waiver   *Waiver  `json:"waiver,omitempty"` // set when a waiver downgraded it
+	// Settings are the verifier settings the hint asks to change, if
+	// any. The hint names them in words only; the interface that shows
+	// the report adds its own name for them (NameSettings).
+	Settings []Setting `json:"settings,omitempty"`
+}
+
+// Setting is a setting of the verifier that a finding's hint may ask to
+// change. Findings are the same in every interface, but each sets these
+// its own way (the CLI with a flag, the service in its config), so
+// libraries name the setting and the interface names how to set it.
+type Setting string
+
+// The settings a hint may name.
+const (
+	// SettingPlainHTTP: reach registries over plain HTTP.
+	SettingPlainHTTP Setting = "plain-http"
+	// SettingAllowRegistry: the registries providers' spec.fetchConfig.oci
+	// may be read from.
+	SettingAllowRegistry Setting = "allow-registry"
+	// SettingTrustedKeys: the public keys signatures and provenance are
+	// verified with.
+	SettingTrustedKeys Setting = "trusted-keys"
+	// SettingInflateLimit: how far a blob is inflated before it counts as
+	// a gzip bomb.
+	SettingInflateLimit Setting = "inflate-limit"
+	// SettingRenderTimeout, SettingRenderMaxMemory, SettingRenderMaxOutput:
+	// the bounds of rendering one chart (or parsing one manifest file).
+	SettingRenderTimeout   Setting = "render-timeout"
+	SettingRenderMaxMemory Setting = "render-max-memory"
+	SettingRenderMaxOutput Setting = "render-max-output"
+)
+
+// Settings are all the settings a hint may name, in a stable order.
+var Settings = []Setting{SettingPlainHTTP, SettingAllowRegistry, SettingTrustedKeys, SettingInflateLimit,
+	SettingRenderTimeout, SettingRenderMaxMemory, SettingRenderMaxOutput}
+
+// NameSettings appends to the hint of each finding that names settings
+// how the calling interface sets them: " (NAME, NAME)" with names[s] for
+// each of the finding's settings that names has (an interface without
+// the setting leaves it out). Naming twice with the same names changes
+// nothing more.
+func (r *Report) NameSettings(names map[Setting]string) {
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		var ns []string
+		for _, s := range f.Settings {
+			if n := names[s]; n != "" && !slices.Contains(ns, n) {
+				ns = append(ns, n)
+			}
+		}
+		if len(ns) == 0 {
+			continue
+		}
+		suffix := " (" + strings.Join(ns, ", ") + ")"
+		if !strings.HasSuffix(f.Hint, suffix) {
+			f.Hint += suffix
+		}
+	}
 }
 
 // Waiver records why a finding does not count.

@@ -3,9 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pinseal/pinseal/api"
 	"github.com/pinseal/pinseal/api/apitest"
 )
 
@@ -316,4 +318,61 @@ func tail(s string) string {
 		return s[len(s)-80:]
 	}
 	return s
+}
+
+// TestSettingsMatchSchema: the settings the schema allows are exactly
+// report.Settings, and the schema refuses any other.
+func TestSettingsMatchSchema(t *testing.T) {
+	var doc struct {
+		Defs struct {
+			Finding struct {
+				Properties struct {
+					Settings struct {
+						Items struct {
+							Enum []Setting `json:"enum"`
+						} `json:"items"`
+					} `json:"settings"`
+				} `json:"properties"`
+			} `json:"finding"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(api.ReportSchema, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Defs.Finding.Properties.Settings.Items.Enum; !slices.Equal(got, Settings) {
+		t.Errorf("api/report.schema.json settings enum is %q, report.Settings is %q", got, Settings)
+	}
+	for _, c := range []struct {
+		settings []Setting
+		ok       bool
+	}{{Settings, true}, {[]Setting{SettingInflateLimit}, true}, {[]Setting{"max-inflate"}, false}} {
+		r := sample()
+		r.Findings[0].Settings = c.settings
+		var buf bytes.Buffer
+		if err := WriteJSON(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := apitest.Validate(apitest.ReportSchema(t), buf.Bytes()); (err == nil) != c.ok {
+			t.Errorf("settings %q: schema says %v, want valid %v", c.settings, err, c.ok)
+		}
+	}
+}
+
+func TestNameSettings(t *testing.T) {
+	r := &Report{Findings: []Finding{
+		{Hint: "raise the inflate limit", Settings: []Setting{SettingInflateLimit}},
+		{Hint: "allow it", Settings: []Setting{SettingAllowRegistry, SettingPlainHTTP}},
+		{Hint: "no setting"},
+		{Hint: "the service has none", Settings: []Setting{SettingTrustedKeys}},
+	}}
+	names := map[Setting]string{SettingInflateLimit: "--max-inflate", SettingAllowRegistry: "--allow-registry", SettingPlainHTTP: "--plain-http"}
+	want := []string{"raise the inflate limit (--max-inflate)", "allow it (--allow-registry, --plain-http)", "no setting", "the service has none"}
+	for range 2 { // naming again adds nothing
+		r.NameSettings(names)
+		for i, f := range r.Findings {
+			if f.Hint != want[i] {
+				t.Errorf("finding %d: hint %q, want %q", i, f.Hint, want[i])
+			}
+		}
+	}
 }

@@ -38,7 +38,7 @@ type Options struct {
 }
 
 // ErrTLogUnsupported is returned when a transparency log upload is asked for.
-var ErrTLogUnsupported = errors.New("transparency log upload is not supported: pinseal signs offline with a key (verify with --insecure-ignore-tlog); to also log to Rekor, run `cosign sign --key cosign.key REPO@DIGEST` on the pushed digest")
+var ErrTLogUnsupported = errors.New("transparency log upload is not supported: pinseal signs offline with a key (verify it with `cosign verify --key cosign.pub --insecure-ignore-tlog REPO@DIGEST`); to also log to Rekor, run `cosign sign --key cosign.key REPO@DIGEST` on the pushed digest")
 
 // Status says what Sign or Attest did.
 type Status string

@@ -116,7 +116,7 @@ func TestIntegrationFetchConfigOCI(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No --plain-http: the http:// of fetchConfig.oci says it, as for the operator.
-	tls := artifact.Options{Credentials: credentials.NewMemoryStore(), Retries: -1}
+	tls := artifact.Options{Credentials: credentials.NewMemoryStore()}
 	// Providers read through a proxy that lists every request, so a test
 	// can see that a registry that was not allowed is never contacted.
 	proxy := testpeer.NewFaultProxy(t, reg.URL)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/testkit/hinttest"
+
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
@@ -225,6 +227,9 @@ func TestRegistryMutationsGoRedAlone(t *testing.T) {
 			for _, f := range r.Findings {
 				if f.Check == tc.check && !strings.Contains(f.Message, tc.want) {
 					t.Errorf("message %q lacks %q", f.Message, tc.want)
+				}
+				if flags := hinttest.FindingFlags(f); len(flags) > 0 {
+					t.Errorf("%s finding names flags %q of an interface; name the setting (report.Setting) instead: %s", f.Check, flags, f.Hint)
 				}
 			}
 			if r.Summary.Passed || r.ExitCode() != 1 {

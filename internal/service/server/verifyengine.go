@@ -7,6 +7,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -31,7 +32,7 @@ type VerifyEngine struct {
 // HTTP (a loopback registry).
 func NewVerifyEngine(cfg *Config, plainHTTP bool) VerifyEngine {
 	return VerifyEngine{
-		Registry: artifact.Options{PlainHTTP: plainHTTP, AllowedHosts: cfg.RegistryHosts()},
+		Registry: artifact.Options{PlainHTTP: plainHTTP, AllowedHosts: cfg.RegistryHosts(), Retries: fetch.DefaultRetries},
 		Render:   cfg.Limits.Render(),
 		Allow:    cfg.Registries,
 	}
@@ -42,6 +43,26 @@ func orDefault(pol *policy.Policy) *policy.Policy {
 		return policy.Default()
 	}
 	return pol
+}
+
+// settingNames name the settings a finding's hint asks to change in the
+// service's terms: its config keys, the policy, the serve flag. The
+// service has no inflate limit to raise, so it names none.
+var settingNames = map[report.Setting]string{
+	report.SettingPlainHTTP:       "verifier serve --plain-http",
+	report.SettingAllowRegistry:   "the config's registries",
+	report.SettingTrustedKeys:     "`keys:` in the policy file",
+	report.SettingRenderTimeout:   "the config's limits.renderTimeout",
+	report.SettingRenderMaxMemory: "the config's limits.renderMaxMemory",
+	report.SettingRenderMaxOutput: "the config's limits.renderMaxOutput",
+}
+
+// named names the settings of rep's hints in the service's terms.
+func named(rep *report.Report, err error) (*report.Report, error) {
+	if rep != nil {
+		rep.NameSettings(settingNames)
+	}
+	return rep, err
 }
 
 // CheckTree implements Engine.
@@ -56,7 +77,7 @@ func (e VerifyEngine) CheckTree(ctx context.Context, root string, opts CheckOpti
 			return nil, fmt.Errorf("registry checks against %s: %w", opts.Registry, err)
 		}
 	}
-	return verify.Run(ctx, root, vo)
+	return named(verify.Run(ctx, root, vo))
 }
 
 // Resolve implements Engine.
@@ -67,7 +88,7 @@ func (e VerifyEngine) Resolve(ctx context.Context, ref string) (string, error) {
 // VerifyArtifact implements Engine.
 func (e VerifyEngine) VerifyArtifact(ctx context.Context, ref string, opts VerifyOptions) (*report.Report, error) {
 	rep, _, err := verify.Ref(ctx, ref, verify.RefOptions{Policy: orDefault(opts.Policy), Registry: e.Registry, Tag: opts.Tag})
-	return rep, err
+	return named(rep, err)
 }
 
 // configHint adds to an engine error what to change in the service's

@@ -169,6 +169,10 @@ spec:
 	for _, f := range rep.Findings {
 		if f.Package == "oci-core" && f.Check == "registry-digest" && strings.Contains(f.Message, "is not allowed") {
 			refused = true
+			// The hint names the service's settings, not the CLI's flags.
+			if want := "(the config's registries, verifier serve --plain-http)"; !strings.HasSuffix(f.Hint, want) || strings.Contains(f.Hint, "--allow-registry") {
+				t.Errorf("hint %q does not end in %q", f.Hint, want)
+			}
 		}
 	}
 	if !refused {
@@ -261,5 +265,15 @@ func TestConfigHint(t *testing.T) {
 	}
 	if err := configHint(verify.ErrNoTrustedKeys, "/etc/p.yaml"); !errors.Is(err, ErrNotConfigured) || !strings.Contains(err.Error(), "policy /etc/p.yaml trusts no key") || strings.Contains(err.Error(), "--") {
 		t.Fatalf("no trusted keys: %v", err)
+	}
+}
+
+// TestSettingNames: the service names every setting a hint may name but
+// the inflate limit, which it does not let anyone change.
+func TestSettingNames(t *testing.T) {
+	for _, s := range report.Settings {
+		if _, ok := settingNames[s]; ok == (s == report.SettingInflateLimit) {
+			t.Errorf("setting %s: named %q", s, settingNames[s])
+		}
 	}
 }

@@ -78,7 +78,7 @@ func Layout(t testing.TB) artifact.Prefix {
 }
 
 // Options reach the fixture registries (plain HTTP, no docker config).
-var Options = artifact.Options{PlainHTTP: true, Credentials: credentials.NewMemoryStore(), Retries: -1}
+var Options = artifact.Options{PlainHTTP: true, Credentials: credentials.NewMemoryStore()}
 
 // Key is a fresh ECDSA P-256 signing key (unencrypted: scrypt is slow).
 func Key(t testing.TB) *sign.PrivateKey {
