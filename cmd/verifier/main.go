@@ -43,5 +43,6 @@ var settingFlags = map[report.Setting]cli.SettingFlag{
 func main() {
 	// First: the bounded chart-render child is this binary run again.
 	load.MaybeRunRenderChild()
+	useFallbackRoots()
 	cli.Main(newRootCmd())
 }

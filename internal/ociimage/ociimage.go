@@ -6,7 +6,7 @@
 // The base is empty ("scratch"): the binary is static and needs nothing
 // from a distribution — git sources are fetched in-process (go-git), TLS
 // roots are compiled in as a fallback (golang.org/x/crypto/x509roots/
-// fallback) — so the image has no shell, no package manager and nothing to
+// fallback/bundle, set by cmd/verifier's main) — so the image has no shell, no package manager and nothing to
 // patch but the binary, and it is built offline: no base image to pull or
 // pin. Files it writes go to the mounted data directory and /tmp (the
 // chart mounts both; the root file system stays read-only).
