@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -47,7 +48,9 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	// labels. Asked only when a chart fails or renders no provider, so a
 	// clean package never scans its megabytes of vendored YAML for it.
 	strong := func() bool { return false }
-	var relIn *releaseInput // what Helm would store as the release (charts)
+	var relIn *releaseInput       // what Helm would store as the release (charts)
+	var hashed bool               // hashFiles ran (beside the render)
+	var hashProbs []model.Problem // what it found, added in order below
 	if c.chart {
 		files, m, cprobs, fatal := l.collectChart(p)
 		mem = m
@@ -72,7 +75,13 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			values, vprobs = l.valuesFor(c.rel)
 			probs = append(probs, vprobs...)
 			relIn = &releaseInput{}
+			// The files are hashed while the chart renders: a render is
+			// mostly waiting for the child. (A chart worth rendering is
+			// nearly always a provider package; one that is not has cost
+			// a hash.)
+			wait := l.hashAsync(ctx, p, mem)
 			objs, rprobs = l.renderChart(ctx, files, p.Pins.Name, ns, values, relIn)
+			hashProbs, hashed = wait(), true
 			probs = append(probs, rprobs...)
 		}
 		if len(rprobs) > 0 && !strong() {
@@ -145,7 +154,11 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		p.Release = relIn.size()
 	}
 	relIn = nil
-	l.hashFiles(ctx, p, mem)
+	if hashed {
+		p.Problems = append(p.Problems, hashProbs...)
+	} else {
+		l.hashFiles(ctx, p, mem)
+	}
 	l.upstreamDigests(p, mem)
 	for _, cm := range cms {
 		l.inspect(p, cm)
@@ -159,6 +172,29 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	}
 	p.Problems = dedupe(p.Problems)
 	return p
+}
+
+// hashAsync runs hashFiles in its own goroutine; the function it returns
+// waits for it and returns the problems it found, which it takes out of
+// p.Problems (the caller adds them where hashFiles would have, so their
+// order does not depend on the overlap). A panic of hashFiles is raised
+// again in the caller's goroutine, where safeLoad turns it into a
+// problem. p must not change until the wait.
+func (l *scanner) hashAsync(ctx context.Context, p *model.Package, mem map[string][]byte) func() []model.Problem {
+	n := len(p.Problems)
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		l.hashFiles(ctx, p, mem)
+	}()
+	return func() []model.Problem {
+		if r := <-done; r != nil {
+			panic(r)
+		}
+		found := slices.Clone(p.Problems[n:])
+		p.Problems = p.Problems[:n]
+		return found
+	}
 }
 
 // dedupe drops repeated problems (a bad link is seen by the chart reader
