@@ -54,6 +54,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	if c.chart {
 		files, m, cprobs, fatal := l.collectChart(p)
 		mem = m
+		defer releaseBuffers(mem) // after every use of the chart's bytes
 		strong = sync.OnceValue(func() bool { return providerMarked(files) })
 		if !fatal && !chartWorthRendering(files) {
 			l.skip(c, "no template holds a provider object or components ConfigMap")
@@ -375,11 +376,7 @@ func (l *scanner) readFile(fp string, size int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	if _, err := buf.ReadFrom(f); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return readSized(f, size)
 }
 
 func readCappedFrom(f *os.File, limit int64) ([]byte, error) {
