@@ -22,13 +22,20 @@ const (
 	pooledMax = 64 << 20  // larger ones too: rare, and not worth keeping
 )
 
-// bufferPools holds, by size class (a power of two), buffers of exactly
-// that capacity.
-var bufferPools [bits.UintSize]sync.Pool
+// bufferPools holds, by size class, buffers of exactly the class's
+// capacity.
+var bufferPools [4*bits.UintSize + 5]sync.Pool
 
-// sizeClass is the class of a buffer that holds n bytes: the exponent of
-// the smallest power of two >= n.
-func sizeClass(n int) int { return bits.Len(uint(n - 1)) }
+// sizeClass is the class of a buffer that holds n (> 1) bytes and its
+// capacity: four classes between two powers of two, so a buffer is at
+// most a quarter larger than the file it was made for.
+func sizeClass(n int) (class, capacity int) {
+	e := bits.Len(uint(n - 1)) // 2^(e-1) < n <= 2^e
+	base := 1 << (e - 1)
+	step := max(base/4, 1)
+	q := (n - base + step - 1) / step // 1..4
+	return 4*e + q, base + q*step
+}
 
 // readBuffer returns an empty buffer able to hold n bytes without
 // growing: pooled for sizes between pooledMin and pooledMax.
@@ -36,23 +43,26 @@ func readBuffer(n int) []byte {
 	if n < pooledMin || n > pooledMax {
 		return make([]byte, 0, n)
 	}
-	c := sizeClass(n)
+	c, size := sizeClass(n)
 	if b, ok := bufferPools[c].Get().(*[]byte); ok {
 		return (*b)[:0]
 	}
-	return make([]byte, 0, 1<<c)
+	return make([]byte, 0, size)
 }
 
 // releaseBuffers gives the pooled buffers of a package's chart files back
 // (see above). mem must not be used after.
 func releaseBuffers(mem map[string][]byte) {
 	for name, b := range mem {
-		c := cap(b)
-		if c < pooledMin || c > pooledMax || c&(c-1) != 0 || !pooledFile(name) {
+		if cap(b) < pooledMin || cap(b) > pooledMax || !pooledFile(name) {
 			continue
 		}
+		c, size := sizeClass(cap(b))
+		if size != cap(b) {
+			continue // not a pooled buffer (a file that grew)
+		}
 		b = b[:0]
-		bufferPools[sizeClass(c)].Put(&b)
+		bufferPools[c].Put(&b)
 	}
 }
 

@@ -59,3 +59,20 @@ func TestReleaseBuffers(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeClass: a class holds what it is asked for, wastes at most a
+// quarter, and a class's capacity is its own class.
+func TestSizeClass(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 1000, pooledMin, pooledMin + 1, 1 << 20, 1<<20 + 1, 1078331, 5 << 20, pooledMax} {
+		c, size := sizeClass(n)
+		if size < n || float64(size) > 1.25*float64(n)+1 {
+			t.Errorf("sizeClass(%d) = capacity %d", n, size)
+		}
+		if c2, size2 := sizeClass(size); c2 != c || size2 != size {
+			t.Errorf("sizeClass(%d) = %d, %d but sizeClass(%d) = %d, %d", n, c, size, size, c2, size2)
+		}
+		if c >= len(bufferPools) {
+			t.Errorf("sizeClass(%d) = class %d, past the pools", n, c)
+		}
+	}
+}
