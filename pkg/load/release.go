@@ -175,6 +175,9 @@ func splitLongBase64(m []byte) (rest []byte, b64 int) {
 	return append(rest, m[len(rest)+b64:]...), b64
 }
 
+// sampleBufs are reused buffers for the base64 of a sample.
+var sampleBufs sync.Pool
+
 // estimators are reused gzip writers at estimateLevel (one costs about a
 // MiB of state to set up).
 var estimators sync.Pool
@@ -184,10 +187,22 @@ var estimators sync.Pool
 func sampleRatio(data []byte, b64 bool) float64 {
 	const raw = 24 << 10 // 32 KiB once base64-encoded
 	worst := 0.0
+	var enc []byte
+	if b64 {
+		bp, _ := sampleBufs.Get().(*[]byte)
+		if bp == nil {
+			b := make([]byte, base64.StdEncoding.EncodedLen(raw))
+			bp = &b
+		}
+		defer sampleBufs.Put(bp)
+		enc = *bp
+	}
 	for _, off := range []int{0, max(0, len(data)/2-raw/2)} {
 		p := data[off:min(len(data), off+raw)]
 		if b64 {
-			p = []byte(base64.StdEncoding.EncodeToString(p))
+			n := base64.StdEncoding.EncodedLen(len(p))
+			base64.StdEncoding.Encode(enc[:n], p)
+			p = enc[:n]
 		}
 		cw := &countWriter{}
 		w, _ := estimators.Get().(*kgzip.Writer)
