@@ -80,7 +80,11 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			// mostly waiting for the child. (A chart worth rendering is
 			// nearly always a provider package; one that is not has cost
 			// a hash.)
-			wait := l.hashAsync(ctx, p, mem)
+			wait, finished := l.hashAsync(ctx, p, mem)
+			// Should the render panic, the chart's buffers still go back
+			// only once hashing is done with them (releaseBuffers is
+			// deferred before this).
+			defer func() { <-finished }()
 			objs, rprobs = l.renderChart(ctx, files, p.Pins.Name, ns, values, relIn)
 			hashProbs, hashed = wait(), true
 			probs = append(probs, rprobs...)
@@ -180,11 +184,14 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 // p.Problems (the caller adds them where hashFiles would have, so their
 // order does not depend on the overlap). A panic of hashFiles is raised
 // again in the caller's goroutine, where safeLoad turns it into a
-// problem. p must not change until the wait.
-func (l *scanner) hashAsync(ctx context.Context, p *model.Package, mem map[string][]byte) func() []model.Problem {
+// problem. p must not change until the wait. finished is closed when the
+// goroutine has ended, whether or not wait is called.
+func (l *scanner) hashAsync(ctx context.Context, p *model.Package, mem map[string][]byte) (wait func() []model.Problem, finished <-chan struct{}) {
 	n := len(p.Problems)
 	done := make(chan any, 1)
+	end := make(chan struct{})
 	go func() {
+		defer close(end)
 		defer func() { done <- recover() }()
 		l.hashFiles(ctx, p, mem)
 	}()
@@ -195,7 +202,7 @@ func (l *scanner) hashAsync(ctx context.Context, p *model.Package, mem map[strin
 		found := slices.Clone(p.Problems[n:])
 		p.Problems = p.Problems[:n]
 		return found
-	}
+	}, end
 }
 
 // dedupe drops repeated problems (a bad link is seen by the chart reader
