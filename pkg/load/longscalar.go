@@ -137,12 +137,29 @@ func longValue(l []byte, min int) (int, bool) {
 	if len(l)-vs < min || !isLetter(l[vs]) {
 		return 0, false
 	}
-	for _, c := range l[vs:] {
-		if !base64Bytes[c] {
-			return 0, false
-		}
+	if !allBase64(l[vs:]) {
+		return 0, false
 	}
 	return vs, true
+}
+
+// allBase64 reports whether b holds only base64 characters: eight bytes a
+// step, one branch each (a blob's line is hundreds of KiB).
+func allBase64(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := b[i : i+8 : i+8]
+		if base64Table[w[0]]&base64Table[w[1]]&base64Table[w[2]]&base64Table[w[3]]&
+			base64Table[w[4]]&base64Table[w[5]]&base64Table[w[6]]&base64Table[w[7]] == 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if base64Table[b[i]] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
@@ -151,10 +168,11 @@ func isKeyByte(c byte) bool {
 	return isLetter(c) || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
 }
 
-// base64Bytes are the bytes of the standard base64 alphabet and its padding.
-var base64Bytes = func() (t [256]bool) {
+// base64Table is 1 for the bytes of the standard base64 alphabet and its
+// padding, 0 for every other byte.
+var base64Table = func() (t [256]byte) {
 	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") {
-		t[c] = true
+		t[c] = 1
 	}
 	return t
 }()

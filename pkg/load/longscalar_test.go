@@ -103,3 +103,27 @@ func FuzzLongScalars(f *testing.F) {
 		parseBoth(t, data, 8)
 	})
 }
+
+// TestAllBase64: the eight-at-a-time check says what a byte-by-byte look
+// at the alphabet says, whatever the length and wherever the odd byte.
+func TestAllBase64(t *testing.T) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+	for n := 0; n <= 40; n++ {
+		good := make([]byte, n)
+		for i := range good {
+			good[i] = alphabet[(i*7+n)%len(alphabet)]
+		}
+		if !allBase64(good) {
+			t.Fatalf("allBase64(%q) = false", good)
+		}
+		for i := range n {
+			for _, bad := range []byte{' ', '\n', '-', '_', ':', '"', 0, 0x80, 0xff} {
+				b := append([]byte(nil), good...)
+				b[i] = bad
+				if allBase64(b) {
+					t.Fatalf("allBase64(%q) = true (byte %d is %q)", b, i, bad)
+				}
+			}
+		}
+	}
+}
