@@ -139,9 +139,11 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	var wg sync.WaitGroup
 	l := &scanner{root: real, fsys: fsys, opts: opts, skips: sk}
 	workers := min(opts.Workers, max(len(cands), 1))
-	if len(cands) > 0 && !opts.Render.InProcess && renderHookWired.Load() {
-		warm(workers, opts.Render.withDefaults().MaxMemory)
-	}
+	l.warmRender = sync.OnceFunc(func() {
+		if !opts.Render.InProcess && renderHookWired.Load() {
+			warm(workers, opts.Render.withDefaults().MaxMemory)
+		}
+	})
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -287,6 +289,10 @@ type scanner struct {
 	fsys  *os.Root
 	opts  Options
 	skips *skips // charts that are not provider packages; nil: not recorded
+	// warmRender starts the render children (warm) once the first package
+	// that needs one is found, so a tree without provider charts starts
+	// none; nil: children start on demand.
+	warmRender func()
 }
 
 // skip records a chart that is not checked, and why.

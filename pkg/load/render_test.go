@@ -422,3 +422,35 @@ func TestRenderWarm(t *testing.T) {
 		t.Fatalf("%d render children started for 6 charts, want %d (the warm ones)", n, most)
 	}
 }
+
+// TestNoRenderChildrenWithoutProviderCharts: a tree whose charts hold no
+// provider template starts no render child (warm waits for the first chart
+// that renders).
+func TestNoRenderChildrenWithoutProviderCharts(t *testing.T) {
+	retireIdle()
+	root := t.TempDir()
+	for i := range 3 {
+		dir := filepath.Join(root, fmt.Sprintf("app%d", i))
+		if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: app\nversion: 0.1.0\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "templates", "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: b\n"), 0o644)
+	}
+	before := pool.started.Load()
+	tr := loadTree(t, root, Options{Render: testRenderLimits})
+	if len(tr.Packages) != 0 || len(tr.Skipped) != 3 {
+		t.Fatalf("%d packages, %d skipped; want 0 and 3", len(tr.Packages), len(tr.Skipped))
+	}
+	if n := pool.started.Load() - before; n != 0 {
+		t.Fatalf("%d render children started for a tree with no provider chart", n)
+	}
+	writeBombChart(t, root, "provider", "")
+	tr = loadTree(t, root, Options{Render: testRenderLimits})
+	if len(tr.Packages) != 1 {
+		t.Fatalf("%d packages, want 1", len(tr.Packages))
+	}
+	if n := pool.started.Load() - before; n == 0 {
+		t.Fatalf("no render child started for a provider chart")
+	}
+}
