@@ -333,8 +333,26 @@ func TestApplyErrors(t *testing.T) {
 // edits of a manifest, `diff -u` output applied to the old file gives the
 // new one. No diff in PATH skips, or fails with PINSEAL_REQUIRE_PEERS=1.
 func TestRoundTripWithDiff(t *testing.T) {
+	withGNUDiffs(t, 1, false, func(iter int, fd *FileDiff, oldText, newText string, out []byte) {
+		got, _, err := fd.Apply([]byte(oldText))
+		if err != nil {
+			t.Fatalf("iter %d: %v\n%s", iter, err, out)
+		}
+		if string(got) != newText {
+			t.Fatalf("iter %d: result differs from the new file\n%s", iter, out)
+		}
+	})
+}
+
+// withGNUDiffs calls check with 40 random edits of a manifest (seeded)
+// as GNU diff -u writes them, parsed: the old and new texts (one of them
+// without its last newline at times: the new one, or with bothEnds either)
+// and diff's output. It fails when no edit produced a diff, and skips (or
+// fails with PINSEAL_REQUIRE_PEERS=1) without diff in PATH.
+func withGNUDiffs(t *testing.T, seed int64, bothEnds bool, check func(iter int, fd *FileDiff, oldText, newText string, out []byte)) {
+	t.Helper()
 	diffBin := testpeer.Binary(t, "diff", "apt-get install diffutils")
-	r := rand.New(rand.NewSource(1))
+	r := rand.New(rand.NewSource(seed))
 	base := strings.Split(strings.Repeat(deployment, 5), "\n")
 	dir := t.TempDir()
 	checked := 0
@@ -343,15 +361,23 @@ func TestRoundTripWithDiff(t *testing.T) {
 		neu := mutate(r, old)
 		oldText := strings.Join(old, "\n")
 		newText := strings.Join(neu, "\n")
-		if r.Intn(3) == 0 {
+		switch r.Intn(3) {
+		case 0:
 			newText = strings.TrimSuffix(newText, "\n")
+		case 1:
+			if bothEnds {
+				oldText = strings.TrimSuffix(oldText, "\n")
+			}
 		}
 		a := filepath.Join(dir, "a.yaml")
 		b := filepath.Join(dir, "b.yaml")
-		os.WriteFile(a, []byte(oldText), 0o644)
-		os.WriteFile(b, []byte(newText), 0o644)
-		ctx := fmt.Sprintf("-U%d", r.Intn(4))
-		out, err := exec.Command(diffBin, ctx, a, b).Output()
+		if err := os.WriteFile(a, []byte(oldText), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(b, []byte(newText), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(diffBin, fmt.Sprintf("-U%d", r.Intn(4)), a, b).Output()
 		if err == nil {
 			continue // identical
 		}
@@ -359,13 +385,7 @@ func TestRoundTripWithDiff(t *testing.T) {
 		if err != nil {
 			t.Fatalf("iter %d: parse diff output: %v\n%s", iter, err, out)
 		}
-		got, _, err := p.Files[0].Apply([]byte(oldText))
-		if err != nil {
-			t.Fatalf("iter %d: %v\n%s", iter, err, out)
-		}
-		if string(got) != newText {
-			t.Fatalf("iter %d: result differs from the new file\n%s", iter, out)
-		}
+		check(iter, p.Files[0], oldText, newText, out)
 		checked++
 	}
 	if checked == 0 {

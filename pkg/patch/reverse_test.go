@@ -2,15 +2,9 @@ package patch
 
 import (
 	"errors"
-	"math/rand"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 )
 
 // TestUnapplyRoundTrip applies a diff and undoes it: the result is the
@@ -210,48 +204,13 @@ func TestUnapplyEdited(t *testing.T) {
 // TestUnapplyRoundTripWithDiff: for random edits, `diff -u old new`
 // undone on new gives old.
 func TestUnapplyRoundTripWithDiff(t *testing.T) {
-	diffBin := testpeer.Binary(t, "diff", "apt-get install diffutils")
-	r := rand.New(rand.NewSource(2))
-	base := strings.Split(strings.Repeat(deployment, 5), "\n")
-	dir := t.TempDir()
-	checked := 0
-	for iter := 0; iter < 40; iter++ {
-		old := mutate(r, base)
-		neu := mutate(r, old)
-		oldText := strings.Join(old, "\n")
-		newText := strings.Join(neu, "\n")
-		switch r.Intn(3) {
-		case 0:
-			newText = strings.TrimSuffix(newText, "\n")
-		case 1:
-			oldText = strings.TrimSuffix(oldText, "\n")
-		}
-		a := filepath.Join(dir, "a.yaml")
-		b := filepath.Join(dir, "b.yaml")
-		if err := os.WriteFile(a, []byte(oldText), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(b, []byte(newText), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command(diffBin, "-U"+string(rune('0'+r.Intn(4))), a, b).Output()
-		if err == nil {
-			continue // identical
-		}
-		p, err := Parse("rt.diff", out)
-		if err != nil {
-			t.Fatalf("iter %d: parse diff output: %v\n%s", iter, err, out)
-		}
-		got, _, err := p.Files[0].Unapply([]byte(newText))
+	withGNUDiffs(t, 2, true, func(iter int, fd *FileDiff, oldText, newText string, out []byte) {
+		got, _, err := fd.Unapply([]byte(newText))
 		if err != nil {
 			t.Fatalf("iter %d: %v\n%s", iter, err, out)
 		}
 		if string(got) != oldText {
 			t.Fatalf("iter %d: undoing the diff does not give the old file\n%s", iter, out)
 		}
-		checked++
-	}
-	if checked == 0 {
-		t.Fatal("no iteration produced a diff")
-	}
+	})
 }
