@@ -127,3 +127,57 @@ func TestRenderChildSeesWhatTemplatesRead(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRenderReadsFiles: however a template reads the chart's files, the
+// chart renders the same in the render child (sent empty the large files
+// the templates do not name, see unreadFiles) as in process (every file).
+// The read is the components of a ConfigMap, so any difference in what it
+// read shows in the loaded package.
+func FuzzRenderReadsFiles(f *testing.F) {
+	for _, read := range []string{
+		`.Files.Get "files/big.yaml"`,
+		`.Files.Get (printf "files/%s" "big.yaml")`,
+		`(index . "Files").Get "files/big.yaml"`,
+		`tpl "{{ .Files.Get \"files/big.yaml\" }}" .`,
+		`.Files.Get "files/small.yaml"`,
+		`(.Files.Glob "files/b*").AsConfig`,
+		`$.Files.Get "files/big.yaml"`,
+		`.Files.Lines "files/big.yaml" | join "\n"`,
+	} {
+		f.Add(read)
+	}
+	big := strings.Repeat("kind: Vendored\n", omitMin/10)
+	f.Fuzz(func(t *testing.T, read string) {
+		if strings.Contains(read, "}}") || strings.Contains(read, "{{") && !strings.Contains(read, "tpl") {
+			return // one action: the fuzzer varies the read, not the template around it
+		}
+		root := t.TempDir()
+		writeBombChart(t, root, "c", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  metadata: m\n  components: {{ "+read+" | sha256sum | quote }}\n")
+		for name, content := range map[string]string{"files/big.yaml": big, "files/small.yaml": "a: 1\n"} {
+			if err := os.MkdirAll(filepath.Join(root, "c", "files"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "c", name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		child, err := Tree(context.Background(), root, Options{Workers: 1, Render: testRenderLimits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range child.Packages {
+			for _, pr := range p.Problems {
+				if strings.Contains(pr.Message, "limit of") {
+					return // a bound stopped it: nothing to compare
+				}
+			}
+		}
+		inproc, err := Tree(context.Background(), root, Options{Workers: 1, Render: RenderLimits{InProcess: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(sortProblems(child), sortProblems(inproc)) {
+			t.Fatalf("read %s: the render child loaded\n%+v\nin process:\n%+v", read, child.Packages, inproc.Packages)
+		}
+	})
+}
