@@ -29,11 +29,14 @@ const ReleaseLimit = model.ReleaseLimit
 // warning line (75 %).
 const releaseScreen = 0.75
 
-// estimateLevel is the gzip level of the quick estimate: klauspost's
-// fastest level compresses worse than Helm's best compression (by about a
-// fifth on YAML: the estimate errs high, never low, on the samples), at a
-// tenth of its cost and a quarter of level 7's.
-const estimateLevel = 1
+// estimateLevels are the gzip levels of the quick estimates, cheapest
+// first. klauspost's fastest level compresses worse than Helm's best
+// compression (by about a fifth on YAML: the estimate errs high, never
+// low, on the samples) at a quarter of level 7's cost; level 7 comes
+// within a few per cent of the best compression and is tried only on a
+// release the fast estimate puts at the screen, before the exact encoding
+// (stdlib gzip at best compression: tens of times slower again).
+var estimateLevels = []int{1, 7}
 
 // releaseInput is what Helm stores as a release: the chart as loaded, the
 // user values and the rendered manifest.
@@ -54,14 +57,16 @@ func (r *releaseInput) addManifest(source, text string) {
 
 // size encodes the release as Helm's Secret driver does (json, gzip at
 // best compression, base64) and lists the chart's files by weight. Best
-// compression is slow on megabytes, so a quick upper estimate (estimate)
-// comes first; only a release it puts at or over the release-size warning
-// line is encoded exactly.
+// compression is slow on megabytes, so quick upper estimates (estimate, at
+// each of estimateLevels) come first; only a release they all put at or
+// over the release-size warning line is encoded exactly.
 func (r *releaseInput) size() *model.ReleaseSize {
 	out := &model.ReleaseSize{Files: chartWeights(r.chart)}
-	if est := r.estimate(); float64(est) < releaseScreen*ReleaseLimit {
-		out.Bytes = est
-		return out
+	for _, level := range estimateLevels {
+		if est := r.estimate(level); float64(est) < releaseScreen*ReleaseLimit {
+			out.Bytes = est
+			return out
+		}
 	}
 	n, ok := r.exact()
 	if !ok {
@@ -105,10 +110,10 @@ var fixedTime = helmTime()
 // manifest count uncompressed;
 // a gzip file (stored base64 in the JSON) counts its own size, which is what
 // base64 of incompressible bytes compresses back to, plus a margin; any
-// other part counts the worst ratio that a fast gzip level (estimateLevel,
-// worse than Helm's best compression) gets on two 32 KiB samples
-// of it, plus a 5 % margin.
-func (r *releaseInput) estimate() int64 {
+// other part counts the worst ratio that a fast gzip level (level, worse
+// than Helm's best compression) gets on two 32 KiB samples of it, plus a
+// 5 % margin.
+func (r *releaseInput) estimate(level int) int64 {
 	total := 4096.0 // release metadata, info, Chart.yaml, values
 	add := func(data []byte, b64 bool) {
 		n := len(data)
@@ -121,7 +126,7 @@ func (r *releaseInput) estimate() int64 {
 		case isGzip(data):
 			total += float64(len(data)) * 1.03
 		default:
-			total += sampleRatio(data, b64) * 1.05 * float64(n)
+			total += sampleRatio(data, b64, level) * 1.05 * float64(n)
 		}
 	}
 	var rec func(c *chart.Chart)
@@ -178,13 +183,15 @@ func splitLongBase64(m []byte) (rest []byte, b64 int) {
 // sampleBufs are reused buffers for the base64 of a sample.
 var sampleBufs sync.Pool
 
-// estimators are reused gzip writers at estimateLevel (one costs about a
-// MiB of state to set up).
-var estimators sync.Pool
+// estimators are reused gzip writers, by level (one costs about a MiB of
+// state to set up).
+var estimators sync.Map // int -> *sync.Pool
 
 // sampleRatio is the worse compression ratio of two samples of data (its
-// start and its middle; base64-encoded first when b64) at estimateLevel.
-func sampleRatio(data []byte, b64 bool) float64 {
+// start and its middle; base64-encoded first when b64) at gzip level.
+func sampleRatio(data []byte, b64 bool, level int) float64 {
+	pv, _ := estimators.LoadOrStore(level, &sync.Pool{})
+	writers := pv.(*sync.Pool)
 	const raw = 24 << 10 // 32 KiB once base64-encoded
 	worst := 0.0
 	var enc []byte
@@ -205,15 +212,15 @@ func sampleRatio(data []byte, b64 bool) float64 {
 			p = enc[:n]
 		}
 		cw := &countWriter{}
-		w, _ := estimators.Get().(*kgzip.Writer)
+		w, _ := writers.Get().(*kgzip.Writer)
 		if w == nil {
-			w, _ = kgzip.NewWriterLevel(cw, estimateLevel)
+			w, _ = kgzip.NewWriterLevel(cw, level)
 		} else {
 			w.Reset(cw)
 		}
 		_, _ = w.Write(p)
 		_ = w.Close()
-		estimators.Put(w)
+		writers.Put(w)
 		worst = max(worst, float64(cw.n)/float64(len(p)))
 	}
 	return min(worst, 1.0)

@@ -40,11 +40,13 @@ func TestReleaseEstimateIsAnUpperBound(t *testing.T) {
 		if !ok {
 			t.Fatal("exact failed")
 		}
-		est := in.estimate()
-		if est < exact {
-			t.Errorf("%s: estimate %d < exact %d", name, est, exact)
+		for _, level := range estimateLevels {
+			est := in.estimate(level)
+			if est < exact {
+				t.Errorf("%s: estimate at level %d %d < exact %d", name, level, est, exact)
+			}
+			t.Logf("%s: exact %d, estimate at level %d %d (%.2f)", name, exact, level, est, float64(est)/float64(exact))
 		}
-		t.Logf("%s: exact %d, estimate %d (%.2f)", name, exact, est, float64(est)/float64(exact))
 	}
 }
 
@@ -86,15 +88,55 @@ func TestReleaseEstimateBase64Manifest(t *testing.T) {
 		if !ok {
 			t.Fatal("exact failed")
 		}
-		if est := in.estimate(); est < exact {
-			t.Errorf("%s: estimate %d < exact %d", name, est, exact)
-		} else {
-			t.Logf("%s: exact %d, estimate %d (%.2f)", name, exact, est, float64(est)/float64(exact))
+		for _, level := range estimateLevels {
+			if est := in.estimate(level); est < exact {
+				t.Errorf("%s: estimate at level %d %d < exact %d", name, level, est, exact)
+			} else {
+				t.Logf("%s: exact %d, estimate at level %d %d (%.2f)", name, exact, level, est, float64(est)/float64(exact))
+			}
 		}
 	}
 	// What is left is the manifest without the values, in order.
 	rest, n := splitLongBase64([]byte("a: 1\nb: H4sI" + strings.Repeat("A", 5000) + "\nc: 2\nd: H4sI" + strings.Repeat("B", 5000) + "\ne: 3\n"))
 	if string(rest) != "a: 1\nb: \nc: 2\nd: \ne: 3\n" || n != 2*5004 {
 		t.Fatalf("rest %q, %d taken", rest, n)
+	}
+}
+
+// TestReleaseSizeStages: a release the fast estimate puts at the warning
+// line but level 7 puts under it is not encoded exactly (the level-7
+// estimate stands); one both put at or over it is.
+func TestReleaseSizeStages(t *testing.T) {
+	yml := manifestgen.Generate(manifestgen.Spec{Size: 4 << 20})
+	screen := int64(releaseScreen * ReleaseLimit)
+	in := func(n int) *releaseInput {
+		return &releaseInput{chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"},
+			Files: []*chart.File{{Name: "files/c.yaml", Data: yml[:n]}}}, name: "x", namespace: "ns"}
+	}
+	// The smallest manifest each estimate puts at the line.
+	at := func(level int) int {
+		lo, hi := 64<<10, len(yml)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if in(mid).estimate(level) >= screen {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return lo
+	}
+	fast, slow := at(estimateLevels[0]), at(estimateLevels[1])
+	if fast >= slow || slow >= len(yml) {
+		t.Fatalf("level %d reaches the line at %d bytes, level %d at %d: want the fast one first", estimateLevels[0], fast, estimateLevels[1], slow)
+	}
+	between := in((fast + slow) / 2)
+	if got := between.size(); got.Exact || got.Bytes != between.estimate(estimateLevels[1]) {
+		t.Errorf("between the estimates: size %+v, want the level-%d estimate %d, not exact", got, estimateLevels[1], between.estimate(estimateLevels[1]))
+	}
+	over := in(slow)
+	exact, _ := over.exact()
+	if got := over.size(); !got.Exact || got.Bytes != exact {
+		t.Errorf("at the line for both estimates: size %+v, want exact %d", got, exact)
 	}
 }
