@@ -172,7 +172,6 @@ func startWorker(mem int64) (*renderWorker, error) {
 	cmd.Env = []string{
 		fmt.Sprintf("%s=v2:%d", renderChildEnv, mem),
 		"GOMAXPROCS=1",
-		"GOGC=400",
 		fmt.Sprintf("GOMEMLIMIT=%d", mem),
 		"GOTRACEBACK=none",
 	}

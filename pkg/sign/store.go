@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 
+	"golang.org/x/sync/singleflight"
+
 	ggtypes "github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -203,7 +205,22 @@ func writeStored(ctx context.Context, repo artifact.Repository, tag string, laye
 	return desc, nil
 }
 
+// blobPushes joins concurrent pushes of one blob into one repository:
+// signing and attesting run at once and both store the empty config blob,
+// and two uploads of the same blob racing in docker-registry can leave the
+// second manifest referring to a blob the registry says it does not know.
+var blobPushes singleflight.Group
+
+// pushBlob stores data as desc in repo unless it is there already; pushes
+// of the same blob to the same repository at the same time are made once.
 func pushBlob(ctx context.Context, repo artifact.Repository, desc ocispec.Descriptor, data []byte) error {
+	_, err, _ := blobPushes.Do(repo.Name()+"@"+desc.Digest.String(), func() (any, error) {
+		return nil, pushBlobOnce(ctx, repo, desc, data)
+	})
+	return err
+}
+
+func pushBlobOnce(ctx context.Context, repo artifact.Repository, desc ocispec.Descriptor, data []byte) error {
 	exists, err := repo.Exists(ctx, desc)
 	if err != nil {
 		return err
