@@ -66,12 +66,8 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 	reg := testpeer.StartRegistry(t)
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	t.Setenv(sign.PasswordEnv, "pw")
 	ctx := context.Background()
-	keys := filepath.Join(t.TempDir(), "k")
-	if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
-		t.Fatalf("keygen: %v\n%s", err, stderr)
-	}
+	keys := testKeys(t)
 	pub, err := sign.LoadPublicKey(keys + ".pub")
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/artifact"
-	"github.com/pinseal/pinseal/pkg/sign"
 )
 
 // TestIntegrationBuilderPushCosignOras: `builder keygen` + `builder push
@@ -28,11 +27,7 @@ func TestIntegrationBuilderPushCosignOras(t *testing.T) {
 	reg := testpeer.StartRegistry(t)
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	t.Setenv(sign.PasswordEnv, "pw")
-	keys := filepath.Join(t.TempDir(), "k")
-	if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
-		t.Fatalf("keygen: %v\n%s", err, stderr)
-	}
+	keys := testKeys(t)
 	pkg := writePushTestPkg(t)
 	to := reg.Host + "/capi"
 	stdout, stderr, err := runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key", "--signature-format", "legacy")
@@ -90,11 +85,7 @@ func TestIntegrationBuilderPushBundleCosign3(t *testing.T) {
 			reg := start(t)
 			t.Setenv("SOURCE_DATE_EPOCH", "")
 			t.Setenv("DOCKER_CONFIG", t.TempDir())
-			t.Setenv(sign.PasswordEnv, "pw")
-			keys := filepath.Join(t.TempDir(), "k")
-			if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
-				t.Fatalf("keygen: %v\n%s", err, stderr)
-			}
+			keys := testKeys(t)
 			pkg := writePushTestPkg(t)
 			to := reg.Host + "/capi"
 			stdout, stderr, err := runBuildTestCmd(t, "push", pkg, "--to", to, "--plain-http", "--key", keys+".key")
@@ -110,10 +101,7 @@ func TestIntegrationBuilderPushBundleCosign3(t *testing.T) {
 				t.Fatalf("cosign v3 verify-attestation rejects builder push's provenance bundle: %v", r.Err)
 			}
 			// Mutation check: another key is refused by cosign too.
-			other := filepath.Join(t.TempDir(), "o")
-			if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", other); err != nil {
-				t.Fatalf("keygen: %v\n%s", err, stderr)
-			}
+			other := testKeys(t)
 			if r := testpeer.Run(t, nil, cosign3, "verify", "--key", other+".pub", "--insecure-ignore-tlog", "--allow-http-registry", ref); r.Err == nil {
 				t.Fatal("cosign v3 verify accepts builder push's bundle under another key")
 			}
@@ -147,11 +135,7 @@ func TestIntegrationBuilderPushLegacyCosign2(t *testing.T) {
 			reg := start(t)
 			t.Setenv("SOURCE_DATE_EPOCH", "")
 			t.Setenv("DOCKER_CONFIG", t.TempDir())
-			t.Setenv(sign.PasswordEnv, "pw")
-			keys := filepath.Join(t.TempDir(), "k")
-			if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
-				t.Fatalf("keygen: %v\n%s", err, stderr)
-			}
+			keys := testKeys(t)
 			stdout, stderr, err := runBuildTestCmd(t, "push", writePushTestPkg(t), "--to", reg.Host+"/capi", "--plain-http", "--key", keys+".key", "--signature-format", "legacy")
 			if err != nil || !strings.Contains(stdout, ".sig") {
 				t.Fatalf("push: %v\n%s%s", err, stdout, stderr)

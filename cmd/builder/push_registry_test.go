@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,11 +35,7 @@ func pushRegistrySigningFailsNoTag(t *testing.T, format, refused string) {
 	ctx := context.Background()
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	t.Setenv(sign.PasswordEnv, "pw")
-	keys := filepath.Join(t.TempDir(), "k")
-	if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
-		t.Fatalf("keygen: %v\n%s", err, stderr)
-	}
+	keys := testKeys(t)
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	proxy := testpeer.NewFaultProxy(t, srv.URL)
@@ -90,11 +85,7 @@ func pushRegistrySigningFailsNoTag(t *testing.T, format, refused string) {
 
 // TestPushTLogPushesNothing: --tlog is refused before anything is pushed.
 func TestPushTLogPushesNothing(t *testing.T) {
-	t.Setenv(sign.PasswordEnv, "pw")
-	keys := filepath.Join(t.TempDir(), "k")
-	if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
-		t.Fatalf("keygen: %v\n%s", err, stderr)
-	}
+	keys := testKeys(t)
 	out := t.TempDir()
 	_, _, err := runBuildTestCmd(t, "push", writePushTestPkg(t), "--to", "oci-layout:"+out, "--key", keys+".key", "--tlog")
 	if !errors.Is(err, sign.ErrTLogUnsupported) || !strings.Contains(err.Error(), "nothing was pushed") {

@@ -50,14 +50,23 @@ func writePushTestPkg(t *testing.T) string {
 	return dir
 }
 
-func TestPushCommand(t *testing.T) {
-	ctx := context.Background()
-	t.Setenv("SOURCE_DATE_EPOCH", "")
+// testKeys writes a release key pair with the password "pw", which it
+// also sets in the environment for the commands that read it, and returns
+// the pair's path prefix (PREFIX.key, PREFIX.pub).
+func testKeys(t *testing.T) string {
+	t.Helper()
 	t.Setenv(sign.PasswordEnv, "pw")
 	keys := filepath.Join(t.TempDir(), "k")
 	if _, stderr, err := runBuildTestCmd(t, "keygen", "--output-key-prefix", keys); err != nil {
 		t.Fatalf("keygen: %v\n%s", err, stderr)
 	}
+	return keys
+}
+
+func TestPushCommand(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	keys := testKeys(t)
 	pkg := writePushTestPkg(t)
 	out := t.TempDir()
 

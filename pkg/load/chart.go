@@ -54,6 +54,22 @@ func (o sourced) fileLine(line int) int {
 	return o.lineMap(line)
 }
 
+// placeRendered restates problems found in a template's rendered output
+// for the template file: the message says the line was of the rendered
+// output, the line is the template's (lm, from renderedLineMap), and a
+// problem with no hint says how to see that output.
+func placeRendered(probs []model.Problem, lm func(int) int, namespace, release, file string) {
+	for i := range probs {
+		p := &probs[i]
+		p.Message = strings.Replace(p.Message, fmt.Sprintf("at line %d", p.Line),
+			fmt.Sprintf("at line %d of the rendered output", p.Line), 1)
+		p.Line = lm(p.Line)
+		if p.Hint == "" {
+			p.Hint = fmt.Sprintf("run `helm template -n %s %s .` and look at %s", namespace, release, file)
+		}
+	}
+}
+
 // renderedLineMap maps lines of a template's rendered output to lines of its
 // source: the same line when both read the same there, else the only source
 // line that reads like the rendered one, else 0. The rendered text is split
@@ -313,14 +329,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		objs, ps := loadObjects([]byte(text), file)
 		lm := renderedLineMap(sources[k], text)
-		for i := range ps {
-			ps[i].Message = strings.Replace(ps[i].Message, fmt.Sprintf("at line %d", ps[i].Line),
-				fmt.Sprintf("at line %d of the rendered output", ps[i].Line), 1)
-			ps[i].Line = lm(ps[i].Line)
-			if ps[i].Hint == "" {
-				ps[i].Hint = fmt.Sprintf("run `helm template -n %s %s .` and look at %s", namespace, release, file)
-			}
-		}
+		placeRendered(ps, lm, namespace, release, file)
 		probs = append(probs, ps...)
 		for _, o := range objs {
 			if !isProvider(o) && !isComponentsConfigMap(o) {

@@ -116,12 +116,12 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 // p.Files, from data when given, else from disk; a file it cannot read is a
 // Problem.
 func (l *scanner) hashFile(p *model.Package, rel string, data []byte) {
-	if data != nil && !isGzip(data) {
-		p.Files[rel] = &model.File{Path: rel, Size: int64(len(data)), SHA256: sha256.Sum256(data)}
-		return
-	}
 	if data != nil {
-		l.hashReader(p, rel, bytes.NewReader(data), nil)
+		if isGzip(data) {
+			l.hashReader(p, rel, bytes.NewReader(data), nil)
+		} else { // read with the chart: hashed where it lies
+			p.Files[rel] = &model.File{Path: rel, Size: int64(len(data)), SHA256: sha256.Sum256(data)}
+		}
 		return
 	}
 	fp := filepath.Join(p.Dir, filepath.FromSlash(rel))

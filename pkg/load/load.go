@@ -295,6 +295,14 @@ type scanner struct {
 	warmRender func()
 }
 
+// needRender tells the scanner that a package about to load renders (or
+// parses) in a render child: the children start now, if Tree set that up.
+func (l *scanner) needRender() {
+	if l.warmRender != nil {
+		l.warmRender()
+	}
+}
+
 // skip records a chart that is not checked, and why.
 func (l *scanner) skip(c candidate, reason string) {
 	if l.skips != nil && c.chart {

@@ -64,9 +64,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			l.skip(c, fmt.Sprintf("Helm cannot load it (%s), and nothing in it refers to cluster-api-operator providers", firstLine(cprobs[0].Message)))
 			return nil
 		}
-		if l.warmRender != nil {
-			l.warmRender() // this chart renders: start the children now
-		}
+		l.needRender()
 		l.loadPins(p)
 		probs = append(probs, cprobs...)
 		var rprobs, vprobs []model.Problem
@@ -104,9 +102,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 			return nil
 		}
 	} else {
-		if l.warmRender != nil {
-			l.warmRender() // plain manifests are parsed in a render child
-		}
+		l.needRender() // plain manifests are parsed in a render child
 		var ok bool
 		objs, probs, ok = l.readPlain(ctx, p)
 		if !ok {

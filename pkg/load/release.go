@@ -185,13 +185,13 @@ var sampleBufs sync.Pool
 
 // estimators are reused gzip writers, by level (one costs about a MiB of
 // state to set up).
-var estimators sync.Map // int -> *sync.Pool
+var estimators [kgzip.BestCompression + 1]sync.Pool
 
 // sampleRatio is the worse compression ratio of two samples of data (its
-// start and its middle; base64-encoded first when b64) at gzip level.
+// start and its middle; base64-encoded first when b64) at gzip level (one
+// of estimateLevels).
 func sampleRatio(data []byte, b64 bool, level int) float64 {
-	pv, _ := estimators.LoadOrStore(level, &sync.Pool{})
-	writers := pv.(*sync.Pool)
+	writers := &estimators[level]
 	const raw = 24 << 10 // 32 KiB once base64-encoded
 	worst := 0.0
 	var enc []byte

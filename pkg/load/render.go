@@ -450,15 +450,7 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 			res.Dropped[k] = drop
 		}
 		// As renderChart does with the problems it finds itself.
-		lm := renderedLineMap(sources[k], text)
-		for i := range probs {
-			probs[i].Message = strings.Replace(probs[i].Message, fmt.Sprintf("at line %d", probs[i].Line),
-				fmt.Sprintf("at line %d of the rendered output", probs[i].Line), 1)
-			probs[i].Line = lm(probs[i].Line)
-			if probs[i].Hint == "" {
-				probs[i].Hint = fmt.Sprintf("run `helm template -n %s %s .` and look at %s", req.Namespace, release, file)
-			}
-		}
+		placeRendered(probs, renderedLineMap(sources[k], text), req.Namespace, release, file)
 		if len(probs) > 0 {
 			res.Problems[k] = probs
 		}
