@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -200,7 +201,7 @@ func compareExisting(ctx context.Context, repo Repository, existing ocispec.Desc
 	for t := range newLayers {
 		titles[t] = true
 	}
-	for _, t := range sortedKeys(titles) {
+	for _, t := range slices.Sorted(maps.Keys(titles)) {
 		if oldLayers[t] != newLayers[t] {
 			diffs = append(diffs, "layer "+t)
 		}
@@ -250,15 +251,6 @@ func layersByTitle(m ocispec.Manifest) map[string]digest.Digest {
 	for _, l := range m.Layers {
 		out[l.Annotations[ocispec.AnnotationTitle]] = l.Digest
 	}
-	return out
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/blob"
@@ -243,7 +245,7 @@ func blobCorrupt(t *model.Tree) []report.Finding {
 	})
 	// Vendored gzip files no ConfigMap carries are checked on their own.
 	for _, pkg := range t.Packages {
-		for _, name := range sortedKeys(pkg.Files) {
+		for _, name := range slices.Sorted(maps.Keys(pkg.Files)) {
 			f := pkg.Files[name]
 			if f.Blob == nil || carried[pkg][name] || (f.Blob.Err == nil && f.Blob.HeaderErr == nil) {
 				continue

@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 	"slices"
-	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -233,14 +232,4 @@ func ownerOf(pkg *model.Package, cm *model.ConfigMap, pick map[*model.ConfigMap]
 		return ps[0].ID()
 	}
 	return ""
-}
-
-// sortedKeys returns a map's keys sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

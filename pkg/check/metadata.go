@@ -3,6 +3,7 @@ package check
 import (
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -17,7 +18,7 @@ import (
 func metadataLocation(pkg *model.Package, cm *model.ConfigMap) model.Location {
 	if len(cm.MetadataRaw) > 0 {
 		d := sha256.Sum256(cm.MetadataRaw)
-		for _, name := range sortedKeys(pkg.Files) {
+		for _, name := range slices.Sorted(maps.Keys(pkg.Files)) {
 			if pkg.Files[name].SHA256 == d {
 				return model.Location{File: name}
 			}

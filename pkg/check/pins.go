@@ -2,7 +2,9 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/layout"
@@ -342,7 +344,7 @@ func vendoredYAML(pkg *model.Package) []string {
 		}
 	}
 	var out []string
-	for _, name := range sortedKeys(pkg.Files) {
+	for _, name := range slices.Sorted(maps.Keys(pkg.Files)) {
 		if pkg.Files[name].Blob == nil && !blobs[name] {
 			out = append(out, name)
 		}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -305,11 +307,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	}
 	sources := templateSources(chrt)
 	subdirs := subchartDirs(files)
-	keys := make([]string, 0, len(rendered))
-	for k := range rendered {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(rendered))
 	var out []sourced
 	var probs []model.Problem
 	prefix := chrt.Name() + "/"

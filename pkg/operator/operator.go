@@ -19,7 +19,8 @@ package operator
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"oras.land/oras-go/v2/registry"
@@ -61,14 +62,7 @@ var typeNames = map[string][]TypeName{
 }
 
 // Kinds returns the provider kinds the operator knows, sorted.
-func Kinds() []string {
-	out := make([]string, 0, len(typeNames))
-	for k := range typeNames {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func Kinds() []string { return slices.Sorted(maps.Keys(typeNames)) }
 
 // Types returns the types operator releases with OCI support give kind,
 // the current one first; nil for a kind the operator does not know.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -200,7 +201,7 @@ func (p *Policy) Validate() error {
 		bad("kind", "%q: use %q", p.Kind, Kind)
 	}
 	known := settable()
-	for _, id := range sortedKeys(p.Checks) {
+	for _, id := range slices.Sorted(maps.Keys(p.Checks)) {
 		sev := p.Checks[id]
 		if !slices.Contains(known, id) {
 			if id == check.WaiverExpired {
@@ -407,13 +408,4 @@ func (p *Policy) TrustedRootPath() string {
 		return p.TrustedRoot
 	}
 	return filepath.Join(filepath.Dir(p.Source), p.TrustedRoot)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
