@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -18,20 +19,25 @@ import (
 //go:embed templates/*.html
 var templateFiles embed.FS
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"when": func(t any) string {
-		switch v := t.(type) {
-		case time.Time:
-			return v.UTC().Format("2006-01-02 15:04:05Z")
-		case *time.Time:
-			if v != nil {
+// pages are the dashboard's templates, parsed on first use: every process
+// of the binary (`verifier check`, each render child) would otherwise parse
+// them at start-up for nothing.
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"when": func(t any) string {
+			switch v := t.(type) {
+			case time.Time:
 				return v.UTC().Format("2006-01-02 15:04:05Z")
+			case *time.Time:
+				if v != nil {
+					return v.UTC().Format("2006-01-02 15:04:05Z")
+				}
 			}
-		}
-		return "—"
-	},
-	"version": func() string { return version.Version },
-}).ParseFS(templateFiles, "templates/*.html"))
+			return "—"
+		},
+		"version": func() string { return version.Version },
+	}).ParseFS(templateFiles, "templates/*.html"))
+})
 
 // findingGroup is the open findings of one package and check.
 type findingGroup struct {
@@ -81,7 +87,7 @@ const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none';
 
 func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, name string, data any) {
 	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := pages().ExecuteTemplate(&buf, name, data); err != nil {
 		s.log.Error("render page", "page", name, "err", err)
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return
