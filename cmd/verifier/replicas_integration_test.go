@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 	"github.com/pinseal/pinseal/internal/service/server"
 	"github.com/pinseal/pinseal/internal/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
+	"github.com/pinseal/pinseal/internal/testkit/servertest"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 )
 
@@ -161,7 +161,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	}
 	replicas := []*replica{start("r0"), start("r1"), start("r2")}
 	for _, r := range replicas {
-		waitFor(t, 30*time.Second, r.name+" ready", func() bool {
+		servertest.WaitWithin(t, 30*time.Second, r.name+" ready", func() bool {
 			resp, err := http.Get(r.url + "/readyz")
 			if err != nil {
 				return false
@@ -184,7 +184,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	}
 
 	// Every source scanned successfully once.
-	waitFor(t, 90*time.Second, "a successful scan of every source", func() bool {
+	servertest.WaitWithin(t, 90*time.Second, "a successful scan of every source", func() bool {
 		ok, _ := st.LastScans(ctx, store.Succeeded)
 		return len(ok) == nSources
 	})
@@ -196,7 +196,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	httpGit.stall(slow + ".git")
 	var victim *replica
 	var stuck int64
-	waitFor(t, interval+10*time.Second, "a running scan of "+slow, func() bool {
+	servertest.WaitWithin(t, interval+10*time.Second, "a running scan of "+slow, func() bool {
 		l, err := st.Leases(ctx)
 		if err != nil || l[slow].ScanID == 0 {
 			return false
@@ -220,7 +220,7 @@ func TestIntegrationReplicas(t *testing.T) {
 		}
 	}
 	var failed store.Scan
-	waitFor(t, ttl+10*time.Second, "the killed replica's scan recorded failed", func() bool {
+	servertest.WaitWithin(t, ttl+10*time.Second, "the killed replica's scan recorded failed", func() bool {
 		failed, _ = st.Scan(ctx, stuck)
 		return failed.Status == store.Failed
 	})
@@ -229,7 +229,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	if took > ttl+1500*time.Millisecond || !strings.Contains(failed.Error, "replica "+victim.name+" lost its lease") {
 		t.Errorf("takeover of %s after %s (TTL %s), error %q; want within the TTL and naming %s", slow, took, ttl, failed.Error, victim.name)
 	}
-	waitFor(t, interval+10*time.Second, "a successful scan of "+slow+" by another replica", func() bool {
+	servertest.WaitWithin(t, interval+10*time.Second, "a successful scan of "+slow+" by another replica", func() bool {
 		scans, _ := st.Scans(ctx, slow, 1)
 		return len(scans) == 1 && scans[0].ID > stuck && scans[0].Status == store.Succeeded && scans[0].Replica != victim.name
 	})
@@ -248,7 +248,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	gitCLI(t, work, "push", "-q", filepath.Join(repos, drifted+".git"), "HEAD:main")
 	scanAt := func(rev string) store.Scan {
 		var got store.Scan
-		waitFor(t, 2*interval+10*time.Second, "a scan of "+drifted+" at "+rev[:8], func() bool {
+		servertest.WaitWithin(t, 2*interval+10*time.Second, "a scan of "+drifted+" at "+rev[:8], func() bool {
 			scans, _ := st.Scans(ctx, drifted, 1)
 			if len(scans) == 1 && scans[0].Revision == rev && scans[0].Status != store.Running {
 				got = scans[0]
@@ -274,7 +274,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	var apiFindings struct {
 		Findings []store.Finding `json:"findings"`
 	}
-	getJSON(t, live[0].url+"/v1/findings?source="+drifted, &apiFindings)
+	servertest.NewClient(t, live[0].url, "").GetJSON("/v1/findings?source="+drifted, http.StatusOK, &apiFindings)
 	if len(apiFindings.Findings) == 0 || apiFindings.Findings[0].Revision != bad {
 		t.Errorf("GET /v1/findings: %+v, want findings at %s", apiFindings, bad)
 	}
@@ -322,7 +322,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	// /readyz fails while the database is unreachable.
 	st.Close()
 	pg.Stop()
-	waitFor(t, 20*time.Second, "/readyz to fail with the database down", func() bool {
+	servertest.WaitWithin(t, 20*time.Second, "/readyz to fail with the database down", func() bool {
 		resp, err := http.Get(live[0].url + "/readyz")
 		if err != nil {
 			return false
@@ -339,7 +339,7 @@ func sameHistory(t *testing.T, rs []*replica) {
 	var list struct {
 		Scans []store.Scan `json:"scans"`
 	}
-	getJSON(t, rs[0].url+"/v1/scans?limit=200", &list)
+	servertest.NewClient(t, rs[0].url, "").GetJSON("/v1/scans?limit=200", http.StatusOK, &list)
 	var ids []int64
 	for _, sc := range list.Scans {
 		if sc.Status != store.Running && len(ids) < 8 {
@@ -352,44 +352,16 @@ func sameHistory(t *testing.T, rs []*replica) {
 	for _, id := range ids {
 		var first string
 		for i, r := range rs {
-			body := getBody(t, fmt.Sprintf("%s/v1/scans/%d", r.url, id))
+			resp, b := servertest.NewClient(t, r.url, "").Get(fmt.Sprintf("/v1/scans/%d", id))
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s/v1/scans/%d: %s: %s", r.url, id, resp.Status, b)
+			}
+			body := string(b)
 			if i == 0 {
 				first = body
 			} else if body != first {
 				t.Errorf("scan %d differs between %s and %s:\n%s\n%s", id, rs[0].name, r.name, first, body)
 			}
 		}
-	}
-}
-
-func getBody(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %s: %s", url, resp.Status, b)
-	}
-	return string(b)
-}
-
-func getJSON(t *testing.T, url string, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(getBody(t, url)), v); err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/service/server"
 	"github.com/pinseal/pinseal/internal/service/store"
+	"github.com/pinseal/pinseal/internal/testkit/servertest"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/internal/testkit/untartest"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -408,54 +408,29 @@ func TestServeRetention(t *testing.T) {
 		t.Skip("starts a server process")
 	}
 	p := startServe(t, "", "retention: {maxScans: 2}\n", nil)
+	c := servertest.NewClient(t, p.base, p.token)
+	scans := func() []store.Scan {
+		var list struct{ Scans []store.Scan }
+		c.GetJSON("/v1/scans?source=examples", http.StatusOK, &list)
+		return list.Scans
+	}
 	var ids []int64
 	for range 4 {
-		req, _ := http.NewRequest(http.MethodPost, p.base+"/v1/scans", strings.NewReader(`{"source":"examples"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+p.token)
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, body := c.PostJSON("/v1/scans", map[string]string{"source": "examples"})
 		var sc store.Scan
-		json.NewDecoder(resp.Body).Decode(&sc)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("POST /v1/scans: %d", resp.StatusCode)
+		if err := json.Unmarshal(body, &sc); err != nil || resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("POST /v1/scans: %d %s", resp.StatusCode, body)
 		}
 		ids = append(ids, sc.ID)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		for ctx.Err() == nil {
-			var list struct{ Scans []store.Scan }
-			resp, err := http.Get(p.base + "/v1/scans?source=examples")
-			if err != nil {
-				t.Fatal(err)
-			}
-			json.NewDecoder(resp.Body).Decode(&list)
-			resp.Body.Close()
-			if len(list.Scans) > 0 && list.Scans[0].ID == sc.ID && list.Scans[0].Status != store.Running {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		cancel()
+		servertest.WaitFor(t, fmt.Sprintf("scan %d to end", sc.ID), func() bool {
+			list := scans()
+			return len(list) > 0 && list[0].ID == sc.ID && list[0].Status != store.Running
+		})
 	}
-	var list struct{ Scans []store.Scan }
-	resp, err := http.Get(p.base + "/v1/scans?source=examples")
-	if err != nil {
-		t.Fatal(err)
+	if list := scans(); len(list) != 2 || list[0].ID != ids[3] || list[1].ID != ids[2] {
+		t.Fatalf("scans after 4 with maxScans 2: %+v, want %d and %d", list, ids[3], ids[2])
 	}
-	json.NewDecoder(resp.Body).Decode(&list)
-	resp.Body.Close()
-	if len(list.Scans) != 2 || list.Scans[0].ID != ids[3] || list.Scans[1].ID != ids[2] {
-		t.Fatalf("scans after 4 with maxScans 2: %+v, want %d and %d", list.Scans, ids[3], ids[2])
-	}
-	resp, err = http.Get(fmt.Sprintf("%s/v1/scans/%d", p.base, ids[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
+	if resp, _ := c.Get(fmt.Sprintf("/v1/scans/%d", ids[0])); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET the first scan: %d, want 404 (deleted by retention)", resp.StatusCode)
 	}
 }

@@ -90,10 +90,17 @@ func (c *Client) GetJSON(p string, status int, out any) {
 // against a hang.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	WaitWithin(t, 60*time.Second, what, cond)
+}
+
+// WaitWithin polls cond every 10ms and fails the test when it is still
+// false after timeout (for waits whose length is the property tested).
+func WaitWithin(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
+			t.Fatalf("gave up after %s waiting for %s", timeout, what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
