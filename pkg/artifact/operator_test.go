@@ -131,34 +131,3 @@ func TestOperatorLookupAgreesWithSimulation(t *testing.T) {
 		}
 	}
 }
-
-func TestParseSource(t *testing.T) {
-	tests := []struct {
-		in, version          string
-		repo, host, tag, err string
-		plain, fromVersion   bool
-	}{
-		{in: "ghcr.io/acme/capi/core-cluster-api:v1.10.1-core", version: "v1", repo: "ghcr.io/acme/capi/core-cluster-api", host: "ghcr.io", tag: "v1.10.1-core"},
-		{in: "ghcr.io/acme/core", version: "v1.10.1-core", repo: "ghcr.io/acme/core", host: "ghcr.io", tag: "v1.10.1-core", fromVersion: true},
-		{in: "127.0.0.1:5000/capi/core", version: "v1", repo: "127.0.0.1:5000/capi/core", host: "127.0.0.1:5000", tag: "v1", fromVersion: true},
-		{in: "http://127.0.0.1:5000/capi/core:v2", version: "v1", repo: "127.0.0.1:5000/capi/core", host: "127.0.0.1:5000", tag: "v2", plain: true},
-		{in: "https://ghcr.io/x:v1", err: "scheme"},
-		{in: "ghcr.io/x@sha256:abc", err: "digest"},
-		{in: "ghcr.io/x:", version: "v1", err: "no tag"},
-		{in: "ghcr.io", version: "v1", err: "no repository path"},
-		{in: "", err: "names no repository"},
-		{in: "ghcr.io/x", err: "no spec.version"},
-	}
-	for _, tc := range tests {
-		s, err := operator.ParseSource(tc.in, tc.version)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ParseSource(%q) = %+v, %v; want error with %q", tc.in, s, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || s.Repository != tc.repo || s.Host != tc.host || s.Tag != tc.tag || s.PlainHTTP != tc.plain || s.TagFromVersion != tc.fromVersion {
-			t.Errorf("ParseSource(%q, %q) = %+v, %v", tc.in, tc.version, s, err)
-		}
-	}
-}
