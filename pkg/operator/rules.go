@@ -63,7 +63,7 @@ const (
 	// ProviderCacheName).
 	RuleReleaseName Rule = "release-name"
 	// RulePortNoTag: HOST:PORT/REPO with no tag, which operators v0.16.0
-	// to v0.19.x split at the port's ':' (they read PORT/REPO as the tag)
+	// to v0.19.0 split at the port's ':' (they read PORT/REPO as the tag)
 	// and cannot fetch. A warning: v0.20.0 and later read it right.
 	RulePortNoTag Rule = "port-no-tag"
 
@@ -87,7 +87,7 @@ const (
 	srcAPI     = "cluster-api-operator v0.16.0 to v0.28.0 api/v1alpha2/provider_types.go: FetchConfiguration's XValidation rule"
 	srcRelease = "cluster-api-operator v0.28.0 internal/controller/manifests_downloader.go: TemplateManifestsConfigMap, ProviderLabels, ProviderCacheName; oci_source.go: NewMapStore"
 	srcVersion = "cluster-api-operator v0.28.0 internal/controller/preflight_checks.go: checkProviderVersion; manifests_downloader.go: DownloadManifests"
-	srcOldPort = "cluster-api-operator v0.16.0 to v0.19.1 internal/controller/oci_source.go: CopyOCIStore (fixed in v0.20.0)"
+	srcOldPort = "cluster-api-operator v0.16.0 to v0.19.0 internal/controller/oci_source.go: CopyOCIStore (fixed in v0.20.0)"
 )
 
 // Problem is one rule a provider breaks, in the operator's terms.
@@ -162,7 +162,7 @@ func Check(s Spec) []Problem {
 		}
 		if src.TagFromVersion && strings.Contains(src.Host, ":") {
 			add(Problem{Rule: RulePortNoTag, Source: srcOldPort, OldReleases: true,
-				Message: fmt.Sprintf("operators v0.16.0 to v0.19.x split it at the port's ':', read %q as the tag and cannot fetch it (v0.20.0 and later read it as %s)", strings.SplitN(strings.TrimPrefix(s.OCI, "http://"), ":", 2)[1], src.Ref()),
+				Message: fmt.Sprintf("operators v0.16.0 to v0.19.0 split it at the port's ':', read %q as the tag and cannot fetch it (v0.20.0 and later read it as %s)", strings.SplitN(strings.TrimPrefix(s.OCI, "http://"), ":", 2)[1], src.Ref()),
 				Hint:    fmt.Sprintf("write the tag, equal to spec.version: %s:%s", s.OCI, s.Version)})
 		}
 	}

@@ -28,7 +28,7 @@ import (
 //     string with '@' is a digest (the text before it dropped), one with
 //     ':' is a digest, an empty one is refused.
 //
-// Operators v0.16.0 to v0.19.x split differently in step 2: two parts were
+// Operators v0.16.0 to v0.19.0 split differently in step 2: two parts were
 // always REPOSITORY:TAG, so HOST:PORT/REPOSITORY with no tag read the port
 // and path as the tag and failed (fixed in v0.20.0, "Fix OCI source
 // parsing issues").

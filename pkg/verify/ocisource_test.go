@@ -77,7 +77,7 @@ func TestOCISourceMutations(t *testing.T) {
 		{"tag-version", "templates/providers.yaml", tag, ":v0.19.0-cozystack.0", false, `installs it as release "v0.19.0-cozystack.1"`},
 		{"version", "values.yaml", "release: v0.19.0-cozystack.0", "release: latest", false, "not a semantic version"},
 		{"release-name", "values.yaml", "release: v0.19.0-cozystack.0", "release: v0.19.0-RC.1", false, `"control-plane-kamaji-v0.19.0-RC.1"`},
-		{"port-no-tag", "templates/providers.yaml", tag, "", true, "operators v0.16.0 to v0.19.x"},
+		{"port-no-tag", "templates/providers.yaml", tag, "", true, "operators v0.16.0 to v0.19.0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.rule+"/"+tc.new, func(t *testing.T) {
