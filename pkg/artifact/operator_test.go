@@ -176,7 +176,7 @@ func TestOCISourceRulesAgreeWithSimulation(t *testing.T) {
 	} {
 		var errs []operator.Rule
 		for _, p := range operator.Check(operator.Spec{Kind: want.Kind, Name: want.Name, Version: version, OCI: oci}) {
-			if !p.OldReleases {
+			if !p.Warning {
 				errs = append(errs, p.Rule)
 			}
 		}

@@ -62,3 +62,44 @@ func TestOCISource(t *testing.T) {
 		}
 	}
 }
+
+// TestOCISourcePreloaded: ConfigMaps labelled as the operator's own store
+// of the provider's release (as `clusterctl operator preload` writes them)
+// are installed instead of the artifact: one is a warning, two an error;
+// one for another release, type or namespace is nothing.
+func TestOCISourcePreloaded(t *testing.T) {
+	store := func(typ, version, namespace string) *model.ConfigMap {
+		return &model.ConfigMap{Name: typ + "-proxmox-" + version, Namespace: namespace,
+			Labels:   operator.StoreLabels(typ, "proxmox", version),
+			Location: model.Location{File: "templates/preloaded.yaml", Line: 1}}
+	}
+	const release = "v0.7.7-infraprovider-proxmox"
+	tests := []struct {
+		name string
+		cms  []*model.ConfigMap
+		sev  report.Severity // "": the policy's, error by default
+		want string          // "": no finding
+	}{
+		{"one", []*model.ConfigMap{store("infrastructure", release, ns)}, report.Warning,
+			`ConfigMap "infrastructure-proxmox-` + release + `" (packages/system/capi-providers-proxmox/templates/preloaded.yaml:1) carries the labels`},
+		{"two", []*model.ConfigMap{store("infrastructure", release, ns), store("infrastructure", release, ns)}, "", "more than one"},
+		{"another release", []*model.ConfigMap{store("infrastructure", "v0.7.6-infraprovider-proxmox", ns)}, "", ""},
+		{"another type", []*model.ConfigMap{store("bootstrap", release, ns)}, "", ""},
+		{"another namespace", []*model.ConfigMap{store("infrastructure", release, "other")}, "", ""},
+	}
+	for _, tc := range tests {
+		tree := ociTree(nil)
+		tree.Packages[0].ConfigMaps = tc.cms
+		fs := ociSource(tree)
+		if tc.want == "" {
+			if len(fs) != 0 {
+				t.Errorf("%s: %+v", tc.name, fs)
+			}
+			continue
+		}
+		if len(fs) != 1 || fs[0].Severity != tc.sev || !strings.Contains(fs[0].Message, tc.want) ||
+			!strings.Contains(fs[0].Detail, "operator rule preloaded,") || fs[0].Line != 9 || fs[0].Hint == "" {
+			t.Errorf("%s: %+v, want one %s finding with %q", tc.name, fs, tc.sev, tc.want)
+		}
+	}
+}

@@ -66,6 +66,12 @@ const (
 	// to v0.19.0 split at the port's ':' (they read PORT/REPO as the tag)
 	// and cannot fetch. A warning: v0.20.0 and later read it right.
 	RulePortNoTag Rule = "port-no-tag"
+	// RulePreloaded: ConfigMaps in the provider's namespace already carry
+	// the labels of the operator's own store of the release (StoreLabels),
+	// as `clusterctl operator preload` writes them. The operator then
+	// does not fetch: it installs that ConfigMap (a warning: the tree's
+	// ConfigMap checks judge it), and fails with more than one (an error).
+	RulePreloaded Rule = "preloaded"
 
 	// Not a rule: operator v0.16.0 alone labels the ConfigMap it stores
 	// the components in with the fetchConfig.oci value ('/' and ':' made
@@ -78,7 +84,7 @@ const (
 // Rules lists every rule, in the order Check reports them.
 func Rules() []Rule {
 	return []Rule{RuleExclusive, RuleScheme, RuleUnreadable, RuleDigest, RuleMisread, RuleTag,
-		RuleTagVersion, RuleVersion, RuleReleaseName, RulePortNoTag}
+		RuleTagVersion, RuleVersion, RuleReleaseName, RulePortNoTag, RulePreloaded}
 }
 
 // Where each rule was read in the operator's source.
@@ -87,6 +93,7 @@ const (
 	srcAPI     = "cluster-api-operator v0.16.0 to v0.28.0 api/v1alpha2/provider_types.go: FetchConfiguration's XValidation rule"
 	srcRelease = "cluster-api-operator v0.28.0 internal/controller/manifests_downloader.go: TemplateManifestsConfigMap, ProviderLabels, ProviderCacheName; oci_source.go: NewMapStore"
 	srcVersion = "cluster-api-operator v0.28.0 internal/controller/preflight_checks.go: checkProviderVersion; manifests_downloader.go: DownloadManifests"
+	srcStore   = "cluster-api-operator v0.17.0 to v0.28.0 internal/controller/manifests_downloader.go: ProviderLabels, DownloadManifests, checkConfigMapExists; phase_lifecycle.go: the configmap repository of providerLabelSelector"
 	srcOldPort = "cluster-api-operator v0.16.0 to v0.19.0 internal/controller/oci_source.go: CopyOCIStore (fixed in v0.20.0)"
 )
 
@@ -100,10 +107,10 @@ type Problem struct {
 	// Source is the operator source the rule was read from (file,
 	// function, release).
 	Source string
-	// OldReleases: only operator releases before v0.20.0 are affected, so
-	// it is at most a warning.
-
-	OldReleases bool
+	// Warning: at most a warning, because only operator releases before
+	// v0.20.0 are affected, or because what the operator installs instead
+	// is content the tree holds and pinseal checks.
+	Warning bool
 }
 
 func (p *Problem) Error() string { return p.Message }
@@ -161,7 +168,7 @@ func Check(s Spec) []Problem {
 				Hint:    fmt.Sprintf("drop the tag (the operator then fetches %s:%s), or template the tag and spec.version from one value", src.Repository, s.Version)})
 		}
 		if src.TagFromVersion && strings.Contains(src.Host, ":") {
-			add(Problem{Rule: RulePortNoTag, Source: srcOldPort, OldReleases: true,
+			add(Problem{Rule: RulePortNoTag, Source: srcOldPort, Warning: true,
 				Message: fmt.Sprintf("operators v0.16.0 to v0.19.0 split it at the port's ':', read %q as the tag and cannot fetch it (v0.20.0 and later read it as %s)", strings.SplitN(strings.TrimPrefix(s.OCI, "http://"), ":", 2)[1], src.Ref()),
 				Hint:    fmt.Sprintf("write the tag, equal to spec.version: %s:%s", s.OCI, s.Version)})
 		}
@@ -209,4 +216,40 @@ func releaseName(s Spec) (Problem, bool) {
 		}
 	}
 	return Problem{}, true
+}
+
+// Labels of the ConfigMap the operator stores a fetched release in.
+const (
+	LabelVersion = "provider.cluster.x-k8s.io/version"
+	LabelType    = "provider.cluster.x-k8s.io/type"
+	LabelName    = "provider.cluster.x-k8s.io/name"
+	LabelManaged = "managed-by.operator.cluster.x-k8s.io"
+	LabelSource  = "provider.cluster.x-k8s.io/source"
+)
+
+// StoreLabels are the labels of the ConfigMap in which the operator
+// (v0.17.0 to v0.28.0) stores a release it fetched from
+// spec.fetchConfig.oci for a provider of type typ, and by which it looks
+// for one before fetching and reads the release back when installing
+// (ProviderLabels: version, type, name, managed-by "true", source "oci").
+func StoreLabels(typ, name, version string) map[string]string {
+	return map[string]string{LabelVersion: version, LabelType: typ, LabelName: name,
+		LabelManaged: "true", LabelSource: "oci"}
+}
+
+// Preloaded is RulePreloaded for a provider of release version whose
+// StoreLabels the ConfigMaps named in found (in its namespace) carry; nil
+// when found is empty.
+func Preloaded(version string, found []string) *Problem {
+	switch len(found) {
+	case 0:
+		return nil
+	case 1:
+		return &Problem{Rule: RulePreloaded, Source: srcStore, Warning: true,
+			Message: fmt.Sprintf("ConfigMap %s carries the labels of the operator's own store of release %q, so the operator installs it and never fetches from spec.fetchConfig.oci: the artifact is not what the cluster gets", found[0], version),
+			Hint:    "drop the ConfigMap to install from the artifact, or drop fetchConfig.oci and select the ConfigMap with spec.fetchConfig.selector"}
+	}
+	return &Problem{Rule: RulePreloaded, Source: srcStore,
+		Message: fmt.Sprintf("ConfigMaps %s all carry the labels of the operator's own store of release %q, so the operator finds more than one and fails the provider", strings.Join(found, ", "), version),
+		Hint:    "keep at most one ConfigMap with these labels (none, to install from the artifact)"}
 }

@@ -52,7 +52,7 @@ func TestCheckMutations(t *testing.T) {
 		}, "not an object name"},
 		{RulePortNoTag, func(s *Spec) { s.OCI = "registry.example.com:5000/capi/control-plane-kamaji" }, `read "5000/capi/control-plane-kamaji" as the tag`},
 	}
-	covered := map[Rule]bool{}
+	covered := map[Rule]bool{RulePreloaded: true} // TestPreloaded; the ConfigMaps are the tree's
 	for _, tc := range tests {
 		s := clean
 		tc.mutate(&s)
@@ -65,8 +65,8 @@ func TestCheckMutations(t *testing.T) {
 			t.Errorf("%s: oci %q version %q: rules %v, want only %s with %q:\n%+v", tc.rule, s.OCI, s.Version, rules, tc.rule, tc.want, got)
 			continue
 		}
-		if got[0].OldReleases != (tc.rule == RulePortNoTag) {
-			t.Errorf("%s: OldReleases %v", tc.rule, got[0].OldReleases)
+		if got[0].Warning != (tc.rule == RulePortNoTag) {
+			t.Errorf("%s: Warning %v", tc.rule, got[0].Warning)
 		}
 		covered[tc.rule] = true
 	}
@@ -108,5 +108,23 @@ func TestCheckOperatorInputs(t *testing.T) {
 		if !slices.Equal(rules, tc.rules) {
 			t.Errorf("%s: rules %v, want %v", tc.where, rules, tc.rules)
 		}
+	}
+}
+
+func TestPreloaded(t *testing.T) {
+	if Preloaded("v1", nil) != nil {
+		t.Error("no ConfigMap, a problem")
+	}
+	one := Preloaded("v1", []string{`"infrastructure-oci-v1" (templates/cm.yaml:1)`})
+	two := Preloaded("v1", []string{`"a"`, `"b"`})
+	if one == nil || one.Rule != RulePreloaded || !one.Warning || !strings.Contains(one.Message, "never fetches") {
+		t.Errorf("one: %+v", one)
+	}
+	if two == nil || two.Rule != RulePreloaded || two.Warning || !strings.Contains(two.Message, "more than one") {
+		t.Errorf("two: %+v", two)
+	}
+	l := StoreLabels("infrastructure", "oci", "v0.12.0")
+	if len(l) != 5 || l[LabelSource] != "oci" || l[LabelManaged] != "true" || l[LabelVersion] != "v0.12.0" {
+		t.Errorf("store labels %v", l)
 	}
 }
