@@ -97,6 +97,9 @@ func TestCheckOperatorInputs(t *testing.T) {
 		{"preload core", Spec{Kind: "CoreProvider", Name: "cluster-api", Version: "v1.10.0-beta.0", OCI: "ttl.sh/cluster-api-operator-manifests:1m"}, []Rule{RuleTagVersion}},
 		// The same artifact with its tag dropped: what pinseal asks for.
 		{"preload core, tag from spec.version", Spec{Kind: "CoreProvider", Name: "cluster-api", Version: "v1.10.0-beta.0", OCI: "ttl.sh/cluster-api-operator-manifests"}, nil},
+		// internal/controller/preflight_checks_test.go, "wrong version,
+		// preflight check failed": spec.version "one".
+		{"preflight wrong version", Spec{Kind: "InfrastructureProvider", Name: "docker", Version: "one", OCI: "ttl.sh/capd"}, []Rule{RuleVersion}},
 		// test/e2e/compressed_manifests_test.go stores infrastructure-oci-v0.12.0.
 		{"e2e compressed", Spec{Kind: "InfrastructureProvider", Name: "oci", Version: "v0.12.0", OCI: "ttl.sh/capoci:v0.12.0"}, nil},
 	}
