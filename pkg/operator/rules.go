@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -81,7 +82,7 @@ const (
 	// nearly every provider for one superseded release.
 )
 
-// Rules lists every rule, in the order Check reports them.
+// Rules lists every rule.
 func Rules() []Rule {
 	return []Rule{RuleExclusive, RuleScheme, RuleUnreadable, RuleDigest, RuleMisread, RuleTag,
 		RuleTagVersion, RuleVersion, RuleReleaseName, RulePortNoTag, RulePreloaded}
@@ -126,9 +127,10 @@ type Spec struct {
 	Selector bool
 }
 
-// Check applies every rule to a provider that installs from
-// spec.fetchConfig.oci and returns the problems, in the order of Rules;
-// none for a provider without one.
+// Check applies every rule but RulePreloaded (which needs the tree's
+// ConfigMaps: Preloaded) to a provider that installs from
+// spec.fetchConfig.oci and returns the problems, in a stable order; none
+// for a provider without one.
 func Check(s Spec) []Problem {
 	if s.OCI == "" {
 		return nil
@@ -148,7 +150,7 @@ func Check(s Spec) []Problem {
 
 	src, err := ParseSource(s.OCI, s.Version)
 	versionReported := false
-	if p, ok := err.(*Problem); ok {
+	if p := (*Problem)(nil); errors.As(err, &p) {
 		add(*p)
 		versionReported = p.Rule == RuleVersion
 	} else {
