@@ -67,7 +67,10 @@ Every Helm chart or plain manifest directory holding cluster-api-operator
 providers or their ConfigMaps is loaded (charts rendered with Helm, default
 values or the policy's values files) and checked: blob-yaml, blob-header, blob-corrupt, configmap-version,
 selector-unique, selector-semver, compressed-annotation, metadata-series,
-contract, pin-version, pin-digest, pin-missing. The policy (built-in
+contract, pin-version, pin-digest, pin-missing, release-size and
+oci-source (spec.fetchConfig.oci read as the cluster-api-operator reads
+it: what it can parse, and that it fetches the tag spec.version names;
+no registry is contacted). The policy (built-in
 policies/default.yaml, or --policy FILE) sets each check's severity and
 waivers.
 
@@ -82,7 +85,8 @@ allowed builder ids. Registry credentials come from the docker config.
 
 A provider with spec.fetchConfig.oci ([http://]HOST[:PORT]/REPO[:TAG]; no
 tag means spec.version) is checked against that artifact instead, with the
-same checks, but only when HOST is the --registry host or given with
+same checks (one the operator cannot read is oci-source's alone and is
+not looked up), but only when HOST is the --registry host or given with
 --allow-registry HOST[/PATH] (repeatable; without --registry only such
 providers are checked). A provider fetching from another registry is a
 registry-digest finding that names the registry; nothing is contacted.

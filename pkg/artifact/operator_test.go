@@ -132,33 +132,69 @@ func TestOperatorLookupAgreesWithSimulation(t *testing.T) {
 	}
 }
 
-func TestParseSource(t *testing.T) {
-	tests := []struct {
-		in, version          string
-		repo, host, tag, err string
-		plain, fromVersion   bool
-	}{
-		{in: "ghcr.io/acme/capi/core-cluster-api:v1.10.1-core", version: "v1", repo: "ghcr.io/acme/capi/core-cluster-api", host: "ghcr.io", tag: "v1.10.1-core"},
-		{in: "ghcr.io/acme/core", version: "v1.10.1-core", repo: "ghcr.io/acme/core", host: "ghcr.io", tag: "v1.10.1-core", fromVersion: true},
-		{in: "127.0.0.1:5000/capi/core", version: "v1", repo: "127.0.0.1:5000/capi/core", host: "127.0.0.1:5000", tag: "v1", fromVersion: true},
-		{in: "http://127.0.0.1:5000/capi/core:v2", version: "v1", repo: "127.0.0.1:5000/capi/core", host: "127.0.0.1:5000", tag: "v2", plain: true},
-		{in: "https://ghcr.io/x:v1", err: "scheme"},
-		{in: "ghcr.io/x@sha256:abc", err: "digest"},
-		{in: "ghcr.io/x:", version: "v1", err: "no tag"},
-		{in: "ghcr.io", version: "v1", err: "no repository path"},
-		{in: "", err: "names no repository"},
-		{in: "ghcr.io/x", err: "no spec.version"},
+// TestOCISourceRulesAgreeWithSimulation: for spec.fetchConfig.oci values
+// read as pkg/operator reads them, the simulated operator fetch of what
+// they name installs exactly the release spec.version names whenever
+// operator.Check finds no problem, and whenever it installs anything else
+// Check finds one.
+func TestOCISourceRulesAgreeWithSimulation(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	ctx := context.Background()
+	mem := memory.New()
+	rels := map[string]Release{}
+	digests := map[string]string{}
+	for _, r := range []string{"v0.19.0-cozystack.0", "v0.19.0-cozystack.1"} {
+		rel := kindRelease(t, "ControlPlaneProvider")
+		rel.Release = r
+		rel.YAML = []byte("kind: Namespace\nmetadata:\n  name: " + r + "\n")
+		desc, err := Pack(ctx, mem, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A registry resolves a digest as well as a tag; the memory
+		// store resolves what it was tagged with.
+		for _, ref := range []string{r, desc.Digest.String()} {
+			if err := mem.Tag(ctx, desc, ref); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rels[r], digests[r] = rel, desc.Digest.String()
 	}
-	for _, tc := range tests {
-		s, err := operator.ParseSource(tc.in, tc.version)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("ParseSource(%q) = %+v, %v; want error with %q", tc.in, s, err, tc.err)
+	const version = "v0.19.0-cozystack.1"
+	want := rels[version]
+	for _, oci := range []string{
+		"registry.example.com/capi/cp",
+		"http://registry.example.com:5000/capi/cp",
+		"registry.example.com/capi/cp:" + version,
+		"registry.example.com/capi/cp:v0.19.0-cozystack.0",
+		"registry.example.com:5000/capi/cp:v0.19.0-cozystack.0@" + digests[version],
+		"registry.example.com:5000/capi/cp:" + version + "@" + digests["v0.19.0-cozystack.0"],
+		"registry.example.com:5000/capi/cp:" + digests[version],
+		"registry.example.com/capi/cp:v0.19.0-cozystack.0:" + version,
+		"registry.example.com/capi/cp:" + version + ":v0.19.0-cozystack.0",
+		"registry.example.com/capi/cp@" + digests[version],
+	} {
+		var errs []operator.Rule
+		for _, p := range operator.Check(operator.Spec{Kind: want.Kind, Name: want.Name, Version: version, OCI: oci}) {
+			if !p.Warning {
+				errs = append(errs, p.Rule)
+			}
+		}
+		src, err := operator.ParseSource(oci, version)
+		if err != nil {
+			if len(errs) == 0 {
+				t.Errorf("%s: the operator cannot read it, Check finds nothing", oci)
 			}
 			continue
 		}
-		if err != nil || s.Repository != tc.repo || s.Host != tc.host || s.Tag != tc.tag || s.PlainHTTP != tc.plain || s.TagFromVersion != tc.fromVersion {
-			t.Errorf("ParseSource(%q, %q) = %+v, %v", tc.in, tc.version, s, err)
+		comp, _, err := opsim.Fetch(ctx, mem, src.Reference, opsim.Provider{Type: "control-plane", Name: want.Name, Version: version})
+		if err != nil {
+			t.Fatalf("%s: fetch %s: %v", oci, src.Reference, err)
 		}
+		same := bytes.Equal(comp, want.YAML)
+		if !same && len(errs) == 0 {
+			t.Errorf("%s: Check finds nothing, the operator installs other content than release %s", oci, version)
+		}
+		t.Logf("%s: fetches %s, installs release %s's content: %v; rules %v", oci, src.Ref(), version, same, errs)
 	}
 }

@@ -551,7 +551,7 @@ func TestVersionOf(t *testing.T) {
 func TestCatalog(t *testing.T) {
 	want := []string{PackageLoad, BlobYAML, BlobHeader, BlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
 		CompressedAnnotation, MetadataSeries, Contract, PinVersion, PinDigest, PinMissing, ReleaseSize,
-		RegistryDigest, VersionReused, Signature, Provenance, OCIInstall, WaiverExpired}
+		OCISource, RegistryDigest, VersionReused, Signature, Provenance, OCIInstall, WaiverExpired}
 	if got := IDs(); !slices.Equal(got, want) {
 		t.Fatalf("catalog IDs = %v, want %v", got, want)
 	}

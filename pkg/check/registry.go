@@ -315,6 +315,8 @@ func registryDigest(t *model.Tree) []report.Finding {
 			out = append(out, f)
 		}
 		switch {
+		case ociSourceRefused(a):
+			return // oci-source: the operator cannot read the value either
 		case a.Refused != "":
 			hint, settings := refusedHint(a)
 			add(p.Location, fmt.Sprintf("%s installs from %s (spec.fetchConfig.oci), which was not checked: %s", p.ID(), a.Ref, a.Refused),
@@ -367,9 +369,6 @@ func registryDigest(t *model.Tree) []report.Finding {
 // refusedHint says how to get a refused fetchConfig.oci artifact checked,
 // and the settings it asks to change.
 func refusedHint(a *model.Artifact) (string, []report.Setting) {
-	if a.Repository == "" {
-		return "write spec.fetchConfig.oci as the cluster-api-operator reads it: [http://]HOST[:PORT]/REPO[:TAG] (no tag: spec.version)", nil
-	}
 	host, _, _ := strings.Cut(a.Repository, "/")
 	return fmt.Sprintf("point spec.fetchConfig.oci at a registry you allow, or, if %s is a registry you trust, allow it (and plain HTTP, if it serves plain HTTP)", host),
 		[]report.Setting{report.SettingAllowRegistry, report.SettingPlainHTTP}

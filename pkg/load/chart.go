@@ -109,6 +109,53 @@ func renderedLineMap(src []byte, rendered string) func(int) int {
 	}
 }
 
+// keyedLineMap is lm, and for a rendered "key: value" line lm cannot place
+// (its value was templated) the source line with that key at that
+// indentation: the first below start (the line of the object's
+// metadata.name, when known) and above the next document marker, else
+// the only one in the file. A field of a provider or ConfigMap is then
+// found at its template line.
+func keyedLineMap(src []byte, rendered string, lm func(int) int, start int) func(int) int {
+	var rl, sl []string
+	return func(n int) int {
+		if line := lm(n); line != 0 || n <= 0 || len(src) == 0 {
+			return line
+		}
+		if rl == nil {
+			rl = strings.Split(rendered, "\n")
+			sl = strings.Split(string(src), "\n")
+		}
+		if n > len(rl) {
+			return 0
+		}
+		key, _, ok := strings.Cut(rl[n-1], ": ")
+		if !ok || strings.TrimSpace(key) == "" || strings.ContainsAny(key, "{}") {
+			return 0
+		}
+		if start > 0 && start <= len(sl) {
+			for i := start - 1; i < len(sl); i++ {
+				if marker([]byte(sl[i])) != "" {
+					break
+				}
+				if strings.HasPrefix(sl[i], key+": ") {
+					return i + 1
+				}
+			}
+			return 0
+		}
+		found := 0
+		for i, l := range sl {
+			if strings.HasPrefix(l, key+": ") {
+				if found != 0 {
+					return 0
+				}
+				found = i + 1
+			}
+		}
+		return found
+	}
+}
+
 // collectChart reads the files of the chart in dir the way Helm's
 // loader.LoadDir does (.helmignore, its defaults, Helm's per-file size
 // limit) but without following symlinks out of the tree: a symlink to a file
@@ -334,12 +381,13 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 				o.root = nil
 				continue
 			}
-			line := sourceLine(sources[k], o.Kind, o.Name)
+			start := sourceLine(sources[k], o.Kind, o.Name)
+			line := start
 			if line == 0 {
 				line = lm(o.Line)
 			}
 			o.Line = line
-			out = append(out, sourced{object: o, File: file, lineMap: lm})
+			out = append(out, sourced{object: o, File: file, lineMap: keyedLineMap(sources[k], text, lm, start)})
 		}
 	}
 	return out, probs

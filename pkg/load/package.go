@@ -421,7 +421,10 @@ func (l *scanner) provider(p *model.Package, o sourced) *model.Provider {
 	}
 	fc := lookup(spec, "fetchConfig")
 	pr.FetchURL, _ = scalar(lookup(fc, "url"))
-	pr.FetchOCI, _ = scalar(lookup(fc, "oci"))
+	if n := lookup(fc, "oci"); n != nil {
+		pr.FetchOCI, _ = scalar(n)
+		pr.FetchOCILine = o.fileLine(n.Line)
+	}
 	if sel := lookup(fc, "selector"); sel != nil {
 		pr.Selector = &model.Selector{}
 		pr.Selector.MatchLabels = stringMap(lookup(sel, "matchLabels"), func(k, why string, line int) {

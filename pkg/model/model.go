@@ -152,6 +152,9 @@ type Provider struct {
 	Selector *Selector
 	FetchURL string // spec.fetchConfig.url
 	FetchOCI string // spec.fetchConfig.oci
+	// FetchOCILine is the line of spec.fetchConfig.oci in Location.File
+	// (the template's line for a chart); 0 when unknown.
+	FetchOCILine int
 	Location
 
 	// Artifact is what the registry holds for this provider's release

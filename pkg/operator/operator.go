@@ -11,7 +11,9 @@
 //     this respect from v0.16.0, the first release with OCI support, to
 //     v0.28.0);
 //   - how it reads the spec.fetchConfig.oci string ([http://]HOST/REPO[:TAG],
-//     no tag meaning spec.version).
+//     no tag meaning spec.version), and what it then fetches, under which
+//     release name it stores it, and what the API server and its preflight
+//     checks refuse (source.go, rules.go).
 //
 // This is a description written from reading the operator's source, not a
 // copy of it; the tests hold it to an independent simulation of the fetch.
@@ -22,8 +24,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"oras.land/oras-go/v2/registry"
 )
 
 // Layer titles the operator accepts whatever the provider's type and name.
@@ -132,81 +132,4 @@ func Find(titles map[string]bool, p Provider) (Found, error) {
 		return f, fmt.Errorf("the operator (type %q) finds no %s", p.Type, strings.Join(missing, ", and no "))
 	}
 	return f, nil
-}
-
-// Source is a spec.fetchConfig.oci value read the way the operator reads
-// it.
-type Source struct {
-	// Repository is HOST[:PORT]/PATH.
-	Repository string
-	// Host is HOST[:PORT] of Repository.
-	Host string
-	// Tag is the tag given after the repository, else spec.version.
-	Tag string
-	// TagFromVersion: no tag was given; Tag is spec.version.
-	TagFromVersion bool
-	// PlainHTTP: the value starts with http://.
-	PlainHTTP bool
-}
-
-// Ref is "REPOSITORY:TAG".
-func (s Source) Ref() string { return s.Repository + ":" + s.Tag }
-
-// ParseSource reads spec.fetchConfig.oci as the operator does
-// ([http://]HOST[:PORT]/REPO[:TAG]; with no tag the provider's
-// spec.version is the tag). Only the "http://" prefix is understood: any
-// other scheme, a digest reference, an empty host or repository is an
-// error saying what to write, because the operator could not fetch it
-// either.
-func ParseSource(oci, specVersion string) (Source, error) {
-	rest, plain := strings.CutPrefix(oci, "http://")
-	s := Source{PlainHTTP: plain}
-	if rest == "" {
-		return s, fmt.Errorf("fetchConfig.oci %q names no repository: write [http://]HOST[:PORT]/REPO[:TAG]", oci)
-	}
-	if strings.Contains(rest, "://") {
-		return s, fmt.Errorf("fetchConfig.oci %q has a scheme the operator does not understand: write [http://]HOST[:PORT]/REPO[:TAG]", oci)
-	}
-	if strings.Contains(rest, "@") {
-		return s, fmt.Errorf("fetchConfig.oci %q is a digest reference, which the operator reads as a tag: write [http://]HOST[:PORT]/REPO[:TAG]", oci)
-	}
-	repo, tag := rest, ""
-	// The operator splits at the first two colons: HOST:PORT/REPO:TAG has
-	// three parts; HOST/REPO:TAG has two, the second without '/'; and
-	// HOST:PORT/REPO has two whose second holds a '/' (a port, no tag).
-	switch parts := strings.SplitN(rest, ":", 3); {
-	case len(parts) == 2 && !strings.Contains(parts[1], "/"):
-		repo, tag = parts[0], parts[1]
-	case len(parts) == 3:
-		repo, tag = parts[0]+":"+parts[1], parts[2]
-	}
-	if tag == "" {
-		if strings.HasSuffix(rest, ":") {
-			return s, fmt.Errorf("fetchConfig.oci %q ends in ':' with no tag: drop the ':' to use spec.version, or name the tag", oci)
-		}
-		tag, s.TagFromVersion = specVersion, true
-	}
-	host, path, _ := strings.Cut(repo, "/")
-	if host == "" || path == "" {
-		return s, fmt.Errorf("fetchConfig.oci %q is not HOST[:PORT]/REPO[:TAG]: it names no repository path below a registry host", oci)
-	}
-	if tag == "" {
-		return s, fmt.Errorf("fetchConfig.oci %q names no tag and the provider has no spec.version to use instead", oci)
-	}
-	ref := registry.Reference{Registry: host, Repository: path, Reference: tag}
-	if err := ref.ValidateRegistry(); err != nil {
-		return s, fmt.Errorf("fetchConfig.oci %q: %q is not a registry HOST[:PORT]: %w", oci, host, err)
-	}
-	if err := ref.ValidateRepository(); err != nil {
-		return s, fmt.Errorf("fetchConfig.oci %q: %q is not a repository path (lowercase letters, digits, '.', '_', '-', '/'): %w", oci, path, err)
-	}
-	if err := ref.ValidateReferenceAsTag(); err != nil {
-		what := "the tag"
-		if s.TagFromVersion {
-			what = "spec.version, the tag when none is given,"
-		}
-		return s, fmt.Errorf("fetchConfig.oci %q: %s %q is not an OCI tag: %w", oci, what, tag, err)
-	}
-	s.Repository, s.Host, s.Tag = repo, host, tag
-	return s, nil
 }

@@ -60,30 +60,36 @@ func TestFind(t *testing.T) {
 	}
 }
 
-// FuzzParseSource: any fetchConfig.oci value parses or is refused with an
-// error, never a panic; what parses names a host, a repository below it
-// and a tag, and reads back the same way.
+// FuzzParseSource: any fetchConfig.oci value parses or is refused with a
+// *Problem, never a panic; what parses names a host, a repository below it
+// and a reference, and a tag reads back the same way when written out.
 func FuzzParseSource(f *testing.F) {
 	for _, s := range []string{
 		"ghcr.io/acme/capi/core:v1.10.1-core", "127.0.0.1:5000/capi/core", "http://127.0.0.1:5000/capi/core:v2",
-		"host:1:2:3", "http://", "://x", "a/b@sha256:00", "x:", ":", "h/r:",
+		"host:1:2:3", "http://", "://x", "a/b@sha256:00", "x:", ":", "h/r:", "h/r:a:b", "h:1/r:t@" + digest,
 	} {
 		f.Add(s, "v1.0.0")
 	}
 	f.Fuzz(func(t *testing.T, oci, version string) {
 		s, err := ParseSource(oci, version)
 		if err != nil {
+			if _, ok := err.(*Problem); !ok {
+				t.Fatalf("ParseSource(%q, %q) error %T %v, want a *Problem", oci, version, err, err)
+			}
 			return
 		}
-		if s.Host == "" || s.Tag == "" || !strings.HasPrefix(s.Repository, s.Host+"/") || len(s.Repository) == len(s.Host)+1 {
+		if s.Host == "" || s.Reference == "" || !strings.HasPrefix(s.Repository, s.Host+"/") || len(s.Repository) == len(s.Host)+1 {
 			t.Fatalf("ParseSource(%q, %q) = %+v", oci, version, s)
 		}
-		again := s.Repository + ":" + s.Tag
+		if s.Digest {
+			return // written back, a digest without a port is not read (RuleDigest)
+		}
+		again := s.Ref()
 		if s.PlainHTTP {
 			again = "http://" + again
 		}
 		s2, err := ParseSource(again, "other")
-		if err != nil || s2.Repository != s.Repository || s2.Tag != s.Tag || s2.PlainHTTP != s.PlainHTTP {
+		if err != nil || s2.Repository != s.Repository || s2.Reference != s.Reference || s2.PlainHTTP != s.PlainHTTP || s2.Ignored != "" {
 			t.Fatalf("%q reads back as %+v, %v; first %+v", again, s2, err, s)
 		}
 	})

@@ -213,7 +213,7 @@ func attachOCI(ctx context.Context, p *model.Provider, opts Options) *model.Arti
 		a.Refused = err.Error()
 		return a
 	}
-	got, _, err := Fetch(ctx, repo, src.Tag, Options{Registry: ropts, Keys: opts.Keys, Trust: opts.Trust, Logger: opts.Logger})
+	got, _, err := Fetch(ctx, repo, src.Reference, Options{Registry: ropts, Keys: opts.Keys, Trust: opts.Trust, Logger: opts.Logger})
 	if got != nil {
 		a = got
 		a.OCISource = true

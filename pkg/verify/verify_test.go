@@ -332,6 +332,12 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			}
 		}, infraPkg, nil},
 
+		{check.OCISource, "a chart added whose provider's fetchConfig.oci tag is not its spec.version", func(t *testing.T, root string) {
+			dir := ociChart(t, root)
+			edit(t, filepath.Join(dir, "templates/providers.yaml"), ":{{ .Values.release }}", ":v0.19.0-cozystack.0")
+			edit(t, filepath.Join(dir, "values.yaml"), "release: v0.19.0-cozystack.0", "release: v0.19.0-cozystack.1")
+		}, ociPkg, []string{`fetches tag "v0.19.0-cozystack.0" but installs it as release "v0.19.0-cozystack.1"`, "drop the tag", "operator rule tag-version"}},
+
 		{check.PackageLoad, "pinned chart whose values.yaml does not parse", func(t *testing.T, root string) {
 			// Helm renders nothing: the load finding alone says so, the
 			// pins of the providers it would have defined are not blamed.

@@ -28,6 +28,10 @@ type Provider struct {
 
 // Fetch simulates the operator fetching tag from src for p and returns
 // the components and metadata it would install, or the operator's error.
+// tag is the reference the operator reads from spec.fetchConfig.oci
+// (pkg/operator.ParseSource: the tag written, else spec.version; a
+// digest is fetched as one); the titles it looks for are named with
+// p.Version, spec.version, even when the tag is another.
 func Fetch(ctx context.Context, src oras.ReadOnlyTarget, tag string, p Provider) (components, metadata []byte, err error) {
 	full := p.Type + "-" + p.Name + "-" + p.Version
 	st := &store{src: src, want: map[string][]byte{

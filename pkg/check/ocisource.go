@@ -1,0 +1,72 @@
+package check
+
+import (
+	"fmt"
+
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/operator"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// ociSource: every provider that installs from spec.fetchConfig.oci names
+// it so that the cluster-api-operator can read it and fetches from it the
+// release spec.version names. pkg/operator holds the rules, each read from
+// the operator's source; this needs no registry, so it runs offline, while
+// oci-install judges the artifact the value names once a registry is
+// given. Rules that only operators before v0.20.0 break are warnings.
+func ociSource(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	var ix *Index // built on the first provider that needs it
+	providers(t, func(pkg *model.Package, p *model.Provider) {
+		spec := operator.Spec{Kind: p.Kind, Name: p.Name, Version: p.Version,
+			OCI: p.FetchOCI, URL: p.FetchURL, Selector: p.Selector != nil}
+		probs := operator.Check(spec)
+		if p.FetchOCI != "" && p.Selector == nil && p.FetchURL == "" && p.Version != "" {
+			if ix == nil {
+				ix = NewIndex(t)
+			}
+			if prob := operator.Preloaded(p.Version, preloaded(ix, pkg, p)); prob != nil {
+				probs = append(probs, *prob)
+			}
+		}
+		for _, prob := range probs {
+			loc := p.Location
+			if p.FetchOCILine > 0 {
+				loc.Line = p.FetchOCILine
+			}
+			f := newFinding(OCISource, pkg, p.ID(), loc,
+				fmt.Sprintf("%s: spec.fetchConfig.oci %q: %s", p.ID(), p.FetchOCI, prob.Message), prob.Hint)
+			f.Detail = fmt.Sprintf("operator rule %s, read from %s", prob.Rule, prob.Source)
+			if prob.Warning {
+				f.Severity = report.Warning
+			}
+			out = append(out, f)
+		}
+	})
+	return out
+}
+
+// preloaded describes, as `"NAME" (FILE:LINE)`, the ConfigMaps of the
+// tree in p's namespace that carry the labels of the operator's own store
+// of p's release, for any type name p's kind has had.
+func preloaded(ix *Index, pkg *model.Package, p *model.Provider) []string {
+	var out []string
+	seen := map[*model.ConfigMap]bool{}
+	for _, tn := range operator.Types(p.Kind) {
+		store := &model.Provider{Namespace: p.Namespace,
+			Selector: &model.Selector{MatchLabels: operator.StoreLabels(tn.Type, p.Name, p.Version)}}
+		for _, m := range ix.Select(pkg, store).Matches {
+			if !seen[m.ConfigMap] {
+				seen[m.ConfigMap] = true
+				out = append(out, describe([]Match{m}))
+			}
+		}
+	}
+	return out
+}
+
+// ociSourceRefused: the artifact of p was not looked up because the
+// operator cannot read p's spec.fetchConfig.oci, which oci-source reports.
+func ociSourceRefused(a *model.Artifact) bool {
+	return a.OCISource && a.Refused != "" && a.Repository == ""
+}
