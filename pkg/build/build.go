@@ -512,11 +512,7 @@ func keepExisting(target string, o output) ([]byte, string, error) {
 	if o.kind != "blob" {
 		return nil, "", nil
 	}
-	info := blob.Inspect(bytes.NewReader(old), int64(len(o.yaml))+1)
-	if info.Err != nil || info.HeaderErr != nil || !info.Header.Reproducible() {
-		return nil, "", nil
-	}
-	if info.RawSize != int64(len(o.yaml)) || info.RawSHA256 != sha256.Sum256(o.yaml) {
+	if blob.EncodingOf(old, o.yaml) != blob.Reproducible {
 		return nil, "", nil
 	}
 	return old, "existing blob kept: same content, clean header (made by another gzip)", nil
