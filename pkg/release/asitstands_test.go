@@ -168,3 +168,41 @@ func pull(t *testing.T, dir string, r PushResult) *artifact.Pulled {
 	}
 	return p
 }
+
+// TestReleasesWithPinFileDirtyHeader: a pinned package whose blob holds
+// exactly its YAML under a header with a name and a time is pushed in the
+// reproducible encoding, with its blob-header as a warning; the clean
+// package (GNU gzip -9 -n's blob) is pushed byte for byte.
+func TestReleasesWithPinFileDirtyHeader(t *testing.T) {
+	root := fixture.Tree(t)
+	dir := filepath.Join(root, "packages/system/capi-providers-core")
+	clean, err := Releases(context.Background(), dir, Options{})
+	if err != nil || len(clean) != 1 || clean[0].Release == nil || clean[0].Reencoded != "" || len(clean[0].Warnings) != 0 {
+		t.Fatalf("clean pinned core: %+v, %v", clean, err)
+	}
+	gz := read(t, dir, "files/components.gz")
+	if !bytes.Equal(clean[0].Release.Blob, gz) {
+		t.Fatal("the clean blob is not pushed byte for byte")
+	}
+	yml := read(t, dir, "files/core-components.yaml")
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Header = gzip.Header{Name: "core-components.yaml", ModTime: time.Unix(fixture.DirtyMTime, 0)}
+	zw.Write(yml)
+	zw.Close()
+	if err := os.WriteFile(filepath.Join(dir, "files/components.gz"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	provs, err := Releases(context.Background(), dir, Options{})
+	if err != nil || len(provs) != 1 || provs[0].Release == nil {
+		t.Fatalf("dirty pinned core: %+v, %v", provs, err)
+	}
+	p := provs[0]
+	want, _ := blob.CompressBytes(yml)
+	if !bytes.Equal(p.Release.Blob, want) || p.Reencoded != filepath.ToSlash(dir)+"/files/components.gz" {
+		t.Errorf("dirty pinned core: reencoded %q, blob is ours %v", p.Reencoded, bytes.Equal(p.Release.Blob, want))
+	}
+	if len(p.Warnings) != 1 || p.Warnings[0].Check != check.BlobHeader {
+		t.Errorf("warnings %+v, want the blob-header", p.Warnings)
+	}
+}
