@@ -428,9 +428,12 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 	}
 
-	// Every source the staged package pins must be in the staged cache:
-	// those of other providers come through the caller's fetcher.
-	if set, err := infer.LoadDir(stage); err == nil && set.File != nil {
+	// The staged build builds the bumped provider only: another
+	// provider's files are neither fetched nor rewritten, so nothing about
+	// them can stop the bump (the gate reports what is wrong with them as
+	// pre-existing). Its sources are in the staged cache; those a Makefile
+	// pins beside them come through the caller's fetcher, when they can.
+	if set, err := infer.LoadDir(stage); err == nil && set.File != nil && set.Source != pin.SourcePinFile {
 		for _, p := range set.File.Providers {
 			for _, s := range p.Sources {
 				if !pin.ValidSHA256(s.SHA256) {
@@ -439,17 +442,15 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 				if _, err := os.Stat(staged.CachePath(s.SHA256)); err == nil {
 					continue
 				}
-				data, err := fetcher.Fetch(ctx, s)
-				if err != nil {
-					return nil, fmt.Errorf("bump %s: %w", dir, err)
-				}
-				if _, err := put(data); err != nil {
-					return nil, err
+				if data, err := fetcher.Fetch(ctx, s); err == nil {
+					if _, err := put(data); err != nil {
+						return nil, err
+					}
 				}
 			}
 		}
 	}
-	if _, err := build.Build(ctx, stage, build.Options{Fetcher: staged, Log: quiet}); err != nil {
+	if _, err := build.Build(ctx, stage, build.Options{Fetcher: staged, Log: quiet, Provider: prov.ID()}); err != nil {
 		return nil, fmt.Errorf("bump %s refused, nothing was changed: %w", dir, unstage(err, stage, real))
 	}
 
