@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
+	"github.com/pinseal/pinseal/pkg/report"
+	"github.com/pinseal/pinseal/pkg/verify"
 )
 
 // TestBumpCommandPreExisting: `builder bump` of talos in the monorepo as it
@@ -61,6 +63,31 @@ func TestBumpCommandPreExisting(t *testing.T) {
 			}
 			if after, _ := os.ReadFile(filepath.Join(boot, "files/components.gz")); !bytes.Equal(kubeadm, after) {
 				t.Error("the bump of talos changed kubeadm's blob")
+			}
+			// The pre-existing finding's fix works on the package the bump
+			// left (pin.yaml lists talos only): builder build rebuilds
+			// kubeadm's blob from its vendored YAML too.
+			if output != "human" {
+				return
+			}
+			r := checkTree(t, root, verify.Options{})
+			var fix string
+			for _, f := range r.Findings {
+				if f.Check == "blob-header" && f.Provider == "BootstrapProvider/kubeadm" {
+					fix = f.Hint
+				}
+			}
+			if !strings.Contains(fix, "`builder build "+fixture.AsItStandsBootstrap+"`") {
+				t.Fatalf("kubeadm's blob-header after the bump: hint %q", fix)
+			}
+			t.Chdir(root)
+			if out, stderr, err := runBuildTestCmd(t, "build", fixture.AsItStandsBootstrap, "--offline", "--cache", t.TempDir()); err != nil {
+				t.Fatalf("build: %v\n%s\n%s", err, out, stderr)
+			}
+			for _, f := range checkTree(t, root, verify.Options{}).Findings {
+				if f.Package == fixture.AsItStandsBootstrap && f.Severity == report.Error {
+					t.Errorf("after builder build: %s %s: %s", f.Check, f.Provider, f.Message)
+				}
 			}
 		})
 	}
