@@ -152,8 +152,13 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	res := &Result{Dir: abs, Pins: set.Source}
 	// The package as the verifier loads it (nil when it does not load):
-	// which blob a Makefile pin builds, which blobs no pin builds.
-	pkg := loadPackage(ctx, abs, log)
+	// which blob a Makefile pin builds, which blobs no pin builds, which
+	// provider is which. Rendering costs a child process; a pin.yaml that
+	// builds every vendored gzip file of the package needs none of it.
+	var pkg *model.Package
+	if set.Source != pin.SourcePinFile || opts.Provider != "" || unpinnedGzip(abs, set.File) {
+		pkg = loadPackage(ctx, abs, log)
+	}
 	file := set.File
 	if set.Source != pin.SourcePinFile {
 		file = fromMakefile(pkg, abs, file)
@@ -616,6 +621,46 @@ func vendoredPinned(dir, rel, want string) ([]byte, bool) {
 		return nil, false
 	}
 	return b, true
+}
+
+// unpinnedGzip reports whether the package in dir holds a gzip file (by its
+// magic bytes) that no pin of f names as its blob: a blob only the package
+// layout can pair with its YAML.
+func unpinnedGzip(dir string, f *pin.File) bool {
+	pinned := map[string]bool{}
+	for _, p := range f.Providers {
+		pinned[p.Blob] = true
+	}
+	found := false
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case found:
+			return fs.SkipAll
+		case err != nil:
+			return nil // unreadable: the build reports what it needs
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || pinned[filepath.ToSlash(rel)] {
+			return nil
+		}
+		fh, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer fh.Close()
+		var magic [2]byte
+		if n, _ := io.ReadFull(fh, magic[:]); n == 2 && magic == [2]byte{0x1f, 0x8b} {
+			found = true
+		}
+		return nil
+	})
+	return found
 }
 
 // loadPackage loads the package in dir as the verifier does; nil when it
