@@ -23,14 +23,15 @@ import (
 
 // buildOptions are the flags of `builder build`.
 type buildOptions struct {
-	cache   string
-	mirrors []string
-	offline bool
-	timeout time.Duration
-	retries int
-	dryRun  bool
-	json    bool
-	verbose bool
+	cache    string
+	mirrors  []string
+	offline  bool
+	timeout  time.Duration
+	retries  int
+	dryRun   bool
+	json     bool
+	verbose  bool
+	provider string
 }
 
 func newBuildCmd() *cobra.Command {
@@ -43,7 +44,9 @@ func newBuildCmd() *cobra.Command {
 is written, apply patches in order, and write the vendored files and the gzip
 blob atomically. Files that already hold the right content are not touched;
 an existing blob that inflates to exactly the new YAML with a clean header
-(e.g. made by GNU gzip -9 -n) is kept.
+(e.g. made by GNU gzip -9 -n) is kept. Blobs of the package that no pin
+builds (a pin.yaml that lists one of its providers) are rebuilt from their
+vendored YAML, as below.
 
 A package that pins no download (no pin.yaml, no URL and SHA-256 variables)
 is rebuilt from what it vendors: it is loaded and rendered as the verifier
@@ -51,6 +54,10 @@ loads it, and each blob its ConfigMaps carry becomes the reproducible gzip
 of the vendored YAML the package layout pairs it with (by pin, content or,
 for a YAML edited after its blob was made, name). The YAML is not touched
 and nothing is fetched.
+
+--provider Kind/name builds that provider's files only: the package's other
+providers are neither fetched nor written, so nothing about them (a download
+that fails, a patch that no longer applies) stops the build.
 
 Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
 		Example: `  builder build examples/packages/capi-providers-infraprovider
@@ -75,6 +82,7 @@ Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
 	f.DurationVar(&o.timeout, "timeout", fetch.DefaultTimeout, "time limit of one download attempt")
 	f.IntVar(&o.retries, "retries", fetch.DefaultRetries, "retries of a failed download (connection error, timeout, HTTP 5xx/408/429)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "fetch, verify, patch and compress, but write nothing; report what would change")
+	f.StringVar(&o.provider, "provider", "", "build this provider (Kind/name) of the package only; its other providers are not fetched or written")
 	f.BoolVar(&o.json, "json", false, "print the results as JSON")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
 	return cmd
@@ -119,7 +127,7 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 		} else if len(restored) > 0 {
 			fmt.Fprintf(stderr, "builder: %s: restored %d files left by an interrupted bump\n", dir, len(restored))
 		}
-		res, err := build.Build(ctx, dir, build.Options{Fetcher: fetcher, Log: log, DryRun: o.dryRun})
+		res, err := build.Build(ctx, dir, build.Options{Fetcher: fetcher, Log: log, DryRun: o.dryRun, Provider: o.provider})
 		if err != nil {
 			failed++
 			fmt.Fprintln(stderr, "builder:", err)

@@ -182,6 +182,10 @@ func printBump(w io.Writer, r *bump.Result) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s -> sha256:%s\n", f.Status, f.Kind, f.Path, old, f.NewSHA256[:12])
 	}
 	tw.Flush()
+	if len(r.PreExisting) > 0 {
+		fmt.Fprintf(w, "  pre-existing: %d error finding(s) of the package were there before the bump and it does not touch them; they did not block it and are still there:\n", len(r.PreExisting))
+		printFindings(w, "", r.PreExisting)
+	}
 	if r.DryRun {
 		for _, f := range r.Files {
 			if f.Diff != "" {

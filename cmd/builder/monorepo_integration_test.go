@@ -20,6 +20,7 @@ import (
 	"github.com/pinseal/pinseal/internal/testkit/opsim"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/operator"
@@ -50,18 +51,22 @@ func readRel(t *testing.T, root string, rel ...string) []byte {
 // TestIntegrationMonorepoAsItStands is the issue's acceptance test on a
 // synthetic monorepo modelled on the real one (no pin.yaml; computed
 // Makefile version + Dockerfile ARG; talos-style names; two providers in
-// one package; the core's blob differs from its YAML), with Debian's
-// docker-registry:
+// one package; two blobs made by gzip without -n whose content is clean;
+// the core's blob differs from its YAML), with Debian's docker-registry:
 //
-//   - builder push with no pin file pushes every clean provider and
-//     refuses the drifted core, writing no tag for it;
+//   - builder push with no pin file pushes every provider whose content is
+//     clean (a dirty blob header is a warning, and the artifact carries
+//     the reproducible encoding of the YAML) and refuses the drifted core,
+//     writing no tag for it;
 //   - every pushed artifact is installed by the simulated operator fetch
 //     for its kind with the current and the old type name, byte-identical
 //     to the vendored YAML and metadata, and `verifier verify` passes on it;
 //   - every fix hint the verifier prints works on the package as it stands;
 //   - builder build with no pin file makes every blob equal to its YAML
 //     (the YAML untouched), and verifier check then passes;
-//   - pushed again, verifier check --registry passes.
+//   - pushed again, nothing changes (the artifacts pushed before the build
+//     are byte for byte the tree's after it) and verifier check
+//     --registry passes.
 func TestIntegrationMonorepoAsItStands(t *testing.T) {
 	reg := testpeer.StartRegistry(t)
 	t.Setenv("SOURCE_DATE_EPOCH", "")
@@ -79,10 +84,10 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 	regOpts := artifact.Options{PlainHTTP: true, Credentials: credentials.NewMemoryStore()}
 	prefix := reg.Host + "/capi"
 
-	// The gate sees exactly the planted drift.
+	// The gate sees exactly the planted drift and the dirty headers.
 	drifted := checkTree(t, root, verify.Options{})
-	if got := errorChecks(drifted); !slices.Equal(got, []string{"blob-yaml CoreProvider/cluster-api"}) {
-		t.Fatalf("drifted monorepo: error findings %v, want the planted blob-yaml only", got)
+	if got := slices.Sorted(slices.Values(errorChecks(drifted))); !slices.Equal(got, []string{"blob-header BootstrapProvider/kubeadm", "blob-header InfrastructureProvider/kubevirt", "blob-yaml CoreProvider/cluster-api"}) {
+		t.Fatalf("drifted monorepo: error findings %v, want the planted blob-yaml and the two blob-headers", got)
 	}
 
 	// Every fix hint is a command that works on the package as it stands.
@@ -112,6 +117,8 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 			}
 		case r.Error != "" || r.Status != artifact.Pushed:
 			t.Fatalf("%s: %+v\n%s", r.Provider, r, stderr)
+		case slices.Contains(fixture.AsItStandsDirtyHeader, r.Provider) != (len(r.Warnings) == 1 && r.Warnings[0].Check == check.BlobHeader && r.Reencoded != ""):
+			t.Fatalf("%s: warnings %+v, reencoded %q; want a blob-header warning and a re-encoded blob exactly for %v", r.Provider, r.Warnings, r.Reencoded, fixture.AsItStandsDirtyHeader)
 		default:
 			pushed[r.Provider] = r
 		}
@@ -150,9 +157,15 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 				t.Errorf("%s, operator %s (type %q) installs other bytes than %s and %s", id, tn.Releases, tn.Type, v.yaml, v.metadata)
 			}
 		}
+		// The vendored blob, or, under a dirty header, the blob
+		// builder build writes (blob.CompressBytes of the YAML).
 		p, err := artifact.Pull(ctx, repo, v.release)
-		if err != nil || !bytes.Equal(p.Blob, readRel(t, root, v.pkg, v.blob)) {
-			t.Errorf("%s: components.gz is not the vendored blob: %v", id, err)
+		want := readRel(t, root, v.pkg, v.blob)
+		if slices.Contains(fixture.AsItStandsDirtyHeader, id) {
+			want, _ = blob.CompressBytes(yml)
+		}
+		if err != nil || !bytes.Equal(p.Blob, want) {
+			t.Errorf("%s: components.gz is not the vendored blob or its reproducible encoding: %v", id, err)
 		}
 		rep, _, err := verify.Ref(ctx, r.Reference, verify.RefOptions{Keys: []*sign.PublicKey{pub}, Registry: regOpts})
 		if err != nil || !rep.Summary.Passed || len(rep.Findings) != 0 {

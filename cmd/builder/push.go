@@ -18,6 +18,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/release"
+	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
 
@@ -197,16 +198,8 @@ func printPush(w io.Writer, r pushResult) {
 	}
 	if len(r.Refused) > 0 {
 		fmt.Fprintf(w, "%-11s %s %s: not pushed, no tag written\n", "refused", r.Package, r.Provider)
-		for _, f := range r.Refused {
-			loc := f.File
-			if loc != "" && f.Line > 0 {
-				loc = fmt.Sprintf("%s:%d", loc, f.Line)
-			}
-			fmt.Fprintf(w, "  %-20s %s %s\n", f.Check, loc, f.Message)
-			if f.Hint != "" {
-				fmt.Fprintf(w, "  %-20s fix: %s\n", "", f.Hint)
-			}
-		}
+		printFindings(w, "", r.Refused)
+		printFindings(w, "warning ", r.Warnings)
 		return
 	}
 	if r.Error != "" {
@@ -223,5 +216,23 @@ func printPush(w io.Writer, r pushResult) {
 	}
 	if r.Attestation != nil {
 		fmt.Fprintf(w, "  provenance  %-8s %s\n", r.Attestation.Status, r.Attestation.Where())
+	}
+	if r.Reencoded != "" {
+		fmt.Fprintf(w, "  components.gz is the reproducible encoding (gzip -9 -n) of the YAML, not %s, whose header is not reproducible; `builder build` writes the same bytes there\n", r.Reencoded)
+	}
+	printFindings(w, "warning ", r.Warnings)
+}
+
+// printFindings prints findings of a push result, each with its fix.
+func printFindings(w io.Writer, prefix string, fs []report.Finding) {
+	for _, f := range fs {
+		loc := f.File
+		if loc != "" && f.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", loc, f.Line)
+		}
+		fmt.Fprintf(w, "  %-20s %s %s\n", prefix+f.Check, loc, f.Message)
+		if f.Hint != "" {
+			fmt.Fprintf(w, "  %-20s fix: %s\n", "", f.Hint)
+		}
 	}
 }

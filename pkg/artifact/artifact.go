@@ -77,7 +77,7 @@ type Release struct {
 	// Type is core, bootstrap, control-plane, infrastructure, ipam, addon
 	// or runtime-extension.
 	Type     string
-	Blob     []byte // the exact vendored gzip bytes
+	Blob     []byte // the components.gz layer, packed as is (`builder push` gives blob.ForYAML of the vendored blob)
 	YAML     []byte // the raw components YAML
 	Metadata []byte // clusterctl metadata.yaml
 	Pins     []pin.Source

@@ -34,6 +34,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/pin/infer"
@@ -50,6 +51,10 @@ type Options struct {
 	// DryRun computes everything (fetch, verify, patch, compress) and
 	// reports what would change, writing nothing.
 	DryRun bool
+	// Provider, when set (Kind/name), builds that provider's files only:
+	// the other providers of the package are neither fetched nor
+	// written, so nothing about them can stop the build.
+	Provider string
 }
 
 // Status of one output file.
@@ -146,9 +151,22 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return buildFromVendored(ctx, dir, abs, set, opts, log)
 	}
 	res := &Result{Dir: abs, Pins: set.Source}
+	// The package as the verifier loads it (nil when it does not load):
+	// which blob a Makefile pin builds, which blobs no pin builds, which
+	// provider is which. Rendering costs a child process; a pin.yaml that
+	// builds every vendored gzip file of the package needs none of it.
+	var pkg *model.Package
+	if set.Source != pin.SourcePinFile || opts.Provider != "" || unpinnedGzip(abs, set.File) {
+		pkg = loadPackage(ctx, abs, log)
+	}
 	file := set.File
 	if set.Source != pin.SourcePinFile {
-		file = fromMakefile(ctx, abs, file, log)
+		file = fromMakefile(pkg, abs, file)
+	}
+	if opts.Provider != "" {
+		if file, err = onlyProvider(file, pkg, opts.Provider); err != nil {
+			return nil, fmt.Errorf("build %s: %w", dir, err)
+		}
 	}
 
 	fetcher := opts.Fetcher
@@ -163,6 +181,23 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
 	res.Fetched, res.Reused = stats.fetched, stats.reused
+	// Blobs of the package that no pin builds (a package pinning one of
+	// its providers): from their vendored YAML, as when it pins nothing.
+	if pkg != nil && !slices.ContainsFunc(pkg.Problems, func(p model.Problem) bool { return p.Check == "package-load" }) {
+		planned := map[string][]byte{}
+		for _, o := range outs {
+			if o.kind == "source" {
+				planned[o.rel] = o.data
+			}
+		}
+		unpinned, err := vendoredBlobs(abs, dir, pkg, func(r *layout.Release) bool {
+			return !slices.ContainsFunc(outs, func(o output) bool { return o.rel == r.Blob }) && releaseOf(r, opts.Provider)
+		}, planned, false, log)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, unpinned...)
+	}
 
 	if err := writeOutputs(abs, dir, outs, opts, res, log); err != nil {
 		return nil, err
@@ -263,9 +298,9 @@ const DefaultBlob = "files/components.gz"
 // files/components.gz and exactly one provider has a components source,
 // that provider gets it — rebuilding the YAML without its blob would make
 // the two diverge, the first trap the verifier looks for.
-func fromMakefile(ctx context.Context, dir string, f *pin.File, log *slog.Logger) *pin.File {
+func fromMakefile(pkg *model.Package, dir string, f *pin.File) *pin.File {
 	out := &pin.File{Providers: append([]pin.Provider(nil), f.Providers...)}
-	if blobs := layoutBlobs(ctx, dir, log); len(blobs) > 0 {
+	if blobs := layoutBlobs(pkg); len(blobs) > 0 {
 		for i, p := range out.Providers {
 			if c, err := layout.PinComponents(p); err == nil && c != "" && p.Blob == "" && blobs[c] != "" {
 				out.Providers[i].Blob = blobs[c]
@@ -512,11 +547,7 @@ func keepExisting(target string, o output) ([]byte, string, error) {
 	if o.kind != "blob" {
 		return nil, "", nil
 	}
-	info := blob.Inspect(bytes.NewReader(old), int64(len(o.yaml))+1)
-	if info.Err != nil || info.HeaderErr != nil || !info.Header.Reproducible() {
-		return nil, "", nil
-	}
-	if info.RawSize != int64(len(o.yaml)) || info.RawSHA256 != sha256.Sum256(o.yaml) {
+	if blob.EncodingOf(old, o.yaml) != blob.Reproducible {
 		return nil, "", nil
 	}
 	return old, "existing blob kept: same content, clean header (made by another gzip)", nil
@@ -592,12 +623,104 @@ func vendoredPinned(dir, rel, want string) ([]byte, bool) {
 	return b, true
 }
 
-// layoutBlobs maps each vendored components YAML of the package in dir to
-// the vendored blob the package layout pairs it with (the ConfigMap that
-// carries the blob); nil when the package does not load.
-func layoutBlobs(ctx context.Context, dir string, log *slog.Logger) map[string]string {
+// unpinnedGzip reports whether the package in dir holds a gzip file (by its
+// magic bytes) that no pin of f names as its blob: a blob only the package
+// layout can pair with its YAML.
+func unpinnedGzip(dir string, f *pin.File) bool {
+	pinned := map[string]bool{}
+	for _, p := range f.Providers {
+		pinned[p.Blob] = true
+	}
+	found := false
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case found:
+			return fs.SkipAll
+		case err != nil:
+			return nil // unreadable: the build reports what it needs
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || pinned[filepath.ToSlash(rel)] {
+			return nil
+		}
+		fh, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer fh.Close()
+		var magic [2]byte
+		if n, _ := io.ReadFull(fh, magic[:]); n == 2 && magic == [2]byte{0x1f, 0x8b} {
+			found = true
+		}
+		return nil
+	})
+	return found
+}
+
+// loadPackage loads the package in dir as the verifier does; nil when it
+// does not load.
+func loadPackage(ctx context.Context, dir string, log *slog.Logger) *model.Package {
 	pkg, err := load.Package(ctx, dir, load.Options{Logger: log})
-	if err != nil || pkg == nil {
+	if err != nil {
+		return nil
+	}
+	return pkg
+}
+
+// onlyProvider is f reduced to the pins of provider id (Kind/name): its
+// pin.yaml entry, or the Makefile pin (no kind, no name) of the components
+// file the package layout gives the provider's release.
+func onlyProvider(f *pin.File, pkg *model.Package, id string) (*pin.File, error) {
+	var ids []string
+	comp := ""
+	if pkg != nil {
+		for _, p := range pkg.Providers {
+			ids = append(ids, p.ID())
+			if p.ID() == id {
+				if r := layout.Of(pkg).Provider(p); r != nil {
+					comp = r.Components
+				}
+			}
+		}
+	}
+	out := &pin.File{}
+	for _, p := range f.Providers {
+		if p.Kind != "" || p.Name != "" {
+			if !slices.Contains(ids, p.ID()) {
+				ids = append(ids, p.ID())
+			}
+			if p.ID() == id {
+				out.Providers = append(out.Providers, p)
+			}
+			continue
+		}
+		if c, err := layout.PinComponents(p); err == nil && c != "" && c == comp {
+			out.Providers = append(out.Providers, p)
+		}
+	}
+	if !slices.Contains(ids, id) {
+		return nil, fmt.Errorf("provider %s: the package has no such provider; it has %s", id, strings.Join(ids, ", "))
+	}
+	return out, nil
+}
+
+// releaseOf reports whether provider id (Kind/name; "" for any) installs
+// release r.
+func releaseOf(r *layout.Release, id string) bool {
+	return id == "" || slices.ContainsFunc(r.Providers, func(p *model.Provider) bool { return p.ID() == id })
+}
+
+// layoutBlobs maps each vendored components YAML of pkg to the vendored
+// blob the package layout pairs it with (the ConfigMap that carries the
+// blob); nil when pkg is nil.
+func layoutBlobs(pkg *model.Package) map[string]string {
+	if pkg == nil {
 		return nil
 	}
 	out := map[string]string{}

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -60,47 +62,17 @@ func buildFromVendored(ctx context.Context, dir, abs string, set *pin.Set, opts 
 	if pkg == nil || len(pkg.ConfigMaps) == 0 {
 		return nil, noPinsError(dir, set)
 	}
-	root, err := os.OpenRoot(abs)
-	if err != nil {
-		return nil, fmt.Errorf("build %s: %w", dir, err)
-	}
-	defer root.Close()
-
 	res := &Result{Dir: abs, Pins: PinsNone, FromVendored: true}
-	var outs []output
-	owner := map[string]string{}
-	for _, r := range layout.Of(pkg).Releases {
-		cm := r.ConfigMap
-		if cm == nil || cm.Components == nil || cm.Components.DecodeErr != nil {
-			continue
+	if opts.Provider != "" && !slices.ContainsFunc(pkg.Providers, func(p *model.Provider) bool { return p.ID() == opts.Provider }) {
+		var ids []string
+		for _, p := range pkg.Providers {
+			ids = append(ids, p.ID())
 		}
-		id := releaseID(r)
-		if r.Blob == "" {
-			if !cm.Components.Gzip {
-				continue // plain YAML in data.components: there is no blob
-			}
-			return nil, fmt.Errorf("build %s: %s: the ConfigMap %s carries gzip components that are no vendored file of the package, so there is no blob file to rebuild; vendor the blob under files/ and read it with .Files.Get", dir, id, cm.Name)
-		}
-		if r.Components == "" {
-			return nil, fmt.Errorf("build %s: %s: no vendored YAML is the source of %s (nothing inflates to it, and no pin or file name points to one), so it cannot be rebuilt; vendor the upstream components YAML beside it and pin it in %s", dir, id, r.Blob, pin.FileName)
-		}
-		if other, dup := owner[r.Blob]; dup {
-			if other == r.Components {
-				continue
-			}
-			return nil, fmt.Errorf("build %s: %s is the blob of %s and of %s; give each its own blob", dir, r.Blob, other, r.Components)
-		}
-		owner[r.Blob] = r.Components
-		yml, err := layout.ReadFile(root, r.Components, maxVendoredYAML)
-		if err != nil {
-			return nil, fmt.Errorf("build %s: %s: %w", dir, id, err)
-		}
-		gz, err := blob.CompressBytes(yml)
-		if err != nil {
-			return nil, fmt.Errorf("build %s: %s: compress %s: %w", dir, id, r.Components, err)
-		}
-		log.Info("rebuild blob from vendored YAML", "release", r.Name, "yaml", r.Components, "blob", r.Blob)
-		outs = append(outs, output{rel: r.Blob, provider: id, kind: "blob", data: gz, yaml: yml})
+		return nil, fmt.Errorf("build %s: provider %s: the package has no such provider; it has %s", dir, opts.Provider, strings.Join(ids, ", "))
+	}
+	outs, err := vendoredBlobs(abs, dir, pkg, func(r *layout.Release) bool { return releaseOf(r, opts.Provider) }, nil, true, log)
+	if err != nil {
+		return nil, err
 	}
 	if len(outs) == 0 {
 		return nil, noPinsError(dir, set)
@@ -121,4 +93,72 @@ func releaseID(r *layout.Release) string {
 		return "ConfigMap " + r.Name
 	}
 	return strings.Join(ids, ", ")
+}
+
+// vendoredBlobs are the blobs of pkg's releases (those want accepts)
+// rebuilt from the vendored components YAML the package layout pairs each
+// with: its planned content when the build writes that YAML, else the
+// file. strict: a release whose blob cannot be rebuilt (gzip that is no
+// vendored file, no YAML to rebuild it from, one blob of two YAMLs) is an
+// error; otherwise it is left out (a pinned package's other ConfigMaps).
+func vendoredBlobs(abs, dir string, pkg *model.Package, want func(*layout.Release) bool, planned map[string][]byte, strict bool, log *slog.Logger) ([]output, error) {
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", dir, err)
+	}
+	defer root.Close()
+	var outs []output
+	owner := map[string]string{}
+	fail := func(err error) error {
+		if strict {
+			return err
+		}
+		log.Info("blob not rebuilt", "reason", err)
+		return nil
+	}
+	for _, r := range layout.Of(pkg).Releases {
+		cm := r.ConfigMap
+		if cm == nil || cm.Components == nil || cm.Components.DecodeErr != nil || !want(r) {
+			continue
+		}
+		id := releaseID(r)
+		if r.Blob == "" {
+			if !cm.Components.Gzip {
+				continue // plain YAML in data.components: there is no blob
+			}
+			if err := fail(fmt.Errorf("build %s: %s: the ConfigMap %s carries gzip components that are no vendored file of the package, so there is no blob file to rebuild; vendor the blob under files/ and read it with .Files.Get", dir, id, cm.Name)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if r.Components == "" {
+			if err := fail(fmt.Errorf("build %s: %s: no vendored YAML is the source of %s (nothing inflates to it, and no pin or file name points to one), so it cannot be rebuilt; vendor the upstream components YAML beside it and pin it in %s", dir, id, r.Blob, pin.FileName)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if other, dup := owner[r.Blob]; dup {
+			if other == r.Components {
+				continue
+			}
+			if err := fail(fmt.Errorf("build %s: %s is the blob of %s and of %s; give each its own blob", dir, r.Blob, other, r.Components)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		owner[r.Blob] = r.Components
+		yml, ok := planned[r.Components]
+		if !ok {
+			if yml, err = layout.ReadFile(root, r.Components, maxVendoredYAML); err != nil {
+				return nil, fmt.Errorf("build %s: %s: %w", dir, id, err)
+			}
+		}
+		gz, err := blob.CompressBytes(yml)
+		if err != nil {
+			return nil, fmt.Errorf("build %s: %s: compress %s: %w", dir, id, r.Components, err)
+		}
+		log.Info("rebuild blob from vendored YAML", "release", r.Name, "yaml", r.Components, "blob", r.Blob)
+		outs = append(outs, output{rel: r.Blob, provider: id, kind: "blob", data: gz, yaml: yml})
+	}
+	return outs, nil
 }

@@ -10,10 +10,14 @@
 // when asked, trust on first use), text edits, the build (pkg/build: patches,
 // reproducible blob), then the offline checks on the staged package
 // against the rest of the tree (blob-yaml, configmap-version, pin-version,
-// pin-digest, metadata-series, contract, selector-*). Only when all are
-// green are the changed files renamed into place, under a journal: a bump
-// killed between two renames is rolled back by the next bump (or Recover),
-// so the package ends byte for byte as it was.
+// pin-digest, metadata-series, contract, selector-*), compared with the
+// same checks on the tree before the bump: a finding the bump introduces,
+// or one about what it changes (the bumped provider, a file it rewrites),
+// refuses it; one that was there before and that the bump does not touch
+// (another provider's blob header) is reported as pre-existing and does
+// not block. Only then are the changed files renamed into place, under a
+// journal: a bump killed between two renames is rolled back by the next
+// bump (or Recover), so the package ends byte for byte as it was.
 package bump
 
 import (
@@ -28,6 +32,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -128,32 +133,52 @@ type Result struct {
 	DryRun   bool     `json:"dryRun"`
 	// Recovered are files restored from an interrupted bump before this one.
 	Recovered []string `json:"recovered,omitempty"`
+	// PreExisting are the gate's error findings about the package that
+	// were there before the bump and that it does not touch (see gate):
+	// they did not block it, and are still there after it.
+	PreExisting []report.Finding `json:"preExisting,omitempty"`
 }
 
 // RefusedError is a bump stopped by a check on the staged package; nothing
 // was changed.
 type RefusedError struct {
-	Package  string
+	Package string
+	// Findings are what refuses the bump: introduced by it, or about what
+	// it changes.
 	Findings []report.Finding
+	// PreExisting are findings that were there before and that the bump
+	// does not touch: they do not refuse it.
+	PreExisting []report.Finding
 }
 
 func (e *RefusedError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "bump of %s refused, nothing was changed: the staged package fails %d check(s):", e.Package, len(e.Findings))
 	for _, f := range e.Findings {
-		fmt.Fprintf(&b, "\n  %s", f.Check)
-		if f.Provider != "" {
-			fmt.Fprintf(&b, " %s", f.Provider)
-		}
-		if f.File != "" {
-			fmt.Fprintf(&b, " (%s)", f.File)
-		}
-		fmt.Fprintf(&b, ": %s", f.Message)
-		if f.Hint != "" {
-			fmt.Fprintf(&b, "; %s", f.Hint)
+		writeFinding(&b, f, true)
+	}
+	if len(e.PreExisting) > 0 {
+		fmt.Fprintf(&b, "\nnot counted: %d finding(s) there before the bump that it does not touch:", len(e.PreExisting))
+		for _, f := range e.PreExisting {
+			writeFinding(&b, f, false)
 		}
 	}
 	return b.String()
+}
+
+// writeFinding writes "\n  check provider (file): message; hint".
+func writeFinding(b *strings.Builder, f report.Finding, hint bool) {
+	fmt.Fprintf(b, "\n  %s", f.Check)
+	if f.Provider != "" {
+		fmt.Fprintf(b, " %s", f.Provider)
+	}
+	if f.File != "" {
+		fmt.Fprintf(b, " (%s)", f.File)
+	}
+	fmt.Fprintf(b, ": %s", f.Message)
+	if hint && f.Hint != "" {
+		fmt.Fprintf(b, "; %s", f.Hint)
+	}
 }
 
 // GateChecks are the offline checks the staged package must pass.
@@ -403,9 +428,12 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 	}
 
-	// Every source the staged package pins must be in the staged cache:
-	// those of other providers come through the caller's fetcher.
-	if set, err := infer.LoadDir(stage); err == nil && set.File != nil {
+	// The staged build builds the bumped provider only: another
+	// provider's files are neither fetched nor rewritten, so nothing about
+	// them can stop the bump (the gate reports what is wrong with them as
+	// pre-existing). Its sources are in the staged cache; those a Makefile
+	// pins beside them come through the caller's fetcher, when they can.
+	if set, err := infer.LoadDir(stage); err == nil && set.File != nil && set.Source != pin.SourcePinFile {
 		for _, p := range set.File.Providers {
 			for _, s := range p.Sources {
 				if !pin.ValidSHA256(s.SHA256) {
@@ -414,26 +442,17 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 				if _, err := os.Stat(staged.CachePath(s.SHA256)); err == nil {
 					continue
 				}
-				data, err := fetcher.Fetch(ctx, s)
-				if err != nil {
-					return nil, fmt.Errorf("bump %s: %w", dir, err)
-				}
-				if _, err := put(data); err != nil {
-					return nil, err
+				if data, err := fetcher.Fetch(ctx, s); err == nil {
+					if _, err := put(data); err != nil {
+						return nil, err
+					}
 				}
 			}
 		}
 	}
-	if _, err := build.Build(ctx, stage, build.Options{Fetcher: staged, Log: quiet}); err != nil {
+	if _, err := build.Build(ctx, stage, build.Options{Fetcher: staged, Log: quiet, Provider: prov.ID()}); err != nil {
 		return nil, fmt.Errorf("bump %s refused, nothing was changed: %w", dir, unstage(err, stage, real))
 	}
-
-	// The offline checks on the staged package, in the tree.
-	contract, err := gate(ctx, tree, pkg, stage, prov, newRel)
-	if err != nil {
-		return nil, err
-	}
-	res.Contract = contract
 
 	// What changes.
 	var changes []change
@@ -477,6 +496,18 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 		return res.Files[i].Path < res.Files[j].Path
 	})
+	// The offline checks on the staged package, in the tree, against the
+	// tree before the bump.
+	changed := map[string]bool{}
+	for _, c := range changes {
+		changed[c.rel] = true
+	}
+	contract, pre, err := gate(ctx, tree, pkg, stage, prov, newRel, changed)
+	if err != nil {
+		return nil, err
+	}
+	res.Contract, res.PreExisting = contract, pre
+
 	if opts.DryRun {
 		return res, nil
 	}
@@ -494,14 +525,26 @@ func unstage(err error, stage, real string) error {
 }
 
 // gate loads the staged package, puts it in the tree in place of pkg and
-// runs the gate checks. It refuses on any error finding about the package,
-// and, when pkg holds the core, on providers elsewhere that the new core
-// would leave out of contract. It returns the new release's contract.
-func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage string, prov *model.Provider, newRel string) (string, error) {
+// runs the gate checks on the tree before and after the bump. An error
+// finding after it refuses the bump when
+//
+//   - it touches what the bump changes: it is about the bumped provider,
+//     or about the whole package and in a file the bump writes (changed,
+//     package-relative paths); such a finding is the bump's to fix even if
+//     it was there before (a pre-existing blob-header of the bumped
+//     provider is gone once its blob is rebuilt; one that stays is not);
+//   - or the bump introduced it: the tree before had no finding with the
+//     same key (findingKey), in this package or elsewhere (a core bump
+//     leaving another package's provider out of contract).
+//
+// The others were there before and the bump does not touch them (another
+// provider's blob header): those of pkg are returned as pre-existing; they
+// do not block. It returns the new release's contract.
+func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage string, prov *model.Provider, newRel string, changed map[string]bool) (string, []report.Finding, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	st, err := load.Tree(ctx, stage, load.Options{Logger: quiet, Namespace: pkg.Namespace})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var sp *model.Package
 	for _, p := range st.Packages {
@@ -510,7 +553,7 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 		}
 	}
 	if sp == nil {
-		return "", &RefusedError{Package: pkg.Path, Findings: []report.Finding{{Check: check.PackageLoad, Package: pkg.Path,
+		return "", nil, &RefusedError{Package: pkg.Path, Findings: []report.Finding{{Check: check.PackageLoad, Severity: report.Error, Package: pkg.Path,
 			Message: "the staged package holds no provider any more"}}}
 	}
 	sp.Path, sp.Dir = pkg.Path, pkg.Dir
@@ -524,30 +567,45 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 			nt.Core = p
 		}
 	}
-	before := map[string]bool{}
-	if c, ok := check.Lookup(check.Contract); ok {
-		for _, f := range c.Run(tree) {
-			before[f.Package+"\x00"+f.Provider] = true
-		}
+	before := map[string]int{}
+	for _, f := range gateFindings(tree) {
+		before[findingKey(f)]++
 	}
-	var bad []report.Finding
-	for _, id := range GateChecks {
-		c, ok := check.Lookup(id)
-		if !ok || c.Run == nil || c.Severity != report.Error {
-			continue
+	touches := func(f report.Finding) bool {
+		if f.Package != pkg.Path {
+			return false
 		}
-		for _, f := range c.Run(nt) {
-			switch {
-			case f.Package == pkg.Path:
-				bad = append(bad, f)
-			case id == check.Contract && !before[f.Package+"\x00"+f.Provider]:
-				f.Message = "would fall out of contract: " + f.Message
-				bad = append(bad, f)
+		if f.Provider == prov.ID() {
+			return true
+		}
+		rel := f.File
+		if pkg.Path != "." {
+			rel = strings.TrimPrefix(rel, pkg.Path+"/")
+		}
+		return f.Provider == "" && f.File != "" && changed[rel]
+	}
+	var bad, pre []report.Finding
+	for _, f := range gateFindings(nt) {
+		// Messages of the staged load name the staging copy.
+		f.Message, f.Hint = strings.ReplaceAll(f.Message, stage, pkg.Dir), strings.ReplaceAll(f.Hint, stage, pkg.Dir)
+		k := findingKey(f)
+		switch {
+		case touches(f):
+			bad = append(bad, f)
+		case before[k] > 0:
+			before[k]--
+			if f.Package == pkg.Path {
+				pre = append(pre, f)
 			}
+		case f.Package != pkg.Path && f.Check == check.Contract:
+			f.Message = "would fall out of contract: " + f.Message
+			bad = append(bad, f)
+		default:
+			bad = append(bad, f)
 		}
 	}
 	if len(bad) > 0 {
-		return "", &RefusedError{Package: pkg.Path, Findings: bad}
+		return "", nil, &RefusedError{Package: pkg.Path, Findings: bad, PreExisting: pre}
 	}
 	// The new release's contract, for the report.
 	for _, p := range sp.Providers {
@@ -558,12 +616,44 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 			maj, min, ok := majorMinor(newRel)
 			for _, rs := range m.ConfigMap.Metadata.ReleaseSeries {
 				if ok && rs.Major == maj && rs.Minor == min {
-					return rs.Contract, nil
+					return rs.Contract, pre, nil
 				}
 			}
 		}
 	}
-	return "", nil
+	return "", pre, nil
+}
+
+// gateFindings are the error findings of the GateChecks over t (a check
+// may report some of its findings as warnings: those never block).
+func gateFindings(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	for _, id := range GateChecks {
+		c, ok := check.Lookup(id)
+		if !ok || c.Run == nil || c.Severity != report.Error {
+			continue
+		}
+		for _, f := range c.Run(t) {
+			if f.Severity == report.Warning {
+				continue
+			}
+			f.Severity = report.Error
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// numbers are what a finding's message may say differently about the same
+// problem before and after a bump: line numbers, sizes, versions.
+var numbers = regexp.MustCompile(`[0-9]+`)
+
+// findingKey is what a finding after the bump must share with one before
+// it to be the same finding: its check, package, provider and file, and
+// its message with every number left out (so a line that moved, or a
+// version named in it, does not make it new).
+func findingKey(f report.Finding) string {
+	return strings.Join([]string{f.Check, f.Package, f.Provider, f.File, numbers.ReplaceAllString(f.Message, "#")}, "\x00")
 }
 
 func majorMinor(release string) (int, int, bool) {

@@ -146,6 +146,9 @@ func newUpstream(t testing.TB) *upstream {
 		{repo: "kubernetes-sigs/cluster-api", version: "v1.10.1", compName: "bootstrap-components.yaml", series: series("1.9=v1beta1", "1.10=v1beta1")},
 		{repo: "kubernetes-sigs/cluster-api", version: "v1.10.2", compName: "bootstrap-components.yaml", series: series("1.9=v1beta1", "1.10=v1beta1")},
 		{repo: "siderolabs/cluster-api-bootstrap-provider-talos", version: "v0.6.12", compName: "bootstrap-components.yaml", series: series("0.6=v1beta1")},
+		{repo: "siderolabs/cluster-api-bootstrap-provider-talos", version: "v0.6.13", compName: "bootstrap-components.yaml", series: series("0.5=v1beta1", "0.6=v1beta1")},
+		// A release whose metadata.yaml forgot its own series.
+		{repo: "siderolabs/cluster-api-bootstrap-provider-talos", version: "v0.7.0", compName: "bootstrap-components.yaml", series: series("0.6=v1beta1")},
 		{repo: "siderolabs/cluster-api-control-plane-provider-talos", version: "v0.5.8", compName: "control-plane-components.yaml", series: series("0.5=v1beta1")},
 		{repo: "siderolabs/cluster-api-control-plane-provider-talos", version: "v0.5.9", compName: "control-plane-components.yaml", series: series("0.5=v1beta1")},
 		{repo: "siderolabs/cluster-api-control-plane-provider-talos", version: "v0.5.10", compName: "control-plane-components.yaml", series: series("0.5=v1beta1"), breakPatch: true},

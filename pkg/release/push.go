@@ -28,7 +28,8 @@ type PushOptions struct {
 	Key func() (*sign.PrivateKey, error)
 	// Sign tunes the signature and attestation (format, transparency log).
 	Sign sign.Options
-	// Policy decides which offline findings refuse a provider; nil means
+	// Policy decides which offline findings are errors (severity, waivers);
+	// of those, Refuses decides which refuse a provider. nil means
 	// policy.Default().
 	Policy *policy.Policy
 	// BuilderVersion is stamped on each release.
@@ -57,6 +58,14 @@ type PushResult struct {
 	Refused []report.Finding `json:"refused,omitempty"`
 	// Skipped says why nothing was pushed for the provider.
 	Skipped string `json:"skipped,omitempty"`
+	// Warnings are the error findings of the offline checks that do not
+	// refuse the provider (Refuses): e.g. a blob-header of the tree's
+	// blob, whose reproducible encoding was pushed instead.
+	Warnings []report.Finding `json:"warnings,omitempty"`
+	// Reencoded is the tree's blob whose header is not reproducible: the
+	// artifact carries the reproducible encoding of the YAML instead, the
+	// bytes `builder build` writes there.
+	Reencoded string `json:"reencoded,omitempty"`
 }
 
 // PackageError reports whether r is a package-level failure (the package
@@ -67,7 +76,9 @@ func (r PushResult) PackageError() bool {
 
 // Push publishes the releases of each package directory (Releases): one
 // OCI artifact per provider, signed and attested before its tag is written
-// when opts.Key is set. A refused or failed release is recorded in its
+// when opts.Key is set. A provider is refused only for findings that make
+// its artifact wrong (Refuses); its other error findings are in its
+// result's Warnings. A refused or failed release is recorded in its
 // result and the others go on; the error then says how many failed. A key
 // that cannot be loaded (a *sign.KeyError) stops everything at once, with
 // no tag written for the release that needed it. Cancelling ctx stops
@@ -107,13 +118,14 @@ func Push(ctx context.Context, dirs []string, opts PushOptions) ([]PushResult, e
 			total++
 			if len(pv.Refused) > 0 {
 				failed++
-				r := PushResult{Package: dir, Provider: pv.ID, Refused: pv.Refused,
+				r := PushResult{Package: dir, Provider: pv.ID, Refused: pv.Refused, Warnings: pv.Warnings,
 					Error: fmt.Sprintf("%s in %s is not pushed: its offline checks have %s; no tag was written for it", pv.ID, dir, RefusedSummary(pv.Refused))}
 				emit(r)
 				results = append(results, r)
 				continue
 			}
 			r, err := PushRelease(ctx, dir, *pv.Release, opts)
+			r.Warnings, r.Reencoded = pv.Warnings, pv.Reencoded
 			var ke *sign.KeyError
 			if errors.As(err, &ke) {
 				// Say it plainly: the key, not the registry, failed.

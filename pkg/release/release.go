@@ -4,8 +4,12 @@
 // policy, and each provider's release (kind, name, spec.version, and the
 // components YAML, metadata and blob the package layout pairs with the
 // ConfigMap its selector picks) becomes an artifact.Release. A provider
-// whose offline checks have error findings is refused, with the findings;
-// nothing is pushed for it. No pin file is needed: the provenance
+// whose offline checks have error findings that make its artifact wrong
+// (Refuses: drift, a wrong release, bad pins) is refused, with the
+// findings, and nothing is pushed for it; its other error findings (a
+// blob header that is not reproducible) are warnings. The artifact's blob
+// is the reproducible encoding of the YAML (blob.ForYAML), whatever header
+// the tree's blob has. No pin file is needed: the provenance
 // materials are whatever digest pins the package has (pin.yaml or Makefile
 // URL and SHA-256 variables), and the version pins it has (Makefile or
 // Dockerfile) are recorded beside them.
@@ -26,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/metadata"
@@ -41,8 +46,9 @@ import (
 type Options struct {
 	// BuilderVersion is stamped on each release.
 	BuilderVersion string
-	// Policy decides which findings refuse a provider (severity error,
-	// not waived); nil means policy.Default().
+	// Policy decides which findings are errors (severity error, not
+	// waived); of those, Refuses decides which refuse a provider. nil
+	// means policy.Default().
 	Policy *policy.Policy
 	// Namespace of packages that name none (as verifier check --namespace).
 	Namespace string
@@ -59,8 +65,16 @@ type Provider struct {
 	// Release is what to push; nil when Refused or Skipped.
 	Release *artifact.Release
 	// Refused are the error findings of the offline checks about this
-	// provider or its whole package: nothing may be pushed for it.
+	// provider or its whole package that make its artifact wrong
+	// (Refuses): nothing may be pushed for it.
 	Refused []report.Finding
+	// Warnings are the other error findings about this provider or its
+	// whole package: they do not change what is pushed.
+	Warnings []report.Finding
+	// Reencoded is the tree's blob when it holds exactly the YAML under a
+	// header that is not reproducible: the release carries the
+	// reproducible encoding instead (the bytes `builder build` writes).
+	Reencoded string
 	// Skipped says why there is nothing to push (the provider installs
 	// from spec.fetchConfig.oci or .url, not from the package).
 	Skipped string
@@ -125,15 +139,22 @@ func provider(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provi
 		}
 		return out
 	}
+	// Findings about another provider of the package are its own; those
+	// about the whole package (no provider) count for each.
 	for _, f := range findings {
-		if f.Severity == report.Error && f.Waiver == nil && f.Package == pkg.Path && (f.Provider == p.ID() || f.Provider == "") {
+		if f.Severity != report.Error || f.Waiver != nil || f.Package != pkg.Path || (f.Provider != p.ID() && f.Provider != "") {
+			continue
+		}
+		if Refuses(f.Check) {
 			out.Refused = append(out.Refused, relocate(f, filepath.ToSlash(dir)))
+		} else {
+			out.Warnings = append(out.Warnings, relocate(f, filepath.ToSlash(dir)))
 		}
 	}
 	if len(out.Refused) > 0 {
 		return out
 	}
-	rel, err := releaseOf(dir, pkg, lay, p, builderVersion)
+	rel, reencoded, err := releaseOf(dir, pkg, lay, p, builderVersion)
 	if err != nil {
 		// The checks passed but the release cannot be assembled: say so
 		// as a finding of the check whose ground it is.
@@ -145,18 +166,23 @@ func provider(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provi
 		return out
 	}
 	out.Release = rel
+	if reencoded != "" {
+		out.Reencoded = path.Join(filepath.ToSlash(dir), reencoded)
+	}
 	return out
 }
 
-// releaseOf assembles the release of p from the package layout.
-func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provider, builderVersion string) (*artifact.Release, error) {
+// releaseOf assembles the release of p from the package layout. reencoded
+// is the blob file whose bytes the release does not carry because their
+// header is not reproducible (blob.ForYAML).
+func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provider, builderVersion string) (rel *artifact.Release, reencoded string, err error) {
 	typ, ok := model.ProviderKinds[p.Kind]
 	if !ok {
-		return nil, fmt.Errorf("%s: kind %q is not a cluster-api-operator provider kind", p.ID(), p.Kind)
+		return nil, "", fmt.Errorf("%s: kind %q is not a cluster-api-operator provider kind", p.ID(), p.Kind)
 	}
 	r := lay.Provider(p)
 	if r == nil || r.ConfigMap == nil {
-		return nil, fmt.Errorf("%s: no ConfigMap of this package named %s is selected by it, so the package holds no release of it", p.ID(), p.Version)
+		return nil, "", fmt.Errorf("%s: no ConfigMap of this package named %s is selected by it, so the package holds no release of it", p.ID(), p.Version)
 	}
 	var missing []string
 	if r.Blob == "" {
@@ -169,27 +195,36 @@ func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Prov
 		missing = append(missing, "metadata (data.metadata is no vendored file)")
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%s: the package layout of release %s has no %v", p.ID(), p.Version, missing)
+		return nil, "", fmt.Errorf("%s: the package layout of release %s has no %v", p.ID(), p.Version, missing)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer root.Close()
 	read := func(rel string) ([]byte, error) { return layout.ReadFile(root, rel, maxFileSize) }
 	gz, err := read(r.Blob)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.ID(), err)
+		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
 	}
 	yml, err := read(r.Components)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.ID(), err)
+		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
 	}
 	meta, err := read(r.Metadata)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.ID(), err)
+		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
 	}
-	rel := &artifact.Release{
+	// The blob a rebuild leaves: the tree's own unless its header alone
+	// is not reproducible.
+	gz, enc, err := blob.ForYAML(gz, yml)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %s: %w", p.ID(), r.Blob, err)
+	}
+	if enc == blob.DirtyHeader {
+		reencoded = r.Blob
+	}
+	rel = &artifact.Release{
 		Kind: p.Kind, Name: p.Name, Release: p.Version, Type: typ,
 		Blob: gz, YAML: yml, Metadata: meta,
 		BuilderVersion: builderVersion,
@@ -200,7 +235,7 @@ func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Prov
 		for _, pp := range pp.Patches {
 			b, err := read(pp)
 			if err != nil {
-				return nil, fmt.Errorf("%s: patch: %w", p.ID(), err)
+				return nil, "", fmt.Errorf("%s: patch: %w", p.ID(), err)
 			}
 			sum := sha256.Sum256(b)
 			rel.Patches = append(rel.Patches, artifact.Patch{Path: pp, SHA256: hex.EncodeToString(sum[:])})
@@ -220,9 +255,9 @@ func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Prov
 		rel.Version = upstreamOf(p.Version)
 	}
 	if rel.Contract, err = metadata.Contract(meta, rel.Version); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", p.ID(), r.Metadata, err)
+		return nil, "", fmt.Errorf("%s: %s: %w", p.ID(), r.Metadata, err)
 	}
-	return rel, nil
+	return rel, reencoded, nil
 }
 
 // rootedAt is pol with its waivers made to work for a check rooted at dir:
@@ -296,9 +331,11 @@ func upstreamOf(release string) string {
 // Releases is what `builder push` publishes from dir. With a pin.yaml, the
 // releases it lists (artifact.LoadReleases: the files its pins name);
 // without one, the releases Load derives from the package as it stands.
-// Either way a provider whose offline checks have error findings is
-// refused with them (a pin-only directory that holds no provider objects
-// has nothing for the checks to judge, and is pushed as its pins say).
+// Either way a provider whose offline checks have error findings that
+// Refuses is refused with them (a pin-only directory that holds no
+// provider objects has nothing for the checks to judge, and is pushed as
+// its pins say), and a blob whose header alone is not reproducible is
+// pushed in its reproducible encoding (blob.ForYAML).
 func Releases(ctx context.Context, dir string, opts Options) ([]Provider, error) {
 	set, err := infer.LoadDir(dir)
 	if err != nil {
@@ -323,11 +360,35 @@ func Releases(ctx context.Context, dir string, opts Options) ([]Provider, error)
 		rel := rels[i]
 		p := Provider{Package: dir, ID: rel.Kind + "/" + rel.Name, Release: &rel}
 		for _, q := range provs {
-			if q.ID == p.ID && len(q.Refused) > 0 {
-				p.Release, p.Refused = nil, q.Refused
+			if q.ID == p.ID {
+				p.Refused, p.Warnings = q.Refused, q.Warnings
 			}
+		}
+		if len(p.Refused) > 0 {
+			p.Release = nil
+			out = append(out, p)
+			continue
+		}
+		gz, enc, err := blob.ForYAML(rel.Blob, rel.YAML)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", dir, p.ID, err)
+		}
+		if enc == blob.DirtyHeader {
+			rel.Blob = gz
+			p.Reencoded = path.Join(filepath.ToSlash(dir), blobOf(set.File, rel.Kind, rel.Name))
 		}
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// blobOf is the blob pin.yaml names for a provider (artifact.DefaultBlob
+// when it names none).
+func blobOf(f *pin.File, kind, name string) string {
+	for _, p := range f.Providers {
+		if p.Kind == kind && p.Name == name && p.Blob != "" {
+			return p.Blob
+		}
+	}
+	return artifact.DefaultBlob
 }

@@ -1,0 +1,55 @@
+package release
+
+import (
+	"github.com/pinseal/pinseal/pkg/check"
+)
+
+// What refuses a push. `builder push` publishes one artifact per provider:
+// the components YAML, its blob and the metadata, under the release name,
+// with the pins as provenance. An error finding refuses a provider when
+// it says that artifact would be wrong; the others do not change what is
+// pushed and are reported beside the result as warnings.
+//
+// Refusing are the checks whose error findings make the artifact wrong:
+//
+//   - what the artifact holds is not what the tree reviews or installs:
+//     blob-yaml (content drift), blob-corrupt, components-valid, and
+//     package-load (what was read cannot be trusted);
+//   - the release it is pushed under, or the content the operator picks
+//     for it, is not the provider's: configmap-version, selector-unique,
+//     selector-semver, compressed-annotation, pin-version;
+//   - its metadata or contract are wrong: metadata-series, contract;
+//   - its provenance would name other bytes than the pins: pin-digest.
+//
+// Not refusing are blob-header (the artifact carries the reproducible
+// encoding of the YAML whatever header the tree's blob has: see
+// blob.ForYAML), release-size (the Helm release of the chart, not the
+// artifact), pin-missing (a warning by default; the provenance says which
+// pins there are), waiver-expired (the finding it waived is judged on its
+// own), and the registry checks, which push does not run offline (a
+// release tag is never moved by a push: artifact.Push refuses).
+//
+// A check in neither list refuses: a new check is judged before it can let
+// anything through (TestRefusingCoversCatalog names it).
+var (
+	Refusing = []string{
+		check.PackageLoad, check.BlobYAML, check.BlobCorrupt, check.ComponentsValid,
+		check.ConfigMapVersion, check.SelectorUnique, check.SelectorSemver, check.CompressedAnnotation,
+		check.PinVersion, check.MetadataSeries, check.Contract, check.PinDigest,
+	}
+	NotRefusing = []string{
+		check.BlobHeader, check.ReleaseSize, check.PinMissing, check.WaiverExpired,
+		check.RegistryDigest, check.VersionReused, check.Signature, check.Provenance, check.OCIInstall,
+	}
+)
+
+// Refuses reports whether an error finding of check id refuses a provider
+// at push time: every check but those NotRefusing.
+func Refuses(id string) bool {
+	for _, c := range NotRefusing {
+		if c == id {
+			return false
+		}
+	}
+	return true
+}
