@@ -19,7 +19,11 @@ import (
 //     for it, is not the provider's: configmap-version, selector-unique,
 //     selector-semver, compressed-annotation, pin-version;
 //   - its metadata or contract are wrong: metadata-series, contract;
-//   - its provenance would name other bytes than the pins: pin-digest.
+//   - its provenance would name other bytes than the pins: pin-digest;
+//   - the provider's spec.fetchConfig.oci is one the operator cannot
+//     install or would install under another release: oci-source (push
+//     skips such providers; a value beside a selector refuses the one it
+//     would have pushed).
 //
 // Not refusing are blob-header (the artifact carries the reproducible
 // encoding of the YAML whatever header the tree's blob has: see
@@ -35,7 +39,7 @@ var (
 	Refusing = []string{
 		check.PackageLoad, check.BlobYAML, check.BlobCorrupt, check.ComponentsValid,
 		check.ConfigMapVersion, check.SelectorUnique, check.SelectorSemver, check.CompressedAnnotation,
-		check.PinVersion, check.MetadataSeries, check.Contract, check.PinDigest,
+		check.PinVersion, check.MetadataSeries, check.Contract, check.PinDigest, check.OCISource,
 	}
 	NotRefusing = []string{
 		check.BlobHeader, check.ReleaseSize, check.PinMissing, check.WaiverExpired,
