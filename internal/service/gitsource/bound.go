@@ -147,12 +147,12 @@ type boundedFS struct {
 }
 
 type budget struct {
-	ctx              context.Context
-	files, bytes     atomic.Int64
-	maxFiles         int64
-	maxBytes         int64
-	during           string
-	err              atomic.Pointer[LimitError]
+	ctx          context.Context
+	files, bytes atomic.Int64
+	maxFiles     int64
+	maxBytes     int64
+	during       string
+	err          atomic.Pointer[LimitError]
 }
 
 func newBoundedFS(ctx context.Context, fs billy.Filesystem, spec Spec, during string) *boundedFS {
