@@ -10,6 +10,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/pinseal/pinseal/pkg/yamlbound"
 )
 
 // aliasBomb is YAML of a few kilobytes whose last key expands to
@@ -165,4 +170,41 @@ func TestParseBoundRenderMemory(t *testing.T) {
 		!strings.Contains(probs[0].Message, "parsing values.yaml went over the render memory limit of 256 MiB") {
 		t.Fatalf("problems %+v, want one at values.yaml naming the render memory limit", probs)
 	}
+}
+
+// FuzzCheckChartFiles: the bounded reading of a chart's packed subchart
+// and its values never panics, and an archive it lets through is one
+// Helm's loader inflates to no more than MaxArchiveBytes; values it lets
+// through decode within the value bounds.
+func FuzzCheckChartFiles(f *testing.F) {
+	f.Add(tgz(f, "sub", map[string][]byte{"Chart.yaml": []byte(subChartYAML), "values.yaml": []byte("a: 1\n")}), []byte("a: &a [1]\nb: *a\n"))
+	f.Add(tgz(f, "sub", map[string][]byte{"Chart.yaml": []byte(subChartYAML), "charts/in.tgz": tgz(f, "in", map[string][]byte{"Chart.yaml": []byte(subChartYAML)})}), []byte(aliasBomb("v", 5, 3)))
+	f.Add(tgz(f, "sub", map[string][]byte{"Chart.yaml": []byte(subChartYAML), "files/z": make([]byte, 1<<20)}), []byte("{}"))
+	f.Add([]byte("\x1f\x8b\x08\x00"), []byte("a: [\n"))
+	f.Fuzz(func(t *testing.T, archive, values []byte) {
+		files := []*loader.BufferedFile{{Name: "Chart.yaml", Data: []byte("apiVersion: v2\nname: top\nversion: 0.1.0\n")},
+			{Name: "values.yaml", Data: values}, {Name: "charts/sub.tgz", Data: archive}}
+		if b := checkChartFiles(files, func(string) {}); b != nil {
+			if b.File == "" || b.Message == "" {
+				t.Fatalf("bound %+v names no file", b)
+			}
+			return
+		}
+		if inner, err := loader.LoadArchiveFiles(bytes.NewReader(archive)); err == nil {
+			var n int
+			for _, f := range inner {
+				n += len(f.Data)
+			}
+			if n > MaxArchiveBytes {
+				t.Fatalf("let through an archive of %d inflated bytes", n)
+			}
+		}
+		var v any
+		if sigsyaml.Unmarshal(values, &v) == nil {
+			b := &yamlbound.Budget{Limits: yamlbound.Limits{MaxNodes: MaxChartValueNodes, MaxScalarBytes: MaxChartValueBytes}}
+			if err := measureValues(b, v); err != nil {
+				t.Fatalf("let through values over a bound: %v", err)
+			}
+		}
+	})
 }
