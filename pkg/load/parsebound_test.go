@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -207,4 +209,34 @@ func FuzzCheckChartFiles(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLoadStopsAtDeadline: a chart whose files/ hold gzip bombs (each
+// inflating to the 256 MiB inflate limit) is inspected blob by blob until
+// ctx ends, not to the last one: the load returns soon after its deadline.
+func TestLoadStopsAtDeadline(t *testing.T) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zero := make([]byte, 1<<20)
+	for range 256 {
+		zw.Write(zero)
+	}
+	zw.Close()
+	root := t.TempDir()
+	writeBombChart(t, root, "pkg", "")
+	for i := range 16 {
+		write(t, root, fmt.Sprintf("pkg/files/bomb%02d.gz", i), buf.Bytes())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := Tree(ctx, root, Options{})
+	took := time.Since(start)
+	t.Logf("Tree returned %v after %s", err, took)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Tree: %v, want the deadline", err)
+	}
+	if took > 2500*time.Millisecond {
+		t.Errorf("Tree returned %s after it started; the deadline was 1s", took)
+	}
 }
