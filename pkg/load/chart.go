@@ -285,6 +285,9 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		if prob != nil {
 			return nil, []model.Problem{*prob}
 		}
+		if ctx.Err() != nil {
+			return nil, nil // the load ends; the chart was not checked
+		}
 		if child.stage != "" && child.stage != stageRender {
 			return nil, []model.Problem{helmProblem(child.stage, child.err)}
 		}

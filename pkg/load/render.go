@@ -250,7 +250,7 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, user
 	if res.Err != "" {
 		stage := res.Stage
 		if stage == "" {
-			stage = stageRender
+			stage = stageLoad // never loaded here on an answer that does not say
 		}
 		return &rendering{stage: stage, err: errors.New(res.Err)}, nil
 	}
