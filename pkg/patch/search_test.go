@@ -90,3 +90,49 @@ func TestApplySearchBudget(t *testing.T) {
 		t.Fatalf("error %q does not say the search stopped", e)
 	}
 }
+
+// naiveFind is the search the line index replaced: every position, nearest
+// want first, compared line by line.
+func naiveFind(lines, old []string, want, from int) (int, bool) {
+	last := len(lines) - len(old)
+	if last < from {
+		return 0, false
+	}
+	want = max(min(want, last), from)
+	for d := 0; ; d++ {
+		lo, hi := want-d, want+d
+		if lo < from && hi > last {
+			return 0, false
+		}
+		if lo >= from && matchAt(lines, old, lo) {
+			return lo, true
+		}
+		if d > 0 && hi <= last && matchAt(lines, old, hi) {
+			return hi, true
+		}
+	}
+}
+
+// FuzzLineIndexFind: the hashed search finds exactly what comparing every
+// position line by line finds, wherever its budget lasts.
+func FuzzLineIndexFind(f *testing.F) {
+	f.Add("a\nb\na\nb\nc\n", "a\nb\n", 3, 0)
+	f.Add("x\nx\nx\nx\n", "x\nx\n", 0, 2)
+	f.Add("a\nb\n", "c\n", 1, 0)
+	f.Add("a\r\nb\na\n", "a\n", 0, 0)
+	f.Fuzz(func(t *testing.T, file, hunk string, want, from int) {
+		lines, old := splitLines([]byte(file)), splitLines([]byte(hunk))
+		if from < 0 || from > len(lines) || want < -len(lines) || want > 2*len(lines) {
+			return
+		}
+		ix := newLineIndex(lines)
+		got, ok := ix.find(old, want, from)
+		wantAt, wantOK := naiveFind(lines, old, want, from)
+		if ix.spent {
+			return
+		}
+		if ok != wantOK || (ok && got != wantAt) {
+			t.Fatalf("find(%q in %q, want %d, from %d) = %d, %v; line by line: %d, %v", old, lines, want, from, got, ok, wantAt, wantOK)
+		}
+	})
+}
