@@ -1,7 +1,9 @@
 // Package gitsource fetches the tree a service source names in git: a ref
 // of a repository (https, ssh or file URL), shallow by default, checked out
 // into a directory per commit so that a re-scan of an unchanged commit
-// fetches nothing but the ref list.
+// fetches nothing but the ref list. A checkout is bounded in files and
+// bytes (Spec.MaxFiles, Spec.MaxBytes: measured from the commit's tree
+// before anything is written, and held while writing) and by the context.
 //
 // It uses go-git (github.com/go-git/go-git/v5), a maintained pure-Go git
 // implementation: the service binary stays static and self-contained (the
