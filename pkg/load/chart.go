@@ -18,9 +18,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/ignore"
-
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/pinseal/pinseal/pkg/model"
 )
@@ -317,31 +316,55 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	if values == nil {
 		values = map[string]any{}
 	}
+	// The render child loads the chart first, under the render bounds,
+	// and checks what loading it builds (parsebound.go); this process
+	// loads it only when that is within the parse bounds. Render
+	// (bounded: render.go) says where Helm failed, so that the chart is
+	// not loaded here to learn it.
+	var child *rendering
+	if l.opts.Render.InProcess {
+		if b := checkChartFiles(files, func(string) {}); b != nil {
+			return nil, []model.Problem{*b.problem()}
+		}
+	} else {
+		var prob *model.Problem
+		child, prob = l.render(ctx, files, values, release, namespace)
+		if prob != nil {
+			return nil, []model.Problem{*prob}
+		}
+		if ctx.Err() != nil {
+			return nil, nil // the load ends; the chart was not checked
+		}
+		if child.stage != "" && child.stage != stageRender {
+			return nil, []model.Problem{helmProblem(child.stage, child.err)}
+		}
+	}
 	chrt, err := loader.LoadFiles(files)
 	if err != nil {
-		where := "Chart.yaml"
-		if strings.Contains(err.Error(), "cannot load values.yaml") {
-			where = "values.yaml"
+		return nil, []model.Problem{helmProblem(stageLoad, err)}
+	}
+	if l.opts.Render.InProcess {
+		if b := measureChart(chrt, files); b != nil {
+			return nil, []model.Problem{*b.problem()}
 		}
-		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: where},
-			Message: fmt.Sprintf("Helm cannot load the chart: %v", err), Hint: "run `helm lint` in the package directory"}}
 	}
 	if release == "" {
 		release = chrt.Name()
 	}
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, values); err != nil {
-		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
-			Message: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err), Hint: "run `helm dependency build`"}}
+		return nil, []model.Problem{helmProblem(stageDependencies, err)}
 	}
 	vals, err := chartutil.ToRenderValues(chrt, values,
 		chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
-		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
-			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}}
+		return nil, []model.Problem{helmProblem(stageValues, err)}
 	}
-	rendered, parse, docProbs, prob, err := l.render(ctx, files, chrt, vals, values, release, namespace) // bounded: render.go
-	if prob != nil {
-		return nil, []model.Problem{*prob}
+	var rendered, parse map[string]string
+	var docProbs map[string][]model.Problem
+	if child == nil {
+		rendered, err = engine.Render(chrt, vals)
+	} else {
+		rendered, parse, docProbs, err = child.rendered, child.parse, child.docProbs, child.err
 	}
 	if err != nil {
 		file, line := renderErrorLocation(chrt.Name(), err.Error())
@@ -393,6 +416,33 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	return out, probs
 }
 
+// Where Helm failed with a chart: the steps of renderChart.
+const (
+	stageLoad         = "load"
+	stageDependencies = "dependencies"
+	stageValues       = "values"
+	stageRender       = "render"
+)
+
+// helmProblem is the problem of a chart Helm failed to load, resolve the
+// dependencies of or compute the values of (stage), with Helm's error.
+func helmProblem(stage string, err error) model.Problem {
+	switch stage {
+	case stageDependencies:
+		return model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+			Message: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err), Hint: "run `helm dependency build`"}
+	case stageValues:
+		return model.Problem{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
+			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}
+	}
+	where := "Chart.yaml"
+	if strings.Contains(err.Error(), "cannot load values.yaml") {
+		where = "values.yaml"
+	}
+	return model.Problem{Check: CheckLoad, Location: model.Location{File: where},
+		Message: fmt.Sprintf("Helm cannot load the chart: %v", err), Hint: "run `helm lint` in the package directory"}
+}
+
 var renderErrRE = regexp.MustCompile(`([^\s:()]+/templates/[^\s:()]+):([0-9]+)`)
 
 // renderErrorLocation finds "chart/templates/x.yaml:12" in a Helm error.
@@ -415,13 +465,13 @@ func subchartDirs(files []*loader.BufferedFile) map[string]string {
 		if strings.HasPrefix(f.Name, "charts/") && path.Base(f.Name) == "Chart.yaml" {
 			d := path.Dir(f.Name)
 			// Helm's own type, read as Helm reads it (sigs.k8s.io/yaml;
-			// the README's "YAML libraries" says why only here).
-			var md chart.Metadata
-			if err := sigsyaml.Unmarshal(f.Data, &md); err != nil || md.Name == "" {
+			// the README's "YAML libraries" says why only here), bounded.
+			name := chartName(f.Data)
+			if name == "" {
 				continue
 			}
 			dirs = append(dirs, d)
-			names[d] = md.Name
+			names[d] = name
 		}
 	}
 	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") < strings.Count(dirs[j], "/") })

@@ -80,11 +80,14 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 				blobs = append(blobs, rel) // after the files it may inflate to
 				return nil
 			}
-			l.hashFile(p, rel, mem[rel])
+			l.hashFile(ctx, p, rel, mem[rel])
 			return nil
 		})
 		for _, rel := range blobs {
-			l.hashReader(p, rel, bytes.NewReader(mem[rel]), expectFor(p, mem, mem[rel]))
+			if ctx.Err() != nil {
+				return
+			}
+			l.hashReader(p, rel, ctxReader{ctx, bytes.NewReader(mem[rel])}, expectFor(p, mem, mem[rel]))
 		}
 	} else if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: vendorDir},
@@ -97,6 +100,9 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 				paths = append(paths, s.To)
 			}
 			for _, rel := range paths {
+				if ctx.Err() != nil {
+					return
+				}
 				if rel == "" || p.Files[rel] != nil {
 					continue
 				}
@@ -106,7 +112,7 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 				if _, err := os.Lstat(filepath.Join(p.Dir, filepath.FromSlash(rel))); err != nil {
 					continue // missing: pin-digest reports it
 				}
-				l.hashFile(p, rel, mem[rel])
+				l.hashFile(ctx, p, rel, mem[rel])
 			}
 		}
 	}
@@ -115,10 +121,10 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 // hashFile hashes one file of the package (rel is a slash path) into
 // p.Files, from data when given, else from disk; a file it cannot read is a
 // Problem.
-func (l *scanner) hashFile(p *model.Package, rel string, data []byte) {
+func (l *scanner) hashFile(ctx context.Context, p *model.Package, rel string, data []byte) {
 	if data != nil {
 		if isGzip(data) {
-			l.hashReader(p, rel, bytes.NewReader(data), nil)
+			l.hashReader(p, rel, ctxReader{ctx, bytes.NewReader(data)}, nil)
 		} else { // read with the chart: hashed where it lies
 			p.Files[rel] = &model.File{Path: rel, Size: int64(len(data)), SHA256: sha256.Sum256(data)}
 		}
@@ -149,7 +155,22 @@ func (l *scanner) hashFile(p *model.Package, rel string, data []byte) {
 		return
 	}
 	defer f.Close()
-	l.hashReader(p, rel, f, nil)
+	l.hashReader(p, rel, ctxReader{ctx, f}, nil)
+}
+
+// ctxReader ends reading with ctx's error once ctx is done: inflating a
+// blob (up to the inflate limit, a gigabyte by default) stops at the
+// request's or scan's deadline.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // expectFor guesses which file already hashed (and held in mem) the gzip
@@ -202,7 +223,7 @@ func (l *scanner) hashReader(p *model.Package, rel string, r io.Reader, exp *blo
 // inspect decodes what a ConfigMap's components are (size, digest, gzip
 // header and inflated digest), before the layout is derived. A blob with
 // exactly the bytes of a vendored file reuses that file's inspection.
-func (l *scanner) inspect(p *model.Package, cm *pendingCM) {
+func (l *scanner) inspect(ctx context.Context, p *model.Package, cm *pendingCM) {
 	comp := cm.Components
 	if comp.DecodeErr != nil {
 		return
@@ -223,7 +244,7 @@ func (l *scanner) inspect(p *model.Package, cm *pendingCM) {
 		}
 	}
 	sc := &objectScanner{}
-	info := blob.InspectTo(bytes.NewReader(raw), l.opts.Limit, sc)
+	info := blob.InspectTo(ctxReader{ctx, bytes.NewReader(raw)}, l.opts.Limit, sc)
 	comp.Blob = &info
 	if layout.Inflated(&info) {
 		comp.Objects = sc.result()
@@ -232,7 +253,7 @@ func (l *scanner) inspect(p *model.Package, cm *pendingCM) {
 
 // components records the package layout's blob and YAML of a ConfigMap
 // (pkg/layout decides them) and diffs the components with that YAML.
-func (l *scanner) components(p *model.Package, cm *pendingCM, rel *layout.Release) {
+func (l *scanner) components(ctx context.Context, p *model.Package, cm *pendingCM, rel *layout.Release) {
 	comp := cm.Components
 	if comp.DecodeErr != nil || rel == nil {
 		return
@@ -259,5 +280,5 @@ func (l *scanner) components(p *model.Package, cm *pendingCM, rel *layout.Releas
 	if comp.Gzip {
 		stored = blob.Inflated(raw, l.opts.Limit)
 	}
-	comp.Diff = blob.FirstDifference(yf, stored)
+	comp.Diff = blob.FirstDifference(ctxReader{ctx, yf}, ctxReader{ctx, stored})
 }

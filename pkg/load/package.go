@@ -166,16 +166,28 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	} else {
 		l.hashFiles(ctx, p, mem)
 	}
-	l.upstreamDigests(p, mem)
+	// Past rendering, every step is linear in its input and stops when
+	// ctx ends (a request's deadline): a package of many blobs, ConfigMaps
+	// or patched files does not hold its verification slot past it.
+	l.upstreamDigests(ctx, p, mem)
 	for _, cm := range cms {
-		l.inspect(p, cm)
+		if ctx.Err() != nil {
+			return nil
+		}
+		l.inspect(ctx, p, cm)
 		p.ConfigMaps = append(p.ConfigMaps, cm.ConfigMap)
 	}
 	// Which file is which: decided once, by pkg/layout.
 	lay := layout.Of(p)
 	for _, cm := range cms {
-		l.components(p, cm, lay.ConfigMap(cm.ConfigMap))
+		if ctx.Err() != nil {
+			return nil
+		}
+		l.components(ctx, p, cm, lay.ConfigMap(cm.ConfigMap))
 		cm.raw = nil
+	}
+	if ctx.Err() != nil {
+		return nil
 	}
 	p.Problems = dedupe(p.Problems)
 	return p

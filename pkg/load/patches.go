@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -30,7 +31,7 @@ const CheckPinDigest = "pin-digest"
 // A patch that cannot be read, does not parse or changes a file that is not
 // a pinned source of its provider is a pin-digest Problem; the provider's
 // files then get neither field.
-func (l *scanner) upstreamDigests(p *model.Package, mem map[string][]byte) {
+func (l *scanner) upstreamDigests(ctx context.Context, p *model.Package, mem map[string][]byte) {
 	if p.Pins == nil || p.Pins.File == nil {
 		return
 	}
@@ -43,6 +44,9 @@ func (l *scanner) upstreamDigests(p *model.Package, mem map[string][]byte) {
 			continue
 		}
 		for _, rel := range order {
+			if ctx.Err() != nil {
+				return
+			}
 			if f := p.Files[rel]; f != nil {
 				l.reverseFile(p, f, targets[rel], mem[rel])
 			}

@@ -151,7 +151,13 @@ type renderResponse struct {
 	Rendered map[string]string
 	Dropped  map[string][]span
 	Problems map[string][]model.Problem
-	Err      string // Helm's render error, if any
+	Err      string // Helm's error, if any
+	// Stage is where Helm failed when Err is set: stageLoad,
+	// stageDependencies, stageValues or stageRender.
+	Stage string
+	// Bound is set when the chart passed a parse bound (parsebound.go):
+	// the parent does not load it.
+	Bound *parseBound
 	// Output is set when the rendered manifests passed the output bound:
 	// their total size, and the largest template.
 	Output   int64
@@ -170,40 +176,50 @@ const markGroup = "pinseal.render/"
 // span is a byte range [From, To) of a template's output.
 type span struct{ From, To int }
 
-// render renders chrt (loaded from files, values vals) bounded by
-// l.opts.Render. A render error of Helm is err; a bound passed (or a child
-// that cannot run) is prob. When ctx ends, err is ctx's error.
+// rendering is what the render child answered for a chart: the rendered
+// output, or where Helm failed (stage, err).
+type rendering struct {
+	// rendered is Helm's output; parse is what the loader parses (the
+	// output with the documents that are neither providers nor
+	// components ConfigMaps blanked, by template, when it differs);
+	// docProbs holds, by template, what the child found wrong in those
+	// documents (lines and messages as renderChart gives its own).
+	rendered, parse map[string]string
+	docProbs        map[string][]model.Problem
+	stage           string // where Helm failed: stageLoad … stageRender; "" when it did not
+	err             error
+}
+
+// render has the chart of files loaded and rendered with user values in a
+// render child, bounded by l.opts.Render, and answers what it rendered or
+// where Helm failed. A bound passed (a render or parse bound, or a child
+// that cannot run) is prob. When ctx ends, the answer's err is ctx's
+// error.
 //
-// The render child also parses the rendered YAML (a chart can render tens
-// of MiB of tiny YAML nodes, which take GiBs to parse) and blanks the
-// documents that are neither providers nor components ConfigMaps; docProbs
-// holds, by template, what it found wrong in those (lines and messages as
-// renderChart gives its own). rendered is Helm's output; parse is what the
-// loader parses (the blanked output, by template, when it differs).
-func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt *chart.Chart, vals chartutil.Values, user map[string]any, release, namespace string) (rendered, parse map[string]string, docProbs map[string][]model.Problem, prob *model.Problem, err error) {
-	lim := l.opts.Render
-	if lim.InProcess {
-		out, err := engine.Render(chrt, vals)
-		return out, nil, nil, nil, err
-	}
-	lim = lim.withDefaults()
+// The child loads the chart first and checks what loading it builds
+// against the parse bounds (parsebound.go); it also parses the rendered
+// YAML (a chart can render tens of MiB of tiny YAML nodes, which take GiBs
+// to parse) and marks the documents that are neither providers nor
+// components ConfigMaps, which are blanked here.
+func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, user map[string]any, release, namespace string) (*rendering, *model.Problem) {
+	lim := l.opts.Render.withDefaults()
 	if !renderHookWired.Load() {
-		return nil, nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: "the chart was not rendered: this program cannot render charts in a bounded child process (it does not call load.MaybeRunRenderChild at the start of main)",
-			Hint:    "call load.MaybeRunRenderChild() first thing in main (and TestMain), or set load.Options.Render.InProcess for trusted trees"}, nil
+			Hint:    "call load.MaybeRunRenderChild() first thing in main (and TestMain), or set load.Options.Render.InProcess for trusted trees"}
 	}
 	select {
 	case renderSlots <- struct{}{}:
 		defer func() { <-renderSlots }()
 	case <-ctx.Done():
-		return nil, nil, nil, nil, ctx.Err()
+		return &rendering{stage: stageRender, err: ctx.Err()}, nil
 	}
 	req := renderRequest{Release: release, Namespace: namespace, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput}
 	if len(user) > 0 {
 		// JSON, as Helm itself turns values files into values.
 		b, err := json.Marshal(user)
 		if err != nil {
-			return nil, nil, nil, nil, fmt.Errorf("values for the chart: %w", err)
+			return &rendering{stage: stageValues, err: fmt.Errorf("values for the chart: %w", err)}, nil
 		}
 		req.Values = b
 	}
@@ -218,30 +234,37 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 	res, err := renderInChild(ctx, req, lim)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, nil, nil, ctx.Err()
+			return &rendering{stage: stageRender, err: ctx.Err()}, nil
 		}
 		var le *limitError
 		if errors.As(err, &le) {
-			return nil, nil, nil, l.limitProblem(le, chrt.Name(), files, lim, release, namespace), nil
+			return nil, l.limitProblem(le, files, lim, release, namespace)
 		}
-		return nil, nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("the chart could not be rendered: %v", err),
-			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}, nil
+			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}
+	}
+	if res.Bound != nil {
+		return nil, res.Bound.problem()
 	}
 	if res.Err != "" {
-		return nil, nil, nil, nil, errors.New(res.Err)
+		stage := res.Stage
+		if stage == "" {
+			stage = stageLoad // never loaded here on an answer that does not say
+		}
+		return &rendering{stage: stage, err: errors.New(res.Err)}, nil
 	}
-	parse = map[string]string{}
+	out := &rendering{rendered: res.Rendered, parse: map[string]string{}, docProbs: res.Problems}
 	for k, drop := range res.Dropped {
 		text, ok := blankSpans(res.Rendered[k], drop)
 		if !ok {
-			return nil, nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+			return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 				Message: "the chart could not be rendered: the render process answered with bad document spans",
-				Hint:    "this is a failure of the render process, not of the chart; see the service's log"}, nil
+				Hint:    "this is a failure of the render process, not of the chart; see the service's log"}
 		}
-		parse[k] = text
+		out.parse[k] = text
 	}
-	return res.Rendered, parse, res.Problems, nil, nil
+	return out, nil
 }
 
 // limitError is a render bound passed.
@@ -257,26 +280,39 @@ func (e *limitError) Error() string {
 
 // limitProblem turns a bound passed into the package-load problem naming
 // the template (as a file of the package) and the limit.
-func (l *scanner) limitProblem(le *limitError, chartName string, files []*loader.BufferedFile, lim RenderLimits, release, namespace string) *model.Problem {
-	file, tmpl := "", "the chart"
-	if le.Template != "" {
-		file = subchartPath(strings.TrimPrefix(le.Template, chartName+"/"), subchartDirs(files))
+func (l *scanner) limitProblem(le *limitError, files []*loader.BufferedFile, lim RenderLimits, release, namespace string) *model.Problem {
+	name := ""
+	for _, f := range files {
+		if f.Name == "Chart.yaml" {
+			name = chartName(f.Data)
+		}
+	}
+	if release == "" {
+		release = name
+	}
+	file, tmpl, doing := "", "the chart", "rendering the chart"
+	if f, ok := strings.CutPrefix(le.Template, parseMark); ok {
+		// Passed while the child read the chart's files, before rendering.
+		file, tmpl, doing = f, f, "parsing "+f
+	} else if le.Template != "" {
+		file = subchartPath(strings.TrimPrefix(le.Template, name+"/"), subchartDirs(files))
 		tmpl = "template " + file
+		doing = "rendering " + tmpl
 	}
 	var msg, limit string
 	var setting report.Setting
 	switch le.What {
 	case "time":
-		msg = fmt.Sprintf("rendering %s took longer than the render time limit of %s; rendering stopped", tmpl, lim.Timeout)
+		msg = fmt.Sprintf("%s took longer than the render time limit of %s; rendering stopped", doing, lim.Timeout)
 		limit, setting = "render time limit", report.SettingRenderTimeout
 	case "memory":
-		msg = fmt.Sprintf("rendering %s went over the render memory limit of %s; rendering stopped", tmpl, byteSize(lim.MaxMemory))
+		msg = fmt.Sprintf("%s went over the render memory limit of %s; rendering stopped", doing, byteSize(lim.MaxMemory))
 		limit, setting = "render memory limit", report.SettingRenderMaxMemory
 	default:
 		msg = fmt.Sprintf("the rendered output of the chart went over the render output limit of %s (%s, the largest from %s); rendering stopped", byteSize(lim.MaxOutput), le.Detail, tmpl)
 		limit, setting = "render output limit", report.SettingRenderMaxOutput
 	}
-	l.opts.Logger.Warn("chart render over its bound", "chart", chartName, "template", le.Template, "limit", le.What, "detail", le.Detail)
+	l.opts.Logger.Warn("chart render over its bound", "chart", name, "template", le.Template, "limit", le.What, "detail", le.Detail)
 	return &model.Problem{Check: CheckLoad, Location: model.Location{File: file}, Message: msg,
 		Hint:     fmt.Sprintf("fix the template (run `helm template -n %s %s .` in the package directory); if the chart really needs more, raise the %s", namespace, release, limit),
 		Settings: []report.Setting{setting}}
@@ -391,9 +427,23 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	for i, f := range req.Files {
 		files[i] = &loader.BufferedFile{Name: f.Name, Data: f.Data}
 	}
+	mark := func(file string) {
+		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, req.Seq, strconv.Quote(parseMark+file))
+	}
+	if b := checkChartFiles(files, mark); b != nil {
+		return &renderResponse{Bound: b}
+	}
+	mark("Chart.yaml")
 	chrt, err := loader.LoadFiles(files)
+	if chrt != nil {
+		// What the parent would build loading it, the part of a failed
+		// load included: the parent does not load a chart Helm fails on.
+		if b := measureChart(chrt, files); b != nil {
+			return &renderResponse{Bound: b}
+		}
+	}
 	if err != nil {
-		return &renderResponse{Err: fmt.Sprintf("Helm cannot load the chart: %v", err)}
+		return &renderResponse{Err: err.Error(), Stage: stageLoad}
 	}
 	release := req.Release
 	if release == "" {
@@ -406,12 +456,12 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 		}
 	}
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, user); err != nil {
-		return &renderResponse{Err: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err)}
+		return &renderResponse{Err: err.Error(), Stage: stageDependencies}
 	}
 	vals, err := chartutil.ToRenderValues(chrt, user,
 		chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
-		return &renderResponse{Err: fmt.Sprintf("the chart's default values do not render: %v", err)}
+		return &renderResponse{Err: err.Error(), Stage: stageValues}
 	}
 	nonce := make([]byte, 16)
 	if _, err := rand.Read(nonce); err != nil {
@@ -422,7 +472,7 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	marked := markTemplates(chrt, api)
 	rendered, err := engine.RenderWithClientProvider(chrt, vals, markProvider{api: api, seq: req.Seq, w: progress})
 	if err != nil {
-		return &renderResponse{Err: unmarkError(err.Error(), marked, api)}
+		return &renderResponse{Err: unmarkError(err.Error(), marked, api), Stage: stageRender}
 	}
 	var total int64
 	biggest, size := "", 0

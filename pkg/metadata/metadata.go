@@ -9,6 +9,7 @@ package metadata
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,14 +18,28 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/yamlbound"
+)
+
+// Bounds of what Parse reads. Metadata comes from untrusted places (a
+// ConfigMap's data.metadata, which a chart can render at tens of
+// megabytes; a registry layer) and is parsed in the verifier's own
+// process: parsed YAML takes up to a hundred times the bytes of its text,
+// and an alias decodes to a full copy of what it names. Real metadata.yaml
+// files have a few dozen release series in a few kilobytes.
+const (
+	// MaxBytes bounds the text.
+	MaxBytes = 64 << 10
+	// MaxNodes bounds its YAML nodes, aliases expanded.
+	MaxNodes = 10000
 )
 
 // Parse parses clusterctl's Metadata strictly: a mapping with no key
 // repeated in any mapping, apiVersion clusterctl.cluster.x-k8s.io/* (or
 // none), kind Metadata (or none: real trees omit it), and a releaseSeries
 // list whose every entry has non-negative integer major and minor and a
-// contract. It never returns nil; every problem is in Metadata.Err, which
-// says where.
+// contract, within MaxBytes and MaxNodes. It never returns nil; every
+// problem is in Metadata.Err, which says where.
 func Parse(raw []byte) *model.Metadata {
 	md := &model.Metadata{}
 	fail := func(format string, a ...any) *model.Metadata {
@@ -34,6 +49,16 @@ func Parse(raw []byte) *model.Metadata {
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return fail("metadata is empty")
+	}
+	if len(raw) > MaxBytes {
+		return fail("metadata is %d bytes, more than the %d read (a clusterctl metadata.yaml has a few kilobytes); not parsed", len(raw), MaxBytes)
+	}
+	if _, err := yamlbound.Measure(raw, yamlbound.Limits{MaxNodes: MaxNodes, MaxScalarBytes: MaxBytes}); err != nil {
+		var be *yamlbound.Error
+		if errors.As(err, &be) {
+			return fail("metadata has %v; not parsed", be)
+		}
+		return fail("metadata does not parse: %v", err)
 	}
 	var n yaml.Node
 	if err := yaml.Unmarshal(raw, &n); err != nil {

@@ -1,8 +1,10 @@
 package metadata
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -83,5 +85,32 @@ func TestContract(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("Contract(%s) = %q, %v; want %q", tt.version, got, err, tt.want)
 		}
+	}
+}
+
+// TestParseBounds: metadata over MaxBytes, or whose aliases expand past
+// MaxNodes, is refused unparsed, fast, saying which bound; metadata just
+// within them parses.
+func TestParseBounds(t *testing.T) {
+	var laughs strings.Builder
+	laughs.WriteString("l0: &l0 [{major: 1, minor: 0, contract: v1beta1}]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&laughs, "l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d,", i-1), 10), ","))
+	}
+	laughs.WriteString("releaseSeries: *l9\n")
+	big := "releaseSeries:\n" + strings.Repeat("- {major: 1, minor: 0, contract: v1beta1}\n", MaxBytes/40)
+	fits := "releaseSeries:\n" + strings.Repeat("- {major: 1, minor: 0, contract: v1beta1}\n", 1000)
+	for _, tc := range []struct{ name, raw, want string }{
+		{"aliases", laughs.String(), "more than 10000 YAML nodes once its aliases are expanded"},
+		{"size", big, fmt.Sprintf("more than the %d read", MaxBytes)},
+	} {
+		start := time.Now()
+		md := Parse([]byte(tc.raw))
+		if md.Err == nil || !strings.Contains(md.Err.Error(), tc.want) || time.Since(start) > time.Second {
+			t.Errorf("%s: %v after %s; want an error saying %q", tc.name, md.Err, time.Since(start), tc.want)
+		}
+	}
+	if md := Parse([]byte(fits)); md.Err != nil || len(md.ReleaseSeries) != 1000 {
+		t.Errorf("1000 series: %v", md.Err)
 	}
 }

@@ -55,6 +55,7 @@ func (e *ApplyError) Error() string {
 // *ApplyError.
 func (fd *FileDiff) Apply(src []byte) ([]byte, []HunkResult, error) {
 	lines := splitLines(src)
+	ix := newLineIndex(lines)
 	var out []string
 	var results []HunkResult
 	pos := 0    // next unconsumed line of lines
@@ -68,9 +69,9 @@ func (fd *FileDiff) Apply(src []byte) ([]byte, []HunkResult, error) {
 			want = h.OldStart
 		}
 		want += offset
-		at, ok := find(lines, old, want, pos)
+		at, ok := ix.find(old, want, pos)
 		if !ok {
-			return src, results, fd.mismatch(i, h, lines, old, neu, max(want, pos))
+			return src, results, fd.mismatch(i, h, ix, old, neu, max(want, pos))
 		}
 		out = append(out, lines[pos:at]...)
 		out = append(out, neu...)
@@ -103,33 +104,6 @@ func (h *Hunk) sides() (old, neu []string) {
 	return old, neu
 }
 
-// find returns the position nearest want (not before min) where old matches
-// lines exactly.
-func find(lines, old []string, want, min int) (int, bool) {
-	last := len(lines) - len(old) // highest possible start
-	if last < min {
-		return 0, false
-	}
-	if want < min {
-		want = min
-	}
-	if want > last {
-		want = last
-	}
-	for d := 0; ; d++ {
-		lo, hi := want-d, want+d
-		if lo < min && hi > last {
-			return 0, false
-		}
-		if lo >= min && matchAt(lines, old, lo) {
-			return lo, true
-		}
-		if d > 0 && hi <= last && matchAt(lines, old, hi) {
-			return hi, true
-		}
-	}
-}
-
 func matchAt(lines, old []string, at int) bool {
 	if at < 0 || at+len(old) > len(lines) {
 		return false
@@ -143,8 +117,14 @@ func matchAt(lines, old []string, at int) bool {
 }
 
 // mismatch describes the first differing line at the expected position.
-func (fd *FileDiff) mismatch(i int, h *Hunk, lines, old, neu []string, at int) *ApplyError {
+func (fd *FileDiff) mismatch(i int, h *Hunk, ix *lineIndex, old, neu []string, at int) *ApplyError {
 	e := &ApplyError{Patch: fd.Patch, Target: fd.Target(), Hunk: i + 1, Header: h.Header}
+	if ix.spent {
+		e.Cause = fmt.Sprintf("it was searched for at %d positions of the %d-line file without being found, and searching stopped there (are the hunks' @@ lines far from where they apply?)",
+			searchSteps*len(ix.lines)+searchSlack, len(ix.lines))
+		return e
+	}
+	lines := ix.lines
 	for k, l := range old {
 		n := at + k
 		if n >= len(lines) {
@@ -162,7 +142,7 @@ func (fd *FileDiff) mismatch(i int, h *Hunk, lines, old, neu []string, at int) *
 		e.Cause = "its lines only match before the end of the previous hunk (overlapping or out-of-order hunks)"
 	}
 	if len(neu) > 0 {
-		if _, ok := find(lines, neu, at, 0); ok && !equal(old, neu) {
+		if _, ok := ix.find(neu, at, 0); ok && !equal(old, neu) {
 			e.Hint = "the change seems to be applied already (is the upstream file already patched, or the patch listed twice?)"
 		}
 	}

@@ -1,7 +1,9 @@
 // Package gitsource fetches the tree a service source names in git: a ref
 // of a repository (https, ssh or file URL), shallow by default, checked out
 // into a directory per commit so that a re-scan of an unchanged commit
-// fetches nothing but the ref list.
+// fetches nothing but the ref list. A checkout is bounded in files and
+// bytes (Spec.MaxFiles, Spec.MaxBytes: measured from the commit's tree
+// before anything is written, and held while writing) and by the context.
 //
 // It uses go-git (github.com/go-git/go-git/v5), a maintained pure-Go git
 // implementation: the service binary stays static and self-contained (the
@@ -21,12 +23,15 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -36,6 +41,11 @@ type Spec struct {
 	Ref   string // branch, tag or full ref name (refs/…); "" or HEAD: the default branch
 	Depth int    // commits of history; 0 means 1 (shallow)
 	Auth  Credentials
+	// MaxFiles and MaxBytes bound the checkout: its files, directories
+	// and links, and the bytes of its files (and, apart, the git data
+	// fetched). 0 means DefaultMaxFiles, DefaultMaxBytes.
+	MaxFiles int
+	MaxBytes int64
 }
 
 // Credentials authenticate a fetch. They are read from files or the
@@ -200,20 +210,45 @@ func Fetch(ctx context.Context, spec Spec, dir string) (Checkout, error) {
 	if depth <= 0 {
 		depth = 1
 	}
-	repo, err := git.PlainCloneContext(ctx, tmp, false, &git.CloneOptions{
+	// The git data and the checkout are written through filesystems that
+	// count files and bytes, and the tree is measured from its objects
+	// before the checkout writes any of it (bound.go).
+	dot := newBoundedFS(ctx, osfs.New(filepath.Join(tmp, git.GitDirName)), spec, "the git data fetched")
+	wt := newBoundedFS(ctx, osfs.New(tmp), spec, "the checkout")
+	fail := func(what string, err error) (Checkout, error) {
+		if ctx.Err() != nil {
+			return Checkout{}, fmt.Errorf("git %s %s %s: %w", what, redact(spec.URL), name, ctx.Err())
+		}
+		if le := limitOf(err, dot, wt); le != nil {
+			return Checkout{}, fmt.Errorf("git %s %s %s: %w", what, redact(spec.URL), name, le)
+		}
+		return Checkout{}, fmt.Errorf("git %s %s %s: %w", what, redact(spec.URL), name, err)
+	}
+	repo, err := git.CloneContext(ctx, filesystem.NewStorage(dot, cache.NewObjectLRUDefault()), wt, &git.CloneOptions{
 		URL:           spec.URL,
 		Auth:          auth,
 		ReferenceName: name,
 		SingleBranch:  true,
 		Depth:         depth,
 		Tags:          git.NoTags,
+		NoCheckout:    true,
 	})
 	if err != nil {
-		return Checkout{}, fmt.Errorf("git fetch %s %s: %w", redact(spec.URL), name, err)
+		return fail("fetch", err)
 	}
 	head, err := repo.ResolveRevision("HEAD")
 	if err != nil {
-		return Checkout{}, fmt.Errorf("git fetch %s %s: %w", redact(spec.URL), name, err)
+		return fail("fetch", err)
+	}
+	if err := measureTree(ctx, repo, *head, spec); err != nil {
+		return fail("checkout", err)
+	}
+	w, err := repo.Worktree()
+	if err != nil {
+		return fail("checkout", err)
+	}
+	if err := w.Reset(&git.ResetOptions{Mode: git.HardReset, Commit: *head}); err != nil {
+		return fail("checkout", err)
 	}
 	// The ref may have moved between the listing and the clone: the
 	// checkout is of the commit cloned.

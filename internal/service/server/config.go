@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/pinseal/pinseal/internal/service/gitsource"
 	"github.com/pinseal/pinseal/internal/service/server/untar"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/load"
@@ -209,6 +210,13 @@ type Limits struct {
 	// RenderMaxOutput bounds the rendered manifests of one chart, in
 	// bytes. Default 64 MiB.
 	RenderMaxOutput int64 `json:"renderMaxOutput,omitempty"`
+	// GitMaxFiles bounds the files, directories and links of a git
+	// source's checkout; GitMaxBytes the bytes of its files (and, apart,
+	// the git data fetched). Measured from the commit's tree before
+	// anything is written; beyond, the scan fails naming the bound.
+	// Defaults 100000 and 1 GiB.
+	GitMaxFiles int   `json:"gitMaxFiles,omitempty"`
+	GitMaxBytes int64 `json:"gitMaxBytes,omitempty"`
 }
 
 // Render is the chart render bounds these limits set.
@@ -328,6 +336,8 @@ func (c *Config) applyDefaults() {
 	setDur(&l.RenderTimeout, load.DefaultRenderTimeout)
 	setInt64(&l.RenderMaxMemory, load.DefaultRenderMaxMemory)
 	setInt64(&l.RenderMaxOutput, load.DefaultRenderMaxOutput)
+	setInt(&l.GitMaxFiles, gitsource.DefaultMaxFiles)
+	setInt64(&l.GitMaxBytes, gitsource.DefaultMaxBytes)
 	if c.Webhook != nil {
 		setDur(&c.Webhook.Timeout, 5*time.Second)
 	}
@@ -428,7 +438,8 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateDatabase()...)
 	l := c.Limits
 	if l.MaxBodyBytes < 0 || l.MaxTarBytes < 0 || l.MaxTarFiles < 0 || l.MaxTarDepth < 0 || l.MaxTarPathBytes < 0 ||
-		l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 || l.RenderMaxMemory < 0 || l.RenderMaxOutput < 0 {
+		l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 || l.RenderMaxMemory < 0 || l.RenderMaxOutput < 0 ||
+		l.GitMaxFiles < 0 || l.GitMaxBytes < 0 {
 		bad("limits: values must be positive")
 	}
 	for name, d := range map[string]Duration{"requestTimeout": l.RequestTimeout, "readHeaderTimeout": l.ReadHeaderTimeout,

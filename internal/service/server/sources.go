@@ -34,6 +34,7 @@ func (s *Server) checkSourceMeta(ctx context.Context, name string) (*report.Repo
 	if err != nil {
 		return nil, store.Meta{}, fmt.Errorf("source %s: %w", name, err)
 	}
+	spec.MaxFiles, spec.MaxBytes = s.cfg.Limits.GitMaxFiles, s.cfg.Limits.GitMaxBytes
 	co, err := gitsource.Fetch(ctx, spec, filepath.Join(s.cfg.DataDir, "git", name))
 	if err != nil {
 		return nil, store.Meta{}, err
