@@ -286,11 +286,12 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err), Hint: "run `helm dependency build`"}}
 	}
-	vals, err := chartutil.ToRenderValues(chrt, values,
-		chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
-	if err != nil {
-		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
-			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}}
+	// The schemas are checked where the chart renders: in the render child
+	// unless it renders in process (schema.go).
+	vals, prob := renderValues(chrt, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true},
+		l.opts.Render.InProcess, files)
+	if prob != nil {
+		return nil, []model.Problem{*prob}
 	}
 	rendered, parse, docProbs, prob, err := l.render(ctx, files, chrt, vals, values, release, namespace) // bounded: render.go
 	if prob != nil {

@@ -152,6 +152,9 @@ type renderResponse struct {
 	Dropped  map[string][]span
 	Problems map[string][]model.Problem
 	Err      string // Helm's render error, if any
+	// Values is set when the values do not compose or do not validate
+	// against the chart's schemas (the chart was not rendered).
+	Values *model.Problem
 	// Output is set when the rendered manifests passed the output bound:
 	// their total size, and the largest template.
 	Output   int64
@@ -227,6 +230,9 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, chrt
 		return nil, nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("the chart could not be rendered: %v", err),
 			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}, nil
+	}
+	if res.Values != nil {
+		return nil, nil, nil, res.Values, nil
 	}
 	if res.Err != "" {
 		return nil, nil, nil, nil, errors.New(res.Err)
@@ -408,10 +414,9 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, user); err != nil {
 		return &renderResponse{Err: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err)}
 	}
-	vals, err := chartutil.ToRenderValues(chrt, user,
-		chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
-	if err != nil {
-		return &renderResponse{Err: fmt.Sprintf("the chart's default values do not render: %v", err)}
+	vals, prob := renderValues(chrt, user, chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, true, files)
+	if prob != nil {
+		return &renderResponse{Values: prob}
 	}
 	nonce := make([]byte, 16)
 	if _, err := rand.Read(nonce); err != nil {
