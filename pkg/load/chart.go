@@ -109,6 +109,10 @@ func renderedLineMap(src []byte, rendered string) func(int) int {
 	}
 }
 
+// maxHelmignore bounds a chart's .helmignore (real ones are a few hundred
+// bytes).
+const maxHelmignore = 1 << 20
+
 // collectChart reads the files of the chart in dir the way Helm's
 // loader.LoadDir does (.helmignore, its defaults, Helm's per-file size
 // limit) but without following symlinks out of the tree: a symlink to a file
@@ -120,13 +124,26 @@ func renderedLineMap(src []byte, rendered string) func(int) int {
 func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal bool) {
 	mem = map[string][]byte{}
 	rules := ignore.Empty()
+	badIgnore := false
 	if _, err := os.Lstat(filepath.Join(p.Dir, ignore.HelmIgnore)); err == nil {
-		r, err := ignore.ParseFile(filepath.Join(p.Dir, ignore.HelmIgnore))
-		if err != nil {
-			return nil, nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: ignore.HelmIgnore},
-				Message: fmt.Sprintf(".helmignore cannot be read: %v", unwrapPath(err))}}, true
+		// Through the tree's root, a regular file only: not ignore.ParseFile,
+		// which follows a link out of the tree and blocks on a FIFO.
+		data, err := l.readCapped(filepath.Join(p.Dir, ignore.HelmIgnore), maxHelmignore)
+		var r *ignore.Rules
+		if err == nil {
+			r, err = ignore.Parse(bytes.NewReader(data))
 		}
-		rules = r
+		if err != nil {
+			// Helm refuses the chart; its files are still collected (with
+			// the default rules) so that a provider chart is not taken
+			// for something else.
+			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: ignore.HelmIgnore},
+				Message: fmt.Sprintf(".helmignore cannot be read: %v", unwrapPath(err)),
+				Hint:    "make .helmignore a regular file of the chart"})
+			fatal, badIgnore = true, true
+		} else {
+			rules = r
+		}
 	}
 	rules.AddDefaults()
 	bad := func(rel, msg, hint string) {
@@ -134,7 +151,7 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 	}
 	_ = filepath.WalkDir(p.Dir, func(fp string, d fs.DirEntry, err error) error {
 		n := relSlash(p.Dir, fp)
-		if n == "." {
+		if n == "." || (badIgnore && n == ignore.HelmIgnore) {
 			return nil
 		}
 		if err != nil {
