@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/internal/service/server"
 )
 
@@ -74,6 +75,8 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	// Helm logs through the standard log package: into this log, quoted.
+	cli.RedirectStdLog(log)
 
 	cfg, err := serveConfig(o, log)
 	if err != nil {

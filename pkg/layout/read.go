@@ -53,7 +53,22 @@ func OpenRegular(root *os.Root, rel string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: rel, Err: fmt.Errorf("not a regular file (%s); not read", fi.Mode().Type())}
+		return nil, &fs.PathError{Op: "open", Path: rel, Err: fmt.Errorf("not a regular file (%s); not read", fileKind(fi.Mode()))}
 	}
 	return f, nil
+}
+
+// fileKind names the type of a file that is not a regular one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return m.Type().String()
 }
