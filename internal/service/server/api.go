@@ -468,11 +468,11 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 	case errors.As(err, &lim):
 		s.writeError(w, r, http.StatusRequestEntityTooLarge, err.Error())
 		return
+	case isNoSpace(err): // the server's disk, not the upload (an UnsafeError wraps it)
+		s.insufficientStorage(w, r, "extract upload", err)
+		return
 	case errors.As(err, &unsafe):
 		s.writeError(w, r, http.StatusBadRequest, err.Error())
-		return
-	case isNoSpace(err):
-		s.insufficientStorage(w, r, "extract upload", err)
 		return
 	default:
 		s.writeError(w, r, http.StatusInternalServerError, err.Error())
