@@ -55,12 +55,12 @@ type Server struct {
 	verifySem chan struct{}
 	uploadDir string
 	paths     *pathScrubber // takes dataDir out of what clients see
-	lock      *os.File // held while the Server owns the data directory
+	lock      *os.File      // held while the Server owns the data directory
 	// requests is the base of every request's context and of the
 	// verifications requests share: it ends (cause errStopping) when a
 	// shutdown has waited limits.shutdownTimeout for them.
 	requests context.Context
-	ready     atomic.Bool
+	ready    atomic.Bool
 }
 
 // New opens the data directory, records as failed any scan a previous
