@@ -8,6 +8,7 @@ import (
 	"compress/gzip"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/netwatch"
+	"github.com/pinseal/pinseal/internal/testkit/servertest"
 )
 
 // Hostile charts against a real `verifier serve`: what a chart can reach
@@ -206,12 +208,13 @@ limits:
 		body       string
 		d          time.Duration
 		err        error
+		resp       *http.Response
 	}
+	req, _ := http.NewRequest("POST", s.base+"/v1/verify", bytes.NewReader(tgz))
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Content-Type", "application/gzip")
 	got := make(chan answer, 1)
 	go func() {
-		req, _ := http.NewRequest("POST", s.base+"/v1/verify", bytes.NewReader(tgz))
-		req.Header.Set("Authorization", "Bearer "+s.token)
-		req.Header.Set("Content-Type", "application/gzip")
 		start := time.Now()
 		resp, err := s.http.Do(req)
 		if err != nil {
@@ -221,7 +224,7 @@ limits:
 		defer resp.Body.Close()
 		var b bytes.Buffer
 		b.ReadFrom(resp.Body)
-		got <- answer{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: b.String(), d: time.Since(start)}
+		got <- answer{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: b.String(), d: time.Since(start), resp: resp}
 	}()
 	// Wait for the render child to be at work on the bomb.
 	var kids map[string][2]int64
@@ -245,6 +248,7 @@ limits:
 	if a.err != nil {
 		t.Fatalf("no answer: %v", a.err)
 	}
+	servertest.ValidateResponse(t, req, a.resp, []byte(a.body))
 	if a.code != http.StatusServiceUnavailable || a.retryAfter == "" || !strings.Contains(a.body, "shutting down") {
 		t.Errorf("answer %d Retry-After %q %s, want 503 with Retry-After saying the server is shutting down", a.code, a.retryAfter, a.body)
 	}
@@ -350,7 +354,9 @@ limits:
 	if err != nil {
 		t.Fatal(err)
 	}
+	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	servertest.ValidateResponse(t, req, resp, b)
 	if resp.StatusCode != http.StatusInsufficientStorage || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("answered %d Retry-After %q, want 507 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}

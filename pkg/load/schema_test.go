@@ -94,3 +94,30 @@ func TestSchemaReachesNothing(t *testing.T) {
 		t.Fatalf("%d connections reached the listener the schemas named", n)
 	}
 }
+
+// FuzzValuesSchema: whatever a values.schema.json holds, validating
+// values against it ends, without a panic, having loaded no document
+// (refusingLoader is the only loader; a refused ref is reported as such).
+func FuzzValuesSchema(f *testing.F) {
+	for _, s := range []string{
+		`{"$ref":"http://127.0.0.1:1/x.json"}`,
+		`{"$schema":"file:///etc/passwd"}`,
+		`{"$id":"http://x/","$ref":"y"}`,
+		`{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`,
+		`{"properties":{"a":{"type":"integer"}},"additionalProperties":false}`,
+		`{"$ref":"urn:x"}`,
+		`true`, `[]`, `{"pattern":"(a*)*b"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	values := map[string]any{"a": 1, "b": map[string]any{"c": "d"}}
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		ref, err := validateSchema(schema, values)
+		if ref != "" && err != nil {
+			t.Fatalf("both a refused ref %q and an error %v", ref, err)
+		}
+		if ref != "" && strings.HasPrefix(ref, "urn:") {
+			t.Fatalf("urn ref %q refused; Helm gives it the permissive schema", ref)
+		}
+	})
+}
