@@ -46,8 +46,9 @@ file there (the log says which).
 
 Bearer tokens come from the config's tokensFile and from the environment
 variable PINSEAL_TOKENS, never from flags. SIGINT/SIGTERM shut down
-gracefully: running scans finish within limits.shutdownTimeout or are
-recorded as failed. Every policy (the config's and each source's) is
+gracefully: running requests and scans finish within
+limits.shutdownTimeout, or requests are stopped and answered 503 with
+Retry-After and scans recorded as failed. Every policy (the config's and each source's) is
 parsed once at start-up (a policy that does not parse is a start-up error
 naming the file); SIGHUP reads the policies and the key files they name
 again and drops cached verdicts (a changed policy or key file is also
