@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -226,6 +227,22 @@ limits:
 		b.ReadFrom(resp.Body)
 		got <- answer{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: b.String(), d: time.Since(start), resp: resp}
 	}()
+	// A second client sends its headers and part of its body, then stalls:
+	// it is stopped at shutdown too, not at requestTimeout.
+	stalled := make(chan string, 1)
+	go func() {
+		c, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+		if err != nil {
+			stalled <- err.Error()
+			return
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /v1/verify HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/gzip\r\nContent-Length: 1048576\r\n\r\n", s.token)
+		c.Write(tgz[:100])
+		c.SetReadDeadline(time.Now().Add(requestTimeout + 5*time.Second))
+		b, _ := io.ReadAll(c)
+		stalled <- string(b)
+	}()
 	// Wait for the render child to be at work on the bomb.
 	var kids map[string][2]int64
 	deadline := time.Now().Add(15 * time.Second)
@@ -257,6 +274,11 @@ limits:
 	}
 	if d := time.Since(stop); d > shutdownTimeout+3*time.Second {
 		t.Errorf("answered %s after SIGTERM; shutdownTimeout is %s", d, shutdownTimeout)
+	}
+	st := <-stalled
+	t.Logf("stalled upload answered %s after SIGTERM: %q", time.Since(stop).Round(time.Millisecond), firstLine(st))
+	if !strings.HasPrefix(st, "HTTP/1.1 503") || !strings.Contains(st, "Retry-After:") {
+		t.Errorf("stalled upload answered %q, want 503 with Retry-After", st)
 	}
 	select {
 	case <-s.exited:
@@ -360,4 +382,9 @@ limits:
 	if resp.StatusCode != http.StatusInsufficientStorage || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("answered %d Retry-After %q, want 507 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(l)
 }

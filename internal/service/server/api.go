@@ -504,6 +504,9 @@ func (s *Server) spool(w http.ResponseWriter, r *http.Request) (*os.File, error)
 		// server's (longer) read timeout.
 		http.NewResponseController(w).SetReadDeadline(dl)
 	}
+	// A request stopped earlier (a shutdown) stops receiving at once.
+	stop := context.AfterFunc(r.Context(), func() { http.NewResponseController(w).SetReadDeadline(time.Now()) })
+	defer stop()
 	f, err := os.CreateTemp(s.uploadDir, "verify-*.upload")
 	if err != nil {
 		return nil, &storeErr{fmt.Errorf("create upload file: %w", err)}
