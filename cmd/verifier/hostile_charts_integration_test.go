@@ -103,10 +103,15 @@ limits:
 `, dataDir, src, requestTimeout))
 	s := startRealServer(t, cfgFile)
 	s.stillServing("start", examples)
+	baseHWM, _ := s.memKiB()
 
 	answered := func(t *testing.T, what string, d time.Duration) {
 		t.Helper()
-		t.Logf("%s answered in %s", what, d.Round(time.Millisecond))
+		hwm, _ := s.memKiB()
+		t.Logf("%s answered in %s; server peak RSS %d MiB (+%d MiB since start)", what, d.Round(time.Millisecond), hwm>>10, (hwm-baseHWM)>>10)
+		if hwm-baseHWM > 64<<10 {
+			t.Errorf("%s raised the server's peak RSS by %d MiB", what, (hwm-baseHWM)>>10)
+		}
 		if d > requestTimeout+time.Second {
 			t.Errorf("%s answered after %s; requestTimeout is %s", what, d, requestTimeout)
 		}
