@@ -44,6 +44,15 @@ func TestHumanEscapesControls(t *testing.T) {
 			t.Errorf("color=%v: a message's own newlines are kept:\n%s", color, out)
 		}
 	}
+	var gh bytes.Buffer
+	if err := WriteGitHub(&gh, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"\x1b", "\r", "\x07", "\u009b", "\u202e"} {
+		if strings.Contains(gh.String(), bad) {
+			t.Errorf("GitHub annotations hold %q:\n%q", bad, gh.String())
+		}
+	}
 	if termSafe("plain text\twith tab") != "plain text\twith tab" {
 		t.Error("plain text changed")
 	}
