@@ -1,9 +1,15 @@
 package server
 
 import (
+	"bytes"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/pinseal/pinseal/internal/testkit/untartest"
 )
 
 func TestPathScrubber(t *testing.T) {
@@ -25,5 +31,41 @@ func TestPathScrubber(t *testing.T) {
 		if got := string(p.scrub([]byte(in))); got != want {
 			t.Errorf("scrub(%s)\n = %s\nwant %s", in, got, want)
 		}
+	}
+}
+
+// TestShutdownStopsUpload: an upload still checked when shutdownTimeout
+// ends is stopped, answered 503 with Retry-After (as openapi.yaml says),
+// and its upload removed before the server returns.
+func TestShutdownStopsUpload(t *testing.T) {
+	eng := newBlockingEngine()
+	cfg := testConfig(t)
+	cfg.Limits.ShutdownTimeout = Duration(200 * time.Millisecond)
+	ts := startServer(t, cfg, eng)
+	type answer struct {
+		resp *http.Response
+		body []byte
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, body := ts.Do(http.MethodPost, "/v1/verify", "application/gzip", bytes.NewReader(untartest.TarGz(t, untartest.File("p/Chart.yaml", "name: p\n"))))
+		got <- answer{resp, body}
+	}()
+	<-eng.started
+	start := time.Now()
+	if err := ts.stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	a := <-got
+	wantStatus(t, "upload stopped by the shutdown", a.resp, a.body, http.StatusServiceUnavailable)
+	if a.resp.Header.Get("Retry-After") == "" || !strings.Contains(string(a.body), "shutting down") {
+		t.Errorf("answer %v %s, want Retry-After and the reason", a.resp.Header, a.body)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("shutdown took %s", d)
+	}
+	ents, _ := os.ReadDir(filepath.Join(cfg.DataDir, "uploads"))
+	if len(ents) != 0 {
+		t.Errorf("uploads left: %v", ents)
 	}
 }
