@@ -218,7 +218,8 @@ func (s *Server) sourcePolicy(name string) (*policy.Policy, string, error) {
 
 // Run starts the scheduled scans and serves on ln until ctx ends; then it
 // stops taking requests, lets running requests and scans finish within
-// limits.shutdownTimeout, records the scans still running as failed, and
+// limits.shutdownTimeout, stops the requests still running (each answered
+// 503 with Retry-After), records the scans still running as failed, and
 // closes the database.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	requests, stopRequests := context.WithCancelCause(context.WithoutCancel(ctx))
