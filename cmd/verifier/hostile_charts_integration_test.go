@@ -393,3 +393,58 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return strings.TrimSpace(l)
 }
+
+// TestIntegrationServeKilledTakesRenderChildren: a server killed with
+// SIGKILL (no shutdown at all) while a render child is busy takes the
+// child with it: the kernel kills it (PR_SET_PDEATHSIG), it does not run on
+// to its own time bound.
+func TestIntegrationServeKilledTakesRenderChildren(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the verifier")
+	}
+	dir := t.TempDir()
+	cfgFile := writeConfig(t, dir, fmt.Sprintf(`listen: 127.0.0.1:0
+dataDir: %s
+limits:
+  requestTimeout: 30s
+  renderTimeout: 25s
+`, filepath.Join(dir, "data")))
+	s := startRealServer(t, cfgFile)
+	tree := filepath.Join(t.TempDir(), "tree")
+	writeBombChart(t, tree, "pkg", timeBombTemplate)
+	tgz := tarGzDir(t, tree)
+	go func() {
+		req, _ := http.NewRequest("POST", s.base+"/v1/verify", bytes.NewReader(tgz))
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		req.Header.Set("Content-Type", "application/gzip")
+		if resp, err := s.http.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	var busy []string
+	for deadline := time.Now().Add(15 * time.Second); len(busy) == 0 && time.Now().Before(deadline); {
+		busy = s.busyChildren()
+	}
+	if len(busy) == 0 {
+		t.Fatal("no render child at work on the bomb")
+	}
+	kids := s.children()
+	s.kill(t)
+	killed := time.Now()
+	for pid := range kids {
+		for {
+			b, err := os.ReadFile("/proc/" + pid + "/stat")
+			if err != nil {
+				break
+			}
+			if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 0 && f[0] == "Z" {
+				break
+			}
+			if time.Since(killed) > 3*time.Second {
+				t.Fatalf("render child %s still running 3s after the server was killed: %s", pid, b)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Logf("%d render children gone %s after SIGKILL of the server", len(kids), time.Since(killed).Round(time.Millisecond))
+}
