@@ -72,7 +72,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 		s.log.Error("encode response", "err", err)
 		status, body = http.StatusInternalServerError, []byte(`{"error":"internal error: could not encode the response"}`)
 	}
-	body = s.paths.scrub(body) // no server path reaches a client
+	body = s.paths.scrub(body, status >= 400) // no server path reaches a client
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"path/filepath"
@@ -58,20 +59,51 @@ func newPathScrubber(dataDir string) *pathScrubber {
 	}
 	// Longest first: one form may be a prefix of another.
 	slices.SortFunc(alts, func(a, b string) int { return len(b) - len(a) })
-	up := regexp.QuoteMeta(string(filepath.Separator) + "uploads" + string(filepath.Separator))
-	re := regexp.MustCompile(`(?:` + strings.Join(alts, "|") + `)(` + up + `verify-[^/\s"'\\:,;)]*)?`)
+	sep := regexp.QuoteMeta(string(filepath.Separator))
+	re := regexp.MustCompile(`(?:` + strings.Join(alts, "|") + `)(` + sep + `uploads` + sep + `verify-[^/\s"'\\:,;)]*|` + sep + `(?:uploads|git)` + sep + `)?`)
 	return &pathScrubber{re: re}
 }
 
-// scrub replaces the data directory in b.
-func (p *pathScrubber) scrub(b []byte) []byte {
+// pathByte reports whether c may continue a path element: a data
+// directory "/data" is not found in "/srv/data" or "/database".
+func pathByte(c byte) bool {
+	return c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// scrub replaces the data directory in b: an upload's tree by "upload",
+// anything else under it by "[dataDir]". With all unset only paths under
+// the directories the service itself makes there (uploads, git
+// checkouts) are replaced, so that a report quoting a path of the files
+// checked that happens to start like dataDir is left as it is; errors
+// (all set) have every mention replaced.
+func (p *pathScrubber) scrub(b []byte, all bool) []byte {
 	if p == nil {
 		return b
 	}
-	return p.re.ReplaceAllFunc(b, func(m []byte) []byte {
-		if sm := p.re.FindSubmatch(m); sm != nil && len(sm[1]) > 0 {
-			return []byte("upload")
+	var out []byte
+	last := 0
+	for _, m := range p.re.FindAllSubmatchIndex(b, -1) {
+		start, end, sub := m[0], m[1], m[2] >= 0 && m[3] > m[2]
+		if start > 0 && (pathByte(b[start-1]) || b[start-1] == filepath.Separator) {
+			continue // inside a longer path
 		}
-		return []byte("[dataDir]")
-	})
+		if !sub && (!all || end < len(b) && pathByte(b[end])) {
+			continue
+		}
+		out = append(out, b[last:start]...)
+		switch {
+		case sub && bytes.Contains(b[m[2]:m[3]], []byte("verify-")):
+			out = append(out, "upload"...)
+		case sub:
+			out = append(out, "[dataDir]"...)
+			out = append(out, b[m[2]:m[3]]...)
+		default:
+			out = append(out, "[dataDir]"...)
+		}
+		last = end
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
 }

@@ -21,15 +21,24 @@ func TestPathScrubber(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newPathScrubber(link)
-	for in, want := range map[string]string{
-		`{"error":"open ` + link + `/uploads/verify-123/pkg/x.yaml: denied"}`:     `{"error":"open upload/pkg/x.yaml: denied"}`,
-		`{"error":"open ` + real + `/uploads/verify-9.upload: no space"}`:         `{"error":"open upload: no space"}`,
-		`{"status":"not ready: database: ` + real + `/pinseal.db: locked"}`:       `{"status":"not ready: database: [dataDir]/pinseal.db: locked"}`,
-		`{"error":"nothing to hide in /srv/other"}`:                               `{"error":"nothing to hide in /srv/other"}`,
-		`{"root":"` + link + `/git/src/abc","x":"` + real + `/uploads/verify-1"}`: `{"root":"[dataDir]/git/src/abc","x":"upload"}`,
+	for _, tc := range []struct {
+		in   string
+		all  bool
+		want string
+	}{
+		{`{"error":"open ` + link + `/uploads/verify-123/pkg/x.yaml: denied"}`, true, `{"error":"open upload/pkg/x.yaml: denied"}`},
+		{`{"error":"open ` + real + `/uploads/verify-9.upload: no space"}`, true, `{"error":"open upload: no space"}`},
+		{`{"status":"not ready: database: ` + real + `/pinseal.db: locked"}`, true, `{"status":"not ready: database: [dataDir]/pinseal.db: locked"}`},
+		{`{"error":"at ` + real + `"}`, true, `{"error":"at [dataDir]"}`},
+		{`{"error":"nothing to hide in /srv/other"}`, true, `{"error":"nothing to hide in /srv/other"}`},
+		// Reports: only what the service makes under dataDir.
+		{`{"root":"` + link + `/git/src/abc","x":"` + real + `/uploads/verify-1"}`, false, `{"root":"[dataDir]/git/src/abc","x":"upload"}`},
+		{`{"message":"hostPath ` + real + `/pinseal.db"}`, false, `{"message":"hostPath ` + real + `/pinseal.db"}`},
+		// Not a mention of dataDir: a longer name, or inside a longer path.
+		{`{"error":"` + real + `ity/x and /srv` + real + `/x"}`, true, `{"error":"` + real + `ity/x and /srv` + real + `/x"}`},
 	} {
-		if got := string(p.scrub([]byte(in))); got != want {
-			t.Errorf("scrub(%s)\n = %s\nwant %s", in, got, want)
+		if got := string(p.scrub([]byte(tc.in), tc.all)); got != tc.want {
+			t.Errorf("scrub(%s, %v)\n = %s\nwant %s", tc.in, tc.all, got, tc.want)
 		}
 	}
 }
