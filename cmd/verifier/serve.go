@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/internal/service/server"
 )
 
@@ -45,8 +46,9 @@ file there (the log says which).
 
 Bearer tokens come from the config's tokensFile and from the environment
 variable PINSEAL_TOKENS, never from flags. SIGINT/SIGTERM shut down
-gracefully: running scans finish within limits.shutdownTimeout or are
-recorded as failed. Every policy (the config's and each source's) is
+gracefully: running requests and scans finish within
+limits.shutdownTimeout, or requests are stopped and answered 503 with
+Retry-After and scans recorded as failed. Every policy (the config's and each source's) is
 parsed once at start-up (a policy that does not parse is a start-up error
 naming the file); SIGHUP reads the policies and the key files they name
 again and drops cached verdicts (a changed policy or key file is also
@@ -74,6 +76,8 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	// Helm logs through the standard log package: into this log, quoted.
+	cli.RedirectStdLog(log)
 
 	cfg, err := serveConfig(o, log)
 	if err != nil {

@@ -155,6 +155,10 @@ func keyedLineMap(src []byte, rendered string, lm func(int) int, start int) func
 	}
 }
 
+// maxHelmignore bounds a chart's .helmignore (real ones are a few hundred
+// bytes).
+const maxHelmignore = 1 << 20
+
 // collectChart reads the files of the chart in dir the way Helm's
 // loader.LoadDir does (.helmignore, its defaults, Helm's per-file size
 // limit) but without following symlinks out of the tree: a symlink to a file
@@ -166,13 +170,26 @@ func keyedLineMap(src []byte, rendered string, lm func(int) int, start int) func
 func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal bool) {
 	mem = map[string][]byte{}
 	rules := ignore.Empty()
+	badIgnore := false
 	if _, err := os.Lstat(filepath.Join(p.Dir, ignore.HelmIgnore)); err == nil {
-		r, err := ignore.ParseFile(filepath.Join(p.Dir, ignore.HelmIgnore))
-		if err != nil {
-			return nil, nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: ignore.HelmIgnore},
-				Message: fmt.Sprintf(".helmignore cannot be read: %v", unwrapPath(err))}}, true
+		// Through the tree's root, a regular file only: not ignore.ParseFile,
+		// which follows a link out of the tree and blocks on a FIFO.
+		data, err := l.readCapped(filepath.Join(p.Dir, ignore.HelmIgnore), maxHelmignore)
+		var r *ignore.Rules
+		if err == nil {
+			r, err = ignore.Parse(bytes.NewReader(data))
 		}
-		rules = r
+		if err != nil {
+			// Helm refuses the chart; its files are still collected (with
+			// the default rules) so that a provider chart is not taken
+			// for something else.
+			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: ignore.HelmIgnore},
+				Message: fmt.Sprintf(".helmignore cannot be read: %v", unwrapPath(err)),
+				Hint:    "make .helmignore a regular file of the chart"})
+			fatal, badIgnore = true, true
+		} else {
+			rules = r
+		}
 	}
 	rules.AddDefaults()
 	bad := func(rel, msg, hint string) {
@@ -180,7 +197,7 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 	}
 	_ = filepath.WalkDir(p.Dir, func(fp string, d fs.DirEntry, err error) error {
 		n := relSlash(p.Dir, fp)
-		if n == "." {
+		if n == "." || (badIgnore && n == ignore.HelmIgnore) {
 			return nil
 		}
 		if err != nil {
@@ -354,10 +371,12 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, values); err != nil {
 		return nil, []model.Problem{helmProblem(stageDependencies, err)}
 	}
-	vals, err := chartutil.ToRenderValues(chrt, values,
-		chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
-	if err != nil {
-		return nil, []model.Problem{helmProblem(stageValues, err)}
+	// The schemas are checked where the chart renders: in the render child
+	// unless it renders in process (schema.go).
+	vals, prob := renderValues(chrt, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true},
+		l.opts.Render.InProcess, files)
+	if prob != nil {
+		return nil, []model.Problem{*prob}
 	}
 	var rendered, parse map[string]string
 	var docProbs map[string][]model.Problem

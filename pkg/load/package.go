@@ -377,7 +377,9 @@ func readCapped(fp string, limit int64) ([]byte, error) {
 	return readCappedFrom(f, limit)
 }
 
-// open opens fp, a path in the tree, through the tree's os.Root.
+// open opens fp, a path in the tree, through the tree's os.Root, if it is
+// a regular file (layout.OpenRegular: a FIFO or device is never opened for
+// reading, and the open does not block).
 func (l *scanner) open(fp string) (*os.File, error) {
 	if l.fsys == nil {
 		return os.Open(fp)
@@ -386,7 +388,7 @@ func (l *scanner) open(fp string) (*os.File, error) {
 	if err != nil || !within(l.root, fp) {
 		return nil, &fs.PathError{Op: "open", Path: fp, Err: errors.New("not in the tree")}
 	}
-	return l.fsys.Open(rel)
+	return layout.OpenRegular(l.fsys, filepath.ToSlash(rel))
 }
 
 // readFile reads a whole file of the tree whose size (from a stat) is

@@ -158,6 +158,9 @@ type renderResponse struct {
 	// Bound is set when the chart passed a parse bound (parsebound.go):
 	// the parent does not load it.
 	Bound *parseBound
+	// Values is set when the values do not compose or do not validate
+	// against the chart's schemas (the chart was not rendered).
+	Values *model.Problem
 	// Output is set when the rendered manifests passed the output bound:
 	// their total size, and the largest template.
 	Output   int64
@@ -246,6 +249,9 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, user
 	}
 	if res.Bound != nil {
 		return nil, res.Bound.problem()
+	}
+	if res.Values != nil {
+		return nil, res.Values
 	}
 	if res.Err != "" {
 		stage := res.Stage
@@ -458,10 +464,9 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, user); err != nil {
 		return &renderResponse{Err: err.Error(), Stage: stageDependencies}
 	}
-	vals, err := chartutil.ToRenderValues(chrt, user,
-		chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
-	if err != nil {
-		return &renderResponse{Err: err.Error(), Stage: stageValues}
+	vals, prob := renderValues(chrt, user, chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, true, files)
+	if prob != nil {
+		return &renderResponse{Values: prob}
 	}
 	nonce := make([]byte, 16)
 	if _, err := rand.Read(nonce); err != nil {

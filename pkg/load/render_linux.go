@@ -76,9 +76,14 @@ func vmSize() int64 {
 	return 0
 }
 
-// childProcAttr puts the child in its own process group.
+// childProcAttr puts the child in its own process group, and has the
+// kernel kill it when the parent dies (a parent killed with SIGKILL kills
+// none of its children itself; a render child busy with a chart would go on
+// to its own time bound). Pdeathsig follows the OS thread that started the
+// child; the Go runtime ends a thread only when a goroutine locked to it
+// (LockOSThread) exits without unlocking, which nothing here does.
 func childProcAttr(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // killChild kills the child's process group.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -333,6 +334,10 @@ func runRenderChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "pinseal render child: cannot bound itself: %v\n", err)
 		return 3
 	}
+	// Helm's warnings (the standard log package) as quoted slog records:
+	// a chart's value key cannot forge a progress mark or a line of the
+	// parent's log.
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, nil)))
 	dec := gob.NewDecoder(bufio.NewReader(stdin))
 	out := bufio.NewWriter(stdout)
 	for {

@@ -19,7 +19,8 @@ func escapeProperty(s string) string {
 
 // WriteGitHub writes the findings as GitHub Actions workflow annotations
 // (`::error file=…,line=…,title=…::message`), waived ones as notices, then a
-// one-line summary.
+// one-line summary. Terminal controls are escaped as in the human form (a
+// workflow log is shown as a terminal would show it).
 func WriteGitHub(w io.Writer, r *Report) error {
 	r = r.normalized()
 	bw := bufio.NewWriter(w)
@@ -34,7 +35,7 @@ func WriteGitHub(w io.Writer, r *Report) error {
 		}
 		var props []string
 		if f.File != "" {
-			props = append(props, "file="+escapeProperty(f.File))
+			props = append(props, "file="+escapeProperty(termSafe(f.File)))
 			if f.Line > 0 {
 				props = append(props, fmt.Sprintf("line=%d", f.Line))
 			}
@@ -48,7 +49,7 @@ func WriteGitHub(w io.Writer, r *Report) error {
 		if f.Waiver != nil {
 			title += " (waived)"
 		}
-		props = append(props, "title="+escapeProperty(title))
+		props = append(props, "title="+escapeProperty(termSafe(title)))
 		msg := f.Message
 		if f.Hint != "" {
 			msg += "\nWhat to do: " + f.Hint
@@ -59,7 +60,7 @@ func WriteGitHub(w io.Writer, r *Report) error {
 		if f.Detail != "" {
 			msg += "\n" + f.Detail
 		}
-		fmt.Fprintf(bw, "::%s %s::%s\n", cmd, strings.Join(props, ","), escapeData(msg))
+		fmt.Fprintf(bw, "::%s %s::%s\n", cmd, strings.Join(props, ","), escapeData(termSafeLines(msg)))
 	}
 	s := r.Summary
 	verdict := "passed"

@@ -48,7 +48,9 @@ func label(f Finding) (text, code string) {
 }
 
 // WriteHuman writes the report for people: findings grouped by package
-// (packages in path order, each with its providers), then a summary.
+// (packages in path order, each with its providers), then a summary. What
+// came from the files checked is shown with its terminal controls escaped
+// (termSafe).
 func WriteHuman(w io.Writer, r *Report, o HumanOptions) error {
 	r = r.normalized()
 	p := painter(o.Color)
@@ -68,7 +70,7 @@ func WriteHuman(w io.Writer, r *Report, o HumanOptions) error {
 		} else if len(fs) > 0 {
 			mark = p.paint(ansiYellow, "warn")
 		}
-		fmt.Fprintf(bw, "%s %s%s\n", mark, p.paint(ansiBold, pkg.Path), p.paint(ansiDim, pkgInfo(pkg)))
+		fmt.Fprintf(bw, "%s %s%s\n", mark, p.paint(ansiBold, termSafe(pkg.Path)), p.paint(ansiDim, termSafe(pkgInfo(pkg))))
 		writeFindings(bw, p, fs)
 	}
 	// Findings for packages the report does not list (e.g. an expired
@@ -86,7 +88,7 @@ func WriteHuman(w io.Writer, r *Report, o HumanOptions) error {
 		if worst(fs) == Error {
 			mark = p.paint(ansiRed, "FAIL")
 		}
-		fmt.Fprintf(bw, "%s %s\n", mark, p.paint(ansiBold, path))
+		fmt.Fprintf(bw, "%s %s\n", mark, p.paint(ansiBold, termSafe(path)))
 		writeFindings(bw, p, fs)
 	}
 
@@ -97,7 +99,7 @@ func WriteHuman(w io.Writer, r *Report, o HumanOptions) error {
 	}
 	what := "checked " + plural(s.Packages, "package") + ", " + plural(s.Providers, "provider")
 	if r.Root != "" {
-		what += " under " + r.Root
+		what += " under " + termSafe(r.Root)
 	}
 	fmt.Fprintf(bw, "\n%s: %s: %s, %s, %d waived\n", verdict, what,
 		plural(s.Errors, "error"), plural(s.Warnings, "warning"), s.Waived)
@@ -128,25 +130,25 @@ func pkgInfo(pkg PackageSummary) string {
 func writeFindings(w io.Writer, p painter, fs []Finding) {
 	for _, f := range fs {
 		text, code := label(f)
-		head := fmt.Sprintf("  %s %s", p.paint(code, fmt.Sprintf("%-7s", text)), p.paint(ansiBold, f.Check))
+		head := fmt.Sprintf("  %s %s", p.paint(code, fmt.Sprintf("%-7s", text)), p.paint(ansiBold, termSafe(f.Check)))
 		if f.Provider != "" {
-			head += " " + f.Provider
+			head += " " + termSafe(f.Provider)
 		}
 		if loc := location(f); loc != "" {
-			head += "  " + p.paint(ansiDim, loc)
+			head += "  " + p.paint(ansiDim, termSafe(loc))
 		}
 		fmt.Fprintln(w, head)
-		for _, line := range strings.Split(f.Message, "\n") {
+		for _, line := range strings.Split(termSafeLines(f.Message), "\n") {
 			fmt.Fprintf(w, "          %s\n", line)
 		}
 		if f.Hint != "" {
-			fmt.Fprintf(w, "          %s %s\n", p.paint(ansiCyan, "fix:"), f.Hint)
+			fmt.Fprintf(w, "          %s %s\n", p.paint(ansiCyan, "fix:"), termSafe(f.Hint))
 		}
 		if f.Waiver != nil {
-			fmt.Fprintf(w, "          %s %s (until %s)\n", p.paint(ansiCyan, "waived:"), f.Waiver.Reason, f.Waiver.Expires)
+			fmt.Fprintf(w, "          %s %s (until %s)\n", p.paint(ansiCyan, "waived:"), termSafe(f.Waiver.Reason), termSafe(f.Waiver.Expires))
 		}
 		if f.Detail != "" {
-			for _, line := range strings.Split(strings.TrimRight(f.Detail, "\n"), "\n") {
+			for _, line := range strings.Split(termSafeLines(strings.TrimRight(f.Detail, "\n")), "\n") {
 				fmt.Fprintf(w, "          %s %s\n", p.paint(ansiDim, "|"), diffColor(p, line))
 			}
 		}

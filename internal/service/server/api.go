@@ -72,12 +72,18 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 		s.log.Error("encode response", "err", err)
 		status, body = http.StatusInternalServerError, []byte(`{"error":"internal error: could not encode the response"}`)
 	}
+	body = s.paths.scrub(body, status >= 400) // no server path reaches a client
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body)
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if errors.Is(context.Cause(r.Context()), errStopping) {
+		// Whatever went wrong, it is because the server stopped the request.
+		w.Header().Set("Retry-After", retryAfter)
+		status, msg = http.StatusServiceUnavailable, errStopping.Error()+": the request was stopped after limits.shutdownTimeout; retry"
+	}
 	if status >= 500 {
 		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", msg)
 	}
@@ -375,7 +381,8 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 	// Concurrent requests for one artifact share one verification, which
 	// therefore does not end with the first caller's request.
 	v, err, _ := s.flights.Do(key, func() (any, error) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.Limits.RequestTimeout.D())
+		// Not the first caller's context; stopped by a shutdown, though.
+		ctx, cancel := context.WithTimeout(s.requests, s.cfg.Limits.RequestTimeout.D())
 		defer cancel()
 		release, err := s.acquire(ctx)
 		if err != nil {
@@ -435,6 +442,10 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	dir, err := os.MkdirTemp(s.uploadDir, "verify-*")
 	if err != nil {
+		if isNoSpace(err) {
+			s.insufficientStorage(w, r, "extract upload", err)
+			return
+		}
 		s.writeError(w, r, http.StatusInternalServerError, "create upload directory: "+err.Error())
 		return
 	}
@@ -457,6 +468,9 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 	case errors.As(err, &lim):
 		s.writeError(w, r, http.StatusRequestEntityTooLarge, err.Error())
 		return
+	case isNoSpace(err): // the server's disk, not the upload (an UnsafeError wraps it)
+		s.insufficientStorage(w, r, "extract upload", err)
+		return
 	case errors.As(err, &unsafe):
 		s.writeError(w, r, http.StatusBadRequest, err.Error())
 		return
@@ -470,6 +484,9 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep, err := s.engine.CheckTree(ctx, dir, CheckOptions{Policy: pol})
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err() // what was checked before the end may be partial
+	}
 	if err != nil {
 		s.engineError(w, r, "verify upload", configHint(err, s.cfg.Policy))
 		return
@@ -487,32 +504,63 @@ func (s *Server) spool(w http.ResponseWriter, r *http.Request) (*os.File, error)
 		// server's (longer) read timeout.
 		http.NewResponseController(w).SetReadDeadline(dl)
 	}
+	// A request stopped earlier (a shutdown) stops receiving at once.
+	stop := context.AfterFunc(r.Context(), func() { http.NewResponseController(w).SetReadDeadline(time.Now()) })
+	defer stop()
 	f, err := os.CreateTemp(s.uploadDir, "verify-*.upload")
 	if err != nil {
-		return nil, fmt.Errorf("create upload file: %w", err)
+		return nil, &storeErr{fmt.Errorf("create upload file: %w", err)}
 	}
-	_, err = io.Copy(f, r.Body)
+	_, err = io.Copy(storeWriter{f}, r.Body)
 	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
+		if _, err = f.Seek(0, io.SeekStart); err != nil {
+			err = &storeErr{err}
+		}
 	}
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
-		return nil, &spoolErr{err}
+		var se *storeErr
+		if !errors.As(err, &se) {
+			err = &spoolErr{err}
+		}
+		return nil, err
 	}
 	return f, nil
 }
 
-// spoolErr: the body could not be received (as opposed to stored).
+// spoolErr: the body could not be received.
 type spoolErr struct{ error }
 
 func (e *spoolErr) Unwrap() error { return e.error }
 
+// storeErr: the body could not be stored (the server's fault).
+type storeErr struct{ error }
+
+func (e *storeErr) Unwrap() error { return e.error }
+
+// storeWriter marks the errors of writing the spool file as storeErr.
+type storeWriter struct{ f *os.File }
+
+func (w storeWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = &storeErr{err}
+	}
+	return n, err
+}
+
 func (s *Server) spoolError(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
 	var se *spoolErr
+	var ste *storeErr
 	var ne net.Error
 	switch {
+	case errors.As(err, &ste) && isNoSpace(err):
+		s.insufficientStorage(w, r, "receive upload", err)
+	case errors.As(err, &ste):
+		s.log.Error("store upload", "err", err)
+		s.writeError(w, r, http.StatusInternalServerError, "receive upload: the server could not store it")
 	case errors.As(err, &mbe):
 		s.writeError(w, r, http.StatusRequestEntityTooLarge, bodyTooLarge(mbe.Limit))
 	case errors.As(err, &ne) && ne.Timeout(), r.Context().Err() != nil:

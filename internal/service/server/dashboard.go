@@ -95,7 +95,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, name string,
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", pageCSP)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Write(buf.Bytes())
+	w.Write(s.paths.scrub(buf.Bytes(), false)) // as the API: no server path
 }
 
 func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {

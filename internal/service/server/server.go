@@ -54,8 +54,13 @@ type Server struct {
 	flights   singleflight.Group
 	verifySem chan struct{}
 	uploadDir string
-	lock      *os.File // held while the Server owns the data directory
-	ready     atomic.Bool
+	paths     *pathScrubber // takes dataDir out of what clients see
+	lock      *os.File      // held while the Server owns the data directory
+	// requests is the base of every request's context and of the
+	// verifications requests share: it ends (cause errStopping) when a
+	// shutdown has waited limits.shutdownTimeout for them.
+	requests context.Context
+	ready    atomic.Bool
 }
 
 // New opens the data directory, records as failed any scan a previous
@@ -145,6 +150,8 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 		cache:     lru.New(cfg.Limits.VerifyCacheEntries),
 		verifySem: make(chan struct{}, cfg.Limits.MaxConcurrentVerifies),
 		uploadDir: uploadDir,
+		paths:     newPathScrubber(cfg.DataDir),
+		requests:  context.Background(),
 	}
 	var srcs []scan.Source
 	for _, src := range cfg.Sources {
@@ -211,9 +218,13 @@ func (s *Server) sourcePolicy(name string) (*policy.Policy, string, error) {
 
 // Run starts the scheduled scans and serves on ln until ctx ends; then it
 // stops taking requests, lets running requests and scans finish within
-// limits.shutdownTimeout, records the scans still running as failed, and
+// limits.shutdownTimeout, stops the requests still running (each answered
+// 503 with Retry-After), records the scans still running as failed, and
 // closes the database.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	requests, stopRequests := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopRequests(nil)
+	s.requests = requests
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.cfg.Limits.ReadHeaderTimeout.D(),
@@ -223,7 +234,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		WriteTimeout: s.cfg.Limits.RequestTimeout.D() + 10*time.Second,
 		IdleTimeout:  2 * time.Minute,
 		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		BaseContext:  func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext:  func(net.Listener) context.Context { return requests },
 	}
 	if err := s.sched.Start(ctx); err != nil {
 		s.store.Close()
@@ -251,7 +262,18 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		errs = append(errs, serveErr)
 	}
 	if err := srv.Shutdown(sctx); err != nil {
-		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+		// Requests outlasted the wait: stop them. Each is answered 503
+		// with Retry-After (writeError), removes its upload and kills its
+		// render child (the loader ends with the request's context) before
+		// its handler returns; shutdownGrace bounds that.
+		s.log.Warn("shutdown: stopping requests still running", "after", s.cfg.Limits.ShutdownTimeout.D())
+		stopRequests(errStopping)
+		gctx, gcancel := context.WithTimeout(context.Background(), shutdownGrace)
+		if err := srv.Shutdown(gctx); err != nil {
+			srv.Close()
+			errs = append(errs, fmt.Errorf("http shutdown: requests still running %s after they were stopped: %w", shutdownGrace, err))
+		}
+		gcancel()
 	}
 	if err := s.sched.Shutdown(sctx); err != nil {
 		errs = append(errs, err)
@@ -262,6 +284,13 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	s.lock.Close()
 	return errors.Join(errs...)
 }
+
+// errStopping ends the requests still running when a shutdown has waited
+// limits.shutdownTimeout for them.
+var errStopping = errors.New("the server is shutting down")
+
+// shutdownGrace is how long stopped requests have to answer and clean up.
+const shutdownGrace = 5 * time.Second
 
 // retentionInterval is how often retention runs besides after each scan.
 const retentionInterval = time.Hour

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -273,5 +275,34 @@ func TestLoadDirComputedVersionFromDockerfile(t *testing.T) {
 	}
 	if len(set.Versions) != 3 {
 		t.Fatalf("versions = %s", dump(set.Versions))
+	}
+}
+
+// TestLoadDirFIFOs: a FIFO where a Makefile, an included file or pin.yaml
+// would be is refused without being opened (opening it would wait for a
+// writer for ever).
+func TestLoadDirFIFOs(t *testing.T) {
+	for _, name := range []string{"Makefile", "v.mk", "pin.yaml"} {
+		t.Run(name, func(t *testing.T) {
+			pkg := t.TempDir()
+			if name == "v.mk" {
+				if err := os.WriteFile(filepath.Join(pkg, "Makefile"), []byte("include v.mk\nY_VERSION = v1.0.0\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := syscall.Mkfifo(filepath.Join(pkg, name), 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+			done := make(chan error, 1)
+			go func() { _, err := LoadDir(pkg); done <- err }()
+			select {
+			case err := <-done:
+				if name != "v.mk" && (err == nil || !strings.Contains(err.Error(), "not a regular file")) {
+					t.Errorf("err = %v, want not a regular file", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("LoadDir blocked on a FIFO")
+			}
+		})
 	}
 }

@@ -681,8 +681,15 @@ func (m *makefile) pins() (f *pin.File, versions, unpinned []pin.Var) {
 	return f, versions, unpinned
 }
 
-// readLimited reads a regular file of fsys, at most limit bytes.
+// readLimited reads a regular file of fsys, at most limit bytes. The file
+// is looked at before it is opened: opening a FIFO would wait for a
+// writer for ever.
 func readLimited(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	if st, err := fs.Stat(fsys, name); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
+	}
 	fh, err := fsys.Open(name)
 	if err != nil {
 		return nil, err

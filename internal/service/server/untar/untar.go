@@ -48,7 +48,7 @@ func (e *LimitError) Error() string { return "upload refused: " + e.Reason }
 type UnsafeError struct {
 	Entry  string
 	Reason string
-	Err    error // the underlying read error, if any
+	Err    error // the underlying read or write error, if any
 }
 
 func (e *UnsafeError) Unwrap() error { return e.Err }
@@ -205,10 +205,15 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 	}
 	x.seen[name] = true
 	unsafe := func(reason string) error { return &UnsafeError{Entry: hdr.Name, Reason: reason} }
+	// failed keeps the cause: a full disk is the server's fault, not the
+	// upload's (the server tells them apart by it).
+	failed := func(what string, err error) error {
+		return &UnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("%s: %v", what, err), Err: err}
+	}
 	mkParent := func() error {
 		if dir := path.Dir(name); dir != "." {
 			if err := x.mkdirAll(dir); err != nil {
-				return unsafe(fmt.Sprintf("create its directory: %v", err))
+				return failed("create its directory", err)
 			}
 		}
 		return nil
@@ -217,7 +222,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		if err := x.mkdirAll(name); err != nil {
-			return unsafe(fmt.Sprintf("create directory: %v", err))
+			return failed("create directory", err)
 		}
 	case tar.TypeReg, tar.TypeRegA:
 		if hdr.Size < 0 || hdr.Size > x.lim.MaxBytes-x.bytes {
@@ -233,7 +238,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 		}
 		f, err := x.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 		if err != nil {
-			return unsafe(fmt.Sprintf("create file: %v", err))
+			return failed("create file", err)
 		}
 		_, err = io.Copy(f, body)
 		if cerr := f.Close(); err == nil {
@@ -259,7 +264,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 			return err
 		}
 		if err := x.root.Symlink(target, name); err != nil {
-			return unsafe(fmt.Sprintf("create symbolic link: %v", err))
+			return failed("create symbolic link", err)
 		}
 		x.links[name] = true
 	case tar.TypeLink:
@@ -271,7 +276,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 			return err
 		}
 		if err := x.root.Link(target, name); err != nil {
-			return unsafe(fmt.Sprintf("create hard link: %v", err))
+			return failed("create hard link", err)
 		}
 	case tar.TypeChar, tar.TypeBlock:
 		return unsafe("device files are not allowed")

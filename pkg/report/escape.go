@@ -1,0 +1,53 @@
+package report
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Terminal escapes. The names, messages and details of a report come from
+// the files checked (a chart's provider names, a values key, a file name
+// in an uploaded tree): written raw to a terminal, an ESC or CSI byte
+// sequence repaints the screen, a CR overwrites the verdict line, and
+// Unicode's bidirectional controls reorder what is read. The human writer
+// shows every such character escaped, Go-style (\x1b, \r, \u202e), and
+// keeps only tabs and, in multi-line texts, newlines.
+
+// isTerminalControl reports whether r changes how a terminal shows text
+// rather than being shown: C0 and C1 controls, DEL, and the bidirectional
+// embedding, override and isolate controls.
+func isTerminalControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) ||
+		r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+// termSafe escapes the terminal controls of a one-line text (a newline too).
+func termSafe(s string) string { return escapeControls(s, false) }
+
+// termSafeLines escapes the terminal controls of a text whose newlines
+// are meant (a message, a diff).
+func termSafeLines(s string) string { return escapeControls(s, true) }
+
+func escapeControls(s string, keepNewlines bool) string {
+	clean := true
+	for _, r := range s {
+		if r != '\t' && isTerminalControl(r) && !(keepNewlines && r == '\n') {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r == '\t' || (keepNewlines && r == '\n') || !isTerminalControl(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r) // '\x1b', '\r', '\u202e'
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
