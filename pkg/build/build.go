@@ -190,7 +190,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 				planned[o.rel] = o.data
 			}
 		}
-		unpinned, err := vendoredBlobs(abs, dir, pkg, func(r *layout.Release) bool {
+		unpinned, err := vendoredBlobs(abs, dir, pkg, func(r *model.LayoutRelease) bool {
 			return !slices.ContainsFunc(outs, func(o output) bool { return o.rel == r.Blob }) && releaseOf(r, opts.Provider)
 		}, planned, false, log)
 		if err != nil {
@@ -683,7 +683,7 @@ func onlyProvider(f *pin.File, pkg *model.Package, id string) (*pin.File, error)
 		for _, p := range pkg.Providers {
 			ids = append(ids, p.ID())
 			if p.ID() == id {
-				if r := layout.Of(pkg).Provider(p); r != nil {
+				if r := pkg.Layout.Provider(p); r != nil {
 					comp = r.Components
 				}
 			}
@@ -712,7 +712,7 @@ func onlyProvider(f *pin.File, pkg *model.Package, id string) (*pin.File, error)
 
 // releaseOf reports whether provider id (Kind/name; "" for any) installs
 // release r.
-func releaseOf(r *layout.Release, id string) bool {
+func releaseOf(r *model.LayoutRelease, id string) bool {
 	return id == "" || slices.ContainsFunc(r.Providers, func(p *model.Provider) bool { return p.ID() == id })
 }
 
@@ -724,7 +724,7 @@ func layoutBlobs(pkg *model.Package) map[string]string {
 		return nil
 	}
 	out := map[string]string{}
-	for _, r := range layout.Of(pkg).Releases {
+	for _, r := range pkg.Layout.Releases {
 		if r.ConfigMap == nil || r.Components == "" || r.Blob == "" {
 			continue
 		}

@@ -79,7 +79,7 @@ func LayoutOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Layout, er
 	// vendored file with the ConfigMap's blob bytes, the YAML it inflates
 	// to, the file with its metadata bytes).
 	m, ok := check.NewIndex(t).Select(pkg, p).Picked(p.Version)
-	rel := layout.Of(pkg).Provider(p)
+	rel := pkg.Layout.Provider(p)
 	if !ok || m.Package != pkg || m.ConfigMap.Components == nil || rel == nil || rel.ConfigMap == nil {
 		return nil, fmt.Errorf("%s: no ConfigMap of this package named %s holds its components; fix the package first (`verifier check`)", p.ID(), p.Version)
 	}

@@ -117,16 +117,15 @@ func Load(ctx context.Context, dir string, opts Options) ([]Provider, error) {
 	var out []Provider
 	for _, pkg := range tree.Packages {
 		pkgDir := filepath.Join(dir, filepath.FromSlash(pkg.Path))
-		lay := layout.Of(pkg)
 		for _, p := range pkg.Providers {
-			out = append(out, provider(pkgDir, pkg, lay, p, r.Findings, opts.BuilderVersion))
+			out = append(out, provider(pkgDir, pkg, p, r.Findings, opts.BuilderVersion))
 		}
 	}
 	return out, nil
 }
 
 // provider decides one provider.
-func provider(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provider, findings []report.Finding, builderVersion string) Provider {
+func provider(dir string, pkg *model.Package, p *model.Provider, findings []report.Finding, builderVersion string) Provider {
 	out := Provider{Package: dir, ID: p.ID()}
 	if p.Selector == nil {
 		switch {
@@ -154,7 +153,7 @@ func provider(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provi
 	if len(out.Refused) > 0 {
 		return out
 	}
-	rel, reencoded, err := releaseOf(dir, pkg, lay, p, builderVersion)
+	rel, reencoded, err := releaseOf(dir, pkg, p, builderVersion)
 	if err != nil {
 		// The checks passed but the release cannot be assembled: say so
 		// as a finding of the check whose ground it is.
@@ -175,12 +174,12 @@ func provider(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provi
 // releaseOf assembles the release of p from the package layout. reencoded
 // is the blob file whose bytes the release does not carry because their
 // header is not reproducible (blob.ForYAML).
-func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provider, builderVersion string) (rel *artifact.Release, reencoded string, err error) {
+func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion string) (rel *artifact.Release, reencoded string, err error) {
 	typ, ok := model.ProviderKinds[p.Kind]
 	if !ok {
 		return nil, "", fmt.Errorf("%s: kind %q is not a cluster-api-operator provider kind", p.ID(), p.Kind)
 	}
-	r := lay.Provider(p)
+	r := pkg.Layout.Provider(p)
 	if r == nil || r.ConfigMap == nil {
 		return nil, "", fmt.Errorf("%s: no ConfigMap of this package named %s is selected by it, so the package holds no release of it", p.ID(), p.Version)
 	}
@@ -308,7 +307,7 @@ func relocate(f report.Finding, dir string) report.Finding {
 // pairs with it, else, as the registry checks find it, the pin entry of the
 // provider's kind and name, of its release, or a Makefile pin (no kind,
 // no name) of the upstream version the release is named after.
-func pinOf(pkg *model.Package, r *layout.Release, p *model.Provider) *pin.Provider {
+func pinOf(pkg *model.Package, r *model.LayoutRelease, p *model.Provider) *pin.Provider {
 	if r.Pin != nil {
 		return r.Pin
 	}
