@@ -432,24 +432,6 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *fetch.Fetcher, 
 	return outs, nil
 }
 
-// componentsFile picks the source whose `to` ends with components.yaml.
-func componentsFile(pid string, order []string) (string, error) {
-	var found []string
-	for _, rel := range order {
-		if strings.HasSuffix(path.Base(rel), componentsSuffix) {
-			found = append(found, rel)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return "", fmt.Errorf("%s: has a blob but no source whose `to` ends with %s (the file the blob compresses); name the components source e.g. files/infrastructure-components.yaml, or drop `blob`", pid, componentsSuffix)
-	default:
-		return "", fmt.Errorf("%s: several sources end with %s (%s); the blob needs exactly one — split the provider or rename the others", pid, componentsSuffix, strings.Join(found, ", "))
-	}
-}
-
 // escapesRoot reports whether err is root's refusal of a path that leads
 // out of it. os does not export that error, so it is taken from a path
 // every os.Root refuses for that reason alone, without touching the disk:
@@ -738,16 +720,16 @@ func layoutBlobs(pkg *model.Package) map[string]string {
 }
 
 // pinnedComponents is the provider's components file among its sources'
-// destinations: the package layout's pin rule (pin.yaml `components`, else
-// the one source ending in components.yaml, else its only source that is
-// not metadata), else the historical suffix rule with its errors.
+// destinations (order), by the package layout's pin rule
+// (layout.PinComponents: pin.yaml `components`, else the one source ending
+// in components.yaml, else its only source that is not metadata).
 func pinnedComponents(pid string, p pin.Provider, order []string) (string, error) {
 	c, err := layout.PinComponents(p)
 	if err != nil {
 		return "", err
 	}
-	if c != "" && slices.Contains(order, c) {
-		return c, nil
+	if c == "" || !slices.Contains(order, c) {
+		return "", fmt.Errorf("%s: has a blob but no source whose `to` ends with %s (the file the blob compresses); name the components source e.g. files/infrastructure-components.yaml, or drop `blob`", pid, componentsSuffix)
 	}
-	return componentsFile(pid, order)
+	return c, nil
 }
