@@ -66,7 +66,7 @@ func Of(pkg *model.Package) *model.Layout {
 			if taken[pp] {
 				continue
 			}
-			r := &model.LayoutRelease{Name: pp.Release, Pin: pp, ReleaseFiles: pinFiles(pp)}
+			r := &model.LayoutRelease{Name: pp.Release, Pin: pp, ReleaseFiles: PinFiles(pp)}
 			l.Releases = append(l.Releases, r)
 		}
 	}
@@ -86,12 +86,15 @@ func FromPins(f *pin.File) (*model.Layout, error) {
 		if _, err := PinComponents(*pp); err != nil {
 			return nil, err
 		}
-		l.Releases = append(l.Releases, &model.LayoutRelease{Name: pp.Release, Pin: pp, ReleaseFiles: pinFiles(pp)})
+		l.Releases = append(l.Releases, &model.LayoutRelease{Name: pp.Release, Pin: pp, ReleaseFiles: PinFiles(pp)})
 	}
 	return l, nil
 }
 
-func pinFiles(pp *pin.Provider) model.ReleaseFiles {
+// PinFiles are the files a pin entry names: its blob, its components
+// source (PinComponents) and its metadata source (PinMetadata), each
+// matched by pin; "" for a role the pin does not name.
+func PinFiles(pp *pin.Provider) model.ReleaseFiles {
 	var f model.ReleaseFiles
 	if pp.Blob != "" {
 		f.Blob, f.BlobBy = pp.Blob, model.MatchedByPin
