@@ -100,14 +100,9 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 	if err != nil {
 		return Release{}, err
 	}
-	var patches []Patch
-	for _, pp := range p.Patches {
-		b, err := read(pp)
-		if err != nil {
-			return Release{}, err
-		}
-		sum := sha256.Sum256(b)
-		patches = append(patches, Patch{Path: pp, SHA256: hex.EncodeToString(sum[:])})
+	patches, err := HashPatches(p.Patches, read)
+	if err != nil {
+		return Release{}, err
 	}
 	contract, err := metadata.Contract(meta, p.Version)
 	if err != nil {
@@ -121,4 +116,20 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 		Patches:        patches,
 		BuilderVersion: builderVersion,
 	}, nil
+}
+
+// HashPatches records the patch files of a release, in order, with the
+// SHA-256 of their bytes as read reads them (the package's files, inside
+// the package). The error is read's, unwrapped.
+func HashPatches(paths []string, read func(rel string) ([]byte, error)) ([]Patch, error) {
+	var out []Patch
+	for _, rel := range paths {
+		b, err := read(rel)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		out = append(out, Patch{Path: rel, SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out, nil
 }

@@ -17,8 +17,6 @@ package release
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -231,13 +229,8 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 	if pp := pinOf(pkg, r, p); pp != nil {
 		rel.Version = pp.Version
 		rel.Pins = slices.Clone(pp.Sources)
-		for _, pp := range pp.Patches {
-			b, err := read(pp)
-			if err != nil {
-				return nil, "", fmt.Errorf("%s: patch: %w", p.ID(), err)
-			}
-			sum := sha256.Sum256(b)
-			rel.Patches = append(rel.Patches, artifact.Patch{Path: pp, SHA256: hex.EncodeToString(sum[:])})
+		if rel.Patches, err = artifact.HashPatches(pp.Patches, read); err != nil {
+			return nil, "", fmt.Errorf("%s: patch: %w", p.ID(), err)
 		}
 	}
 	if pkg.Pins != nil {
