@@ -23,7 +23,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -244,7 +243,11 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 		}
 	}
 	if rel.Version == "" {
-		rel.Version = upstreamOf(p.Version)
+		// No pin says it: the upstream version the release is named after,
+		// by the rule bump and outdated use, else the release itself.
+		if rel.Version = pin.ReleaseVersion(p.Version); rel.Version == "" {
+			rel.Version = p.Version
+		}
 	}
 	if rel.Contract, err = metadata.Contract(meta, rel.Version); err != nil {
 		return nil, "", fmt.Errorf("%s: %s: %w", p.ID(), r.Metadata, err)
@@ -305,19 +308,6 @@ func pinOf(pkg *model.Package, r *model.LayoutRelease, p *model.Provider) *pin.P
 		return r.Pin
 	}
 	return layout.PinOf(pkg, p)
-}
-
-// semverCore is the vMAJOR.MINOR.PATCH a release name starts with.
-var semverCore = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+`)
-
-// upstreamOf is the upstream version a release is named after
-// ("v0.19.0" of "v0.19.0-cozystack.0"), the release itself when it does
-// not start with one.
-func upstreamOf(release string) string {
-	if m := semverCore.FindString(release); m != "" {
-		return m
-	}
-	return release
 }
 
 // Releases is what `builder push` publishes from dir. With a pin.yaml, the
