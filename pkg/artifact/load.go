@@ -42,7 +42,13 @@ func LoadReleases(dir, builderVersion string) ([]Release, error) {
 	case set.Source != pin.SourcePinFile || set.File == nil:
 		return nil, fmt.Errorf("%s: pins come from the %s, which does not name the providers' kind, name and release: write a %s to push this package (see api/pin.md)", dir, set.Source, pin.FileName)
 	}
-	f := set.File
+	return PinnedReleases(dir, set.File, builderVersion)
+}
+
+// PinnedReleases reads the releases pin file f lists, f being the pin.yaml
+// of the package in dir already read (LoadReleases reads it; `builder
+// push` passes the one it read): the files of each, as LoadReleases says.
+func PinnedReleases(dir string, f *pin.File, builderVersion string) ([]Release, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err

@@ -311,7 +311,7 @@ func pinOf(pkg *model.Package, r *model.LayoutRelease, p *model.Provider) *pin.P
 }
 
 // Releases is what `builder push` publishes from dir. With a pin.yaml, the
-// releases it lists (artifact.LoadReleases: the files its pins name);
+// releases it lists (artifact.PinnedReleases: the files its pins name);
 // without one, the releases Load derives from the package as it stands.
 // Either way a provider whose offline checks have error findings that
 // Refuses is refused with them (a pin-only directory that holds no
@@ -326,7 +326,7 @@ func Releases(ctx context.Context, dir string, opts Options) ([]Provider, error)
 	if set == nil || set.Source != pin.SourcePinFile || set.File == nil {
 		return Load(ctx, dir, opts)
 	}
-	rels, err := artifact.LoadReleases(dir, opts.BuilderVersion)
+	rels, err := artifact.PinnedReleases(dir, set.File, opts.BuilderVersion)
 	if err != nil {
 		return nil, err
 	}
