@@ -67,10 +67,6 @@ func PinnedReleases(dir string, f *pin.File, builderVersion string) ([]Release, 
 
 func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string) (Release, error) {
 	id := p.Kind + "/" + p.Name
-	typ, ok := model.ProviderKinds[p.Kind]
-	if !ok {
-		return Release{}, fmt.Errorf("%s: %s: kind %q is not a cluster-api-operator provider kind", dir, id, p.Kind)
-	}
 	// Which file is which: the package layout (pkg/layout) of the pin.
 	blobPath := p.Blob
 	if blobPath == "" {
@@ -110,18 +106,34 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 	if err != nil {
 		return Release{}, err
 	}
-	contract, err := metadata.Contract(meta, p.Version)
-	if err != nil {
-		return Release{}, fmt.Errorf("%s: %s: %s: %w", dir, id, metaPath, err)
-	}
-	return Release{
+	rel := Release{
 		Kind: p.Kind, Name: p.Name, Release: p.Release, Version: p.Version,
-		Contract: contract, Type: typ,
 		Blob: blob, YAML: yml, Metadata: meta,
 		Pins:           p.Sources,
 		Patches:        patches,
 		BuilderVersion: builderVersion,
-	}, nil
+	}
+	if err := rel.Complete(metaPath); err != nil {
+		return Release{}, fmt.Errorf("%s: %s: %w", dir, id, err)
+	}
+	return rel, nil
+}
+
+// Complete fills the fields of a release that follow from the others,
+// whoever assembled it (LoadReleases from pin.yaml, pkg/release from the
+// package as it stands): Type from Kind, and Contract from the series of
+// Version in Metadata, the file metaPath (named in the error).
+func (r *Release) Complete(metaPath string) error {
+	typ, ok := model.ProviderKinds[r.Kind]
+	if !ok {
+		return fmt.Errorf("kind %q is not a cluster-api-operator provider kind", r.Kind)
+	}
+	contract, err := metadata.Contract(r.Metadata, r.Version)
+	if err != nil {
+		return fmt.Errorf("%s: %w", metaPath, err)
+	}
+	r.Type, r.Contract = typ, contract
+	return nil
 }
 
 // HashPatches records the patch files of a release, in order, with the

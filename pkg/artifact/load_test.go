@@ -137,3 +137,18 @@ func TestHashPatches(t *testing.T) {
 		t.Fatalf("a missing patch: %v", err)
 	}
 }
+
+func TestReleaseComplete(t *testing.T) {
+	r := Release{Kind: "InfrastructureProvider", Version: "v0.7.1", Metadata: []byte(testMetadata)}
+	if err := r.Complete("files/metadata.yaml"); err != nil || r.Type != "infrastructure" || r.Contract != "v1beta1" {
+		t.Fatalf("Complete: type %q contract %q, %v", r.Type, r.Contract, err)
+	}
+	bad := Release{Kind: "Provider", Version: "v0.7.1", Metadata: []byte(testMetadata)}
+	if err := bad.Complete("files/metadata.yaml"); err == nil || !strings.Contains(err.Error(), `kind "Provider" is not a cluster-api-operator provider kind`) {
+		t.Fatalf("unknown kind: %v", err)
+	}
+	old := Release{Kind: "InfrastructureProvider", Version: "v0.5.0", Metadata: []byte(testMetadata)}
+	if err := old.Complete("files/m.yaml"); err == nil || !strings.HasPrefix(err.Error(), "files/m.yaml: ") || old.Contract != "" {
+		t.Fatalf("version outside the series: %v (contract %q)", err, old.Contract)
+	}
+}

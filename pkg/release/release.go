@@ -30,7 +30,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/load"
-	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/pin/infer"
@@ -172,10 +171,6 @@ func provider(dir string, pkg *model.Package, p *model.Provider, findings []repo
 // is the blob file whose bytes the release does not carry because their
 // header is not reproducible (blob.ForYAML).
 func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion string) (rel *artifact.Release, reencoded string, err error) {
-	typ, ok := model.ProviderKinds[p.Kind]
-	if !ok {
-		return nil, "", fmt.Errorf("%s: kind %q is not a cluster-api-operator provider kind", p.ID(), p.Kind)
-	}
 	r := pkg.Layout.Provider(p)
 	if r == nil || r.ConfigMap == nil {
 		return nil, "", fmt.Errorf("%s: no ConfigMap of this package named %s is selected by it, so the package holds no release of it", p.ID(), p.Version)
@@ -221,7 +216,7 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 		reencoded = r.Blob
 	}
 	rel = &artifact.Release{
-		Kind: p.Kind, Name: p.Name, Release: p.Version, Type: typ,
+		Kind: p.Kind, Name: p.Name, Release: p.Version,
 		Blob: gz, YAML: yml, Metadata: meta,
 		BuilderVersion: builderVersion,
 	}
@@ -249,8 +244,8 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 			rel.Version = p.Version
 		}
 	}
-	if rel.Contract, err = metadata.Contract(meta, rel.Version); err != nil {
-		return nil, "", fmt.Errorf("%s: %s: %w", p.ID(), r.Metadata, err)
+	if err := rel.Complete(r.Metadata); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
 	}
 	return rel, reencoded, nil
 }
