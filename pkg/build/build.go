@@ -293,7 +293,7 @@ const DefaultBlob = "files/components.gz"
 
 // fromMakefile completes a File assembled from Makefile variables, which
 // name no blob: a provider whose components file the package layout
-// (pkg/layout, on the package as it loads now) pairs with a ConfigMap's
+// (model.Package.Layout, of the package as it loads now) pairs with a ConfigMap's
 // vendored blob gets that blob; otherwise, where the package already holds
 // files/components.gz and exactly one provider has a components source,
 // that provider gets it — rebuilding the YAML without its blob would make

@@ -146,8 +146,8 @@ func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
 	}
 
 	// Which file is the blob, the YAML and the metadata: the package
-	// layout decides (pkg/layout), for the ConfigMap the operator installs,
-	// else for the provider's pin.
+	// layout the loader decided (model.Package.Layout), for the ConfigMap
+	// the operator installs, else for the provider's pin.
 	var files model.ReleaseFiles
 	if cm != nil {
 		if r := cpkg.Layout.ConfigMap(cm); r != nil {
