@@ -42,7 +42,13 @@ func LoadReleases(dir, builderVersion string) ([]Release, error) {
 	case set.Source != pin.SourcePinFile || set.File == nil:
 		return nil, fmt.Errorf("%s: pins come from the %s, which does not name the providers' kind, name and release: write a %s to push this package (see api/pin.md)", dir, set.Source, pin.FileName)
 	}
-	f := set.File
+	return PinnedReleases(dir, set.File, builderVersion)
+}
+
+// PinnedReleases reads the releases pin file f lists, f being the pin.yaml
+// of the package in dir already read (LoadReleases reads it; `builder
+// push` passes the one it read): the files of each, as LoadReleases says.
+func PinnedReleases(dir string, f *pin.File, builderVersion string) ([]Release, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -61,10 +67,6 @@ func LoadReleases(dir, builderVersion string) ([]Release, error) {
 
 func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string) (Release, error) {
 	id := p.Kind + "/" + p.Name
-	typ, ok := model.ProviderKinds[p.Kind]
-	if !ok {
-		return Release{}, fmt.Errorf("%s: %s: kind %q is not a cluster-api-operator provider kind", dir, id, p.Kind)
-	}
 	// Which file is which: the package layout (pkg/layout) of the pin.
 	blobPath := p.Blob
 	if blobPath == "" {
@@ -100,25 +102,52 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 	if err != nil {
 		return Release{}, err
 	}
-	var patches []Patch
-	for _, pp := range p.Patches {
-		b, err := read(pp)
-		if err != nil {
-			return Release{}, err
-		}
-		sum := sha256.Sum256(b)
-		patches = append(patches, Patch{Path: pp, SHA256: hex.EncodeToString(sum[:])})
-	}
-	contract, err := metadata.Contract(meta, p.Version)
+	patches, err := HashPatches(p.Patches, read)
 	if err != nil {
-		return Release{}, fmt.Errorf("%s: %s: %s: %w", dir, id, metaPath, err)
+		return Release{}, err
 	}
-	return Release{
+	rel := Release{
 		Kind: p.Kind, Name: p.Name, Release: p.Release, Version: p.Version,
-		Contract: contract, Type: typ,
 		Blob: blob, YAML: yml, Metadata: meta,
 		Pins:           p.Sources,
 		Patches:        patches,
 		BuilderVersion: builderVersion,
-	}, nil
+	}
+	if err := rel.Complete(metaPath); err != nil {
+		return Release{}, fmt.Errorf("%s: %s: %w", dir, id, err)
+	}
+	return rel, nil
+}
+
+// Complete fills the fields of a release that follow from the others,
+// whoever assembled it (LoadReleases from pin.yaml, pkg/release from the
+// package as it stands): Type from Kind, and Contract from the series of
+// Version in Metadata, the file metaPath (named in the error).
+func (r *Release) Complete(metaPath string) error {
+	typ, ok := model.ProviderKinds[r.Kind]
+	if !ok {
+		return fmt.Errorf("kind %q is not a cluster-api-operator provider kind", r.Kind)
+	}
+	contract, err := metadata.Contract(r.Metadata, r.Version)
+	if err != nil {
+		return fmt.Errorf("%s: %w", metaPath, err)
+	}
+	r.Type, r.Contract = typ, contract
+	return nil
+}
+
+// HashPatches records the patch files of a release, in order, with the
+// SHA-256 of their bytes as read reads them (the package's files, inside
+// the package). The error is read's, unwrapped.
+func HashPatches(paths []string, read func(rel string) ([]byte, error)) ([]Patch, error) {
+	var out []Patch
+	for _, rel := range paths {
+		b, err := read(rel)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		out = append(out, Patch{Path: rel, SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out, nil
 }

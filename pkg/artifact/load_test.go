@@ -2,8 +2,10 @@ package artifact
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -111,5 +113,42 @@ func TestLoadReleasesErrors(t *testing.T) {
 				t.Fatalf("LoadReleases = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestHashPatches(t *testing.T) {
+	files := map[string]string{"patches/1.diff": "one", "patches/2.diff": "two"}
+	read := func(rel string) ([]byte, error) {
+		s, ok := files[rel]
+		if !ok {
+			return nil, fmt.Errorf("%s does not exist", rel)
+		}
+		return []byte(s), nil
+	}
+	got, err := HashPatches([]string{"patches/2.diff", "patches/1.diff"}, read)
+	want := []Patch{
+		{Path: "patches/2.diff", SHA256: "3fc4ccfe745870e2c0d99f71f30ff0656c8dedd41cc1d7d3d376b0dbe685e2f3"},
+		{Path: "patches/1.diff", SHA256: "7692c3ad3540bb803c020b3aee66cd8887123234ea0c6e7143c0add73ff431ed"},
+	}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("HashPatches = %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := HashPatches([]string{"patches/1.diff", "patches/absent.diff"}, read); err == nil || !strings.Contains(err.Error(), "patches/absent.diff does not exist") {
+		t.Fatalf("a missing patch: %v", err)
+	}
+}
+
+func TestReleaseComplete(t *testing.T) {
+	r := Release{Kind: "InfrastructureProvider", Version: "v0.7.1", Metadata: []byte(testMetadata)}
+	if err := r.Complete("files/metadata.yaml"); err != nil || r.Type != "infrastructure" || r.Contract != "v1beta1" {
+		t.Fatalf("Complete: type %q contract %q, %v", r.Type, r.Contract, err)
+	}
+	bad := Release{Kind: "Provider", Version: "v0.7.1", Metadata: []byte(testMetadata)}
+	if err := bad.Complete("files/metadata.yaml"); err == nil || !strings.Contains(err.Error(), `kind "Provider" is not a cluster-api-operator provider kind`) {
+		t.Fatalf("unknown kind: %v", err)
+	}
+	old := Release{Kind: "InfrastructureProvider", Version: "v0.5.0", Metadata: []byte(testMetadata)}
+	if err := old.Complete("files/m.yaml"); err == nil || !strings.HasPrefix(err.Error(), "files/m.yaml: ") || old.Contract != "" {
+		t.Fatalf("version outside the series: %v (contract %q)", err, old.Contract)
 	}
 }

@@ -190,7 +190,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 				planned[o.rel] = o.data
 			}
 		}
-		unpinned, err := vendoredBlobs(abs, dir, pkg, func(r *layout.Release) bool {
+		unpinned, err := vendoredBlobs(abs, dir, pkg, func(r *model.LayoutRelease) bool {
 			return !slices.ContainsFunc(outs, func(o output) bool { return o.rel == r.Blob }) && releaseOf(r, opts.Provider)
 		}, planned, false, log)
 		if err != nil {
@@ -293,7 +293,7 @@ const DefaultBlob = "files/components.gz"
 
 // fromMakefile completes a File assembled from Makefile variables, which
 // name no blob: a provider whose components file the package layout
-// (pkg/layout, on the package as it loads now) pairs with a ConfigMap's
+// (model.Package.Layout, of the package as it loads now) pairs with a ConfigMap's
 // vendored blob gets that blob; otherwise, where the package already holds
 // files/components.gz and exactly one provider has a components source,
 // that provider gets it — rebuilding the YAML without its blob would make
@@ -430,24 +430,6 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *fetch.Fetcher, 
 		outs = append(outs, output{rel: brel, provider: pid, kind: "blob", data: gz, yaml: content[comp]})
 	}
 	return outs, nil
-}
-
-// componentsFile picks the source whose `to` ends with components.yaml.
-func componentsFile(pid string, order []string) (string, error) {
-	var found []string
-	for _, rel := range order {
-		if strings.HasSuffix(path.Base(rel), componentsSuffix) {
-			found = append(found, rel)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return "", fmt.Errorf("%s: has a blob but no source whose `to` ends with %s (the file the blob compresses); name the components source e.g. files/infrastructure-components.yaml, or drop `blob`", pid, componentsSuffix)
-	default:
-		return "", fmt.Errorf("%s: several sources end with %s (%s); the blob needs exactly one — split the provider or rename the others", pid, componentsSuffix, strings.Join(found, ", "))
-	}
 }
 
 // escapesRoot reports whether err is root's refusal of a path that leads
@@ -683,7 +665,7 @@ func onlyProvider(f *pin.File, pkg *model.Package, id string) (*pin.File, error)
 		for _, p := range pkg.Providers {
 			ids = append(ids, p.ID())
 			if p.ID() == id {
-				if r := layout.Of(pkg).Provider(p); r != nil {
+				if r := pkg.Layout.Provider(p); r != nil {
 					comp = r.Components
 				}
 			}
@@ -712,7 +694,7 @@ func onlyProvider(f *pin.File, pkg *model.Package, id string) (*pin.File, error)
 
 // releaseOf reports whether provider id (Kind/name; "" for any) installs
 // release r.
-func releaseOf(r *layout.Release, id string) bool {
+func releaseOf(r *model.LayoutRelease, id string) bool {
 	return id == "" || slices.ContainsFunc(r.Providers, func(p *model.Provider) bool { return p.ID() == id })
 }
 
@@ -724,7 +706,7 @@ func layoutBlobs(pkg *model.Package) map[string]string {
 		return nil
 	}
 	out := map[string]string{}
-	for _, r := range layout.Of(pkg).Releases {
+	for _, r := range pkg.Layout.Releases {
 		if r.ConfigMap == nil || r.Components == "" || r.Blob == "" {
 			continue
 		}
@@ -738,16 +720,16 @@ func layoutBlobs(pkg *model.Package) map[string]string {
 }
 
 // pinnedComponents is the provider's components file among its sources'
-// destinations: the package layout's pin rule (pin.yaml `components`, else
-// the one source ending in components.yaml, else its only source that is
-// not metadata), else the historical suffix rule with its errors.
+// destinations (order), by the package layout's pin rule
+// (layout.PinComponents: pin.yaml `components`, else the one source ending
+// in components.yaml, else its only source that is not metadata).
 func pinnedComponents(pid string, p pin.Provider, order []string) (string, error) {
 	c, err := layout.PinComponents(p)
 	if err != nil {
 		return "", err
 	}
-	if c != "" && slices.Contains(order, c) {
-		return c, nil
+	if c == "" || !slices.Contains(order, c) {
+		return "", fmt.Errorf("%s: has a blob but no source whose `to` ends with %s (the file the blob compresses); name the components source e.g. files/infrastructure-components.yaml, or drop `blob`", pid, componentsSuffix)
 	}
-	return componentsFile(pid, order)
+	return c, nil
 }

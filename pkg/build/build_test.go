@@ -694,28 +694,40 @@ func TestBuildOffline(t *testing.T) {
 	}
 }
 
-func TestComponentsFile(t *testing.T) {
+func TestPinnedComponents(t *testing.T) {
+	src := func(to ...string) []pin.Source {
+		var out []pin.Source
+		for _, t := range to {
+			out = append(out, pin.Source{To: t})
+		}
+		return out
+	}
 	tests := []struct {
-		srcs    []string
+		pin     pin.Provider
 		want    string
 		wantErr string
 	}{
-		{[]string{"files/metadata.yaml", "files/infrastructure-components.yaml"}, "files/infrastructure-components.yaml", ""},
-		{[]string{"files/core-components.yaml"}, "files/core-components.yaml", ""},
-		{[]string{"files/metadata.yaml"}, "", "no source whose `to` ends with components.yaml"},
-		{[]string{"files/a-components.yaml", "files/b-components.yaml"}, "", "several sources"},
-		{[]string{"files/components.yaml.orig"}, "", "no source"},
+		{pin.Provider{Sources: src("files/metadata.yaml", "files/infrastructure-components.yaml"), Blob: "files/components.gz"}, "files/infrastructure-components.yaml", ""},
+		{pin.Provider{Sources: src("files/core-components.yaml"), Blob: "files/components.gz"}, "files/core-components.yaml", ""},
+		{pin.Provider{Sources: src("files/a.yaml", "files/metadata.yaml"), Components: "files/a.yaml", Blob: "files/components.gz"}, "files/a.yaml", ""},
+		{pin.Provider{Sources: src("files/metadata.yaml"), Blob: "files/components.gz"}, "", "no source whose `to` ends with components.yaml"},
+		{pin.Provider{Sources: src("files/a-components.yaml", "files/b-components.yaml"), Blob: "files/components.gz"}, "", "several sources"},
+		{pin.Provider{Sources: src("files/a.yaml", "files/b.yaml"), Patches: []string{"patches/x.diff"}}, "", "several could be"},
 	}
 	for _, tt := range tests {
-		got, err := componentsFile("X/y", tt.srcs)
+		var order []string
+		for _, s := range tt.pin.Sources {
+			order = append(order, s.To)
+		}
+		got, err := pinnedComponents("X/y", tt.pin, order)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("%v: err %v, want %q", tt.srcs, err, tt.wantErr)
+				t.Errorf("%v: err %v, want %q", order, err, tt.wantErr)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("%v: %q %v, want %q", tt.srcs, got, err, tt.want)
+			t.Errorf("%v: %q %v, want %q", order, got, err, tt.want)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func buildFromVendored(ctx context.Context, dir, abs string, set *pin.Set, opts 
 		}
 		return nil, fmt.Errorf("build %s: provider %s: the package has no such provider; it has %s", dir, opts.Provider, strings.Join(ids, ", "))
 	}
-	outs, err := vendoredBlobs(abs, dir, pkg, func(r *layout.Release) bool { return releaseOf(r, opts.Provider) }, nil, true, log)
+	outs, err := vendoredBlobs(abs, dir, pkg, func(r *model.LayoutRelease) bool { return releaseOf(r, opts.Provider) }, nil, true, log)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func buildFromVendored(ctx context.Context, dir, abs string, set *pin.Set, opts 
 }
 
 // releaseID names a release in messages: its providers, else its name.
-func releaseID(r *layout.Release) string {
+func releaseID(r *model.LayoutRelease) string {
 	var ids []string
 	for _, p := range r.Providers {
 		ids = append(ids, p.ID())
@@ -101,7 +101,7 @@ func releaseID(r *layout.Release) string {
 // file. strict: a release whose blob cannot be rebuilt (gzip that is no
 // vendored file, no YAML to rebuild it from, one blob of two YAMLs) is an
 // error; otherwise it is left out (a pinned package's other ConfigMaps).
-func vendoredBlobs(abs, dir string, pkg *model.Package, want func(*layout.Release) bool, planned map[string][]byte, strict bool, log *slog.Logger) ([]output, error) {
+func vendoredBlobs(abs, dir string, pkg *model.Package, want func(*model.LayoutRelease) bool, planned map[string][]byte, strict bool, log *slog.Logger) ([]output, error) {
 	root, err := os.OpenRoot(abs)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
@@ -116,7 +116,7 @@ func vendoredBlobs(abs, dir string, pkg *model.Package, want func(*layout.Releas
 		log.Info("blob not rebuilt", "reason", err)
 		return nil
 	}
-	for _, r := range layout.Of(pkg).Releases {
+	for _, r := range pkg.Layout.Releases {
 		cm := r.ConfigMap
 		if cm == nil || cm.Components == nil || cm.Components.DecodeErr != nil || !want(r) {
 			continue

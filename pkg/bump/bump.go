@@ -246,7 +246,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: %w", dir, err)
 	}
-	lay, err := LayoutOf(tree, pkg, prov)
+	lay, err := TargetOf(tree, pkg, prov)
 	if err != nil {
 		return nil, fmt.Errorf("bump %s: %w", dir, err)
 	}
@@ -714,7 +714,7 @@ func selectProvider(pkg *model.Package, want string) (*model.Provider, error) {
 
 // newPinFile writes the pin.yaml of a package whose Makefile downloads
 // without a digest.
-func newPinFile(p *model.Provider, version, release string, srcs []pin.Source, lay *Layout) ([]byte, error) {
+func newPinFile(p *model.Provider, version, release string, srcs []pin.Source, lay *Target) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString("# Upstream files this package vendors, pinned by the SHA-256 of their bytes\n")
 	b.WriteString("# (written by `builder bump`; format: api/pin.md).\n")

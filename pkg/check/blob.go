@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -34,7 +33,7 @@ func blobName(pkg *model.Package, cm *model.ConfigMap) string {
 	if cm.Components != nil && cm.Components.BlobFile != "" {
 		return cm.Components.BlobFile
 	}
-	if r := layout.Of(pkg).ConfigMap(cm); r != nil && r.Blob != "" {
+	if r := pkg.Layout.ConfigMap(cm); r != nil && r.Blob != "" {
 		return r.Blob
 	}
 	return ""

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/testkit/hinttest"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -90,6 +91,7 @@ func newPkg(path string, pinSource string, specs ...provSpec) *model.Package {
 	if pinSource != "" {
 		pkg.Pins.File = &pf
 	}
+	pkg.Layout = layout.Of(pkg) // as the loader decides it
 	return pkg
 }
 

@@ -146,15 +146,15 @@ func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
 	}
 
 	// Which file is the blob, the YAML and the metadata: the package
-	// layout decides (pkg/layout), for the ConfigMap the operator installs,
-	// else for the provider's pin.
-	var files layout.Files
+	// layout the loader decided (model.Package.Layout), for the ConfigMap
+	// the operator installs, else for the provider's pin.
+	var files model.ReleaseFiles
 	if cm != nil {
-		if r := layout.Of(cpkg).ConfigMap(cm); r != nil {
-			files = r.Files
+		if r := cpkg.Layout.ConfigMap(cm); r != nil {
+			files = r.ReleaseFiles
 		}
-	} else if r := layout.Of(pkg).Provider(p); r != nil {
-		files = r.Files
+	} else if r := pkg.Layout.Provider(p); r != nil {
+		files = r.ReleaseFiles
 	}
 
 	// Blob: the bytes the cluster gets, else the layout's blob file.

@@ -1,7 +1,8 @@
 // Package layout decides, in one place, which vendored file of a provider
 // package is each provider release's components YAML, its metadata and its
-// blob. The builder (build, push) and the verifier (loader, tree checks,
-// registry checks) all ask it instead of keeping their own rules.
+// blob. The loader (pkg/load) runs Of once per package and stores the
+// result on model.Package.Layout; the builder (build, push, bump) and the
+// checks read it there instead of deciding again.
 //
 // What a file is follows from what the chart does with it, not from its
 // name:
@@ -20,7 +21,7 @@
 //     data.metadata, else the pin's metadata source (pin.yaml `metadata`,
 //     else its one source named metadata*).
 //
-// Of derives the layout of a loaded package (pkg/load fills the digests it
+// Of derives the layout of a package as the loader fills it (the digests it
 // compares); FromPins derives what the pins alone say, for a package whose
 // chart cannot be rendered yet (a first build).
 package layout
@@ -37,108 +38,14 @@ import (
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
-// How a file's role was decided (Files.*By).
-const (
-	ByBytes   = "bytes"   // the vendored file holds exactly the ConfigMap's bytes
-	ByPin     = "pin"     // the pin names it
-	ByContent = "content" // the vendored file is what the blob inflates to
-	ByName    = "name"    // file names point to it (unpinned packages only)
-)
-
-// Files are the vendored files of one provider release, as slash paths
-// relative to the package directory; "" when the package has none.
-type Files struct {
-	Components   string
-	ComponentsBy string
-	Metadata     string
-	MetadataBy   string
-	Blob         string
-	BlobBy       string
-}
-
-// Release is one provider release of a package: a ConfigMap holding
-// components, a pin entry, or both.
-type Release struct {
-	// Name is the release: the ConfigMap's name, else the pin's release.
-	Name string
-	// ConfigMap is the rendered components ConfigMap; nil when only a pin
-	// names the release.
-	ConfigMap *model.ConfigMap
-	// Providers are the package's providers whose selector picks the
-	// ConfigMap (none for air-gap charts, whose providers live elsewhere).
-	Providers []*model.Provider
-	// Pin is the package's pin of the release; nil when it has none.
-	Pin *pin.Provider
-	Files
-}
-
-// Layout is every release of one package.
-type Layout struct {
-	Releases []*Release
-}
-
-// ConfigMap returns the release of a ConfigMap of the package, nil if none.
-func (l *Layout) ConfigMap(cm *model.ConfigMap) *Release {
-	if l == nil || cm == nil {
-		return nil
-	}
-	for _, r := range l.Releases {
-		if r.ConfigMap == cm {
-			return r
-		}
-	}
-	return nil
-}
-
-// Provider returns the release a provider of the package installs: the
-// ConfigMap named spec.version among those it selects, else the pin of its
-// kind and name, else the pin of its spec.version; nil if none.
-func (l *Layout) Provider(p *model.Provider) *Release {
-	if l == nil || p == nil {
-		return nil
-	}
-	for _, r := range l.Releases {
-		if r.ConfigMap != nil && r.Name == p.Version {
-			for _, q := range r.Providers {
-				if q == p {
-					return r
-				}
-			}
-		}
-	}
-	for _, r := range l.Releases {
-		if r.Pin != nil && r.Pin.Kind == p.Kind && r.Pin.Name == p.Name && r.Pin.Kind != "" {
-			return r
-		}
-	}
-	for _, r := range l.Releases {
-		if r.Pin != nil && r.Pin.Release != "" && r.Pin.Release == p.Version {
-			return r
-		}
-	}
-	return nil
-}
-
-// Pin returns the release of the pin entry of kind and name, nil if none.
-func (l *Layout) Pin(kind, name string) *Release {
-	if l == nil {
-		return nil
-	}
-	for _, r := range l.Releases {
-		if r.Pin != nil && r.Pin.Kind == kind && r.Pin.Name == name {
-			return r
-		}
-	}
-	return nil
-}
-
-// Of derives the layout of a loaded package: one Release per components
+// Of derives the layout of a package being loaded: one release per components
 // ConfigMap (in the package's order), then one per pin entry no ConfigMap
-// took. It reads only the model: file digests (model.File), the
+// took. The loader calls it once the package's files, ConfigMaps and
+// pins are in; everything else reads model.Package.Layout. It reads only the model: file digests (model.File), the
 // ConfigMaps' component digests and metadata bytes, the providers'
 // selectors and the pins.
-func Of(pkg *model.Package) *Layout {
-	l := &Layout{}
+func Of(pkg *model.Package) *model.Layout {
+	l := &model.Layout{}
 	if pkg == nil {
 		return l
 	}
@@ -146,7 +53,7 @@ func Of(pkg *model.Package) *Layout {
 	for _, cm := range pkg.ConfigMaps {
 		provs := Selecting(pkg, cm)
 		pp := pinFor(pkg, cm, provs)
-		r := &Release{Name: cm.Name, ConfigMap: cm, Providers: provs, Pin: pp}
+		r := &model.LayoutRelease{Name: cm.Name, ConfigMap: cm, Providers: provs, Pin: pp}
 		if pp != nil {
 			taken[pp] = true
 		}
@@ -159,18 +66,18 @@ func Of(pkg *model.Package) *Layout {
 			if taken[pp] {
 				continue
 			}
-			r := &Release{Name: pp.Release, Pin: pp, Files: pinFiles(pp)}
+			r := &model.LayoutRelease{Name: pp.Release, Pin: pp, ReleaseFiles: PinFiles(pp)}
 			l.Releases = append(l.Releases, r)
 		}
 	}
 	return l
 }
 
-// FromPins is the layout the pins alone give: one Release per pin entry,
+// FromPins is the layout the pins alone give: one release per pin entry,
 // with the pin's blob, components and metadata sources. An entry whose
 // components source is ambiguous is an error naming it and the fix.
-func FromPins(f *pin.File) (*Layout, error) {
-	l := &Layout{}
+func FromPins(f *pin.File) (*model.Layout, error) {
+	l := &model.Layout{}
 	if f == nil {
 		return l, nil
 	}
@@ -179,21 +86,24 @@ func FromPins(f *pin.File) (*Layout, error) {
 		if _, err := PinComponents(*pp); err != nil {
 			return nil, err
 		}
-		l.Releases = append(l.Releases, &Release{Name: pp.Release, Pin: pp, Files: pinFiles(pp)})
+		l.Releases = append(l.Releases, &model.LayoutRelease{Name: pp.Release, Pin: pp, ReleaseFiles: PinFiles(pp)})
 	}
 	return l, nil
 }
 
-func pinFiles(pp *pin.Provider) Files {
-	var f Files
+// PinFiles are the files a pin entry names: its blob, its components
+// source (PinComponents) and its metadata source (PinMetadata), each
+// matched by pin; "" for a role the pin does not name.
+func PinFiles(pp *pin.Provider) model.ReleaseFiles {
+	var f model.ReleaseFiles
 	if pp.Blob != "" {
-		f.Blob, f.BlobBy = pp.Blob, ByPin
+		f.Blob, f.BlobBy = pp.Blob, model.MatchedByPin
 	}
 	if c, _ := PinComponents(*pp); c != "" {
-		f.Components, f.ComponentsBy = c, ByPin
+		f.Components, f.ComponentsBy = c, model.MatchedByPin
 	}
 	if m := PinMetadata(*pp); m != "" {
-		f.Metadata, f.MetadataBy = m, ByPin
+		f.Metadata, f.MetadataBy = m, model.MatchedByPin
 	}
 	return f
 }
@@ -266,7 +176,7 @@ func Inflated(info *blob.Info) bool {
 }
 
 // derive fills the files of a ConfigMap's release.
-func derive(pkg *model.Package, r *Release) {
+func derive(pkg *model.Package, r *model.LayoutRelease) {
 	cm, pp := r.ConfigMap, r.Pin
 	comp := cm.Components
 	usable := comp != nil && comp.DecodeErr == nil
@@ -290,11 +200,11 @@ func derive(pkg *model.Package, r *Release) {
 			return a < b
 		})
 		if len(same) > 0 {
-			r.Blob, r.BlobBy = same[0], ByBytes
+			r.Blob, r.BlobBy = same[0], model.MatchedByBytes
 		}
 	}
 	if r.Blob == "" && pp != nil && pp.Blob != "" {
-		r.Blob, r.BlobBy = pp.Blob, ByPin
+		r.Blob, r.BlobBy = pp.Blob, model.MatchedByPin
 	}
 
 	// Components YAML: by pin, then by content, then by name.
@@ -310,24 +220,24 @@ func derive(pkg *model.Package, r *Release) {
 		}
 	}
 	blobFile := ""
-	if r.BlobBy == ByBytes {
+	if r.BlobBy == model.MatchedByBytes {
 		blobFile = r.Blob
 	}
 	if pp != nil {
 		if c, _ := PinComponents(*pp); c != "" {
-			r.Components, r.ComponentsBy = c, ByPin
+			r.Components, r.ComponentsBy = c, model.MatchedByPin
 		}
 	}
 	if r.Components == "" && known {
 		if c := contentMatch(pkg, content); c != "" {
-			r.Components, r.ComponentsBy = c, ByContent
+			r.Components, r.ComponentsBy = c, model.MatchedByContent
 		}
 	}
 	if r.Components == "" && pp == nil && (comp == nil || comp.Gzip || comp.DecodeErr != nil) {
 		// Only a blob (or a blob that cannot be read) needs a YAML found by
 		// name: plain components are themselves what reviewers see.
 		if c := nameMatch(pkg, blobFile, r.Providers); c != "" && c != r.Blob {
-			r.Components, r.ComponentsBy = c, ByName
+			r.Components, r.ComponentsBy = c, model.MatchedByName
 		}
 	}
 
@@ -351,12 +261,12 @@ func derive(pkg *model.Package, r *Release) {
 			return same[i] < same[j]
 		})
 		if len(same) > 0 {
-			r.Metadata, r.MetadataBy = same[0], ByBytes
+			r.Metadata, r.MetadataBy = same[0], model.MatchedByBytes
 		}
 	}
 	if r.Metadata == "" && pp != nil {
 		if m := PinMetadata(*pp); m != "" {
-			r.Metadata, r.MetadataBy = m, ByPin
+			r.Metadata, r.MetadataBy = m, model.MatchedByPin
 		}
 	}
 }

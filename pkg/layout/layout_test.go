@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -28,25 +29,28 @@ func loadPkg(t *testing.T, dir string) *model.Package {
 // bytes and content.
 func TestOfFixture(t *testing.T) {
 	root := fixture.Root()
-	want := map[string]map[string]layout.Files{
+	want := map[string]map[string]model.ReleaseFiles{
 		"packages/system/capi-providers-core": {"v1.10.1-core": {
-			Components: "files/core-components.yaml", ComponentsBy: layout.ByPin,
-			Metadata: "files/metadata.yaml", MetadataBy: layout.ByBytes,
-			Blob: "files/components.gz", BlobBy: layout.ByBytes}},
+			Components: "files/core-components.yaml", ComponentsBy: model.MatchedByPin,
+			Metadata: "files/metadata.yaml", MetadataBy: model.MatchedByBytes,
+			Blob: "files/components.gz", BlobBy: model.MatchedByBytes}},
 		"packages/system/capi-providers-bootstrap": {
-			"v1.10.1-bootstrap": {Components: "files/bootstrap-components.yaml", ComponentsBy: layout.ByContent,
-				Metadata: "files/metadata.yaml", MetadataBy: layout.ByBytes, Blob: "files/components.gz", BlobBy: layout.ByBytes},
-			"v0.6.12-bootstrap-talos": {Components: "files/talos-bootstrap-components.yaml", ComponentsBy: layout.ByContent,
-				Metadata: "files/metadata-talos.yaml", MetadataBy: layout.ByBytes, Blob: "files/components-talos.gz", BlobBy: layout.ByBytes}},
+			"v1.10.1-bootstrap": {Components: "files/bootstrap-components.yaml", ComponentsBy: model.MatchedByContent,
+				Metadata: "files/metadata.yaml", MetadataBy: model.MatchedByBytes, Blob: "files/components.gz", BlobBy: model.MatchedByBytes},
+			"v0.6.12-bootstrap-talos": {Components: "files/talos-bootstrap-components.yaml", ComponentsBy: model.MatchedByContent,
+				Metadata: "files/metadata-talos.yaml", MetadataBy: model.MatchedByBytes, Blob: "files/components-talos.gz", BlobBy: model.MatchedByBytes}},
 		"packages/system/capi-providers-infraprovider": {
-			"v0.7.7-infraprovider-proxmox": {Components: "files/proxmox-infrastructure-components.yaml", ComponentsBy: layout.ByPin,
-				Metadata: "files/metadata-proxmox.yaml", MetadataBy: layout.ByBytes, Blob: "files/components-proxmox.gz", BlobBy: layout.ByBytes}},
+			"v0.7.7-infraprovider-proxmox": {Components: "files/proxmox-infrastructure-components.yaml", ComponentsBy: model.MatchedByPin,
+				Metadata: "files/metadata-proxmox.yaml", MetadataBy: model.MatchedByBytes, Blob: "files/components-proxmox.gz", BlobBy: model.MatchedByBytes}},
 	}
 	for dir, rels := range want {
 		p := loadPkg(t, filepath.Join(root, dir))
 		l := layout.Of(p)
+		if !reflect.DeepEqual(p.Layout, l) {
+			t.Errorf("%s: the loader stored layout %+v, Of gives %+v", dir, p.Layout, l)
+		}
 		for name, w := range rels {
-			var got *layout.Release
+			var got *model.LayoutRelease
 			for _, r := range l.Releases {
 				if r.Name == name {
 					got = r
@@ -56,8 +60,8 @@ func TestOfFixture(t *testing.T) {
 				t.Errorf("%s: no release %s", dir, name)
 				continue
 			}
-			if got.Files != w {
-				t.Errorf("%s %s: files = %+v, want %+v", dir, name, got.Files, w)
+			if got.ReleaseFiles != w {
+				t.Errorf("%s %s: files = %+v, want %+v", dir, name, got.ReleaseFiles, w)
 			}
 			if len(got.Providers) != 1 || got.Providers[0].Version != name {
 				t.Errorf("%s %s: providers = %v", dir, name, got.Providers)
@@ -83,8 +87,8 @@ func TestOfTalosNames(t *testing.T) {
 	mv("files/talos-bootstrap-components.yaml", "files/bootstrap-components-talos.yaml")
 	p := loadPkg(t, dir)
 	r := findRelease(t, layout.Of(p), "v0.6.12-bootstrap-talos")
-	if r.Components != "files/bootstrap-components-talos.yaml" || r.ComponentsBy != layout.ByContent || r.Metadata != "files/metadata-talos.yaml" {
-		t.Errorf("by content: %+v", r.Files)
+	if r.Components != "files/bootstrap-components-talos.yaml" || r.ComponentsBy != model.MatchedByContent || r.Metadata != "files/metadata-talos.yaml" {
+		t.Errorf("by content: %+v", r.ReleaseFiles)
 	}
 	f := filepath.Join(dir, "files/bootstrap-components-talos.yaml")
 	data, err := os.ReadFile(f)
@@ -96,15 +100,15 @@ func TestOfTalosNames(t *testing.T) {
 	}
 	p = loadPkg(t, dir)
 	r = findRelease(t, layout.Of(p), "v0.6.12-bootstrap-talos")
-	if r.Components != "files/bootstrap-components-talos.yaml" || r.ComponentsBy != layout.ByName {
-		t.Errorf("by name: %+v", r.Files)
+	if r.Components != "files/bootstrap-components-talos.yaml" || r.ComponentsBy != model.MatchedByName {
+		t.Errorf("by name: %+v", r.ReleaseFiles)
 	}
 	if r.ConfigMap.Components.YAMLFile != r.Components || r.ConfigMap.Components.Diff == nil {
 		t.Errorf("the loader did not use the layout: %+v", r.ConfigMap.Components)
 	}
 }
 
-func findRelease(t *testing.T, l *layout.Layout, name string) *layout.Release {
+func findRelease(t *testing.T, l *model.Layout, name string) *model.LayoutRelease {
 	t.Helper()
 	for _, r := range l.Releases {
 		if r.Name == name {
@@ -164,9 +168,9 @@ func TestFromPins(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := l.Pin("BootstrapProvider", "talos")
-	want := layout.Files{Components: "files/bootstrap-components-talos.yaml", ComponentsBy: layout.ByPin,
-		Metadata: "files/metadata-talos.yaml", MetadataBy: layout.ByPin, Blob: "files/components-talos.gz", BlobBy: layout.ByPin}
-	if r == nil || r.Files != want {
+	want := model.ReleaseFiles{Components: "files/bootstrap-components-talos.yaml", ComponentsBy: model.MatchedByPin,
+		Metadata: "files/metadata-talos.yaml", MetadataBy: model.MatchedByPin, Blob: "files/components-talos.gz", BlobBy: model.MatchedByPin}
+	if r == nil || r.ReleaseFiles != want {
 		t.Fatalf("release = %+v", r)
 	}
 }

@@ -24,9 +24,9 @@ import (
 // Ways a ConfigMap's components are matched to a vendored YAML file
 // (model.Components.MatchedBy), as pkg/layout decides them.
 const (
-	MatchedByPin     = layout.ByPin
-	MatchedByContent = layout.ByContent
-	MatchedByName    = layout.ByName
+	MatchedByPin     = model.MatchedByPin
+	MatchedByContent = model.MatchedByContent
+	MatchedByName    = model.MatchedByName
 )
 
 // vendorDir is the directory of vendored files in a package.
@@ -253,12 +253,12 @@ func (l *scanner) inspect(ctx context.Context, p *model.Package, cm *pendingCM) 
 
 // components records the package layout's blob and YAML of a ConfigMap
 // (pkg/layout decides them) and diffs the components with that YAML.
-func (l *scanner) components(ctx context.Context, p *model.Package, cm *pendingCM, rel *layout.Release) {
+func (l *scanner) components(ctx context.Context, p *model.Package, cm *pendingCM, rel *model.LayoutRelease) {
 	comp := cm.Components
 	if comp.DecodeErr != nil || rel == nil {
 		return
 	}
-	if rel.BlobBy == layout.ByBytes {
+	if rel.BlobBy == model.MatchedByBytes {
 		comp.BlobFile = rel.Blob
 	}
 	comp.YAMLFile, comp.MatchedBy = rel.Components, rel.ComponentsBy

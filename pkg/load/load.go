@@ -329,14 +329,14 @@ func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package) 
 }
 
 func newPackage(c candidate) *model.Package {
-	return &model.Package{Path: c.rel, Dir: c.dir, Chart: c.chart, Pins: &pin.Set{}, Files: map[string]*model.File{}}
+	return &model.Package{Path: c.rel, Dir: c.dir, Chart: c.chart, Pins: &pin.Set{}, Files: map[string]*model.File{}, Layout: &model.Layout{}}
 }
 
 // Package loads the one package in dir, a Helm chart (dir holds Chart.yaml)
 // or a plain manifest directory, as Tree loads each package: rendered,
 // hashed and matched. Its Path is ".". It returns nil and no error when dir
-// holds no provider package. The builder uses it with pkg/layout to learn
-// which file is each provider's components, metadata and blob.
+// holds no provider package. The builder reads its Layout to learn which
+// file is each provider's components, metadata and blob.
 func Package(ctx context.Context, dir string, opts Options) (*model.Package, error) {
 	opts = opts.withDefaults()
 	abs, err := filepath.Abs(dir)

@@ -177,13 +177,14 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		l.inspect(ctx, p, cm)
 		p.ConfigMaps = append(p.ConfigMaps, cm.ConfigMap)
 	}
-	// Which file is which: decided once, by pkg/layout.
-	lay := layout.Of(p)
+	// Which file is which: decided once, by pkg/layout, and kept on the
+	// package for every later reader.
+	p.Layout = layout.Of(p)
 	for _, cm := range cms {
 		if ctx.Err() != nil {
 			return nil
 		}
-		l.components(ctx, p, cm, lay.ConfigMap(cm.ConfigMap))
+		l.components(ctx, p, cm, p.Layout.ConfigMap(cm.ConfigMap))
 		cm.raw = nil
 	}
 	if ctx.Err() != nil {

@@ -74,6 +74,11 @@ type Package struct {
 	// path), by slash path relative to the package directory.
 	Files map[string]*File
 
+	// Layout says which vendored file is each release's components YAML,
+	// metadata and blob, and how each was matched: decided once by
+	// pkg/layout when the package is loaded (never nil once loaded).
+	Layout *Layout
+
 	// Problems found while loading (render failure, bad YAML, unreadable
 	// file, symlink out of the tree). Each becomes a finding.
 	Problems []Problem

@@ -133,7 +133,7 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 		for _, pkg := range t.Packages {
 			for _, p := range pkg.Providers {
 				pr := Provider{Package: pkg.Path, Root: root, Provider: p.ID(), Release: p.Version, Newer: []Release{}, PreReleases: []Release{}}
-				lay, err := bump.LayoutOf(t, pkg, p)
+				lay, err := bump.TargetOf(t, pkg, p)
 				if err != nil {
 					pr.Version = pin.ReleaseVersion(p.Version)
 					pr.Error = err.Error()

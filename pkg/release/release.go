@@ -17,15 +17,12 @@ package release
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -33,7 +30,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/load"
-	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/pin/infer"
@@ -117,16 +113,15 @@ func Load(ctx context.Context, dir string, opts Options) ([]Provider, error) {
 	var out []Provider
 	for _, pkg := range tree.Packages {
 		pkgDir := filepath.Join(dir, filepath.FromSlash(pkg.Path))
-		lay := layout.Of(pkg)
 		for _, p := range pkg.Providers {
-			out = append(out, provider(pkgDir, pkg, lay, p, r.Findings, opts.BuilderVersion))
+			out = append(out, provider(pkgDir, pkg, p, r.Findings, opts.BuilderVersion))
 		}
 	}
 	return out, nil
 }
 
 // provider decides one provider.
-func provider(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provider, findings []report.Finding, builderVersion string) Provider {
+func provider(dir string, pkg *model.Package, p *model.Provider, findings []report.Finding, builderVersion string) Provider {
 	out := Provider{Package: dir, ID: p.ID()}
 	if p.Selector == nil {
 		switch {
@@ -154,7 +149,7 @@ func provider(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provi
 	if len(out.Refused) > 0 {
 		return out
 	}
-	rel, reencoded, err := releaseOf(dir, pkg, lay, p, builderVersion)
+	rel, reencoded, err := releaseOf(dir, pkg, p, builderVersion)
 	if err != nil {
 		// The checks passed but the release cannot be assembled: say so
 		// as a finding of the check whose ground it is.
@@ -175,12 +170,8 @@ func provider(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provi
 // releaseOf assembles the release of p from the package layout. reencoded
 // is the blob file whose bytes the release does not carry because their
 // header is not reproducible (blob.ForYAML).
-func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Provider, builderVersion string) (rel *artifact.Release, reencoded string, err error) {
-	typ, ok := model.ProviderKinds[p.Kind]
-	if !ok {
-		return nil, "", fmt.Errorf("%s: kind %q is not a cluster-api-operator provider kind", p.ID(), p.Kind)
-	}
-	r := lay.Provider(p)
+func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion string) (rel *artifact.Release, reencoded string, err error) {
+	r := pkg.Layout.Provider(p)
 	if r == nil || r.ConfigMap == nil {
 		return nil, "", fmt.Errorf("%s: no ConfigMap of this package named %s is selected by it, so the package holds no release of it", p.ID(), p.Version)
 	}
@@ -225,20 +216,15 @@ func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Prov
 		reencoded = r.Blob
 	}
 	rel = &artifact.Release{
-		Kind: p.Kind, Name: p.Name, Release: p.Version, Type: typ,
+		Kind: p.Kind, Name: p.Name, Release: p.Version,
 		Blob: gz, YAML: yml, Metadata: meta,
 		BuilderVersion: builderVersion,
 	}
 	if pp := pinOf(pkg, r, p); pp != nil {
 		rel.Version = pp.Version
 		rel.Pins = slices.Clone(pp.Sources)
-		for _, pp := range pp.Patches {
-			b, err := read(pp)
-			if err != nil {
-				return nil, "", fmt.Errorf("%s: patch: %w", p.ID(), err)
-			}
-			sum := sha256.Sum256(b)
-			rel.Patches = append(rel.Patches, artifact.Patch{Path: pp, SHA256: hex.EncodeToString(sum[:])})
+		if rel.Patches, err = artifact.HashPatches(pp.Patches, read); err != nil {
+			return nil, "", fmt.Errorf("%s: patch: %w", p.ID(), err)
 		}
 	}
 	if pkg.Pins != nil {
@@ -252,10 +238,14 @@ func releaseOf(dir string, pkg *model.Package, lay *layout.Layout, p *model.Prov
 		}
 	}
 	if rel.Version == "" {
-		rel.Version = upstreamOf(p.Version)
+		// No pin says it: the upstream version the release is named after,
+		// by the rule bump and outdated use, else the release itself.
+		if rel.Version = pin.ReleaseVersion(p.Version); rel.Version == "" {
+			rel.Version = p.Version
+		}
 	}
-	if rel.Contract, err = metadata.Contract(meta, rel.Version); err != nil {
-		return nil, "", fmt.Errorf("%s: %s: %w", p.ID(), r.Metadata, err)
+	if err := rel.Complete(r.Metadata); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
 	}
 	return rel, reencoded, nil
 }
@@ -308,28 +298,15 @@ func relocate(f report.Finding, dir string) report.Finding {
 // pairs with it, else, as the registry checks find it, the pin entry of the
 // provider's kind and name, of its release, or a Makefile pin (no kind,
 // no name) of the upstream version the release is named after.
-func pinOf(pkg *model.Package, r *layout.Release, p *model.Provider) *pin.Provider {
+func pinOf(pkg *model.Package, r *model.LayoutRelease, p *model.Provider) *pin.Provider {
 	if r.Pin != nil {
 		return r.Pin
 	}
 	return layout.PinOf(pkg, p)
 }
 
-// semverCore is the vMAJOR.MINOR.PATCH a release name starts with.
-var semverCore = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+`)
-
-// upstreamOf is the upstream version a release is named after
-// ("v0.19.0" of "v0.19.0-cozystack.0"), the release itself when it does
-// not start with one.
-func upstreamOf(release string) string {
-	if m := semverCore.FindString(release); m != "" {
-		return m
-	}
-	return release
-}
-
 // Releases is what `builder push` publishes from dir. With a pin.yaml, the
-// releases it lists (artifact.LoadReleases: the files its pins name);
+// releases it lists (artifact.PinnedReleases: the files its pins name);
 // without one, the releases Load derives from the package as it stands.
 // Either way a provider whose offline checks have error findings that
 // Refuses is refused with them (a pin-only directory that holds no
@@ -344,7 +321,7 @@ func Releases(ctx context.Context, dir string, opts Options) ([]Provider, error)
 	if set == nil || set.Source != pin.SourcePinFile || set.File == nil {
 		return Load(ctx, dir, opts)
 	}
-	rels, err := artifact.LoadReleases(dir, opts.BuilderVersion)
+	rels, err := artifact.PinnedReleases(dir, set.File, opts.BuilderVersion)
 	if err != nil {
 		return nil, err
 	}

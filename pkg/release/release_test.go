@@ -161,14 +161,6 @@ func TestReleasesWithPinFile(t *testing.T) {
 	}
 }
 
-func TestUpstreamOf(t *testing.T) {
-	for in, want := range map[string]string{"v0.19.0-cozystack.0": "v0.19.0", "v1.10.1-core": "v1.10.1", "v1.2": "v1.2", "1.2.3": "1.2.3"} {
-		if got := upstreamOf(in); got != want {
-			t.Errorf("upstreamOf(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestLoadMakefilePins: a Makefile that pins talos's upstream YAML by
 // URL and SHA-256 gives talos's release those materials (the pin the
 // registry checks compare with), and kubeadm's none.

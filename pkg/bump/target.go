@@ -15,12 +15,10 @@ import (
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
-// Layout is where one provider of a package keeps its pieces: the pins,
-// the vendored components YAML and metadata, the blob and the patches.
-//
-// All layout lookups are in LayoutOf, one function, so that a shared
-// package-layout API can replace it without touching the rest.
-type Layout struct {
+// Target is what a bump of one provider of a package starts from: where
+// its pins are read, what they pin, and the vendored files of its release
+// (components YAML, metadata, blob) as the package layout gives them.
+type Target struct {
 	Provider *model.Provider
 	// PinSource is where the provider's pins are read: pin.yaml,
 	// Makefile (URL and SHA-256 variables or digests in a recipe), or ""
@@ -37,21 +35,20 @@ type Layout struct {
 	Sources []pin.Source
 	// Patches apply in order to Components.
 	Patches []string
-	// Components is the vendored components YAML, Metadata the vendored
-	// metadata.yaml, Blob the gzip blob the ConfigMap carries.
-	Components string
-	Metadata   string
-	Blob       string
+	// ReleaseFiles are the release's vendored components YAML, metadata
+	// and blob: the pin entry's (layout.PinFiles) when pin.yaml has one,
+	// else the package layout's (model.Package.Layout).
+	model.ReleaseFiles
 	// Checksums is the URL of the release's checksums file the pin names.
 	Checksums string
 }
 
-// LayoutOf finds the layout of provider p of pkg in tree t: from its
-// pin.yaml entry when it has one, else from what the chart does with its
-// files (the ConfigMap the provider's selector picks names the blob, the
-// YAML it inflates to and the metadata it embeds) and the Makefile's pins.
-func LayoutOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Layout, error) {
-	l := &Layout{Provider: p, Release: p.Version, PinIndex: -1}
+// TargetOf finds what a bump of provider p of pkg in tree t starts from:
+// its pin.yaml entry when it has one, else what the chart does with its
+// files (the package layout of the ConfigMap the provider's selector
+// picks) and the Makefile's pins.
+func TargetOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Target, error) {
+	l := &Target{Provider: p, Release: p.Version, PinIndex: -1}
 	if l.Release == "" {
 		return nil, fmt.Errorf("%s has no spec.version; set it to the release name (e.g. v1.2.3-core) first", p.ID())
 	}
@@ -63,28 +60,27 @@ func LayoutOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Layout, er
 		for i, pp := range set.File.Providers {
 			if pp.Kind == p.Kind && pp.Name == p.Name {
 				l.PinSource, l.PinIndex = pin.SourcePinFile, i
-				l.Version, l.Sources, l.Patches, l.Blob, l.Checksums = pp.Version, slices.Clone(pp.Sources), slices.Clone(pp.Patches), pp.Blob, pp.Checksums
+				l.Version, l.Sources, l.Patches, l.Checksums = pp.Version, slices.Clone(pp.Sources), slices.Clone(pp.Patches), pp.Checksums
 				if pp.Release != "" && pp.Release != p.Version {
 					return nil, fmt.Errorf("%s pins release %s but spec.version of %s is %s; bring them in step first (`verifier check`)", pin.FileName, pp.Release, p.ID(), p.Version)
 				}
-				l.Components, _ = layout.PinComponents(pp)
-				l.Metadata = layout.PinMetadata(pp)
+				l.ReleaseFiles = layout.PinFiles(&pp)
 				return l, nil
 			}
 		}
 		return nil, fmt.Errorf("%s pins no entry for %s; add one (kind %s, name %s) or bump a provider it pins", pin.FileName, p.ID(), p.Kind, p.Name)
 	}
 
-	// No pin.yaml: what the chart does with its files (pkg/layout: the
-	// vendored file with the ConfigMap's blob bytes, the YAML it inflates
-	// to, the file with its metadata bytes).
+	// No pin.yaml: what the chart does with its files (the package
+	// layout: the vendored file with the ConfigMap's blob bytes, the YAML
+	// it inflates to, the file with its metadata bytes).
 	m, ok := check.NewIndex(t).Select(pkg, p).Picked(p.Version)
-	rel := layout.Of(pkg).Provider(p)
+	rel := pkg.Layout.Provider(p)
 	if !ok || m.Package != pkg || m.ConfigMap.Components == nil || rel == nil || rel.ConfigMap == nil {
 		return nil, fmt.Errorf("%s: no ConfigMap of this package named %s holds its components; fix the package first (`verifier check`)", p.ID(), p.Version)
 	}
 	cm := m.ConfigMap
-	l.Blob, l.Components, l.Metadata = rel.Blob, rel.Components, rel.Metadata
+	l.ReleaseFiles = rel.ReleaseFiles
 	if l.Components == "" || (cm.Components.Gzip && l.Blob == "") {
 		return nil, fmt.Errorf("%s: cannot tell which vendored files the ConfigMap %s is built from; add %s naming sources, patches and blob (api/pin.md)", p.ID(), cm.Name, pin.FileName)
 	}
