@@ -232,14 +232,18 @@ func notInTree(pkg *model.Package, p, from *model.Provider) report.Finding {
 // fetchedHow says, in words, where the operator fetches p's metadata from
 // when p has no spec.fetchConfig.selector.
 func fetchedHow(p *model.Provider) string {
-	switch {
-	case p.FetchOCI != "":
+	if p.FetchOCI != "" {
 		return "the operator fetches it from spec.fetchConfig.oci " + p.FetchOCI
-	case p.FetchURL != "":
-		return "the operator downloads it from spec.fetchConfig.url " + p.FetchURL
 	}
-	if d, ok := operator.DefaultDownload(p.Kind, p.Name, p.Version); ok && len(d.URLs) > 1 {
-		return "the operator downloads it from " + d.URLs[1]
+	d, _ := operator.DefaultDownload(p.Kind, p.Name, p.Version)
+	if p.FetchURL != "" {
+		d = operator.URLDownload(p.FetchURL, p.Version)
 	}
-	return "with no spec.fetchConfig, the operator downloads it from the repository clusterctl's built-in provider list names"
+	if len(d.URLs) > 1 {
+		return "the operator downloads it at install time from " + d.URLs[1]
+	}
+	if p.FetchURL != "" {
+		return "the operator downloads it at install time from spec.fetchConfig.url " + p.FetchURL
+	}
+	return "with no spec.fetchConfig, the operator downloads it at install time from the repository clusterctl's built-in provider list names"
 }

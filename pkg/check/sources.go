@@ -150,20 +150,20 @@ func unheldSources(t *model.Tree) []report.Finding {
 // downloadMessage says what the operator downloads for p and that
 // nothing pins it.
 func downloadMessage(p *model.Provider, s report.Source) string {
-	from := "with no spec.fetchConfig, the cluster-api-operator resolves it through clusterctl's built-in provider list (" + operator.ClusterctlRelease + ")"
-	if s.Kind == report.SourceURL {
-		from = "the cluster-api-operator downloads it from spec.fetchConfig.url " + s.Ref
-	}
 	if strings.HasPrefix(s.Status, "not installable: ") {
 		return fmt.Sprintf("%s: %s", p.ID(), strings.TrimPrefix(s.Status, "not installable: "))
 	}
+	how := "has no spec.fetchConfig: the cluster-api-operator resolves it through clusterctl's built-in provider list (" + operator.ClusterctlRelease + ") to " + s.Ref + " and"
+	if s.Kind == report.SourceURL {
+		how = "installs from spec.fetchConfig.url " + s.Ref + ": the cluster-api-operator"
+	}
 	switch {
 	case len(s.URLs) > 0:
-		return fmt.Sprintf("%s: %s and downloads release %s at install time: %s; nothing pins those bytes (a release tag is mutable)", p.ID(), from, s.Release, strings.Join(s.URLs, " and "))
+		return fmt.Sprintf("%s %s downloads release %s at install time: %s; nothing pins those bytes (a release tag is mutable)", p.ID(), how, s.Release, strings.Join(s.URLs, " and "))
 	case s.Release == "":
-		return fmt.Sprintf("%s: %s and, with no spec.version, installs whatever release of %s is the latest at install time; nothing pins those bytes", p.ID(), from, s.Ref)
+		return fmt.Sprintf("%s %s, with no spec.version, installs whatever release is the latest at install time; nothing pins those bytes", p.ID(), how)
 	}
-	return fmt.Sprintf("%s: %s and downloads release %s of %s at install time; nothing pins those bytes (a release tag is mutable)", p.ID(), from, s.Release, s.Ref)
+	return fmt.Sprintf("%s %s downloads release %s at install time; nothing pins those bytes (a release tag is mutable)", p.ID(), how, s.Release)
 }
 
 func downloadHint(p *model.Provider, s report.Source) string {
