@@ -59,7 +59,7 @@ func TestSourceMutations(t *testing.T) {
 				infra(t).Pins.File.Providers[1].Name = "kubevirt-cozystack"
 			},
 			kind:     report.SourceDefault,
-			want:     []string{"has no infrastructure provider named \"kubevirt-cozystack\"", "UnknownProvider"},
+			want:     []string{"has no InfrastructureProvider named \"kubevirt-cozystack\"", "UnknownProvider"},
 			contract: []string{"InfrastructureProvider/kubevirt-cozystack"},
 		},
 		{

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -12,8 +13,11 @@ import (
 // the GitHub repository client below are read from it.
 const ClusterctlRelease = "cluster-api v1.12.10"
 
-// typeName keys the built-in list: clusterctl provider type and name.
-type typeName struct{ typ, name string }
+// gitlabHost is a host the operator takes for GitLab (util.IsGitLabDomain).
+var gitlabHost = regexp.MustCompile(`^gitlab(-.*)?\.`)
+
+// kindName keys the built-in list: the operator kind and the name.
+type kindName struct{ kind, name string }
 
 // Download is what the operator downloads at install time for a provider
 // that has no ConfigMap or OCI artifact to install from: a release of a
@@ -44,12 +48,11 @@ type Download struct {
 // provider: the operator then fails the provider (UnknownProviderReason),
 // and Download.Problem says so.
 func DefaultDownload(kind, name, version string) (d Download, ok bool) {
-	typ := clusterctlType(kind)
-	u, ok := clusterctlProviders[typeName{typ, name}]
+	u, ok := clusterctlProviders[kindName{kind, name}]
 	if !ok {
 		return Download{Release: version, Problem: fmt.Sprintf(
-			"clusterctl's built-in provider list (%s) has no %s provider named %q, and with no spec.fetchConfig the operator knows nowhere else to download it from: it fails the provider (UnknownProvider)",
-			ClusterctlRelease, typ, name)}, false
+			"clusterctl's built-in provider list (%s) has no %s named %q, and with no spec.fetchConfig the operator knows nowhere else to download it from: it fails the provider (UnknownProvider)",
+			ClusterctlRelease, kind, name)}, false
 	}
 	return URLDownload(u, version), true
 }
@@ -74,8 +77,8 @@ func URLDownload(u, version string) Download {
 		return d
 	}
 	if r.Host != "github.com" {
-		if !strings.HasPrefix(r.Host, "gitlab") {
-			d.Problem = fmt.Sprintf("the operator downloads only from GitHub and GitLab repository URLs (util.RepositoryFactory), not from %s", r.Host)
+		if !gitlabHost.MatchString(r.Host) || !strings.HasPrefix(r.Path, "/api/v4/projects/") {
+			d.Problem = fmt.Sprintf("the operator downloads only from GitHub release URLs and GitLab package URLs (https://gitlab…/api/v4/projects/…; util.RepositoryFactory), not from %q", u)
 		}
 		return d
 	}
@@ -98,26 +101,4 @@ func URLDownload(u, version string) Download {
 	base := fmt.Sprintf("https://github.com/%s/%s/releases/download/%s/", owner, repo, version)
 	d.URLs = []string{base + file, base + "metadata.yaml"}
 	return d
-}
-
-// clusterctlType is the clusterctl provider type of an operator kind
-// (util.ClusterctlProviderType).
-func clusterctlType(kind string) string {
-	switch kind {
-	case "CoreProvider":
-		return "core"
-	case "BootstrapProvider":
-		return "bootstrap"
-	case "ControlPlaneProvider":
-		return "control-plane"
-	case "InfrastructureProvider":
-		return "infrastructure"
-	case "IPAMProvider":
-		return "ipam"
-	case "AddonProvider":
-		return "addon"
-	case "RuntimeExtensionProvider":
-		return "runtime-extension"
-	}
-	return ""
 }

@@ -29,6 +29,10 @@ func TestDefaultDownload(t *testing.T) {
 	if d, ok := DefaultDownload("ControlPlaneProvider", "kamaji-custom", "v1.0.0"); ok || !strings.Contains(d.Problem, "UnknownProvider") {
 		t.Errorf("unknown provider: %+v %v", d, ok)
 	}
+	// The list as cluster-api v1.12.10 has it: 61 providers.
+	if n := len(clusterctlProviders); n != 61 {
+		t.Errorf("%d built-in providers, cluster-api v1.12.10 lists 61", n)
+	}
 	if _, ok := DefaultDownload("BootstrapProvider", "cluster-api", "v1.0.0"); ok {
 		t.Error("the list is keyed by type and name: cluster-api is only a core provider")
 	}
@@ -46,7 +50,8 @@ func TestURLDownload(t *testing.T) {
 			[]string{"https://github.com/o/r/releases/download/v0.1.0/infrastructure-components.yaml", "https://github.com/o/r/releases/download/v0.1.0/metadata.yaml"}, ""},
 		{"https://gitlab.example.com/api/v4/projects/1/packages/generic/p/v1/c.yaml", "v1.0.0", nil, ""},
 		{"http://github.com/o/r/releases/latest/c.yaml", "v1", nil, "https://"},
-		{"https://example.com/c.yaml", "v1", nil, "GitHub and GitLab"},
+		{"https://example.com/c.yaml", "v1", nil, "GitLab package URLs"},
+		{"https://gitlab.example.com/o/r/releases/v1/c.yaml", "v1", nil, "GitLab package URLs"},
 		{"https://github.com/o/r/c.yaml", "v1", nil, "not a GitHub release URL"},
 	} {
 		d := URLDownload(c.url, c.version)
