@@ -70,11 +70,18 @@ func pinsProvider(pkg *model.Package, p *model.Provider) bool {
 func ociSourceOf(p *model.Provider) report.Source {
 	s := report.Source{Kind: report.SourceOCI}
 	src, err := operator.ParseSource(p.FetchOCI, p.Version)
-	if err != nil {
+	switch a := p.Artifact; {
+	case err == nil:
+		s.Registry, s.Ref = src.Host, src.Ref()
+	case a != nil && a.Repository != "":
+		// The artifact was looked up by a reference the caller gave
+		// (verifier verify REF), not read from the value.
+		s.Registry, _, _ = strings.Cut(a.Repository, "/")
+		s.Ref = a.Ref
+	default:
 		s.Status = "the operator cannot read spec.fetchConfig.oci (oci-source says why)"
 		return s
 	}
-	s.Registry, s.Ref = src.Host, src.Ref()
 	switch a := p.Artifact; {
 	case a == nil:
 		s.Status = "not verified: this run contacted no registry"
