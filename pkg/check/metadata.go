@@ -116,7 +116,7 @@ func coreContract(t *model.Tree, ix *Index) (contract string, core *model.Provid
 		if p.Kind != "CoreProvider" {
 			continue
 		}
-		m, found := ix.Select(t.Core, p).Picked(p.Version)
+		m, found := metadataInTree(ix, t.Core, p)
 		if !found {
 			return "", p, false
 		}
@@ -162,12 +162,11 @@ func contract(t *model.Tree) []report.Finding {
 		if p.Kind == "CoreProvider" {
 			return
 		}
-		if p.Selector == nil {
-			out = append(out, notInTree(pkg, p, p))
-			return
-		}
-		m, found := ix.Select(pkg, p).Picked(p.Version)
+		m, found := metadataInTree(ix, pkg, p)
 		if !found {
+			if p.Selector == nil {
+				out = append(out, notInTree(pkg, p, p))
+			}
 			return
 		}
 		c, v, ok := releaseContract(m.ConfigMap)
@@ -201,11 +200,14 @@ func uncheckableContracts(t *model.Tree, ix *Index) []report.Finding {
 	if core == nil || core.Selector != nil {
 		return nil
 	}
+	if _, ok := metadataInTree(ix, t.Core, core); ok {
+		return nil
+	}
 	out := []report.Finding{notInTree(t.Core, core, core)}
 	providers(t, func(pkg *model.Package, p *model.Provider) {
 		if p != core {
 			from := core
-			if p.Selector == nil {
+			if _, ok := metadataInTree(ix, pkg, p); !ok && p.Selector == nil {
 				from = p
 			}
 			out = append(out, notInTree(pkg, p, from))

@@ -17,6 +17,11 @@ import (
 // fetchConfig at all, from the repository clusterctl's built-in provider
 // list names (operator.DefaultDownload), which nothing pins.
 func Source(ix *Index, pkg *model.Package, p *model.Provider) report.Source {
+	if p.Selector == nil {
+		if ms := storeConfigMaps(ix, pkg, p); len(ms) == 1 {
+			return storedSource(ms[0], p)
+		}
+	}
 	switch {
 	case p.Selector != nil:
 		return vendoredSource(ix, pkg, p)
@@ -44,6 +49,57 @@ func vendoredSource(ix *Index, pkg *model.Package, p *model.Provider) report.Sou
 	}
 	s.Status = where + "; no SHA-256 pin holds its files"
 	return s
+}
+
+// storeConfigMaps are the ConfigMaps of the tree in p's namespace that
+// carry the labels of the operator's own store of p's release, for any
+// type name p's kind has had (manifests_downloader.go, ProviderLabels:
+// version, type, name, managed-by "true", and source "oci" for an OCI
+// provider). For a provider with no spec.fetchConfig.selector the
+// operator looks for such a ConfigMap before it downloads anything and
+// installs the one it finds (DownloadManifests, checkConfigMapExists);
+// with several it fails.
+func storeConfigMaps(ix *Index, pkg *model.Package, p *model.Provider) []Match {
+	var out []Match
+	seen := map[*model.ConfigMap]bool{}
+	for _, tn := range operator.Types(p.Kind) {
+		labels := operator.StoreLabels(tn.Type, p.Name, p.Version)
+		if p.FetchOCI == "" {
+			delete(labels, operator.LabelSource)
+		}
+		store := &model.Provider{Namespace: p.Namespace, Selector: &model.Selector{MatchLabels: labels}}
+		for _, m := range ix.Select(pkg, store).Matches {
+			if !seen[m.ConfigMap] {
+				seen[m.ConfigMap] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// storedSource is the source of a provider the operator installs from a
+// ConfigMap of the tree labelled as its own store of the release.
+func storedSource(m Match, p *model.Provider) report.Source {
+	s := report.Source{Kind: report.SourceVendored, Pinned: pinsProvider(m.Package, p)}
+	s.Status = fmt.Sprintf("ConfigMap %q (%s) carries the labels of the operator's own store of release %s: the operator installs it and fetches nothing", m.ConfigMap.Name, rel(m.Package, m.ConfigMap.File), p.Version)
+	if !s.Pinned {
+		s.Status += "; no SHA-256 pin holds its files"
+	}
+	return s
+}
+
+// metadataInTree is the ConfigMap of the tree whose metadata the operator
+// installs for p: the one its selector picks, or, with no selector, the
+// one store ConfigMap of its release (storeConfigMaps).
+func metadataInTree(ix *Index, pkg *model.Package, p *model.Provider) (Match, bool) {
+	if p.Selector != nil {
+		return ix.Select(pkg, p).Picked(p.Version)
+	}
+	if ms := storeConfigMaps(ix, pkg, p); len(ms) == 1 {
+		return ms[0], true
+	}
+	return Match{}, false
 }
 
 // pinsProvider reports whether pkg pins p's upstream files by SHA-256 and

@@ -63,6 +63,18 @@ func TestSourceMutations(t *testing.T) {
 			contract: []string{"InfrastructureProvider/kubevirt-cozystack"},
 		},
 		{
+			name: "no fetchConfig, the operator's own store of the release in the tree",
+			mutate: func(t *model.Tree) {
+				kubevirt(t).Selector = nil
+				cm := infra(t).ConfigMaps[1]
+				for k, v := range map[string]string{"provider.cluster.x-k8s.io/version": "v0.1.9-cozystack.0", "provider.cluster.x-k8s.io/type": "infrastructure",
+					"provider.cluster.x-k8s.io/name": "kubevirt", "managed-by.operator.cluster.x-k8s.io": "true"} {
+					cm.Labels[k] = v
+				}
+			},
+			kind: report.SourceVendored, pinned: true,
+		},
+		{
 			name: "fetchConfig.url",
 			mutate: func(t *model.Tree) {
 				p := infra(t).Providers[0]
