@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pinseal/pinseal/api/apitest"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -173,6 +174,13 @@ func checkFetched(t *testing.T, r *report.Report, mirror string) {
 	}
 	if got := r.Summary.Sources; got == nil || *got != want {
 		t.Errorf("summary sources %+v, want %+v", got, want)
+	}
+	var js bytes.Buffer
+	if err := report.WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := apitest.Validate(apitest.ReportSchema(t), js.Bytes()); err != nil {
+		t.Errorf("report does not match api/report.schema.json: %v", err)
 	}
 	var human bytes.Buffer
 	if err := report.WriteHuman(&human, r, report.HumanOptions{}); err != nil {
