@@ -134,6 +134,9 @@ func ociSourceOf(p *model.Provider) report.Source {
 		// (verifier verify REF), not read from the value.
 		s.Registry, _, _ = strings.Cut(a.Repository, "/")
 		s.Ref = a.Ref
+		if a.Found {
+			s.Ref = a.Pinned() // the same whether it was looked up by tag or digest
+		}
 	default:
 		s.Status = "the operator cannot read spec.fetchConfig.oci (oci-source says why)"
 		return s
@@ -149,7 +152,7 @@ func ociSourceOf(p *model.Provider) report.Source {
 		s.Status = "not verified: the registry has no " + a.Ref
 	default:
 		s.Pinned = true
-		s.Status = "read from the registry as " + a.Pinned() + " and checked against the tree"
+		s.Status = "read from the registry as " + a.Pinned() + "; the registry checks judge it"
 	}
 	return s
 }
