@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -115,7 +116,7 @@ func coreContract(t *model.Tree, ix *Index) (contract string, core *model.Provid
 		if p.Kind != "CoreProvider" {
 			continue
 		}
-		m, found := ix.Select(t.Core, p).Picked(p.Version)
+		m, found := metadataInTree(ix, t.Core, p)
 		if !found {
 			return "", p, false
 		}
@@ -131,6 +132,9 @@ func coreContract(t *model.Tree, ix *Index) (contract string, core *model.Provid
 func contract(t *model.Tree) []report.Finding {
 	var out []report.Finding
 	ix := NewIndex(t)
+	if out := uncheckableContracts(t, ix); out != nil {
+		return out
+	}
 	served, core, ok := coreContract(t, ix)
 	if !ok {
 		return nil
@@ -158,8 +162,11 @@ func contract(t *model.Tree) []report.Finding {
 		if p.Kind == "CoreProvider" {
 			return
 		}
-		m, found := ix.Select(pkg, p).Picked(p.Version)
+		m, found := metadataInTree(ix, pkg, p)
 		if !found {
+			if p.Selector == nil {
+				out = append(out, notInTree(pkg, p, p))
+			}
 			return
 		}
 		c, v, ok := releaseContract(m.ConfigMap)
@@ -172,4 +179,73 @@ func contract(t *model.Tree) []report.Finding {
 			fmt.Sprintf("use a release of %s whose series declares %s, or upgrade the core provider to a release serving %s", p.ID(), served, c)))
 	})
 	return out
+}
+
+// uncheckableContracts: when the tree's core provider installs from
+// outside the tree (no spec.fetchConfig.selector), the contract it serves
+// is not known offline, so no provider's contract can be checked: one
+// warning for each provider, the core first. nil when the core's
+// metadata is in the tree (or there is no core).
+func uncheckableContracts(t *model.Tree, ix *Index) []report.Finding {
+	if t.Core == nil {
+		return nil
+	}
+	var core *model.Provider
+	for _, p := range t.Core.Providers {
+		if p.Kind == "CoreProvider" {
+			core = p
+			break
+		}
+	}
+	if core == nil || core.Selector != nil {
+		return nil
+	}
+	if _, ok := metadataInTree(ix, t.Core, core); ok {
+		return nil
+	}
+	out := []report.Finding{notInTree(t.Core, core, core)}
+	providers(t, func(pkg *model.Package, p *model.Provider) {
+		if p != core {
+			from := core
+			if _, ok := metadataInTree(ix, pkg, p); !ok && p.Selector == nil {
+				from = p
+			}
+			out = append(out, notInTree(pkg, p, from))
+		}
+	})
+	return out
+}
+
+// notInTree is the contract warning for p, whose contract cannot be
+// checked because the metadata of from (p itself, or the core provider)
+// is not in the tree: the operator fetches it at install time.
+func notInTree(pkg *model.Package, p, from *model.Provider) report.Finding {
+	whose := "its"
+	if from != p {
+		whose = "the core provider " + from.ID() + "'s"
+	}
+	f := newFinding(Contract, pkg, p.ID(), p.Location,
+		fmt.Sprintf("the contract of %s %s could not be checked: %s metadata.yaml is not in the tree (%s)", p.ID(), p.Version, whose, fetchedHow(from)),
+		fmt.Sprintf("vendor the metadata.yaml of %s's release with its components into a ConfigMap package selected by spec.fetchConfig.selector (docs/sources.md), so that the contract can be checked", from.ID()))
+	f.Severity = report.Warning
+	return f
+}
+
+// fetchedHow says, in words, where the operator fetches p's metadata from
+// when p has no spec.fetchConfig.selector.
+func fetchedHow(p *model.Provider) string {
+	if p.FetchOCI != "" {
+		return "the operator fetches it from spec.fetchConfig.oci " + p.FetchOCI
+	}
+	d, _ := operator.DefaultDownload(p.Kind, p.Name, p.Version)
+	if p.FetchURL != "" {
+		d = operator.URLDownload(p.FetchURL, p.Version)
+	}
+	if len(d.URLs) > 1 {
+		return "the operator downloads it at install time from " + d.URLs[1]
+	}
+	if p.FetchURL != "" {
+		return "the operator downloads it at install time from spec.fetchConfig.url " + p.FetchURL
+	}
+	return "with no spec.fetchConfig, the operator downloads it at install time from the repository clusterctl's built-in provider list names"
 }

@@ -353,7 +353,8 @@ func vendoredYAML(pkg *model.Package) []string {
 }
 
 // pinMissing: every upstream download and vendored file is pinned by
-// SHA-256.
+// SHA-256, and every provider installs bytes something holds
+// (unheldSources).
 func pinMissing(t *model.Tree) []report.Finding {
 	var out []report.Finding
 	for _, pkg := range t.Packages {
@@ -411,7 +412,7 @@ func pinMissing(t *model.Tree) []report.Finding {
 				fmt.Sprintf("add its upstream URL and sha256 to %s", pinFile(pkg))))
 		}
 	}
-	return out
+	return append(out, unheldSources(t)...)
 }
 
 // packageLoad passes the loader's problems through; each carries its own

@@ -70,5 +70,8 @@ func WriteGitHub(w io.Writer, r *Report) error {
 	fmt.Fprintf(bw, "pinseal: %s: %s, %s: %s, %s, %d waived\n", verdict,
 		plural(s.Packages, "package"), plural(s.Providers, "provider"),
 		plural(s.Errors, "error"), plural(s.Warnings, "warning"), s.Waived)
+	if c := s.Sources; c != nil {
+		fmt.Fprintf(bw, "pinseal: %s\n", sourcesLine(s.Providers, c))
+	}
 	return bw.Flush()
 }

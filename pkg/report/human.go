@@ -103,6 +103,9 @@ func WriteHuman(w io.Writer, r *Report, o HumanOptions) error {
 	}
 	fmt.Fprintf(bw, "\n%s: %s: %s, %s, %d waived\n", verdict, what,
 		plural(s.Errors, "error"), plural(s.Warnings, "warning"), s.Waived)
+	if c := s.Sources; c != nil {
+		fmt.Fprintln(bw, sourcesLine(s.Providers, c))
+	}
 	if n := len(r.Skipped); n > 0 {
 		fmt.Fprintf(bw, "%s\n", p.paint(ansiDim, fmt.Sprintf("skipped %s that %s not provider packages or excluded (the JSON report lists each with the reason)", plural(n, "chart"), map[bool]string{true: "is", false: "are"}[n == 1])))
 	}
@@ -119,12 +122,57 @@ func pkgInfo(pkg PackageSummary) string {
 		if pr.Version != "" {
 			s += " " + pr.Version
 		}
+		if src := pr.Source; src != nil {
+			s += " [" + sourceWords(src) + "]"
+		}
 		parts = append(parts, s)
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return "  (" + strings.Join(parts, "; ") + ")"
+}
+
+// sourceWords is a provider's source in a few words: "vendored, pinned",
+// "default, fetched at install time", "oci HOST, not verified".
+func sourceWords(src *Source) string {
+	w := src.Kind
+	if src.Kind == SourceOCI && src.Registry != "" {
+		w += " " + src.Registry
+	}
+	switch {
+	case src.Pinned && src.Kind == SourceOCI:
+		return w + ", verified"
+	case src.Pinned:
+		return w + ", pinned"
+	case src.Kind == SourceVendored:
+		return w + ", not pinned"
+	case src.Kind == SourceOCI:
+		return w + ", not verified"
+	}
+	return w + ", fetched at install time"
+}
+
+// sourcesLine counts providers by source: "13 providers: 0 pinned, 13
+// fetched at install time (13 default)".
+func sourcesLine(n int, c *SourceCounts) string {
+	line := fmt.Sprintf("%s: %d pinned, %d fetched at install time", plural(n, "provider"), c.Pinned, c.Fetched)
+	if c.Unpinned > 0 {
+		line += fmt.Sprintf(", %d vendored without a pin", c.Unpinned)
+	}
+	var by []string
+	for _, k := range []struct {
+		n    int
+		kind string
+	}{{c.Vendored, SourceVendored}, {c.OCI, SourceOCI}, {c.URL, SourceURL}, {c.Default, SourceDefault}} {
+		if k.n > 0 {
+			by = append(by, fmt.Sprintf("%d %s", k.n, k.kind))
+		}
+	}
+	if len(by) > 0 {
+		line += " (" + strings.Join(by, ", ") + ")"
+	}
+	return line
 }
 
 func writeFindings(w io.Writer, p painter, fs []Finding) {

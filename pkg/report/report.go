@@ -147,6 +147,61 @@ type ProviderSummary struct {
 	Version   string `json:"version,omitempty"`   // spec.version
 	ConfigMap string `json:"configMap,omitempty"` // the ConfigMap its selector picks
 	Artifact  string `json:"artifact,omitempty"`  // registry reference with digest, when checked
+	// Source is where the cluster-api-operator takes the provider's
+	// components from, and what holds those bytes; nil when unknown (a
+	// report about an artifact rather than a tree).
+	Source *Source `json:"source,omitempty"`
+}
+
+// Source kinds: where the operator takes a provider's components from.
+const (
+	// SourceVendored: ConfigMaps of the tree (spec.fetchConfig.selector).
+	SourceVendored = "vendored"
+	// SourceOCI: an OCI artifact (spec.fetchConfig.oci).
+	SourceOCI = "oci"
+	// SourceURL: a release the operator downloads from
+	// spec.fetchConfig.url.
+	SourceURL = "url"
+	// SourceDefault: no spec.fetchConfig; a release the operator
+	// downloads from the repository clusterctl's built-in provider list
+	// names.
+	SourceDefault = "default"
+)
+
+// Source says where a provider's components come from.
+type Source struct {
+	Kind string `json:"kind"` // one of the Source* kinds
+	// Pinned: the bytes the cluster gets are held: vendored files under
+	// SHA-256 pins, or an OCI artifact read and checked in this run.
+	Pinned bool `json:"pinned"`
+	// Registry is HOST[:PORT] of an OCI source.
+	Registry string `json:"registry,omitempty"`
+	// Ref is the artifact an OCI source fetches (REPOSITORY:TAG), or the
+	// repository URL a url or default source resolves to.
+	Ref string `json:"ref,omitempty"`
+	// Release is the release a url or default source downloads: ""
+	// when the operator takes the latest one at install time.
+	Release string `json:"release,omitempty"`
+	// URLs are the files a url or default source downloads at install
+	// time (components, then metadata.yaml), when they can be named.
+	URLs []string `json:"urls,omitempty"`
+	// Status says, in words, what holds the bytes or why nothing does.
+	Status string `json:"status"`
+}
+
+// SourceCounts counts a report's providers by source.
+type SourceCounts struct {
+	// Pinned providers install bytes the tree pins or the run verified.
+	Pinned int `json:"pinned"`
+	// Unpinned providers are vendored in the tree with no SHA-256 pin.
+	Unpinned int `json:"unpinned"`
+	// Fetched providers are downloaded at install time, with nothing
+	// holding their bytes.
+	Fetched  int `json:"fetched"`
+	Vendored int `json:"vendored"`
+	OCI      int `json:"oci"`
+	URL      int `json:"url"`
+	Default  int `json:"default"`
 }
 
 // Summary counts.
@@ -158,6 +213,9 @@ type Summary struct {
 	Waived    int  `json:"waived"`
 	Skipped   int  `json:"skipped,omitempty"` // charts not checked (see Report.Skipped)
 	Passed    bool `json:"passed"`            // no error findings
+	// Sources counts the providers by source; nil when no provider has
+	// one.
+	Sources *SourceCounts `json:"sources,omitempty"`
 }
 
 // Tally recomputes the summary from the findings and packages.
@@ -165,6 +223,14 @@ func (r *Report) Tally() {
 	s := Summary{Packages: len(r.Packages), Skipped: len(r.Skipped)}
 	for _, p := range r.Packages {
 		s.Providers += len(p.Providers)
+		for _, pr := range p.Providers {
+			if pr.Source != nil {
+				if s.Sources == nil {
+					s.Sources = &SourceCounts{}
+				}
+				s.Sources.add(pr.Source)
+			}
+		}
 	}
 	for _, f := range r.Findings {
 		switch {
@@ -178,6 +244,27 @@ func (r *Report) Tally() {
 	}
 	s.Passed = s.Errors == 0
 	r.Summary = s
+}
+
+func (c *SourceCounts) add(src *Source) {
+	switch src.Kind {
+	case SourceVendored:
+		c.Vendored++
+	case SourceOCI:
+		c.OCI++
+	case SourceURL:
+		c.URL++
+	case SourceDefault:
+		c.Default++
+	}
+	switch {
+	case src.Pinned:
+		c.Pinned++
+	case src.Kind == SourceVendored:
+		c.Unpinned++
+	default:
+		c.Fetched++
+	}
 }
 
 // ExitCode is 1 when the report has error findings, else 0.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -39,11 +40,63 @@ func sample() *Report {
 	return r
 }
 
+// withSources is a report whose providers have every kind of source.
+func withSources() *Report {
+	r := &Report{SchemaVersion: SchemaVersion, Tool: Tool{Name: "verifier", Version: "x"}}
+	srcs := []Source{
+		{Kind: SourceVendored, Pinned: true, Status: "ConfigMap \"v1.10.1-core\", pinned"},
+		{Kind: SourceVendored, Status: "no pin"},
+		{Kind: SourceOCI, Registry: "mirror.example.com", Ref: "mirror.example.com/capi/x:v1", Status: "not verified"},
+		{Kind: SourceOCI, Pinned: true, Registry: "mirror.example.com", Ref: "mirror.example.com/capi/y:v1", Status: "checked"},
+		{Kind: SourceURL, Ref: "https://github.com/o/r/releases/latest/c.yaml", Release: "v1", URLs: []string{"https://github.com/o/r/releases/download/v1/c.yaml", "https://github.com/o/r/releases/download/v1/metadata.yaml"}, Status: "downloaded"},
+		{Kind: SourceDefault, Ref: "https://github.com/kubernetes-sigs/cluster-api/releases/latest/core-components.yaml", Status: "latest"},
+	}
+	pkg := PackageSummary{Path: "p"}
+	for i := range srcs {
+		pkg.Providers = append(pkg.Providers, ProviderSummary{Kind: "InfrastructureProvider", Name: fmt.Sprint("p", i), Source: &srcs[i]})
+	}
+	r.Packages = []PackageSummary{pkg}
+	r.Tally()
+	return r
+}
+
+// TestSourceCounts: the summary counts providers by source, and the
+// human and GitHub writers say so in one line.
+func TestSourceCounts(t *testing.T) {
+	r := withSources()
+	want := SourceCounts{Pinned: 2, Unpinned: 1, Fetched: 3, Vendored: 2, OCI: 2, URL: 1, Default: 1}
+	if r.Summary.Sources == nil || *r.Summary.Sources != want {
+		t.Fatalf("sources %+v, want %+v", r.Summary.Sources, want)
+	}
+	line := "6 providers: 2 pinned, 3 fetched at install time, 1 vendored without a pin (2 vendored, 2 oci, 1 url, 1 default)"
+	var h, g bytes.Buffer
+	if err := WriteHuman(&h, r, HumanOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteGitHub(&g, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"human": h.String(), "github": g.String()} {
+		if !strings.Contains(out, line) {
+			t.Errorf("%s output lacks %q:\n%s", name, line, out)
+		}
+	}
+	for _, w := range []string{"[vendored, pinned]", "[vendored, not pinned]", "[oci mirror.example.com, not verified]", "[oci mirror.example.com, verified]", "[url, fetched at install time]", "[default, fetched at install time]"} {
+		if !strings.Contains(h.String(), w) {
+			t.Errorf("human output lacks %q", w)
+		}
+	}
+	if s := sample(); s.Summary.Sources != nil {
+		t.Errorf("a report with no sources counts none: %+v", s.Summary.Sources)
+	}
+}
+
 func TestJSONMatchesSchema(t *testing.T) {
 	s := apitest.ReportSchema(t)
 	for name, r := range map[string]*Report{
-		"sample": sample(),
-		"empty":  {Tool: Tool{Name: "verifier", Version: "x"}},
+		"sample":  sample(),
+		"sources": withSources(),
+		"empty":   {Tool: Tool{Name: "verifier", Version: "x"}},
 	} {
 		var buf bytes.Buffer
 		if err := WriteJSON(&buf, r); err != nil {

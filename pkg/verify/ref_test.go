@@ -79,6 +79,9 @@ func TestRefClean(t *testing.T) {
 					if len(s) != 1 || s[0].Kind != rel.Kind || s[0].Name != rel.Name || s[0].Version != rel.Release.Release || s[0].Artifact != rel.Pinned() {
 						t.Fatalf("%s: provider summary %+v", ref, s)
 					}
+					if src := s[0].Source; src == nil || src.Kind != report.SourceOCI || !src.Pinned || src.Registry == "" {
+						t.Fatalf("%s: source %+v, want a verified OCI artifact", ref, src)
+					}
 				}
 			}
 		})

@@ -198,7 +198,8 @@ func runCheck(c check.Check, t *model.Tree, log *slog.Logger) (fs []report.Findi
 }
 
 // Summaries lists the packages and providers of the tree, with the
-// ConfigMap each provider's selector picks.
+// ConfigMap each provider's selector picks and where each provider's
+// bytes come from (check.Source).
 func Summaries(t *model.Tree) []report.PackageSummary {
 	ix := check.NewIndex(t)
 	out := make([]report.PackageSummary, 0, len(t.Packages))
@@ -208,7 +209,8 @@ func Summaries(t *model.Tree) []report.PackageSummary {
 			ps.Path = "."
 		}
 		for _, p := range pkg.Providers {
-			s := report.ProviderSummary{Kind: p.Kind, Name: p.Name, Version: p.Version, Artifact: p.Artifact.Pinned()}
+			src := check.Source(ix, pkg, p)
+			s := report.ProviderSummary{Kind: p.Kind, Name: p.Name, Version: p.Version, Artifact: p.Artifact.Pinned(), Source: &src}
 			if m, ok := ix.Select(pkg, p).Picked(p.Version); ok {
 				s.ConfigMap = m.ConfigMap.Name
 			}

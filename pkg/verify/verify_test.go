@@ -46,6 +46,17 @@ func verifyTree(t *testing.T, root string) *report.Report {
 	return r
 }
 
+// unheldWarning reports whether f, found beside a finding of check, is a
+// warning that the provider the mutation added installs bytes nothing in
+// an offline run holds: a chart added with an OCI source always brings
+// the pin-missing warning naming its registry and the contract warning
+// that its metadata is not in the tree (sources_test.go turns each red
+// alone).
+func unheldWarning(check string, f report.Finding) bool {
+	return check == "oci-source" && f.Severity == report.Warning &&
+		(f.Check == "pin-missing" || f.Check == "contract")
+}
+
 // key identifies a finding independent of severity and order.
 func key(f report.Finding) string {
 	return strings.Join([]string{f.Check, f.Package, f.Provider, f.File, fmt.Sprint(f.Line), f.Message}, "|")
@@ -364,7 +375,7 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 				t.Fatalf("no new finding; want %s", tc.check)
 			}
 			for _, f := range fresh {
-				if f.Check != tc.check {
+				if f.Check != tc.check && !unheldWarning(tc.check, f) {
 					t.Errorf("check %s went red too: %s: %s", f.Check, f.Package, f.Message)
 				}
 			}
