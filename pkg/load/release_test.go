@@ -261,8 +261,8 @@ func TestReleaseJSONIsMarshal(t *testing.T) {
 		},
 	}
 	for name, rel := range map[string]*release.Release{
-		"full":  full,
-		"empty": {},
+		"full":       full,
+		"empty":      {},
 		"bare chart": {Chart: &chart.Chart{}, Info: &release.Info{}, Config: map[string]any{}},
 	} {
 		want, err := json.Marshal(rel)
