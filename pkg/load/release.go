@@ -143,7 +143,7 @@ var fixedTime = helmTime()
 //   - A gzip file (a blob) is stored base64 in the JSON, and base64 of
 //     deflate data compresses back to about the bytes it encodes: its
 //     size within gzipMargin, up or down. The lower side holds only for
-//     compressed data (deflated: the stream starts with a dynamic-Huffman
+//     parts longer than gzip's window (windowPart) of compressed data (deflated: the stream starts with a dynamic-Huffman
 //     block, as every compressor writes for text); other gzip files count
 //     zero (lower).
 //   - The raw YAML a blob of the chart inflates to (the gzip trailer's
@@ -182,7 +182,7 @@ func (r *releaseInput) bounds() (lo, hi int64) {
 			h += float64(n) * 1.1 // JSON escapes
 		case isGzip(data):
 			h += float64(len(data)) * (1 + gzipMargin)
-			if deflated(data) {
+			if n >= windowPart && deflated(data) {
 				l += float64(len(data)) * (1 - gzipMargin)
 			}
 		default:
@@ -199,7 +199,9 @@ func (r *releaseInput) bounds() (lo, hi int64) {
 		h += float64(len(f.Name)) + 32
 		if gz := twins[i]; gz != nil {
 			lo, hi := twinRatio(gz, len(f.Data))
-			l += lo * float64(len(gz))
+			if base64.StdEncoding.EncodedLen(len(f.Data)) >= windowPart {
+				l += lo * float64(len(gz))
+			}
 			h += hi * float64(len(gz))
 			continue
 		}
@@ -209,7 +211,7 @@ func (r *releaseInput) bounds() (lo, hi int64) {
 	for _, v := range long {
 		n := float64(len(v)) * 3 / 4
 		h += n * (1 + gzipMargin)
-		if head, err := base64.StdEncoding.DecodeString(v[:min(len(v), 64)&^3]); err == nil && deflated(head) {
+		if head, err := base64.StdEncoding.DecodeString(v[:min(len(v), 64)&^3]); err == nil && len(v) >= windowPart && deflated(head) {
 			l += n * (1 - gzipMargin)
 		}
 	}
@@ -221,10 +223,16 @@ func (r *releaseInput) bounds() (lo, hi int64) {
 const (
 	// smallPart is the length (as stored in the JSON) under which a part
 	// counts uncompressed.
-	smallPart = 32 << 10
+	smallPart = 8 << 10
 	// gzipMargin is how far from its own size the base64 of deflate data
 	// compresses, either way.
 	gzipMargin = 0.03
+	// windowPart is the length (as stored) from which a part counts on the
+	// lower side: a repeat of it (the blob in the chart and in the
+	// ConfigMap) then lies beyond gzip's 32 KiB window and compresses on
+	// its own; shorter copies may compress to almost nothing against each
+	// other.
+	windowPart = 33 << 10
 )
 
 // twinRatio is the range of what gzip at best compression makes of the

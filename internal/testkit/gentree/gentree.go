@@ -44,7 +44,8 @@ type Options struct {
 	Packages int
 	// Size is the target size in bytes of each <type>-components.yaml
 	// (DefaultSize when 0); the files come out within a few percent of it.
-	// In the Real shape each package's YAML is 0.48 to 1.38 times it; in the Monorepo shape, the provider packages' YAML is
+	// In the Real shape each package's YAML is 0.46 to 1.05 times it (one
+	// in fifty 1.15 to 1.38 times); in the Monorepo shape, the provider packages' YAML is
 	// 0.48, 0.73, 0.85 and 1.10 times it, as Cozystack's four.
 	Size int64
 	// Shape is what the packages look like (Synthetic when "").

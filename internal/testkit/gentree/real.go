@@ -25,9 +25,12 @@ const (
 	// (DESIGN.md, "Real shapes"): the raw YAML ships in the chart beside
 	// its blob (no .helmignore, or one whose line files/.*-components.yaml
 	// is a glob that matches nothing; one package in eight lists the YAML
-	// properly), so their Helm release comes to 30–90 % of a Secret's
-	// 1 MiB, around the release-size warning line; YAML sizes spread over
-	// 0.48–1.38 × Options.Size; metadata of 0.3–1.2 KB; a fifth of the
+	// properly), so their Helm release comes to 30–62 % of a Secret's
+	// 1 MiB, where a loose estimate of its size reaches the release-size
+	// warning line; YAML sizes spread over 0.46–1.05 × Options.Size (the
+	// range of the real four), and one package in fifty is larger (up to
+	// 1.38 ×: releases of 70–90 %, at the warning line); metadata of
+	// 0.3–1.2 KB; a fifth of the
 	// packages carry a second provider (25 KB YAML, 4 KB blob, names of
 	// their own: files/<type>-components-talos.yaml,
 	// files/components-talos.gz) in a third template; a third carry
@@ -76,10 +79,16 @@ func newRealSpec(s *spec, opts Options) realSpec {
 	case 3:
 		r.helmignore = "images\npatches\nMakefile\nfiles/*-components.yaml\n" // the YAML stays out
 	}
-	// The golden ratio spreads the sizes evenly over 0.48–1.38 (0.5–1.45
-	// MB at the default Size: releases of 30–90 % of the limit) whatever
-	// the number of packages.
-	f := 0.48 + 0.9*math.Mod(float64(i)*0.6180339887498949+0.3, 1)
+	// The golden ratio spreads the sizes evenly over 0.46–1.05 (0.48–1.10
+	// MB at the default Size, the range of Cozystack's four: releases of
+	// 30–62 % of the limit) whatever the number of packages; one package
+	// in fifty is larger (1.15–1.38: up to 1.45 MB, releases of 70–90 %),
+	// at the warning line.
+	u := math.Mod(float64(i)*0.6180339887498949+0.3, 1)
+	f := 0.46 + 0.59*u
+	if i%50 == 49 {
+		f = 1.15 + 0.23*u
+	}
 	if opts.Shape == Monorepo {
 		f = monorepoSizes[i%len(monorepoSizes)]
 		r.helmignore = []string{"", "files/.*-components.yaml\n"}[i%2]
