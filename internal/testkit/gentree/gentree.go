@@ -44,7 +44,7 @@ type Options struct {
 	Packages int
 	// Size is the target size in bytes of each <type>-components.yaml
 	// (DefaultSize when 0); the files come out within a few percent of it.
-	// In the Real shape each package's YAML is 0.46 to 1.05 times it (one
+	// In the Real shape each package's YAML is 0.46 to 0.98 times it (one
 	// in fifty 1.15 to 1.38 times); in the Monorepo shape, the provider packages' YAML is
 	// 0.48, 0.73, 0.85 and 1.10 times it, as Cozystack's four.
 	Size int64

@@ -27,8 +27,8 @@ const (
 	// is a glob that matches nothing; one package in eight lists the YAML
 	// properly), so their Helm release comes to 30–62 % of a Secret's
 	// 1 MiB, where a loose estimate of its size reaches the release-size
-	// warning line; YAML sizes spread over 0.46–1.05 × Options.Size (the
-	// range of the real four), and one package in fifty is larger (up to
+	// warning line; YAML sizes spread over 0.46–0.98 × Options.Size (so
+	// that releases span what the real four's span), and one package in fifty is larger (up to
 	// 1.38 ×: releases of 70–90 %, at the warning line); metadata of
 	// 0.3–1.2 KB; a fifth of the
 	// packages carry a second provider (25 KB YAML, 4 KB blob, names of
@@ -79,13 +79,14 @@ func newRealSpec(s *spec, opts Options) realSpec {
 	case 3:
 		r.helmignore = "images\npatches\nMakefile\nfiles/*-components.yaml\n" // the YAML stays out
 	}
-	// The golden ratio spreads the sizes evenly over 0.46–1.05 (0.48–1.10
-	// MB at the default Size, the range of Cozystack's four: releases of
-	// 30–62 % of the limit) whatever the number of packages; one package
-	// in fifty is larger (1.15–1.38: up to 1.45 MB, releases of 70–90 %),
-	// at the warning line.
+	// The golden ratio spreads the sizes evenly over 0.46–0.98 (0.48–1.03
+	// MB at the default Size) whatever the number of packages: releases
+	// of 30–62 % of the limit, the range of Cozystack's four (whose YAML
+	// of up to 1.10 MB compresses a little better in base64 than
+	// manifestgen's); one package in fifty is larger (1.15–1.38: up to
+	// 1.45 MB, releases of 70–90 %), at the warning line.
 	u := math.Mod(float64(i)*0.6180339887498949+0.3, 1)
-	f := 0.46 + 0.59*u
+	f := 0.46 + 0.52*u
 	if i%50 == 49 {
 		f = 1.15 + 0.23*u
 	}
