@@ -81,6 +81,11 @@ func checkBounds(t *testing.T, name string, in *releaseInput) (lo, exact, hi int
 	if lo > exact || exact > hi {
 		t.Errorf("%s: exact %d outside the bounds [%d, %d]", name, exact, lo, hi)
 	}
+	if slo, shi, ok := in.streamBounds(); !ok || slo > exact || exact > shi {
+		t.Errorf("%s: exact %d outside the stream bounds [%d, %d] (%v)", name, exact, slo, shi, ok)
+	} else {
+		t.Logf("%s: stream bounds %.3f–%.3f of the exact size", name, float64(slo)/float64(exact), float64(shi)/float64(exact))
+	}
 	t.Logf("%s: exact %d (%.1f %% of the limit), bounds %.3f–%.3f of it", name, exact, 100*float64(exact)/ReleaseLimit, float64(lo)/float64(exact), float64(hi)/float64(exact))
 	return lo, exact, hi
 }
@@ -183,7 +188,8 @@ func TestReleaseBoundsManifestBase64(t *testing.T) {
 }
 
 // TestReleaseSizeAtTheLines: a release far from both lines is not encoded
-// exactly (its upper bound stands); one whose bounds hold a line is. Just
+// exactly (its upper bound stands); one whose bounds (both stages) hold a
+// line is. Just
 // over the warning line and just over the limit, the size given is the
 // exact one, so the verdict is the exact encoding's.
 func TestReleaseSizeAtTheLines(t *testing.T) {
