@@ -349,7 +349,11 @@ func releaseSize(t *model.Tree) []report.Finding {
 		for _, f := range r.Files[:min(3, len(r.Files))] {
 			heavy = append(heavy, fmt.Sprintf("%s %s", f.Path, kib(f.Bytes)))
 		}
-		msg := fmt.Sprintf("the Helm release of this chart encodes to %s, %.0f %% of the 1 MiB a release Secret holds", kib(r.Bytes), pct)
+		size := kib(r.Bytes)
+		if !r.Exact {
+			size = "at most " + size // an upper bound, on one side of both lines
+		}
+		msg := fmt.Sprintf("the Helm release of this chart encodes to %s, %.0f %% of the 1 MiB a release Secret holds", size, pct)
 		if pct > 100 {
 			msg += ": Helm cannot install or upgrade it"
 		} else {
