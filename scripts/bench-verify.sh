@@ -42,8 +42,8 @@
 # BENCH_SHELL_LARGE=0 skips the shell pipeline at N_LARGE (it spawns ~15
 # processes per package: minutes); BENCH_BEFORE=<git revision> also times the
 # verifier built from that revision (git archive of it, built in the temp
-# dir): a before/after row on every tree, e.g. BENCH_BEFORE=8b873c9, the
-# verifier before the release-size check.
+# dir): a before/after row on every tree (e.g. the last revision before a
+# change being measured).
 set -euo pipefail
 
 # --- the shell pipeline and the floor, run as their own process so they can
