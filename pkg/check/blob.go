@@ -328,16 +328,12 @@ func componentsValid(t *model.Tree) []report.Finding {
 	return out
 }
 
-// releaseWarn is the share of model.ReleaseLimit from which release-size
-// warns.
-const releaseWarn = 0.75
-
 // releaseSize: the chart's Helm release fits the 1 MiB of a Secret.
 func releaseSize(t *model.Tree) []report.Finding {
 	var out []report.Finding
 	for _, pkg := range t.Packages {
 		r := pkg.Release
-		if r == nil || float64(r.Bytes) < releaseWarn*model.ReleaseLimit {
+		if r == nil || float64(r.Bytes) < model.ReleaseWarn*model.ReleaseLimit {
 			continue
 		}
 		pct := float64(r.Bytes) * 100 / model.ReleaseLimit

@@ -30,7 +30,7 @@ const ReleaseLimit = model.ReleaseLimit
 // ReleaseLimit, an error over 100 %): the exact encoding runs only when
 // one of them lies between the bounds of the release's size.
 const (
-	releaseWarnLine  = 0.75 * ReleaseLimit
+	releaseWarnLine  = model.ReleaseWarn * ReleaseLimit
 	releaseLimitLine = ReleaseLimit
 )
 
@@ -56,8 +56,10 @@ func (r *releaseInput) addManifest(source, text string) {
 // lists the chart's files by weight. Best compression costs about 60 ms
 // of CPU a megabyte of release JSON, more than the rest of a package's
 // checks, so a lower and an upper bound come first (bounds: a fraction of
-// a millisecond); only a release with a line (warning or limit) between
-// them is encoded exactly. Otherwise Bytes is the upper bound.
+// a millisecond); a release with a line (warning or limit) between them
+// is compressed at a cheaper level (streamBounds: tighter bounds), and
+// encoded exactly only if a line still lies between. Otherwise Bytes is
+// the upper bound.
 func (r *releaseInput) size() *model.ReleaseSize {
 	out := &model.ReleaseSize{Files: chartWeights(r.chart)}
 	lo, hi := r.bounds()

@@ -88,6 +88,9 @@ type Package struct {
 // hold: 1 MiB.
 const ReleaseLimit = 1 << 20
 
+// ReleaseWarn is the share of ReleaseLimit from which release-size warns.
+const ReleaseWarn = 0.75
+
 // ReleaseSize is the size of a chart's Helm release as stored in its
 // Secret: json of the release (chart with every file, values, manifest),
 // gzip at best compression, base64.
