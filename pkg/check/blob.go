@@ -327,16 +327,12 @@ func componentsValid(t *model.Tree) []report.Finding {
 	return out
 }
 
-// releaseWarn is the share of model.ReleaseLimit from which release-size
-// warns.
-const releaseWarn = 0.75
-
 // releaseSize: the chart's Helm release fits the 1 MiB of a Secret.
 func releaseSize(t *model.Tree) []report.Finding {
 	var out []report.Finding
 	for _, pkg := range t.Packages {
 		r := pkg.Release
-		if r == nil || float64(r.Bytes) < releaseWarn*model.ReleaseLimit {
+		if r == nil || float64(r.Bytes) < model.ReleaseWarn*model.ReleaseLimit {
 			continue
 		}
 		pct := float64(r.Bytes) * 100 / model.ReleaseLimit
@@ -348,7 +344,11 @@ func releaseSize(t *model.Tree) []report.Finding {
 		for _, f := range r.Files[:min(3, len(r.Files))] {
 			heavy = append(heavy, fmt.Sprintf("%s %s", f.Path, kib(f.Bytes)))
 		}
-		msg := fmt.Sprintf("the Helm release of this chart encodes to %s, %.0f %% of the 1 MiB a release Secret holds", kib(r.Bytes), pct)
+		size := kib(r.Bytes)
+		if !r.Exact {
+			size = "at most " + size // an upper bound, on one side of both lines
+		}
+		msg := fmt.Sprintf("the Helm release of this chart encodes to %s, %.0f %% of the 1 MiB a release Secret holds", size, pct)
 		if pct > 100 {
 			msg += ": Helm cannot install or upgrade it"
 		} else {

@@ -392,6 +392,23 @@ func (l *scanner) open(fp string) (*os.File, error) {
 	return layout.OpenRegular(l.fsys, filepath.ToSlash(rel))
 }
 
+// subRoot opens dir (in the tree) as a root of its own; nil when the tree
+// is not read through a root or dir cannot be opened so.
+func (l *scanner) subRoot(dir string) *os.Root {
+	if l.fsys == nil {
+		return nil
+	}
+	rel, err := filepath.Rel(l.root, dir)
+	if err != nil || !within(l.root, dir) {
+		return nil
+	}
+	sub, err := l.fsys.OpenRoot(rel)
+	if err != nil {
+		return nil
+	}
+	return sub
+}
+
 // readFile reads a whole file of the tree whose size (from a stat) is
 // size.
 func (l *scanner) readFile(fp string, size int64) ([]byte, error) {

@@ -1,10 +1,13 @@
 package load
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"io"
 	"sort"
 	"strings"
@@ -23,20 +26,13 @@ import (
 // hold: 1 MiB.
 const ReleaseLimit = model.ReleaseLimit
 
-// releaseScreen is the share of ReleaseLimit under which a quick upper
-// estimate of the release size is trusted, and the exact encoding (gzip at
-// best compression, slow on megabytes) is skipped: the release-size
-// warning line (75 %).
-const releaseScreen = 0.75
-
-// estimateLevels are the gzip levels of the quick estimates, cheapest
-// first. klauspost's fastest level compresses worse than Helm's best
-// compression (by about a fifth on YAML: the estimate errs high, never
-// low, on the samples) at a quarter of level 7's cost; level 7 comes
-// within a few per cent of the best compression and is tried only on a
-// release the fast estimate puts at the screen, before the exact encoding
-// (stdlib gzip at best compression: tens of times slower again).
-var estimateLevels = []int{1, 7}
+// Lines of the release-size check (pkg/check: a warning from 75 % of
+// ReleaseLimit, an error over 100 %): the exact encoding runs only when
+// one of them lies between the bounds of the release's size.
+const (
+	releaseWarnLine  = model.ReleaseWarn * ReleaseLimit
+	releaseLimitLine = ReleaseLimit
+)
 
 // releaseInput is what Helm stores as a release: the chart as loaded, the
 // user values and the rendered manifest.
@@ -56,15 +52,24 @@ func (r *releaseInput) addManifest(source, text string) {
 }
 
 // size encodes the release as Helm's Secret driver does (json, gzip at
-// best compression, base64) and lists the chart's files by weight. Best
-// compression is slow on megabytes, so quick upper estimates (estimate, at
-// each of estimateLevels) come first; only a release they all put at or
-// over the release-size warning line is encoded exactly.
+// best compression, base64) where the check's verdict depends on it, and
+// lists the chart's files by weight. Best compression costs about 60 ms
+// of CPU a megabyte of release JSON, more than the rest of a package's
+// checks, so a lower and an upper bound come first (bounds: a fraction of
+// a millisecond); a release with a line (warning or limit) between them
+// is compressed at a cheaper level (streamBounds: tighter bounds), and
+// encoded exactly only if a line still lies between. Otherwise Bytes is
+// the upper bound.
 func (r *releaseInput) size() *model.ReleaseSize {
 	out := &model.ReleaseSize{Files: chartWeights(r.chart)}
-	for _, level := range estimateLevels {
-		if est := r.estimate(level); float64(est) < releaseScreen*ReleaseLimit {
-			out.Bytes = est
+	lo, hi := r.bounds()
+	out.Bytes = hi
+	if !straddles(lo, hi) {
+		return out
+	}
+	if lo, hi, ok := r.streamBounds(); ok {
+		out.Bytes = hi
+		if !straddles(lo, hi) {
 			return out
 		}
 	}
@@ -76,10 +81,87 @@ func (r *releaseInput) size() *model.ReleaseSize {
 	return out
 }
 
-// exact encodes the release as Helm's Secret driver does and returns the
-// length of the base64 text.
+// straddles reports whether a line of the release-size check lies in
+// [lo, hi]: whether the verdict depends on where in between the exact
+// size is.
+func straddles(lo, hi int64) bool {
+	for _, line := range []float64{releaseWarnLine, releaseLimitLine} {
+		if float64(lo) <= line && line <= float64(hi) {
+			return true
+		}
+	}
+	return false
+}
+
+// exact encodes the release as Helm's Secret driver does
+// (helm.sh/helm/v3/pkg/storage/driver, encodeRelease: json.Marshal, gzip
+// at BestCompression, base64) and returns the length of the base64 text.
+// The JSON is streamed into the compressor (writeReleaseJSON), never held
+// whole: memory stays at the compressor's state and a buffer.
 func (r *releaseInput) exact() (int64, bool) {
-	rel := &release.Release{
+	cw := &countWriter{}
+	zw, _ := exactWriters.Get().(*gzip.Writer)
+	if zw == nil {
+		zw, _ = gzip.NewWriterLevel(cw, gzip.BestCompression)
+	} else {
+		zw.Reset(cw)
+	}
+	defer exactWriters.Put(zw)
+	bw := bufio.NewWriterSize(zw, 32<<10)
+	if err := writeReleaseJSON(bw, r.release()); err != nil {
+		return 0, false
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, false
+	}
+	if err := zw.Close(); err != nil {
+		return 0, false
+	}
+	return int64(base64.StdEncoding.EncodedLen(int(cw.n))), true
+}
+
+// streamBounds bounds the encoded release by compressing its JSON stream
+// with klauspost's gzip at streamLevel: a third of the cost of the exact
+// encoding, within a few per cent of it (the same lazy matching, a
+// shorter search). TestReleaseBoundsHold holds the exact size between
+// the bounds.
+func (r *releaseInput) streamBounds() (lo, hi int64, ok bool) {
+	cw := &countWriter{}
+	zw, _ := streamWriters.Get().(*kgzip.Writer)
+	if zw == nil {
+		zw, _ = kgzip.NewWriterLevel(cw, streamLevel)
+	} else {
+		zw.Reset(cw)
+	}
+	defer streamWriters.Put(zw)
+	bw := bufio.NewWriterSize(zw, 32<<10)
+	if writeReleaseJSON(bw, r.release()) != nil || bw.Flush() != nil || zw.Close() != nil {
+		return 0, 0, false
+	}
+	n := float64(cw.n)
+	return int64(base64.StdEncoding.EncodedLen(int(n * streamLo))), int64(base64.StdEncoding.EncodedLen(int(n * streamHi))), true
+}
+
+// streamLevel and the range of the exact size in multiples of what it
+// gives. Measured on real-shaped releases: 1.5–2.5 % larger than the
+// exact encoding; on incompressible parts klauspost's block coding can
+// come out a little smaller.
+const (
+	streamLevel = 7
+	streamLo    = 1 / 1.06
+	streamHi    = 1.02
+)
+
+// streamWriters are reused gzip writers at streamLevel.
+var streamWriters sync.Pool
+
+// exactWriters are reused gzip writers at best compression (each holds
+// about a megabyte of compressor state).
+var exactWriters sync.Pool
+
+// release is the release Helm would store.
+func (r *releaseInput) release() *release.Release {
+	return &release.Release{
 		Name:      r.name,
 		Namespace: r.namespace,
 		Version:   1,
@@ -89,77 +171,214 @@ func (r *releaseInput) exact() (int64, bool) {
 		Info: &release.Info{Status: release.StatusDeployed, Description: "Install complete",
 			FirstDeployed: fixedTime, LastDeployed: fixedTime},
 	}
-	js, err := json.Marshal(rel)
-	if err != nil {
-		return 0, false
-	}
-	cw := &countWriter{}
-	w, err := gzip.NewWriterLevel(cw, gzip.BestCompression)
-	if err != nil {
-		return 0, false
-	}
-	_, _ = w.Write(js)
-	_ = w.Close()
-	return int64(base64.StdEncoding.EncodedLen(int(cw.n))), true
 }
 
 var fixedTime = helmTime()
 
-// estimate is an upper estimate of the encoded release, part by part, at a
-// fraction of the cost of compressing it: a small part and the rendered
-// manifest count uncompressed;
-// a gzip file (stored base64 in the JSON) counts its own size, which is what
-// base64 of incompressible bytes compresses back to, plus a margin; any
-// other part counts the worst ratio that a fast gzip level (level, worse
-// than Helm's best compression) gets on two 32 KiB samples of it, plus a
-// 5 % margin.
-func (r *releaseInput) estimate(level int) int64 {
-	total := 4096.0 // release metadata, info, Chart.yaml, values
-	add := func(data []byte, b64 bool) {
+// bounds is a lower and an upper bound of the encoded release (the length
+// of the base64 text exact returns), part by part, at a fraction of the
+// cost of compressing it. Gzip compresses each part of the release JSON
+// within a 32 KiB window, so parts of hundreds of KiB compress about as
+// they would alone: the bounds add up bounds of the parts.
+//
+//   - The chart's small files, metadata, values and the rest of the
+//     release count uncompressed (upper), zero (lower).
+//   - A gzip file (a blob) is stored base64 in the JSON, and base64 of
+//     deflate data compresses back to about the bytes it encodes: its
+//     size within gzipMargin, up or down. The lower side holds only for
+//     parts longer than gzip's window (windowPart) of compressed data (deflated: the stream starts with a dynamic-Huffman
+//     block, as every compressor writes for text); other gzip files count
+//     zero (lower).
+//   - The raw YAML a blob of the chart inflates to (the gzip trailer's
+//     size and CRC-32 match it: a twin) counts its blob's size times
+//     twinRatio's range: what gzip at best compression makes of the
+//     base64 of a provider manifest, against the gzip of the manifest
+//     itself (about 1.9: base64 hides most of the repeats gzip finds in
+//     the raw text, but never all); a blob made at a lower level (XFL
+//     not 2) is larger, so the lower side is lower for it.
+//   - Any other large part counts the worst ratio gzip level 1 (worse
+//     than Helm's best compression) gets on two 32 KiB samples of it,
+//     plus 5 % (upper), zero (lower).
+//   - The manifest's long base64 values of gzip data (a ConfigMap's blob)
+//     count as the bytes they encode, within gzipMargin (a base64 text
+//     never compresses to more than the bytes it encodes: 6 bits a
+//     character, what Huffman coding alone gives its 64 symbols).
+//
+// TestReleaseBoundsHold holds the exact size between the bounds over
+// generated and real-shaped charts, blobs of every gzip level, random and
+// compressible data.
+func (r *releaseInput) bounds() (lo, hi int64) {
+	l, h := 0.0, 1024.0 // the release's own fields, JSON punctuation
+	c := r.chart
+	for _, v := range []any{c.Metadata, c.Lock, c.Values, r.config} {
+		if js, err := json.Marshal(v); err == nil {
+			h += float64(len(js))
+		}
+	}
+	part := func(data []byte, b64 bool) {
 		n := len(data)
 		if b64 {
 			n = base64.StdEncoding.EncodedLen(n)
 		}
 		switch {
-		case n < 32<<10:
-			total += float64(n) * 1.1 // JSON escapes
+		case n < smallPart:
+			h += float64(n) * 1.1 // JSON escapes
 		case isGzip(data):
-			total += float64(len(data)) * 1.03
+			h += float64(len(data)) * (1 + gzipMargin)
+			if n >= windowPart && deflated(data) {
+				l += float64(len(data)) * (1 - gzipMargin)
+			}
 		default:
-			total += sampleRatio(data, b64, level) * 1.05 * float64(n)
+			h += sampleRatio(data, b64) * 1.05 * float64(n)
 		}
 	}
-	var rec func(c *chart.Chart)
-	rec = func(c *chart.Chart) {
-		for _, f := range c.Templates {
-			add(f.Data, true)
+	twins := yamlTwins(c.Files)
+	for _, f := range c.Templates {
+		h += float64(len(f.Name)) + 32
+		part(f.Data, true)
+	}
+	part(c.Schema, true)
+	for i, f := range c.Files {
+		h += float64(len(f.Name)) + 32
+		if gz := twins[i]; gz != nil {
+			lo, hi := twinRatio(gz, len(f.Data))
+			if base64.StdEncoding.EncodedLen(len(f.Data)) >= windowPart {
+				l += lo * float64(len(gz))
+			}
+			h += hi * float64(len(gz))
+			continue
 		}
-		for _, f := range c.Files {
-			add(f.Data, true)
-		}
-		for _, d := range c.Dependencies() {
-			rec(d)
+		part(f.Data, true)
+	}
+	rest, long := splitLongBase64([]byte(r.manifest.String()))
+	for _, v := range long {
+		n := float64(len(v)) * 3 / 4
+		h += n * (1 + gzipMargin)
+		if head, err := base64.StdEncoding.DecodeString(v[:min(len(v), 64)&^3]); err == nil && len(v) >= windowPart && deflated(head) {
+			l += n * (1 - gzipMargin)
 		}
 	}
-	rec(r.chart)
-	rest, b64 := splitLongBase64([]byte(r.manifest.String()))
-	// A base64 text never compresses to more than the bytes it encodes
-	// (6 bits a character, what Huffman coding alone gives its 64
-	// symbols), plus block overhead: the margin of gzip files above.
-	total += float64(b64) * 3 / 4 * 1.03
-	add(rest, false)
-	return int64(base64.StdEncoding.EncodedLen(int(total)))
+	part(rest, false)
+	return int64(base64.StdEncoding.EncodedLen(int(l))), int64(base64.StdEncoding.EncodedLen(int(h)))
+}
+
+// Margins of bounds, held by TestReleaseBoundsHold.
+const (
+	// smallPart is the length (as stored in the JSON) under which a part
+	// counts uncompressed.
+	smallPart = 8 << 10
+	// gzipMargin is how far from its own size the base64 of deflate data
+	// compresses, either way.
+	gzipMargin = 0.03
+	// windowPart is the length (as stored) from which a part counts on the
+	// lower side: a repeat of it (the blob in the chart and in the
+	// ConfigMap) then lies beyond gzip's 32 KiB window and compresses on
+	// its own; shorter copies may compress to almost nothing against each
+	// other.
+	windowPart = 33 << 10
+)
+
+// twinRatio is the range of what gzip at best compression makes of the
+// base64 of a YAML file, in multiples of the size of gz, its gzip: a blob
+// written at best compression (XFL 2 in its header, as GNU gzip -9, Go's
+// and klauspost's BestCompression write) is the smallest gzip of the YAML,
+// so the ratio is higher than for a blob of a lower level.
+func twinRatio(gz []byte, yamlSize int) (lo, hi float64) {
+	lo, hi = twinLo, twinHi
+	if len(gz) > 8 && gz[8] == 2 {
+		lo = twinLoBest
+	}
+	if yamlSize < twinLarge {
+		hi = twinHiSmall
+	}
+	return lo, hi
+}
+
+// The ratios twinRatio gives. Measured on Cluster API's CRDs and
+// generated manifests, blobs at best compression: 1.64–2.06 for files of
+// 100 KB and more, up to 2.86 for smaller ones (one small CRD repeats
+// itself more in base64 than in the raw); blobs of level 6 (XFL 0) 2 %
+// lower, of level 1 (XFL 4) 1.29–1.41.
+const (
+	twinLoBest  = 1.55 // blob at best compression
+	twinLo      = 1.20 // blob of any other level
+	twinHi      = 2.30 // YAML of twinLarge or more
+	twinHiSmall = 3.20 // smaller YAML
+	twinLarge   = 256 << 10
+)
+
+// deflated reports whether gz is a gzip member whose deflate stream starts
+// with a dynamic-Huffman block, as compressors write for data that
+// compresses: its bytes do not compress again.
+func deflated(gz []byte) bool {
+	if !isGzip(gz) || len(gz) < 10 || gz[2] != 8 {
+		return false
+	}
+	flg, i := gz[3], 10
+	if flg&0x04 != 0 { // FEXTRA
+		if len(gz) < i+2 {
+			return false
+		}
+		i += 2 + int(binary.LittleEndian.Uint16(gz[i:]))
+	}
+	for _, bit := range []byte{0x08, 0x10} { // FNAME, FCOMMENT: zero-terminated
+		if flg&bit != 0 {
+			e := bytes.IndexByte(gz[min(i, len(gz)):], 0)
+			if e < 0 {
+				return false
+			}
+			i += e + 1
+		}
+	}
+	if flg&0x02 != 0 { // FHCRC
+		i += 2
+	}
+	return i < len(gz) && (gz[i]>>1)&3 == 2
+}
+
+// yamlTwins finds, for each file of files, the gzip file of files that
+// inflates to it (by its trailer: the size modulo 2^32 and the CRC-32 of
+// the content): the raw YAML shipped beside its blob.
+func yamlTwins(files []*chart.File) map[int][]byte {
+	type trailer struct{ size, crc uint32 }
+	blobs := map[trailer][]byte{}
+	for _, f := range files {
+		if n := len(f.Data); n >= 18 && deflated(f.Data) {
+			blobs[trailer{binary.LittleEndian.Uint32(f.Data[n-4:]), binary.LittleEndian.Uint32(f.Data[n-8:])}] = f.Data
+		}
+	}
+	if len(blobs) == 0 {
+		return nil
+	}
+	sizes := map[uint32]bool{}
+	for t := range blobs {
+		sizes[t.size] = true
+	}
+	var out map[int][]byte
+	for i, f := range files {
+		if len(f.Data) < smallPart || !sizes[uint32(len(f.Data))] || isGzip(f.Data) {
+			continue
+		}
+		if gz := blobs[trailer{uint32(len(f.Data)), crc32.ChecksumIEEE(f.Data)}]; gz != nil {
+			if out == nil {
+				out = map[int][]byte{}
+			}
+			out[i] = gz
+		}
+	}
+	return out
 }
 
 // splitLongBase64 takes the long base64 values of gzip data (longValue
 // starting with the gzip magic: a blob in a ConfigMap) out of a manifest:
-// the rest, and the length of what was taken. Sampling the compression of
-// the base64 of compressed bytes costs the most and says the least; other
-// base64 (of text, say) compresses well and is sampled.
-func splitLongBase64(m []byte) (rest []byte, b64 int) {
+// the rest, and the values taken. Sampling the compression of the base64
+// of compressed bytes costs the most and says the least; other base64 (of
+// text, say) compresses well and is sampled.
+func splitLongBase64(m []byte) (rest []byte, long []string) {
 	if len(m) < longScalarMin {
-		return m, 0
+		return m, nil
 	}
+	taken := 0
 	for i := 0; i < len(m); {
 		lineEnd, next := len(m), len(m)
 		if e := bytes.IndexByte(m[i:], '\n'); e >= 0 {
@@ -169,29 +388,33 @@ func splitLongBase64(m []byte) (rest []byte, b64 int) {
 			if rest == nil {
 				rest = make([]byte, 0, len(m)/4)
 			}
-			rest = append(rest, m[len(rest)+b64:i+vs]...)
-			b64 += lineEnd - (i + vs)
+			rest = append(rest, m[len(rest)+taken:i+vs]...)
+			long = append(long, string(m[i+vs:lineEnd]))
+			taken += lineEnd - (i + vs)
 		}
 		i = next
 	}
-	if b64 == 0 {
-		return m, 0
+	if taken == 0 {
+		return m, nil
 	}
-	return append(rest, m[len(rest)+b64:]...), b64
+	return append(rest, m[len(rest)+taken:]...), long
 }
 
 // sampleBufs are reused buffers for the base64 of a sample.
 var sampleBufs sync.Pool
 
-// estimators are reused gzip writers, by level (one costs about a MiB of
-// state to set up).
-var estimators [kgzip.BestCompression + 1]sync.Pool
+// estimators are reused gzip writers at sampleLevel (one costs about a MiB
+// of state to set up).
+var estimators sync.Pool
+
+// sampleLevel is the gzip level of the samples: klauspost's fastest, which
+// compresses worse than Helm's best compression (by about a fifth on YAML:
+// the estimate errs high, never low, on the samples).
+const sampleLevel = 1
 
 // sampleRatio is the worse compression ratio of two samples of data (its
-// start and its middle; base64-encoded first when b64) at gzip level (one
-// of estimateLevels).
-func sampleRatio(data []byte, b64 bool, level int) float64 {
-	writers := &estimators[level]
+// start and its middle; base64-encoded first when b64) at sampleLevel.
+func sampleRatio(data []byte, b64 bool) float64 {
 	const raw = 24 << 10 // 32 KiB once base64-encoded
 	worst := 0.0
 	var enc []byte
@@ -212,15 +435,15 @@ func sampleRatio(data []byte, b64 bool, level int) float64 {
 			p = enc[:n]
 		}
 		cw := &countWriter{}
-		w, _ := writers.Get().(*kgzip.Writer)
+		w, _ := estimators.Get().(*kgzip.Writer)
 		if w == nil {
-			w, _ = kgzip.NewWriterLevel(cw, level)
+			w, _ = kgzip.NewWriterLevel(cw, sampleLevel)
 		} else {
 			w.Reset(cw)
 		}
 		_, _ = w.Write(p)
 		_ = w.Close()
-		writers.Put(w)
+		estimators.Put(w)
 		worst = max(worst, float64(cw.n)/float64(len(p)))
 	}
 	return min(worst, 1.0)

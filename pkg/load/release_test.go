@@ -1,142 +1,290 @@
 package load
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/internal/testkit/manifestgen"
 	"github.com/pinseal/pinseal/pkg/blob"
 )
 
-// TestReleaseEstimateIsAnUpperBound: the quick estimate that lets the exact
-// encoding be skipped is never below the exact size, on charts holding a
-// generated manifest, its blob, random bytes, and small templates.
-func TestReleaseEstimateIsAnUpperBound(t *testing.T) {
-	yml := manifestgen.Generate(manifestgen.Spec{Size: 300 << 10})
-	gz, err := blob.CompressBytes(yml)
+// gzipAt is data gzipped by the standard library at level.
+func gzipAt(t testing.TB, data []byte, level int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := gzip.NewWriterLevel(&b, level)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rnd := make([]byte, 100<<10)
-	r := rand.New(rand.NewPCG(3, 4))
-	for i := range rnd {
-		rnd[i] = byte(r.Uint32())
+	_, _ = w.Write(data)
+	_ = w.Close()
+	return b.Bytes()
+}
+
+func randomBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
 	}
-	tmpl := &chart.File{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")}
-	for name, files := range map[string][]*chart.File{
-		"yaml and blob": {{Name: "files/c.yaml", Data: yml}, {Name: "files/c.gz", Data: gz}},
-		"random":        {{Name: "files/r.bin", Data: rnd}},
-		"small":         {{Name: "files/m.yaml", Data: []byte("a: 1\n")}},
-		"all":           {{Name: "files/c.yaml", Data: yml}, {Name: "files/c.gz", Data: gz}, {Name: "files/r.bin", Data: rnd}},
+	return b
+}
+
+var testTemplate = &chart.File{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")}
+
+// providerRelease is a provider package's release: the YAML, its blob
+// (at level, or blob.CompressBytes when level is 0) beside it unless
+// helmignored, metadata, the ConfigMap holding the blob, and extra files.
+func providerRelease(t testing.TB, yml []byte, level int, shipYAML bool, extra ...*chart.File) *releaseInput {
+	t.Helper()
+	var gz []byte
+	if level == 0 {
+		var err error
+		if gz, err = blob.CompressBytes(yml); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		gz = gzipAt(t, yml, level)
+	}
+	files := []*chart.File{{Name: "files/components.gz", Data: gz}, {Name: "files/metadata.yaml", Data: []byte("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nreleaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n")}}
+	if shipYAML {
+		files = append(files, &chart.File{Name: "files/core-components.yaml", Data: yml})
+	}
+	files = append(files, extra...)
+	in := &releaseInput{chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}, Templates: []*chart.File{testTemplate}, Files: files},
+		name: "x", namespace: "ns"}
+	in.addManifest("x/templates/cm.yaml", string(testTemplate.Data)+"binaryData:\n  components: "+base64.StdEncoding.EncodeToString(gz)+"\n")
+	return in
+}
+
+// checkBounds fails unless the exact size lies within in's bounds.
+func checkBounds(t *testing.T, name string, in *releaseInput) (lo, exact, hi int64) {
+	t.Helper()
+	lo, hi = in.bounds()
+	exact, ok := in.exact()
+	if !ok {
+		t.Fatalf("%s: exact failed", name)
+	}
+	if lo > exact || exact > hi {
+		t.Errorf("%s: exact %d outside the bounds [%d, %d]", name, exact, lo, hi)
+	}
+	if slo, shi, ok := in.streamBounds(); !ok || slo > exact || exact > shi {
+		t.Errorf("%s: exact %d outside the stream bounds [%d, %d] (%v)", name, exact, slo, shi, ok)
+	} else {
+		t.Logf("%s: stream bounds %.3f–%.3f of the exact size", name, float64(slo)/float64(exact), float64(shi)/float64(exact))
+	}
+	t.Logf("%s: exact %d (%.1f %% of the limit), bounds %.3f–%.3f of it", name, exact, 100*float64(exact)/ReleaseLimit, float64(lo)/float64(exact), float64(hi)/float64(exact))
+	return lo, exact, hi
+}
+
+// TestReleaseBoundsHold: the exact size lies between the bounds on
+// real-shaped releases (the raw YAML beside its blob, blobs of every gzip
+// level, second providers, patches), on the real-shaped packages gentree
+// writes, and on charts of random, compressible and small data.
+func TestReleaseBoundsHold(t *testing.T) {
+	for i, size := range []int{40 << 10, 300 << 10, 700 << 10, 1 << 20, 1400 << 10} {
+		yml := manifestgen.Generate(manifestgen.Spec{Provider: "p", Prefix: "p", Group: "g.io", Kinds: []string{"PCluster", "PMachine"}, Size: size, Seed: int64(i) + 11})
+		for _, level := range []int{0, 9, 6, 1} {
+			checkBounds(t, fmt.Sprintf("%d KiB YAML beside its level-%d blob", size>>10, level), providerRelease(t, yml, level, true))
+		}
+		checkBounds(t, fmt.Sprintf("%d KiB YAML helmignored", size>>10), providerRelease(t, yml, 0, false))
+	}
+	yml := manifestgen.Generate(manifestgen.Spec{Provider: "p", Prefix: "p", Group: "g.io", Kinds: []string{"PCluster"}, Size: 600 << 10, Seed: 5})
+	small := manifestgen.Generate(manifestgen.Spec{Provider: "t", Prefix: "t", Group: "t.io", Kinds: []string{"TConfig"}, Seed: 6})
+	for name, extra := range map[string][]*chart.File{
+		"random file":           {{Name: "files/r.bin", Data: randomBytes(200<<10, 1)}},
+		"compressible file":     {{Name: "files/z.bin", Data: make([]byte, 300<<10)}},
+		"gzip of zeros":         {{Name: "files/z.gz", Data: gzipAt(t, make([]byte, 1<<20), 9)}},
+		"stored gzip of text":   {{Name: "files/s.gz", Data: gzipAt(t, yml, 0)}},
+		"second provider":       {{Name: "files/b-components-talos.yaml", Data: small}, {Name: "files/components-talos.gz", Data: gzipAt(t, small, 9)}},
+		"patch and dockerfile":  {{Name: "patches/0001.diff", Data: bytes.Repeat([]byte("+\tlog.Info(\"x\")\n"), 1200)}, {Name: "images/x/Dockerfile", Data: []byte("FROM golang\nARG VERSION=v1\n")}},
+		"yaml with a wrong crc": {{Name: "files/other.yaml", Data: append(bytes.Clone(yml[:len(yml)-1]), 'x')}},
 	} {
-		in := &releaseInput{chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}, Templates: []*chart.File{tmpl}, Files: files},
-			name: "x", namespace: "ns"}
-		in.addManifest("x/templates/cm.yaml", string(tmpl.Data)+"binaryData:\n  components: "+string(gz))
-		exact, ok := in.exact()
-		if !ok {
-			t.Fatal("exact failed")
-		}
-		for _, level := range estimateLevels {
-			est := in.estimate(level)
-			if est < exact {
-				t.Errorf("%s: estimate at level %d %d < exact %d", name, level, est, exact)
-			}
-			t.Logf("%s: exact %d, estimate at level %d %d (%.2f)", name, exact, level, est, float64(est)/float64(exact))
-		}
+		checkBounds(t, name, providerRelease(t, yml, 0, true, extra...))
+	}
+
+	// The packages gentree writes for `make bench`.
+	root := filepath.Join(t.TempDir(), "tree")
+	res, err := gentree.Generate(root, gentree.Options{Packages: 6, Size: 1 << 20, Seed: 9, Shape: gentree.Real})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Packages {
+		checkBounds(t, p.Dir, renderedRelease(t, filepath.Join(root, filepath.FromSlash(p.Dir))))
 	}
 }
 
-// TestReleaseEstimateBase64Manifest: the long base64 values a manifest
-// holds (a ConfigMap's blob) are counted without sampling, and the
-// estimate stays an upper bound whatever they encode: a blob, random
-// bytes, or bytes that compress well.
-func TestReleaseEstimateBase64Manifest(t *testing.T) {
+// renderedRelease is the release of the chart in dir, its manifest the
+// ConfigMaps as the chart's templates write them (blobs base64 in
+// binaryData).
+func renderedRelease(t *testing.T, dir string) *releaseInput {
+	t.Helper()
+	ch, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &releaseInput{chart: ch, name: "x", namespace: "ns"}
+	gzs, _ := filepath.Glob(filepath.Join(dir, "files", "*.gz"))
+	for _, name := range gzs {
+		gz, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.addManifest("x/templates/configmaps.yaml", "apiVersion: v1\nkind: ConfigMap\nbinaryData:\n  components: "+base64.StdEncoding.EncodeToString(gz)+"\ndata:\n  metadata: |\n    x\n")
+	}
+	return in
+}
+
+// TestReleaseBoundsManifestBase64: the long base64 values a manifest holds
+// (a ConfigMap's blob) are taken out of it and counted as the bytes they
+// encode, and the bounds hold whatever they encode: a blob, random bytes,
+// or bytes that compress well.
+func TestReleaseBoundsManifestBase64(t *testing.T) {
 	yml := manifestgen.Generate(manifestgen.Spec{Size: 300 << 10})
 	gz, err := blob.CompressBytes(yml)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rnd := make([]byte, 200<<10)
-	r := rand.New(rand.NewPCG(5, 6))
-	for i := range rnd {
-		rnd[i] = byte(r.Uint32())
-	}
-	tmpl := &chart.File{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")}
+	rnd := randomBytes(200<<10, 5)
 	for name, data := range map[string][]byte{
 		"blob":               gz,
 		"random":             rnd,
 		"random, gzip magic": append([]byte{0x1f, 0x8b, 8}, rnd...),
 		"compresses":         append([]byte{0x1f, 0x8b}, make([]byte, 200<<10)...),
+		"stored gzip":        gzipAt(t, yml, 0),
 		"yaml itself":        yml,
 	} {
 		b64 := base64.StdEncoding.EncodeToString(data)
-		in := &releaseInput{chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}, Templates: []*chart.File{tmpl}},
+		in := &releaseInput{chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}, Templates: []*chart.File{testTemplate}},
 			name: "x", namespace: "ns"}
-		in.addManifest("x/templates/cm.yaml", string(tmpl.Data)+"binaryData:\n  components: "+b64+"\n  other: "+b64+"\ndata:\n  x: y\n")
-		want := 2 * len(b64)
+		in.addManifest("x/templates/cm.yaml", string(testTemplate.Data)+"binaryData:\n  components: "+b64+"\n  other: "+b64+"\ndata:\n  x: y\n")
+		want := 2
 		if !strings.HasPrefix(b64, "H4sI") {
 			want = 0 // not gzip: sampled
 		}
-		if _, n := splitLongBase64([]byte(in.manifest.String())); n != want {
-			t.Fatalf("%s: %d bytes of base64 taken out, want %d", name, n, want)
+		if _, long := splitLongBase64([]byte(in.manifest.String())); len(long) != want || (want > 0 && long[0] != b64) {
+			t.Fatalf("%s: %d values taken out, want %d", name, len(long), want)
 		}
-		exact, ok := in.exact()
-		if !ok {
-			t.Fatal("exact failed")
-		}
-		for _, level := range estimateLevels {
-			if est := in.estimate(level); est < exact {
-				t.Errorf("%s: estimate at level %d %d < exact %d", name, level, est, exact)
-			} else {
-				t.Logf("%s: exact %d, estimate at level %d %d (%.2f)", name, exact, level, est, float64(est)/float64(exact))
-			}
-		}
+		checkBounds(t, name, in)
 	}
 	// What is left is the manifest without the values, in order.
-	rest, n := splitLongBase64([]byte("a: 1\nb: H4sI" + strings.Repeat("A", 5000) + "\nc: 2\nd: H4sI" + strings.Repeat("B", 5000) + "\ne: 3\n"))
-	if string(rest) != "a: 1\nb: \nc: 2\nd: \ne: 3\n" || n != 2*5004 {
-		t.Fatalf("rest %q, %d taken", rest, n)
+	rest, long := splitLongBase64([]byte("a: 1\nb: H4sI" + strings.Repeat("A", 5000) + "\nc: 2\nd: H4sI" + strings.Repeat("B", 5000) + "\ne: 3\n"))
+	if string(rest) != "a: 1\nb: \nc: 2\nd: \ne: 3\n" || len(long) != 2 || len(long[1]) != 5004 {
+		t.Fatalf("rest %q, %d taken", rest, len(long))
 	}
 }
 
-// TestReleaseSizeStages: a release the fast estimate puts at the warning
-// line but level 7 puts under it is not encoded exactly (the level-7
-// estimate stands); one both put at or over it is.
-func TestReleaseSizeStages(t *testing.T) {
-	yml := manifestgen.Generate(manifestgen.Spec{Size: 4 << 20})
-	screen := int64(releaseScreen * ReleaseLimit)
-	in := func(n int) *releaseInput {
-		return &releaseInput{chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"},
-			Files: []*chart.File{{Name: "files/c.yaml", Data: yml[:n]}}}, name: "x", namespace: "ns"}
-	}
-	// The smallest manifest each estimate puts at the line.
-	at := func(level int) int {
-		lo, hi := 64<<10, len(yml)
-		for lo < hi {
-			mid := (lo + hi) / 2
-			if in(mid).estimate(level) >= screen {
-				hi = mid
+// TestReleaseSizeAtTheLines: a release far from both lines is not encoded
+// exactly (its upper bound stands); one whose bounds (both stages) hold a
+// line is. Just
+// over the warning line and just over the limit, the size given is the
+// exact one, so the verdict is the exact encoding's.
+func TestReleaseSizeAtTheLines(t *testing.T) {
+	yml := manifestgen.Generate(manifestgen.Spec{Provider: "p", Prefix: "p", Group: "g.io", Kinds: []string{"PCluster", "PMachine"}, Size: 2600 << 10, Seed: 3})
+	in := func(n int) *releaseInput { return providerRelease(t, yml[:n], 0, true) }
+	exactOf := func(n int) float64 { e, _ := in(n).exact(); return float64(e) }
+	// near is a YAML length whose release's exact size lies in [from,
+	// from+4 KiB): the exact size grows about linearly with the YAML, so
+	// the secant method gets there in a few encodings.
+	near := func(from float64) int {
+		a, b := 256<<10, len(yml)
+		ea, eb := exactOf(a), exactOf(b)
+		for range 12 {
+			n := a + int(float64(b-a)*(from+2048-ea)/(eb-ea))
+			n = min(max(n, 64<<10), len(yml))
+			e := exactOf(n)
+			if e >= from && e < from+4096 {
+				return n
+			}
+			if e < from {
+				a, ea = n, e
 			} else {
-				lo = mid + 1
+				b, eb = n, e
 			}
 		}
-		return lo
+		t.Fatalf("no YAML of up to %d bytes puts the release in [%.0f, %.0f)", len(yml), from, from+4096)
+		return 0
 	}
-	fast, slow := at(estimateLevels[0]), at(estimateLevels[1])
-	if fast >= slow || slow >= len(yml) {
-		t.Fatalf("level %d reaches the line at %d bytes, level %d at %d: want the fast one first", estimateLevels[0], fast, estimateLevels[1], slow)
+	for _, tc := range []struct {
+		name string
+		line float64
+	}{{"warning", releaseWarnLine}, {"limit", releaseLimitLine + 1}} {
+		// Just over the line, and just under it.
+		for _, n := range []int{near(tc.line), near(tc.line - 4096)} {
+			got := in(n).size()
+			exact, _ := in(n).exact()
+			over := float64(exact) >= tc.line
+			if !got.Exact || got.Bytes != exact || (float64(got.Bytes) >= tc.line) != over {
+				t.Errorf("%s line, %d bytes of YAML: size %d (exact %v), want exactly %d (over the line: %v)", tc.name, n, got.Bytes, got.Exact, exact, over)
+			}
+		}
 	}
-	between := in((fast + slow) / 2)
-	if got := between.size(); got.Exact || got.Bytes != between.estimate(estimateLevels[1]) {
-		t.Errorf("between the estimates: size %+v, want the level-%d estimate %d, not exact", got, estimateLevels[1], between.estimate(estimateLevels[1]))
+	// Far below the warning line, and between the lines far from both:
+	// the upper bound, not encoded.
+	for _, n := range []int{300 << 10, near(0.9 * ReleaseLimit)} {
+		r := in(n)
+		lo, hi := r.bounds()
+		if straddles(lo, hi) {
+			t.Fatalf("%d bytes of YAML: bounds [%d, %d] hold a line; pick a size further from the lines", n, lo, hi)
+		}
+		if got := r.size(); got.Exact || got.Bytes != hi {
+			t.Errorf("%d bytes of YAML: size %+v, want the upper bound %d, not exact", n, got, hi)
+		}
 	}
-	over := in(slow)
-	exact, _ := over.exact()
-	if got := over.size(); !got.Exact || got.Bytes != exact {
-		t.Errorf("at the line for both estimates: size %+v, want exact %d", got, exact)
+}
+
+// TestReleaseJSONIsMarshal: the streamed release JSON is byte for byte
+// json.Marshal's, on releases with every optional field set and unset,
+// HTML and non-ASCII characters, invalid UTF-8 and line separators at a
+// chunk boundary, nil and empty files.
+func TestReleaseJSONIsMarshal(t *testing.T) {
+	long := strings.Repeat("a", 32<<10-1) + "é<&>\u2028" + strings.Repeat("b", 40<<10) + "\xff\xfe" + "ok"
+	full := &release.Release{
+		Name: "rel", Namespace: "ns", Version: 3, Manifest: long,
+		Info:   &release.Info{Status: release.StatusDeployed, Description: "Install <complete>", FirstDeployed: fixedTime, LastDeployed: fixedTime},
+		Config: map[string]any{"b": 1, "a": map[string]any{"x": "<y>"}},
+		Hooks:  []*release.Hook{{Name: "h", Manifest: "kind: Job"}},
+		Chart: &chart.Chart{
+			Metadata:  &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2", Description: "a & b"},
+			Lock:      &chart.Lock{Digest: "sha256:0"},
+			Templates: []*chart.File{testTemplate, {Name: "templates/empty.yaml", Data: []byte{}}, {Name: "templates/nil.yaml"}},
+			Values:    map[string]any{"replicas": 1, "image": map[string]any{"tag": "v1"}},
+			Schema:    []byte(`{"type":"object"}`),
+			Files:     []*chart.File{{Name: "files/r.bin", Data: randomBytes(100<<10+1, 7)}, {Name: "files/y.yaml", Data: []byte(long)}},
+		},
+	}
+	for name, rel := range map[string]*release.Release{
+		"full":       full,
+		"empty":      {},
+		"bare chart": {Chart: &chart.Chart{}, Info: &release.Info{}, Config: map[string]any{}},
+	} {
+		want, err := json.Marshal(rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := writeReleaseJSON(&got, rel); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			i := 0
+			for i < min(got.Len(), len(want)) && got.Bytes()[i] == want[i] {
+				i++
+			}
+			t.Errorf("%s: streamed JSON differs from json.Marshal at byte %d of %d/%d: %.80q vs %.80q", name, i, got.Len(), len(want), got.Bytes()[i:], want[i:])
+		}
 	}
 }

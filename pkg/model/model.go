@@ -93,14 +93,18 @@ type Package struct {
 // hold: 1 MiB.
 const ReleaseLimit = 1 << 20
 
+// ReleaseWarn is the share of ReleaseLimit from which release-size warns.
+const ReleaseWarn = 0.75
+
 // ReleaseSize is the size of a chart's Helm release as stored in its
 // Secret: json of the release (chart with every file, values, manifest),
 // gzip at best compression, base64.
 type ReleaseSize struct {
-	// Bytes is the encoded size; an upper estimate when !Exact.
+	// Bytes is the encoded size; an upper bound when !Exact.
 	Bytes int64
-	// Exact is false when a quick estimate showed the release far below
-	// the warning line, and the exact encoding was not computed.
+	// Exact is false when bounds of the size put it on one side of both
+	// lines of the check (the warning at 75 %, the limit), so the verdict
+	// did not depend on the exact encoding, which was not computed.
 	Exact bool
 	// Files are the chart's files (what .helmignore lets through) with
 	// their size as stored in the release JSON (base64), largest first.

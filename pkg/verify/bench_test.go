@@ -22,6 +22,7 @@ import (
 //
 //	PINSEAL_BENCH_PACKAGES  comma-separated package counts (default "10,100")
 //	PINSEAL_BENCH_SIZE      manifest size per package (default "1MB")
+//	PINSEAL_BENCH_SHAPE     gentree shape: real (default), monorepo, synthetic
 //	PINSEAL_BENCH_TREE      verify this existing tree instead (no generation),
 //	                        e.g. one written by `go run ./internal/testkit/gentree/cmd/gentree`
 //
@@ -35,7 +36,7 @@ func BenchmarkCheckTree(b *testing.B) {
 	counts, size := benchTreeSizes(b)
 	for _, n := range counts {
 		root := filepath.Join(b.TempDir(), "tree")
-		res, err := gentree.Generate(root, gentree.Options{Packages: n, Size: size, Seed: 1})
+		res, err := gentree.Generate(root, gentree.Options{Packages: n, Size: size, Seed: 1, Shape: benchShape()})
 		if err != nil {
 			b.Fatalf("generate %d packages: %v", n, err)
 		}
@@ -89,4 +90,13 @@ func benchTreeSizes(b *testing.B) ([]int, int64) {
 		b.Fatalf("PINSEAL_BENCH_SIZE: %v", err)
 	}
 	return counts, size
+}
+
+// benchShape is the gentree shape of the benchmark trees: real-shaped
+// packages unless PINSEAL_BENCH_SHAPE says otherwise.
+func benchShape() gentree.Shape {
+	if s := os.Getenv("PINSEAL_BENCH_SHAPE"); s != "" {
+		return gentree.Shape(s)
+	}
+	return gentree.Real
 }

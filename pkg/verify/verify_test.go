@@ -554,6 +554,29 @@ func TestGeneratedTreeIsGreen(t *testing.T) {
 	if len(r.Findings) != 0 || r.Summary.Packages != len(res.Packages) || r.Summary.Providers != len(res.Packages) {
 		t.Fatalf("generated tree: %+v\n%+v", r.Summary, r.Findings)
 	}
+	// The real shapes too: small manifests keep every release far from
+	// the size line, so nothing is found; a monorepo's other charts are
+	// skipped, none checked.
+	for _, shape := range []gentree.Shape{gentree.Real, gentree.Monorepo} {
+		root := filepath.Join(t.TempDir(), string(shape))
+		res, err := gentree.Generate(root, gentree.Options{Packages: 11, Size: 32 << 10, Seed: 7, Workers: 2, Shape: shape, Others: 24})
+		if err != nil {
+			t.Fatal(err)
+		}
+		providers := len(res.Packages)
+		for _, p := range res.Packages {
+			if p.Second != "" {
+				providers++
+			}
+		}
+		r := verifyTree(t, root)
+		if len(r.Findings) != 0 || r.Summary.Packages != len(res.Packages) || r.Summary.Providers != providers || providers == len(res.Packages) {
+			t.Fatalf("generated %s tree (%d providers): %+v\n%+v", shape, providers, r.Summary, r.Findings)
+		}
+		if shape == gentree.Monorepo && len(r.Skipped) != res.Others {
+			t.Errorf("monorepo: %d charts skipped, want the %d others", len(r.Skipped), res.Others)
+		}
+	}
 }
 
 // airgapChart writes packages/airgap: a chart with one inline provider

@@ -1,16 +1,19 @@
-// Package gentree writes synthetic trees of cluster-api-operator provider
-// packages for benchmarks: N Helm charts modeled on Cozystack's
+// Package gentree writes trees of cluster-api-operator provider packages
+// for benchmarks: N Helm charts modeled on Cozystack's
 // packages/system/capi-providers-*, each vendoring an upstream-like
-// <type>-components.yaml of a requested size, its reproducible gzip blob,
-// clusterctl metadata, a ConfigMap named after the release, the operator
-// provider that selects it, and a pin.yaml with the SHA-256 of every
-// vendored file. The manifests come from internal/testkit/manifestgen.
+// <type>-components.yaml, its reproducible gzip blob, clusterctl metadata,
+// a ConfigMap named after the release, the operator provider that selects
+// it, and a pin.yaml with the SHA-256 of every vendored file. The
+// manifests come from internal/testkit/manifestgen. Options.Shape says how
+// much of a real package's shape they take (Synthetic, Real, Monorepo: see
+// Shape).
 //
-// A generated tree is clean: every check of `verifier check` passes on it.
-// Exactly one package holds the CoreProvider (contract v1beta1); every other
-// provider declares v1beta1 for its release series. Content is seeded per
-// package, so no two blobs are alike, and the same Options give the same
-// bytes on every run.
+// A generated tree is clean: every check of `verifier check` passes on it
+// (in the Real shapes, releases over 75 % of the Secret limit warn, as
+// they do on real trees). Exactly one package holds the CoreProvider
+// (contract v1beta1); every other provider declares v1beta1 for its
+// release series. Content is seeded per package, so no two blobs are
+// alike, and the same Options give the same bytes on every run.
 package gentree
 
 import (
@@ -41,7 +44,15 @@ type Options struct {
 	Packages int
 	// Size is the target size in bytes of each <type>-components.yaml
 	// (DefaultSize when 0); the files come out within a few percent of it.
+	// In the Real shape each package's YAML is 0.46 to 0.98 times it (one
+	// in fifty 1.15 to 1.38 times); in the Monorepo shape, the provider packages' YAML is
+	// 0.48, 0.73, 0.85 and 1.10 times it, as Cozystack's four.
 	Size int64
+	// Shape is what the packages look like (Synthetic when "").
+	Shape Shape
+	// Others is the number of charts that are not provider packages in
+	// the Monorepo shape (DefaultOthers when 0).
+	Others int
 	// Seed varies the content; the same seed gives the same tree.
 	Seed uint64
 	// Namespace is the Makefile NAMESPACE of every package
@@ -60,6 +71,7 @@ type Package struct {
 	Version   string // upstream version, e.g. v0.6.12
 	Release   string // ConfigMap name and spec.version
 	Label     string // selector label key (value "cozy")
+	Second    string // release of a second provider (Real shape), or ""
 	YAML      string // components file, relative to the package dir
 	Blob      string // gzip blob, relative to the package dir
 	YAMLSize  int64
@@ -71,7 +83,8 @@ type Package struct {
 type Result struct {
 	Root      string
 	Packages  []Package // in index order; Packages[0] is the core provider
-	YAMLBytes int64     // sum of the components files
+	Others    int       // charts that are not provider packages (Monorepo)
+	YAMLBytes int64     // sum of the components files (second providers included)
 	BlobBytes int64     // sum of the blobs
 }
 
@@ -90,6 +103,16 @@ func Generate(dir string, opts Options) (*Result, error) {
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
+	}
+	switch opts.Shape {
+	case "":
+		opts.Shape = Synthetic
+	case Synthetic, Real, Monorepo:
+	default:
+		return nil, fmt.Errorf("gentree: shape %q: want %s, %s or %s", opts.Shape, Synthetic, Real, Monorepo)
+	}
+	if opts.Others <= 0 {
+		opts.Others = DefaultOthers
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
@@ -139,6 +162,18 @@ func Generate(dir string, opts Options) (*Result, error) {
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("gentree: %w", err)
+	}
+	if opts.Shape != Synthetic {
+		if err := writeFile(filepath.Join(stage, "scripts", "package.mk"), []byte(packageMk)); err != nil {
+			return nil, fmt.Errorf("gentree: %w", err)
+		}
+	}
+	if opts.Shape == Monorepo {
+		n, err := writeOthers(stage, opts)
+		if err != nil {
+			return nil, fmt.Errorf("gentree: %w", err)
+		}
+		res.Others = n
 	}
 	for _, p := range res.Packages {
 		res.YAMLBytes += p.YAMLSize

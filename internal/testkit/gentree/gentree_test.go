@@ -330,3 +330,73 @@ func TestSpecsAgreeForEveryIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateRealShape: real-shaped packages ship their raw YAML in the
+// chart (all but one in eight), spread their YAML sizes, carry second
+// providers whose ConfigMaps render, and read a version from a Dockerfile;
+// the monorepo adds charts that are not provider packages.
+func TestGenerateRealShape(t *testing.T) {
+	const size = 256 << 10
+	root := filepath.Join(t.TempDir(), "tree")
+	res, err := Generate(root, Options{Packages: 16, Size: size, Seed: 3, Shape: Real})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped, seconds, dockerVersions := 0, 0, 0
+	lo, hi := int64(1<<62), int64(0)
+	for i, p := range res.Packages {
+		dir := filepath.Join(root, filepath.FromSlash(p.Dir))
+		ch, err := loader.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ch.Files {
+			if f.Name == p.YAML {
+				shipped++
+			}
+		}
+		yml := readFile(t, filepath.Join(dir, p.YAML))
+		lo, hi = min(lo, int64(len(yml))), max(hi, int64(len(yml)))
+		out := render(t, dir)
+		if p.Second != "" {
+			seconds++
+			cm := findRendered(t, out, "templates/configmaps-talos.yaml")
+			if cm["metadata"].(map[string]any)["name"] != p.Second {
+				t.Errorf("%s: second ConfigMap %v, want %s", p.Dir, cm["metadata"], p.Second)
+			}
+		}
+		mk := string(readFile(t, filepath.Join(dir, "Makefile")))
+		if strings.Contains(mk, "$(shell awk") {
+			dockerVersions++
+			df := readFile(t, filepath.Join(dir, "images", "cluster-api-"+strings.TrimSuffix(strings.TrimPrefix(p.YAML, "files/"), "-components.yaml")+"-provider-"+p.Name, "Dockerfile"))
+			if !strings.Contains(string(df), "ARG VERSION="+p.Version+"\n") {
+				t.Errorf("%s: Dockerfile lacks ARG VERSION=%s", p.Dir, p.Version)
+			}
+		}
+		if i%8 == 3 && !strings.Contains(string(readFile(t, filepath.Join(dir, ".helmignore"))), "files/*-components.yaml") {
+			t.Errorf("%s: want the one .helmignore in eight that lists the YAML", p.Dir)
+		}
+	}
+	if shipped != 14 || seconds != 3 || dockerVersions != 5 {
+		t.Errorf("raw YAML shipped by %d packages (want 14 of 16), %d second providers (want 3), %d versions from a Dockerfile (want 5)", shipped, seconds, dockerVersions)
+	}
+	if lo > size*6/10 || hi < size*9/10 {
+		t.Errorf("YAML sizes %d–%d: want them spread over about 0.46–0.98 × %d", lo, hi, size)
+	}
+
+	mono := filepath.Join(t.TempDir(), "mono")
+	res, err = Generate(mono, Options{Packages: 4, Size: 32 << 10, Seed: 3, Shape: Monorepo, Others: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts := 0
+	_ = filepath.WalkDir(mono, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "Chart.yaml" && !strings.Contains(path, "/charts/") {
+			charts++
+		}
+		return nil
+	})
+	if res.Others != 20 || charts != 24 {
+		t.Errorf("monorepo: %d others, %d top-level charts; want 20 and 24", res.Others, charts)
+	}
+}

@@ -232,8 +232,10 @@ func props(b *bytes.Buffer, r *rand.Rand, indent, depth int, kind string) {
 			used[name] = true
 			names = append(names, name)
 			fmt.Fprintf(b, "%s  %s:\n%s    description: |-\n", pad, name, pad)
-			fmt.Fprintf(b, "%s      %s holds the %s settings of the %s.\n%s      It is optional; when omitted the controller applies the defaults.\n",
-				pad, strings.ToUpper(name[:1])+name[1:], name, kind, pad)
+			fmt.Fprintf(b, "%s      %s holds the %s settings of the %s.\n", pad, strings.ToUpper(name[:1])+name[1:], name, kind)
+			for _, l := range strings.Split(prose(r, 1+r.Intn(3)), "\n") {
+				fmt.Fprintf(b, "%s      %s\n", pad, l)
+			}
 			if name == "conditions" {
 				fmt.Fprintf(b, "%s    items:\n%s      description: %s\n", pad, pad, condDesc)
 				conditionProps(b, indent+6)
@@ -245,6 +247,9 @@ func props(b *bytes.Buffer, r *rand.Rand, indent, depth int, kind string) {
 			continue
 		}
 		f := leafFields[r.Intn(len(leafFields))]
+		if r.Intn(20) < inventedShare {
+			f = inventField(r)
+		}
 		if used[f.name] {
 			continue
 		}
