@@ -56,10 +56,22 @@ func (s *Server) checkSourceMeta(ctx context.Context, name string) (*report.Repo
 		if err != nil {
 			return nil, meta, configHint(err, src.Policy)
 		}
-		return mergeRegistry(prev, rep), meta, nil
+		return mergeRegistry(prev, checkoutRoot(rep, name, co.Commit)), meta, nil
 	}
 	rep, err := s.engine.CheckTree(ctx, co.Dir, opts)
-	return rep, meta, configHint(err, src.Policy)
+	return checkoutRoot(rep, name, co.Commit), meta, configHint(err, src.Policy)
+}
+
+// checkoutRoot names a git source's checkout in its report as the path
+// scrubber shows it ("[dataDir]/git/SOURCE/COMMIT"), not by the path on
+// this replica's disk: the report is stored once and served by every
+// replica, each with a data directory of its own, and no server path
+// reaches a client.
+func checkoutRoot(rep *report.Report, source, commit string) *report.Report {
+	if rep != nil {
+		rep.Root = "[dataDir]/git/" + source + "/" + commit
+	}
+	return rep
 }
 
 // reusable returns the report of the newest successful scan of source with
