@@ -96,7 +96,7 @@ func TestOperatorLookupAgreesWithSimulation(t *testing.T) {
 		for title, b := range files {
 			d := content.NewDescriptorFromBytes("application/octet-stream", b)
 			d.Annotations = map[string]string{ocispec.AnnotationTitle: title}
-			if err := pushBytes(ctx, mem, d, b); err != nil {
+			if err := PushIfAbsent(ctx, mem, d, b); err != nil {
 				t.Fatal(err)
 			}
 			layers = append(layers, d)

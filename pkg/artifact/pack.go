@@ -52,7 +52,7 @@ func Pack(ctx context.Context, pusher content.Pusher, rel Release) (ocispec.Desc
 		return ocispec.Descriptor{}, fmt.Errorf("encode config of %s: %w", rel, err)
 	}
 	configDesc := content.NewDescriptorFromBytes(ConfigMediaType, cfg)
-	if err := pushBytes(ctx, pusher, configDesc, cfg); err != nil {
+	if err := PushIfAbsent(ctx, pusher, configDesc, cfg); err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("pack %s: config: %w", rel, err)
 	}
 
@@ -68,7 +68,7 @@ func Pack(ctx context.Context, pusher content.Pusher, rel Release) (ocispec.Desc
 	for _, l := range layers {
 		d := content.NewDescriptorFromBytes(l.mediaType, l.data)
 		d.Annotations = map[string]string{ocispec.AnnotationTitle: l.title}
-		if err := pushBytes(ctx, pusher, d, l.data); err != nil {
+		if err := PushIfAbsent(ctx, pusher, d, l.data); err != nil {
 			return ocispec.Descriptor{}, fmt.Errorf("pack %s: layer %s: %w", rel, l.title, err)
 		}
 		descs = append(descs, d)
@@ -89,8 +89,10 @@ func Pack(ctx context.Context, pusher content.Pusher, rel Release) (ocispec.Desc
 	return desc, nil
 }
 
-// pushBytes pushes data unless the store already has it.
-func pushBytes(ctx context.Context, pusher content.Pusher, desc ocispec.Descriptor, data []byte) error {
+// PushIfAbsent pushes data as desc unless the store already has it (when it
+// can tell: a content.ReadOnlyStorage), and takes the store's "already
+// exists" for success, so a push that lost a race is not an error.
+func PushIfAbsent(ctx context.Context, pusher content.Pusher, desc ocispec.Descriptor, data []byte) error {
 	if st, ok := pusher.(content.ReadOnlyStorage); ok {
 		exists, err := st.Exists(ctx, desc)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/pinseal/pinseal/internal/lcs"
 )
 
 // Diff says where the YAML and the content of its blob first differ.
@@ -176,20 +178,6 @@ func readLines(r *bufio.Reader, head []byte, n int) (out []textLine, end bool) {
 // windowDiff is a small LCS diff of two windows of lines: the first hunk
 // and up to two common lines after it.
 func windowDiff(a, b []textLine) []string {
-	m, n := len(a), len(b)
-	lcs := make([][]int, m+1)
-	for i := range lcs {
-		lcs[i] = make([]int, n+1)
-	}
-	for i := m - 1; i >= 0; i-- {
-		for j := n - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
 	var out []string
 	emit := func(prefix string, l textLine) {
 		out = append(out, prefix+show(l.text))
@@ -198,25 +186,20 @@ func windowDiff(a, b []textLine) []string {
 		}
 	}
 	changed, common := false, 0
-	i, j := 0, 0
-	for i < m || j < n {
-		switch {
-		case i < m && j < n && a[i] == b[j]:
-			emit(" ", a[i])
-			i++
-			j++
+	for _, e := range lcs.Edits(a, b) {
+		switch e.Kind {
+		case ' ':
+			emit(" ", a[e.A])
 			if changed {
 				if common++; common == 2 {
 					return out // the first hunk and two lines of context
 				}
 			}
 			continue
-		case i < m && (j == n || lcs[i+1][j] >= lcs[i][j+1]):
-			emit("-", a[i])
-			i++
+		case '-':
+			emit("-", a[e.A])
 		default:
-			emit("+", b[j])
-			j++
+			emit("+", b[e.B])
 		}
 		changed, common = true, 0
 	}

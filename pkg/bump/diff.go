@@ -3,6 +3,8 @@ package bump
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pinseal/pinseal/internal/lcs"
 )
 
 // unifiedDiff returns a unified diff (3 lines of context) of two texts,
@@ -27,21 +29,6 @@ func unifiedDiff(name string, a, b []byte) string {
 	if len(x)*len(y) > 4<<20 {
 		return fmt.Sprintf("--- a/%s\n+++ b/%s\n(too large to diff: %d -> %d lines)\n", name, name, len(xa), len(ya))
 	}
-	// LCS table, from the end.
-	n, m := len(x), len(y)
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
 	type op struct {
 		kind byte // ' ', '-', '+'
 		text string
@@ -52,20 +39,14 @@ func unifiedDiff(name string, a, b []byte) string {
 	for k := 0; k < pre; k++ {
 		ops = append(ops, op{' ', xa[k], k, k})
 	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && x[i] == y[j]:
-			ops = append(ops, op{' ', x[i], pre + i, pre + j})
-			i++
-			j++
-		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, op{'-', x[i], pre + i, pre + j})
-			i++
-		default:
-			ops = append(ops, op{'+', y[j], pre + i, pre + j})
-			j++
+	for _, e := range lcs.Edits(x, y) {
+		var text string
+		if e.Kind == '+' {
+			text = y[e.B]
+		} else {
+			text = x[e.A] // a kept line is the same in both
 		}
+		ops = append(ops, op{e.Kind, text, pre + e.A, pre + e.B})
 	}
 	for k := 0; k < suf; k++ {
 		ops = append(ops, op{' ', xa[len(xa)-suf+k], len(xa) - suf + k, len(ya) - suf + k})

@@ -21,17 +21,17 @@ func componentsKey(c *model.Components) string {
 
 // blobLocation is where a blob finding points: the vendored blob file when
 // the ConfigMap carries exactly its bytes, else the ConfigMap.
-func blobLocation(cm *model.ConfigMap) model.Location {
-	if cm.Components != nil && cm.Components.BlobFile != "" {
-		return model.Location{File: cm.Components.BlobFile}
+func blobLocation(pkg *model.Package, cm *model.ConfigMap) model.Location {
+	if b := pkg.Layout.BlobFile(cm); b != "" {
+		return model.Location{File: b}
 	}
 	return cm.Location
 }
 
 // blobName is the blob file a rebuild writes.
 func blobName(pkg *model.Package, cm *model.ConfigMap) string {
-	if cm.Components != nil && cm.Components.BlobFile != "" {
-		return cm.Components.BlobFile
+	if b := pkg.Layout.BlobFile(cm); b != "" {
+		return b
 	}
 	if r := pkg.Layout.ConfigMap(cm); r != nil && r.Blob != "" {
 		return r.Blob
@@ -45,10 +45,7 @@ func blobName(pkg *model.Package, cm *model.ConfigMap) string {
 // gzip from the vendored YAML; for a blob inlined in a template with no
 // YAML beside it (air-gap charts), from the YAML it was made from.
 func rebuildHint(pkg *model.Package, cm *model.ConfigMap) string {
-	yaml := ""
-	if cm.Components != nil {
-		yaml = cm.Components.YAMLFile
-	}
+	yaml, _ := pkg.Layout.ComponentsYAML(cm)
 	b := blobName(pkg, cm)
 	pinned := pkg.Pins != nil && pkg.Pins.File != nil
 	switch {
@@ -92,23 +89,24 @@ func blobYAML(t *model.Tree) []report.Finding {
 		if c.DecodeErr != nil || blobBroken(c) {
 			return // blob-corrupt says why
 		}
-		if c.YAMLFile == "" {
+		yaml, _ := pkg.Layout.ComponentsYAML(cm)
+		if yaml == "" {
 			if !c.Gzip {
 				return // plain YAML in the ConfigMap itself: what is reviewed is what is applied
 			}
 			// Nothing to compare with (an air-gap chart inlines the
 			// blob): not a drift, but nobody can review it.
-			f := newFinding(BlobYAML, pkg, owner, blobLocation(cm),
+			f := newFinding(BlobYAML, pkg, owner, blobLocation(pkg, cm),
 				fmt.Sprintf("the gzip components of ConfigMap %q in %s (%s) have no vendored YAML beside them: nobody can review what the cluster gets", cm.Name, nsName(cm.Namespace), componentsKey(c)),
 				"keep the raw YAML the blob was made from in the repository next to the chart (and pin its upstream URL and sha256), so a reviewer can diff it; `gunzip -c` of the blob shows what the cluster gets today")
 			f.Severity = report.Warning // at most a warning: nothing differs that can be shown
 			out = append(out, f)
 			return
 		}
-		f := pkg.Files[c.YAMLFile]
+		f := pkg.Files[yaml]
 		if f == nil {
-			out = append(out, newFinding(BlobYAML, pkg, owner, model.Location{File: c.YAMLFile},
-				fmt.Sprintf("ConfigMap %q should equal %s, which is missing", cm.Name, c.YAMLFile),
+			out = append(out, newFinding(BlobYAML, pkg, owner, model.Location{File: yaml},
+				fmt.Sprintf("ConfigMap %q should equal %s, which is missing", cm.Name, yaml),
 				fmt.Sprintf("restore the vendored YAML: `builder build %s`", pkgPath(pkg))))
 			return
 		}
@@ -126,8 +124,8 @@ func blobYAML(t *model.Tree) []report.Finding {
 		if !c.Gzip {
 			what = "holds"
 		}
-		msg := fmt.Sprintf("%s of ConfigMap %q %s something other than %s", componentsKey(c), cm.Name, what, c.YAMLFile)
-		loc := model.Location{File: c.YAMLFile}
+		msg := fmt.Sprintf("%s of ConfigMap %q %s something other than %s", componentsKey(c), cm.Name, what, yaml)
+		loc := model.Location{File: yaml}
 		var detail string
 		if d := c.Diff; d != nil {
 			msg += fmt.Sprintf(": first difference at line %d (byte %d)", d.Line, d.Offset)
@@ -157,11 +155,11 @@ func blobHeader(t *model.Tree) []report.Finding {
 		if len(probs) == 0 {
 			return
 		}
-		what := blobLocation(cm).File
+		what := blobLocation(pkg, cm).File
 		if what == cm.File {
 			what = componentsKey(c)
 		}
-		out = append(out, newFinding(BlobHeader, pkg, owner, blobLocation(cm),
+		out = append(out, newFinding(BlobHeader, pkg, owner, blobLocation(pkg, cm),
 			fmt.Sprintf("gzip header of %s (ConfigMap %q) is not reproducible: it %s", what, cm.Name, strings.Join(probs, ", ")),
 			"gzip without -n stores the file name and time, so the same YAML gives a different blob; "+rebuildHint(pkg, cm)))
 	})
@@ -227,17 +225,17 @@ func blobCorrupt(t *model.Tree) []report.Finding {
 		if !gzipInspected(c) {
 			return // an undecodable one is the loader's blob-corrupt problem
 		}
-		if c.BlobFile != "" {
+		if b := pkg.Layout.BlobFile(cm); b != "" {
 			if carried[pkg] == nil {
 				carried[pkg] = map[string]bool{}
 			}
-			carried[pkg][c.BlobFile] = true
+			carried[pkg][b] = true
 		}
 		if !blobBroken(c) {
 			return
 		}
 		hint, settings := corruptHint(pkg, cm, c.Blob)
-		f := newFinding(BlobCorrupt, pkg, owner, blobLocation(cm),
+		f := newFinding(BlobCorrupt, pkg, owner, blobLocation(pkg, cm),
 			fmt.Sprintf("%s of ConfigMap %q %s", componentsKey(c), cm.Name, corruptMessage(c.Blob)), hint)
 		f.Settings = settings
 		out = append(out, f)
@@ -313,11 +311,12 @@ func componentsValid(t *model.Tree) []report.Finding {
 			what += " (inflated)"
 		}
 		loc := cm.Location
-		if c.YAMLFile != "" && pkg.Files[c.YAMLFile] != nil {
-			loc = model.Location{File: c.YAMLFile}
+		yaml, _ := pkg.Layout.ComponentsYAML(cm)
+		if yaml != "" && pkg.Files[yaml] != nil {
+			loc = model.Location{File: yaml}
 		}
 		hint := "the upstream download went wrong (an error page or a cut-off file was saved): fetch it again with `curl -fsSL` (fail on HTTP errors) and check its SHA-256"
-		if c.YAMLFile != "" {
+		if yaml != "" {
 			hint += fmt.Sprintf(", then `builder build %s`", pkgPath(pkg))
 		}
 		out = append(out, newFinding(ComponentsValid, pkg, owner, loc,
@@ -361,11 +360,13 @@ func releaseSize(t *model.Tree) []report.Finding {
 		seen := map[string]bool{}
 		for _, cm := range pkg.ConfigMaps {
 			c := cm.Components
-			if c == nil || !c.Gzip || c.YAMLFile == "" || c.BlobFile == "" || !inChart[c.YAMLFile] || seen[c.YAMLFile] {
+			yaml, _ := pkg.Layout.ComponentsYAML(cm)
+			b := pkg.Layout.BlobFile(cm)
+			if c == nil || !c.Gzip || yaml == "" || b == "" || !inChart[yaml] || seen[yaml] {
 				continue
 			}
-			seen[c.YAMLFile] = true
-			dup = append(dup, fmt.Sprintf("%s (the raw YAML of %s)", c.YAMLFile, c.BlobFile))
+			seen[yaml] = true
+			dup = append(dup, fmt.Sprintf("%s (the raw YAML of %s)", yaml, b))
 		}
 		hint := "keep only what the templates read in the chart: list other files in .helmignore"
 		if len(dup) > 0 {

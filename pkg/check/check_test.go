@@ -69,7 +69,6 @@ func newPkg(path string, pinSource string, specs ...provSpec) *model.Package {
 			Location:    model.Location{File: "templates/configmaps.yaml", Line: 2 + 20*i},
 			Components: &model.Components{
 				InBinaryData: true, Gzip: true, Size: 100, SHA256: gzDigest(s.name), Blob: info,
-				BlobFile: s.blobFile, YAMLFile: s.yaml, MatchedBy: "pin",
 			},
 			Metadata:    &model.Metadata{Kind: "Metadata", ReleaseSeries: s.series},
 			MetadataRaw: []byte(m),
@@ -178,7 +177,7 @@ func TestMutations(t *testing.T) {
 		{
 			name: "gzip components match no vendored YAML",
 			mutate: func(t *model.Tree) {
-				core(t).ConfigMaps[0].Components.YAMLFile = ""
+				core(t).Layout.ConfigMap(core(t).ConfigMaps[0]).Components = ""
 			},
 			check: BlobYAML, count: 1, want: []string{"no vendored YAML beside them", "nobody can review"},
 		},

@@ -43,9 +43,12 @@ var mutators = []func(t *model.Tree, i int){
 		}
 	},
 	func(t *model.Tree, i int) {
-		if c := cmAt(t, i).Components; c != nil {
+		cm := cmAt(t, i)
+		if c := cm.Components; c != nil {
 			c.Diff = &model.Diff{}
-			c.YAMLFile = "files/absent.yaml"
+		}
+		if r := pkgAt(t, i).Layout.ConfigMap(cm); r != nil {
+			r.Components = "files/absent.yaml"
 		}
 	},
 	func(t *model.Tree, i int) {

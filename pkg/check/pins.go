@@ -268,7 +268,7 @@ func patchedComponents(pkg *model.Package, pp pin.Provider, s pin.Source) bool {
 		return false
 	}
 	for _, cm := range pkg.ConfigMaps {
-		if cm.Components != nil && cm.Components.YAMLFile == s.To {
+		if yaml, _ := pkg.Layout.ComponentsYAML(cm); cm.Components != nil && yaml == s.To {
 			return true
 		}
 	}
@@ -339,9 +339,7 @@ func vendoredYAML(pkg *model.Package) []string {
 		}
 	}
 	for _, cm := range pkg.ConfigMaps {
-		if cm.Components != nil {
-			blobs[cm.Components.BlobFile] = true
-		}
+		blobs[pkg.Layout.BlobFile(cm)] = true
 	}
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(pkg.Files)) {

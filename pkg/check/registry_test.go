@@ -24,6 +24,7 @@ func publish(t *model.Tree) {
 		cm := m.ConfigMap
 		pp := layout.PinOf(pkg, p)
 		contract, _, _ := releaseContract(cm)
+		yaml, _ := pkg.Layout.ComponentsYAML(cm)
 		repo := "127.0.0.1:5000/capi/" + p.Type() + "-" + p.Name
 		pins := slices.Clone(pp.Sources)
 		p.Artifact = &model.Artifact{
@@ -31,7 +32,7 @@ func publish(t *model.Tree) {
 			Digest:         digest("manifest of " + p.Name).String(),
 			BlobSHA256:     cm.Components.SHA256.String(),
 			MetadataSHA256: pkg.Files[pp.Sources[1].To].SHA256.String(),
-			YAMLSHA256:     pkg.Files[cm.Components.YAMLFile].SHA256.String(),
+			YAMLSHA256:     pkg.Files[yaml].SHA256.String(),
 			YAMLTitle:      "components.yaml",
 			Config: &model.ArtifactConfig{
 				Kind: p.Kind, Name: p.Name, Type: p.Type(), Release: p.Version, Version: pp.Version,

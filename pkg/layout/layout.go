@@ -373,7 +373,9 @@ func contentMatch(pkg *model.Package, digest blob.Digest) string {
 	return c[0]
 }
 
-func isYAMLName(name string) bool {
+// IsYAMLName reports whether a file name or slash path ends in .yaml or
+// .yml, in any case: what the loader reads as YAML.
+func IsYAMLName(name string) bool {
 	ext := strings.ToLower(path.Ext(name))
 	return ext == ".yaml" || ext == ".yml"
 }
@@ -386,7 +388,7 @@ func isYAMLName(name string) bool {
 func nameMatch(pkg *model.Package, blobFile string, provs []*model.Provider) string {
 	var yamls []string // vendored plain YAML files that look like components
 	for rel, f := range pkg.Files {
-		if f.Blob == nil && isYAMLName(rel) && strings.Contains(path.Base(rel), "components") {
+		if f.Blob == nil && IsYAMLName(rel) && strings.Contains(path.Base(rel), "components") {
 			yamls = append(yamls, rel)
 		}
 	}
@@ -409,7 +411,7 @@ func nameMatch(pkg *model.Package, blobFile string, provs []*model.Provider) str
 	if blobFile != "" {
 		dir = path.Dir(blobFile)
 		stem := strings.TrimSuffix(path.Base(blobFile), ".gz")
-		if isYAMLName(stem) && has(path.Join(dir, stem)) {
+		if IsYAMLName(stem) && has(path.Join(dir, stem)) {
 			return path.Join(dir, stem)
 		}
 		switch {

@@ -103,8 +103,8 @@ func TestOfTalosNames(t *testing.T) {
 	if r.Components != "files/bootstrap-components-talos.yaml" || r.ComponentsBy != model.MatchedByName {
 		t.Errorf("by name: %+v", r.ReleaseFiles)
 	}
-	if r.ConfigMap.Components.YAMLFile != r.Components || r.ConfigMap.Components.Diff == nil {
-		t.Errorf("the loader did not use the layout: %+v", r.ConfigMap.Components)
+	if got, _ := p.Layout.ComponentsYAML(r.ConfigMap); got != r.Components || r.ConfigMap.Components.Diff == nil {
+		t.Errorf("the loader did not use the layout: YAML %q, components %+v", got, r.ConfigMap.Components)
 	}
 }
 

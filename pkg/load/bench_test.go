@@ -32,7 +32,8 @@ func BenchmarkTree(b *testing.B) {
 					b.Fatalf("%d packages", len(tr.Packages))
 				}
 				for _, p := range tr.Packages {
-					if len(p.Problems) > 0 || p.ConfigMaps[0].Components.Diff != nil || p.ConfigMaps[0].Components.MatchedBy != MatchedByPin {
+					_, by := p.Layout.ComponentsYAML(p.ConfigMaps[0])
+					if len(p.Problems) > 0 || p.ConfigMaps[0].Components.Diff != nil || by != MatchedByPin {
 						b.Fatalf("%s: %+v", p.Path, p.Problems)
 					}
 				}

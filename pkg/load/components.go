@@ -22,7 +22,7 @@ import (
 )
 
 // Ways a ConfigMap's components are matched to a vendored YAML file
-// (model.Components.MatchedBy), as pkg/layout decides them.
+// (model.Layout.ComponentsYAML), as pkg/layout decides them.
 const (
 	MatchedByPin     = model.MatchedByPin
 	MatchedByContent = model.MatchedByContent
@@ -251,27 +251,23 @@ func (l *scanner) inspect(ctx context.Context, p *model.Package, cm *pendingCM) 
 	}
 }
 
-// components records the package layout's blob and YAML of a ConfigMap
-// (pkg/layout decides them) and diffs the components with that YAML.
+// components diffs the components of a ConfigMap with the vendored YAML
+// the package layout (pkg/layout) pairs them with.
 func (l *scanner) components(ctx context.Context, p *model.Package, cm *pendingCM, rel *model.LayoutRelease) {
 	comp := cm.Components
 	if comp.DecodeErr != nil || rel == nil {
 		return
 	}
-	if rel.BlobBy == model.MatchedByBytes {
-		comp.BlobFile = rel.Blob
-	}
-	comp.YAMLFile, comp.MatchedBy = rel.Components, rel.ComponentsBy
 	raw := cm.raw
 	content, known := comp.SHA256, true
 	if comp.Gzip {
 		content, known = comp.Blob.RawSHA256, layout.Inflated(comp.Blob)
 	}
-	y := p.Files[comp.YAMLFile]
+	y := p.Files[rel.Components]
 	if y == nil || y.Blob != nil || !known || y.SHA256 == content {
 		return
 	}
-	yf, err := l.open(filepath.Join(p.Dir, filepath.FromSlash(comp.YAMLFile)))
+	yf, err := l.open(filepath.Join(p.Dir, filepath.FromSlash(rel.Components)))
 	if err != nil {
 		return // hashed a moment ago; a Problem would repeat hashFile's
 	}

@@ -124,7 +124,8 @@ func TestBlobCorruption(t *testing.T) {
 			tr := loadTree(t, root, Options{})
 			otherPackagesFine(t, tr, corePkg)
 			p := find(t, tr, corePkg)
-			c := cmNamed(t, p, "v1.10.1-core").Components
+			cm := cmNamed(t, p, "v1.10.1-core")
+			c := cm.Components
 			if c.Blob == nil || c.Blob.Err == nil {
 				t.Fatalf("components blob: %+v, want an error", c.Blob)
 			}
@@ -132,16 +133,16 @@ func TestBlobCorruption(t *testing.T) {
 			if !ok || (tc.kind != "" && ce.Kind != tc.kind) {
 				t.Errorf("err = %v, want kind %s", c.Blob.Err, tc.kind)
 			}
-			if c.BlobFile != "files/components.gz" {
-				t.Errorf("BlobFile = %q", c.BlobFile)
+			if b := p.Layout.BlobFile(cm); b != "files/components.gz" {
+				t.Errorf("blob file = %q", b)
 			}
 			f := p.Files["files/components.gz"]
 			if f == nil || f.Blob == nil || f.Blob.Err == nil {
 				t.Errorf("vendored blob not inspected as corrupt: %+v", f)
 			}
 			// Matched by pin even though the content is unknown.
-			if c.YAMLFile != "files/core-components.yaml" || c.MatchedBy != MatchedByPin {
-				t.Errorf("match = %q by %q", c.YAMLFile, c.MatchedBy)
+			if yaml, by := p.Layout.ComponentsYAML(cm); yaml != "files/core-components.yaml" || by != MatchedByPin {
+				t.Errorf("match = %q by %q", yaml, by)
 			}
 			// Content intact (multi-member, trailing, bad crc): no diff.
 			if (tc.kind == blob.MultiMember || tc.kind == blob.Trailing || tc.kind == blob.BadChecksum) && c.Diff != nil {
@@ -169,7 +170,8 @@ func TestGzipBomb(t *testing.T) {
 	write(t, root, cpPkg+"/files/components.gz", buf.Bytes())
 	tr := loadTree(t, root, Options{Limit: limit})
 	p := find(t, tr, cpPkg)
-	c := cmNamed(t, p, "v1.10.1-control-plane").Components
+	cm := cmNamed(t, p, "v1.10.1-control-plane")
+	c := cm.Components
 	ce, ok := blob.IsCorrupt(c.Blob.Err)
 	if !ok || ce.Kind != blob.TooLarge || !strings.Contains(ce.Detail, "1048576") {
 		t.Fatalf("bomb: err = %v, want too-large naming the limit", c.Blob.Err)
@@ -181,8 +183,8 @@ func TestGzipBomb(t *testing.T) {
 		t.Errorf("diff computed over a bomb: %+v", c.Diff)
 	}
 	// No pin in this package: matched by name, not by content.
-	if c.YAMLFile != "files/control-plane-components.yaml" || c.MatchedBy != MatchedByName {
-		t.Errorf("match = %q by %q", c.YAMLFile, c.MatchedBy)
+	if yaml, by := p.Layout.ComponentsYAML(cm); yaml != "files/control-plane-components.yaml" || by != MatchedByName {
+		t.Errorf("match = %q by %q", yaml, by)
 	}
 	otherPackagesFine(t, tr, cpPkg)
 }

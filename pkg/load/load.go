@@ -21,10 +21,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -241,7 +241,7 @@ func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]cand
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && isYAMLName(d.Name()) {
+		if d.Type().IsRegular() && layout.IsYAMLName(d.Name()) {
 			dir := filepath.Dir(p)
 			if !plain[dir] {
 				plain[dir] = true
@@ -254,11 +254,6 @@ func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]cand
 		probs = append(probs, model.Problem{Check: CheckLoad, Message: fmt.Sprintf("walking the tree: %v", err)})
 	}
 	return cands, probs
-}
-
-func isYAMLName(name string) bool {
-	ext := strings.ToLower(filepath.Ext(name))
-	return ext == ".yaml" || ext == ".yml"
 }
 
 // relSlash is p relative to root as a slash path ("." for root).

@@ -82,13 +82,15 @@ func TestCleanTreeDetails(t *testing.T) {
 			if cm.Annotations[model.CompressedAnnotation] != "true" {
 				t.Errorf("%s: %s: annotations %v", p.Path, cm.Name, cm.Annotations)
 			}
-			f := p.Files[c.BlobFile]
+			b := p.Layout.BlobFile(cm)
+			f := p.Files[b]
 			if f == nil || f.SHA256 != c.SHA256 || f.Size != c.Size {
-				t.Errorf("%s: %s: BlobFile %q does not hold the ConfigMap's bytes", p.Path, cm.Name, c.BlobFile)
+				t.Errorf("%s: %s: blob file %q does not hold the ConfigMap's bytes", p.Path, cm.Name, b)
 			}
-			y := p.Files[c.YAMLFile]
+			yaml, _ := p.Layout.ComponentsYAML(cm)
+			y := p.Files[yaml]
 			if y == nil || c.Blob == nil || y.SHA256 != c.Blob.RawSHA256 || y.Size != c.Blob.RawSize {
-				t.Errorf("%s: %s: inflated blob does not equal %s", p.Path, cm.Name, c.YAMLFile)
+				t.Errorf("%s: %s: inflated blob does not equal %s", p.Path, cm.Name, yaml)
 			}
 			if len(cm.MetadataRaw) == 0 || cm.Metadata == nil || cm.Metadata.Err != nil {
 				t.Errorf("%s: %s: metadata %+v", p.Path, cm.Name, cm.Metadata)
@@ -125,13 +127,14 @@ func TestDirtyTree(t *testing.T) {
 	if len(tr.Packages) != 1 || len(tr.Packages[0].ConfigMaps) != 1 {
 		t.Fatalf("dirty tree:\n%s", summary(tr))
 	}
-	c := tr.Packages[0].ConfigMaps[0].Components
+	p := tr.Packages[0]
+	c := p.ConfigMaps[0].Components
 	h := c.Blob.Header
 	if !h.HasName || h.Name != "core-components.yaml" || h.MTime != fixture.DirtyMTime || c.Blob.Err != nil {
 		t.Errorf("dirty blob header = %+v (err %v), want name core-components.yaml and mtime %d", h, c.Blob.Err, fixture.DirtyMTime)
 	}
-	if c.Diff != nil || c.YAMLFile != "files/core-components.yaml" {
-		t.Errorf("dirty blob content should still equal the YAML: %+v", c)
+	if yaml, _ := p.Layout.ComponentsYAML(p.ConfigMaps[0]); c.Diff != nil || yaml != "files/core-components.yaml" {
+		t.Errorf("dirty blob content should still equal the YAML: %+v (YAML %q)", c, yaml)
 	}
 }
 

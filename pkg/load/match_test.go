@@ -33,8 +33,8 @@ func TestYAMLEditedBlobNot(t *testing.T) {
 			p := find(t, tr, tc.pkg)
 			cm := cmNamed(t, p, tc.cm)
 			c := cm.Components
-			if c.YAMLFile != tc.yaml || c.MatchedBy != tc.by {
-				t.Fatalf("matched %q by %q, want %q by %q", c.YAMLFile, c.MatchedBy, tc.yaml, tc.by)
+			if yaml, by := p.Layout.ComponentsYAML(cm); yaml != tc.yaml || by != tc.by {
+				t.Fatalf("matched %q by %q, want %q by %q", yaml, by, tc.yaml, tc.by)
 			}
 			if c.Diff == nil {
 				t.Fatal("no diff")
@@ -55,8 +55,8 @@ func TestYAMLEditedBlobNot(t *testing.T) {
 			if n := strings.Count(c.Diff.Excerpt, "\n"); n > 20 || len(c.Diff.Excerpt) > 2048 {
 				t.Errorf("excerpt too long (%d lines):\n%s", n, c.Diff.Excerpt)
 			}
-			if c.Blob.Err != nil || c.BlobFile == "" {
-				t.Errorf("blob = %+v file %q", c.Blob, c.BlobFile)
+			if b := p.Layout.BlobFile(cm); c.Blob.Err != nil || b == "" {
+				t.Errorf("blob = %+v file %q", c.Blob, b)
 			}
 		})
 	}
@@ -72,9 +72,10 @@ func TestBlobRegeneratedFromOtherContent(t *testing.T) {
 	write(t, root, bootPkg+"/files/components-talos.gz", gz(t, []byte(changed)))
 	tr := loadTree(t, root, Options{})
 	p := find(t, tr, bootPkg)
-	c := cmNamed(t, p, "v0.6.12-bootstrap-talos").Components
-	if c.BlobFile != "files/components-talos.gz" || c.YAMLFile != "files/talos-bootstrap-components.yaml" || c.MatchedBy != MatchedByName {
-		t.Fatalf("components = %+v", c)
+	cm := cmNamed(t, p, "v0.6.12-bootstrap-talos")
+	c := cm.Components
+	if yaml, by := p.Layout.ComponentsYAML(cm); p.Layout.BlobFile(cm) != "files/components-talos.gz" || yaml != "files/talos-bootstrap-components.yaml" || by != MatchedByName {
+		t.Fatalf("release = %+v", p.Layout.ConfigMap(cm).ReleaseFiles)
 	}
 	if c.Diff == nil || !strings.Contains(c.Diff.Excerpt, "+        - --v=4\n") || strings.Contains(c.Diff.Excerpt, "\n-") {
 		t.Fatalf("diff = %+v", c.Diff)
@@ -90,9 +91,10 @@ func TestMatchByContent(t *testing.T) {
 	}
 	replace(t, root, bootPkg+"/templates/configmaps.yaml", "files/components-talos.gz", "files/blob-b.gz")
 	tr := loadTree(t, root, Options{})
-	c := cmNamed(t, find(t, tr, bootPkg), "v0.6.12-bootstrap-talos").Components
-	if c.BlobFile != "files/blob-b.gz" || c.YAMLFile != "files/talos-bootstrap-components.yaml" || c.MatchedBy != MatchedByContent || c.Diff != nil {
-		t.Fatalf("components = %+v", c)
+	p := find(t, tr, bootPkg)
+	cm := cmNamed(t, p, "v0.6.12-bootstrap-talos")
+	if yaml, by := p.Layout.ComponentsYAML(cm); p.Layout.BlobFile(cm) != "files/blob-b.gz" || yaml != "files/talos-bootstrap-components.yaml" || by != MatchedByContent || cm.Components.Diff != nil {
+		t.Fatalf("release = %+v, diff %+v", p.Layout.ConfigMap(cm).ReleaseFiles, cm.Components.Diff)
 	}
 }
 
@@ -102,9 +104,10 @@ func TestPinFollowsSpecVersion(t *testing.T) {
 	root := fixture.Tree(t)
 	replace(t, root, infraPkg+"/templates/configmaps.yaml", "name: v0.7.7-infraprovider-proxmox", "name: v0.7.6-infraprovider-proxmox")
 	tr := loadTree(t, root, Options{})
-	c := cmNamed(t, find(t, tr, infraPkg), "v0.7.6-infraprovider-proxmox").Components
-	if c.MatchedBy != MatchedByPin || c.YAMLFile != "files/proxmox-infrastructure-components.yaml" {
-		t.Fatalf("components = %+v", c)
+	p := find(t, tr, infraPkg)
+	cm := cmNamed(t, p, "v0.7.6-infraprovider-proxmox")
+	if yaml, by := p.Layout.ComponentsYAML(cm); by != MatchedByPin || yaml != "files/proxmox-infrastructure-components.yaml" {
+		t.Fatalf("matched %q by %q", yaml, by)
 	}
 }
 
@@ -184,9 +187,9 @@ func TestSkippedAndNested(t *testing.T) {
 	if len(p.Providers) != 1 || p.Providers[0].File != "charts/cp/templates/providers.yaml" || p.Providers[0].Line != 5 {
 		t.Errorf("umbrella providers: %+v", *p.Providers[0])
 	}
-	if len(p.ConfigMaps) != 1 || p.ConfigMaps[0].Components.BlobFile != "" {
+	if len(p.ConfigMaps) != 1 || p.Layout.BlobFile(p.ConfigMaps[0]) != "" {
 		// The subchart's files/ are not the umbrella's files/.
-		t.Errorf("umbrella configmaps: %+v", p.ConfigMaps[0].Components)
+		t.Errorf("umbrella configmaps: %+v, blob file %q", p.ConfigMaps[0].Components, p.Layout.BlobFile(p.ConfigMaps[0]))
 	}
 	if len(p.Problems) != 0 || p.Namespace != "default" {
 		t.Errorf("umbrella: ns %q problems %+v", p.Namespace, p.Problems)
@@ -252,8 +255,7 @@ func TestBadPinFile(t *testing.T) {
 	if p.Pins == nil || p.Pins.Source != "pin.yaml" || p.Pins.File != nil || p.Pins.Namespace != "cozy-cluster-api" {
 		t.Errorf("pins = %+v", p.Pins)
 	}
-	c := cmNamed(t, p, "v1.10.1-core").Components
-	if c.MatchedBy != MatchedByContent || c.YAMLFile != "files/core-components.yaml" {
-		t.Errorf("without pins the blob matches by content: %+v", c)
+	if yaml, by := p.Layout.ComponentsYAML(cmNamed(t, p, "v1.10.1-core")); by != MatchedByContent || yaml != "files/core-components.yaml" {
+		t.Errorf("without pins the blob matches by content: matched %q by %q", yaml, by)
 	}
 }

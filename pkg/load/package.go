@@ -291,7 +291,7 @@ func (l *scanner) readPlain(ctx context.Context, p *model.Package) (objs []sourc
 	}
 	suspicious := false
 	for _, e := range ents {
-		if !isYAMLName(e.Name()) {
+		if !layout.IsYAMLName(e.Name()) {
 			continue
 		}
 		fp := filepath.Join(p.Dir, e.Name())

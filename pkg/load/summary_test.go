@@ -34,7 +34,8 @@ func summary(t *model.Tree) string {
 		}
 		for _, cm := range p.ConfigMaps {
 			c := cm.Components
-			fmt.Fprintf(&b, "  ConfigMap/%s ns=%s at %s:%d gzip=%v blob=%s yaml=%s by=%s", cm.Name, cm.Namespace, cm.File, cm.Line, c.Gzip, c.BlobFile, c.YAMLFile, c.MatchedBy)
+			yaml, by := p.Layout.ComponentsYAML(cm)
+			fmt.Fprintf(&b, "  ConfigMap/%s ns=%s at %s:%d gzip=%v blob=%s yaml=%s by=%s", cm.Name, cm.Namespace, cm.File, cm.Line, c.Gzip, p.Layout.BlobFile(cm), yaml, by)
 			if c.Blob != nil {
 				fmt.Fprintf(&b, " err=%v reproducible=%v", c.Blob.Err, c.Blob.Header.Reproducible())
 			}

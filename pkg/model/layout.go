@@ -57,6 +57,35 @@ func (l *Layout) ConfigMap(cm *ConfigMap) *LayoutRelease {
 	return nil
 }
 
+// BlobFile returns the vendored file holding exactly the bytes of cm's
+// components, "" if none.
+func (l *Layout) BlobFile(cm *ConfigMap) string {
+	if r := l.decoded(cm); r != nil && r.BlobBy == MatchedByBytes {
+		return r.Blob
+	}
+	return ""
+}
+
+// ComponentsYAML returns the vendored YAML cm's components should equal and
+// how it was matched (MatchedByPin, MatchedByContent, MatchedByName); ""
+// when none matched or the components could not be decoded, since then no
+// byte of them can be compared with it.
+func (l *Layout) ComponentsYAML(cm *ConfigMap) (file, by string) {
+	if r := l.decoded(cm); r != nil {
+		return r.Components, r.ComponentsBy
+	}
+	return "", ""
+}
+
+// decoded returns the release of a ConfigMap whose components decoded, nil
+// if none.
+func (l *Layout) decoded(cm *ConfigMap) *LayoutRelease {
+	if cm == nil || cm.Components == nil || cm.Components.DecodeErr != nil {
+		return nil
+	}
+	return l.ConfigMap(cm)
+}
+
 // Provider returns the release a provider of the package installs: the
 // ConfigMap named spec.version among those it selects, else the pin of its
 // kind and name, else the pin of its spec.version; nil if none.

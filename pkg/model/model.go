@@ -213,20 +213,16 @@ type Components struct {
 	Size         int64       // bytes as stored (decoded from base64)
 	SHA256       blob.Digest // of the stored bytes
 	Blob         *blob.Info  // set when Gzip: header, inflated digest, corruption
-	// BlobFile is the vendored file with exactly these bytes, "" if none.
-	BlobFile string
-	// YAMLFile is the vendored YAML these components should equal,
-	// matched by pin, else by content, else by name; "" if none matched.
-	YAMLFile  string
-	MatchedBy string // "pin", "content", "name"
-	// Diff is set when the (inflated) components differ from YAMLFile.
+	// Diff is set when the (inflated) components differ from the vendored
+	// YAML the package layout pairs them with (Layout.ComponentsYAML).
 	Diff *Diff
 	// Objects describes the (inflated) components as a stream of
 	// Kubernetes objects; nil when they could not be read.
 	Objects *Objects
 	// DecodeErr is set when binaryData.components is not valid base64: the
 	// loader reports it as a blob-corrupt Problem, and no byte-level field
-	// above (Gzip, Size, SHA256, Blob, BlobFile, Diff) is meaningful.
+	// above (Gzip, Size, SHA256, Blob, Diff) is meaningful; Layout.BlobFile
+	// and Layout.ComponentsYAML then name no file.
 	DecodeErr error
 }
 

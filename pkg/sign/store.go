@@ -215,21 +215,7 @@ var blobPushes singleflight.Group
 // of the same blob to the same repository at the same time are made once.
 func pushBlob(ctx context.Context, repo artifact.Repository, desc ocispec.Descriptor, data []byte) error {
 	_, err, _ := blobPushes.Do(repo.Name()+"@"+desc.Digest.String(), func() (any, error) {
-		return nil, pushBlobOnce(ctx, repo, desc, data)
+		return nil, artifact.PushIfAbsent(ctx, repo, desc, data)
 	})
 	return err
-}
-
-func pushBlobOnce(ctx context.Context, repo artifact.Repository, desc ocispec.Descriptor, data []byte) error {
-	exists, err := repo.Exists(ctx, desc)
-	if err != nil {
-		return err
-	}
-	if exists {
-		return nil
-	}
-	if err := repo.Push(ctx, desc, bytes.NewReader(data)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
-		return err
-	}
-	return nil
 }
