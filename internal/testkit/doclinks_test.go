@@ -146,8 +146,8 @@ func brokenLinks(docs []string, read func(string) (string, error), exists func(s
 }
 
 // TestDocLinks: README.md stays the front door (at most readmeMaxLines
-// lines), and every relative link of README.md, CONTRIBUTING.md and
-// docs/*.md names a file or folder of the repository and, with #anchor, a
+// lines), and every relative link of README.md, CONTRIBUTING.md,
+// examples/README.md, docs/*.md and api/*.md names a file or folder of the repository and, with #anchor, a
 // heading of that file: moving a section breaks no link unnoticed.
 func TestDocLinks(t *testing.T) {
 	const root = "../.."
@@ -158,13 +158,20 @@ func TestDocLinks(t *testing.T) {
 	if n := parseMarkdown(string(readme)).lines; n > readmeMaxLines {
 		t.Errorf("README.md has %d lines, more than %d: move the detail to a file under docs/ and link it", n, readmeMaxLines)
 	}
-	docs := []string{"README.md", "CONTRIBUTING.md"}
+	docs := []string{"README.md", "CONTRIBUTING.md", "examples/README.md"}
 	more, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := filepath.Glob(filepath.Join(root, "api", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range more {
 		docs = append(docs, "docs/"+filepath.Base(m))
+	}
+	for _, m := range api {
+		docs = append(docs, "api/"+filepath.Base(m))
 	}
 	if len(more) < 6 {
 		t.Fatalf("found %d files under docs/, want the builder, verifier, formats, service, architecture and performance documents", len(more))
