@@ -46,8 +46,8 @@ clean:
 
 ## fixtures: regenerate the shared fixture trees testdata/tree and testdata/tree-dirty (needs GNU gzip)
 .PHONY: readme
-# readme rewrites the README's checks table from the check catalog
-# (pkg/check); TestREADMEChecksTable fails while they differ.
+# readme rewrites the checks table of docs/verifier.md from the check
+# catalog (pkg/check); TestREADMEChecksTable fails while they differ.
 readme:
 	go test -count=1 -run '^TestREADMEChecksTable$$' ./pkg/check/ -update-readme
 

@@ -344,7 +344,7 @@ func TestServeAttackRefusalsReadable(t *testing.T) {
 		token  string
 		want   int
 		msg    string
-		noGoNE bool // Go's client without Expect: not promised (see README)
+		noGoNE bool // Go's client without Expect: not promised (docs/service.md, "Refusals reach the client")
 	}{
 		{"1 GiB entry", "/v1/verify", gz, bomb, attackToken, 413, "maxTarBytes", false},
 		{"not gzip", "/v1/verify", gz, notGzip, attackToken, 400, "gzip", false},

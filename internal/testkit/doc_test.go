@@ -34,19 +34,24 @@ func goList(t *testing.T, args ...string) []string {
 	return dirs
 }
 
-// Groups of the README's layout section.
+// architecture is the document whose "## Layout" section lists every
+// folder of the module and the group it belongs to.
+const architecture = "docs/architecture.md"
+
+// Groups of the layout section.
 const (
 	shipped  = "shipped in the binaries"
 	image    = "builds the release image"
 	testOnly = "only for tests and benchmarks"
 )
 
-// readmeLayout reads the fenced block of the README's "## Layout" section:
+// readLayout reads the fenced block of the "## Layout" section of
+// docs/architecture.md:
 // each folder it names (the first column, "a, b, c" for several) and the
 // group heading it stands under ("" after a blank line ends a group).
-func readmeLayout(t *testing.T) map[string]string {
+func readLayout(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	f, err := os.Open("../../" + architecture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +92,7 @@ func readmeLayout(t *testing.T) map[string]string {
 		for _, n := range strings.Split(names, ", ") {
 			n = strings.TrimSuffix(strings.TrimSpace(n), "/")
 			if _, dup := folders[n]; dup {
-				t.Errorf("README layout names %s twice", n)
+				t.Errorf("%s: the layout names %s twice", architecture, n)
 			}
 			folders[n] = group
 		}
@@ -96,7 +101,7 @@ func readmeLayout(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	if len(folders) == 0 {
-		t.Fatal(`README.md has no "## Layout" section with a fenced folder list`)
+		t.Fatalf(`%s has no "## Layout" section with a fenced folder list`, architecture)
 	}
 	return folders
 }
@@ -112,7 +117,7 @@ func nearest(folders map[string]string, dir string) (string, bool) {
 }
 
 // TestNotInBinaries: the binaries link nothing from internal/testkit, and
-// the README's layout says truly which folders ship in the binaries and
+// the layout in docs/architecture.md says truly which folders ship in the binaries and
 // which only serve tests: every package under cmd/, pkg/ and internal/ is
 // at or under a folder it names, every folder it names exists, and every
 // package the binaries link is under a folder of a "Shipped in the
@@ -130,13 +135,13 @@ func TestNotInBinaries(t *testing.T) {
 		}
 	}
 
-	folders := readmeLayout(t)
+	folders := readLayout(t)
 	for dir, group := range folders {
 		if fi, err := os.Stat("../../" + dir); err != nil || !fi.IsDir() {
-			t.Errorf("README layout names %s, which is no folder of the repository", dir)
+			t.Errorf("%s: the layout names %s, which is no folder of the repository", architecture, dir)
 		}
 		if strings.HasPrefix(group, "unknown heading") {
-			t.Errorf("README layout: %s is under an %s (want one starting %q, %q or %q)", dir, group, "Shipped in the binaries", "Builds the release image", "Only for tests and benchmarks")
+			t.Errorf("%s: the layout puts %s under an %s (want one starting %q, %q or %q)", architecture, dir, group, "Shipped in the binaries", "Builds the release image", "Only for tests and benchmarks")
 		}
 	}
 	checked := 0
@@ -147,19 +152,19 @@ func TestNotInBinaries(t *testing.T) {
 		checked++
 		named, ok := nearest(folders, dir)
 		if !ok {
-			t.Errorf("README layout names no folder %s is in; add it to the group it belongs to", dir)
+			t.Errorf("%s: the layout names no folder %s is in; add it to the group it belongs to", architecture, dir)
 			continue
 		}
 		switch group := folders[named]; {
 		case isLinked[dir] && group != shipped:
-			t.Errorf("%s is linked into the binaries, but the README layout lists %s under %q", dir, named, group)
+			t.Errorf("%s is linked into the binaries, but the layout in %s lists %s under %q", dir, architecture, named, group)
 		case !isLinked[dir] && group == shipped && (dir != named || !strings.HasPrefix(dir, "pkg/")):
 			// A library folder no binary links is still the library, when
-			// the README names it; a folder under a shipped one is not.
-			t.Errorf("%s is not linked into the binaries, but the README layout lists %s as shipped in them", dir, named)
+			// the layout names it; a folder under a shipped one is not.
+			t.Errorf("%s is not linked into the binaries, but the layout in %s lists %s as shipped in them", dir, architecture, named)
 		}
 	}
-	// The test-only folders the README names outside cmd/, pkg/ and
+	// The test-only folders the layout names outside cmd/, pkg/ and
 	// internal/ (api/apitest) are not linked either.
 	for dir, group := range folders {
 		if group != testOnly {
@@ -167,7 +172,7 @@ func TestNotInBinaries(t *testing.T) {
 		}
 		for _, l := range linked {
 			if l == dir || strings.HasPrefix(l, dir+"/") {
-				t.Errorf("%s is linked into the binaries, but the README layout lists %s as only for tests", l, dir)
+				t.Errorf("%s is linked into the binaries, but the layout in %s lists %s as only for tests", l, architecture, dir)
 			}
 		}
 	}

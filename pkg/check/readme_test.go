@@ -10,20 +10,21 @@ import (
 	"github.com/pinseal/pinseal/internal/atomicfile"
 )
 
-var updateREADME = flag.Bool("update-readme", false, "rewrite the README's checks table from the catalog (make readme)")
+var updateREADME = flag.Bool("update-readme", false, "rewrite the checks table of docs/verifier.md from the catalog (make readme)")
 
-// The README's checks table stands between these markers and is
-// WriteMarkdown's output, nothing else.
+// The documented checks table (docs/verifier.md, "Checks") stands between
+// these markers and is WriteMarkdown's output, nothing else.
 const (
-	readmePath  = "../../README.md"
+	checksDoc   = "../../docs/verifier.md"
 	readmeBegin = "<!-- checks:begin (generated from the catalog by `make readme`; do not edit) -->\n"
 	readmeEnd   = "<!-- checks:end -->\n"
 )
 
-// TestREADMEChecksTable: the README's checks table is the catalog's. With
-// -update-readme (make readme) it rewrites the table instead.
+// TestREADMEChecksTable: the checks table of docs/verifier.md (linked from
+// the README) is the catalog's. With -update-readme (make readme) it
+// rewrites the table instead.
 func TestREADMEChecksTable(t *testing.T) {
-	data, err := os.ReadFile(readmePath)
+	data, err := os.ReadFile(checksDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,23 +34,23 @@ func TestREADMEChecksTable(t *testing.T) {
 	}
 	got, before, after, err := readmeTable(data)
 	if err != nil {
-		t.Fatalf("%s: %v", readmePath, err)
+		t.Fatalf("%s: %v", checksDoc, err)
 	}
 	if got == want.String() {
 		return
 	}
 	if *updateREADME {
 		out := before + readmeBegin + want.String() + readmeEnd + after
-		if err := atomicfile.WriteFile(readmePath, []byte(out), 0o644); err != nil {
+		if err := atomicfile.WriteFile(checksDoc, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("rewrote the checks table of %s", readmePath)
+		t.Logf("rewrote the checks table of %s", checksDoc)
 		return
 	}
-	t.Errorf("the checks table of README.md is not the catalog's (pkg/check/check.go); run `make readme` to write it. The table should be:\n%s", want.String())
+	t.Errorf("the checks table of %s is not the catalog's (pkg/check/check.go); run `make readme` to write it. The table should be:\n%s", strings.TrimPrefix(checksDoc, "../../"), want.String())
 }
 
-// readmeTable splits a README at the checks table's markers.
+// readmeTable splits a document at the checks table's markers.
 func readmeTable(data []byte) (table, before, after string, err error) {
 	s := string(data)
 	before, rest, ok := strings.Cut(s, readmeBegin)

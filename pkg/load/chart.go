@@ -504,7 +504,7 @@ func subchartDirs(files []*loader.BufferedFile) map[string]string {
 		if strings.HasPrefix(f.Name, "charts/") && path.Base(f.Name) == "Chart.yaml" {
 			d := path.Dir(f.Name)
 			// Helm's own type, read as Helm reads it (sigs.k8s.io/yaml;
-			// the README's "YAML libraries" says why only here), bounded.
+			// docs/architecture.md, "YAML libraries", says why only here), bounded.
 			name := chartName(f.Data)
 			if name == "" {
 				continue

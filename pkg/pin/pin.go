@@ -9,8 +9,8 @@
 // pinseal reports on (manifests, policy, metadata.yaml): errors name the
 // line, duplicate keys are refused, and YAML11Bool flags the plain
 // scalars (name: no) that YAML 1.1 readers such as Kubernetes and Helm
-// (sigs.k8s.io/yaml) take for booleans. The README's "YAML libraries"
-// section says which library does which job.
+// (sigs.k8s.io/yaml) take for booleans. The "YAML libraries" section of
+// docs/architecture.md says which library does which job.
 package pin
 
 // FileName is the name of the pin file inside a package directory.

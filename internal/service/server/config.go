@@ -265,7 +265,7 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	// sigs.k8s.io/yaml into the JSON-tagged Config: the Helm chart writes
-	// this file with toYaml, the same library (README: "YAML libraries").
+	// this file with toYaml, the same library (docs/architecture.md, "YAML libraries").
 	var c Config
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
