@@ -67,12 +67,9 @@ func Ref(ctx context.Context, ref string, opts RefOptions) (*report.Report, stri
 	if pol == nil {
 		pol = policy.Default()
 	}
-	trust, err := Trust(pol, opts.Keys)
+	trust, err := TrustedBy(pol, opts.Keys)
 	if err != nil {
 		return nil, "", err
-	}
-	if trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
-		return nil, "", ErrNoTrustedKeys
 	}
 	repo, tag, err := artifact.OpenReference(ref, opts.Registry)
 	if err != nil {

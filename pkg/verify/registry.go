@@ -78,12 +78,9 @@ func WithRegistry(opts Options, reg RegistryOptions) (Options, error) {
 	if pol == nil {
 		pol = policy.Default()
 	}
-	trust, err := Trust(pol, reg.Keys)
+	trust, err := TrustedBy(pol, reg.Keys)
 	if err != nil {
 		return opts, err
-	}
-	if trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
-		return opts, ErrNoTrustedKeys
 	}
 	loadFn := opts.Load
 	if loadFn == nil {
@@ -103,6 +100,23 @@ func WithRegistry(opts Options, reg RegistryOptions) (Options, error) {
 	}
 	opts.Extra = append(slices.Clone(opts.Extra), check.Registry(pol.Builders)...)
 	return opts, nil
+}
+
+// TrustedBy is what pol (nil: policy.Default()) trusts, plus extra keys
+// (Trust), for verifying signatures and provenance: ErrNoTrustedKeys when
+// that is nothing while the signature or provenance check is on.
+func TrustedBy(pol *policy.Policy, extra []*sign.PublicKey) (sign.Trust, error) {
+	if pol == nil {
+		pol = policy.Default()
+	}
+	trust, err := Trust(pol, extra)
+	if err != nil {
+		return sign.Trust{}, err
+	}
+	if trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
+		return sign.Trust{}, ErrNoTrustedKeys
+	}
+	return trust, nil
 }
 
 // Trust is what the policy trusts, plus extra keys: its keys (see

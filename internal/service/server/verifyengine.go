@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
-	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
@@ -120,8 +119,7 @@ func (s *Server) warnUntrusted() {
 		if err != nil {
 			return // New refuses a policy that cannot be read
 		}
-		trust, err := verify.Trust(pol, nil)
-		if err == nil && trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
+		if _, err := verify.TrustedBy(pol, nil); errors.Is(err, verify.ErrNoTrustedKeys) {
 			s.log.Warn(what + " will not verify: " + configHint(verify.ErrNoTrustedKeys, policyFile).Error())
 		}
 	}
