@@ -66,17 +66,18 @@ func named(rep *report.Report, err error) (*report.Report, error) {
 
 // CheckTree implements Engine.
 func (e VerifyEngine) CheckTree(ctx context.Context, root string, opts CheckOptions) (*report.Report, error) {
-	vo := verify.Options{Policy: orDefault(opts.Policy), Render: e.Render, OnlyExtra: opts.RegistryOnly && opts.Registry != ""}
+	vo := verify.Options{Options: load.Options{Render: e.Render}, Policy: orDefault(opts.Policy), OnlyExtra: opts.RegistryOnly && opts.Registry != ""}
 	if opts.Registry != "" {
 		prefix, err := artifact.ParsePrefix(opts.Registry)
 		if err != nil {
 			return nil, fmt.Errorf("registry %q: %w", opts.Registry, err)
 		}
-		if vo, err = verify.WithRegistry(vo, verify.RegistryOptions{Prefix: prefix, Registry: e.Registry, Allow: e.Allow}); err != nil {
+		if vo.Registry, err = verify.NewRegistry(vo.Policy, verify.RegistryOptions{Prefix: prefix, Registry: e.Registry, Allow: e.Allow}); err != nil {
 			return nil, fmt.Errorf("registry checks against %s: %w", opts.Registry, err)
 		}
 	}
-	return named(verify.Run(ctx, root, vo))
+	_, rep, err := verify.Run(ctx, root, vo)
+	return named(rep, err)
 }
 
 // Resolve implements Engine.
