@@ -113,7 +113,7 @@ func TestBumpCommand(t *testing.T) {
 	if res.To.Release != "v0.7.8-infraprovider-proxmox" || len(res.Files) != 6 {
 		t.Errorf("result: %s", out)
 	}
-	r, err := verify.Run(context.Background(), root, verify.Options{})
+	_, r, err := verify.Run(context.Background(), root, verify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

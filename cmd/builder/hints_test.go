@@ -27,7 +27,7 @@ func errorChecks(r *report.Report) []string {
 
 func checkTree(t *testing.T, root string, opts verify.Options) *report.Report {
 	t.Helper()
-	r, err := verify.Run(context.Background(), root, opts)
+	_, r, err := verify.Run(context.Background(), root, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,10 +202,11 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 	// verifier check --registry: only the core's release is missing, and
 	// the push its hint gives (run from the tree, with the key as
 	// cosign.key there) puts it there.
-	opts, err := verify.WithRegistry(verify.Options{}, verify.RegistryOptions{Prefix: mustPrefix(t, prefix), Registry: regOpts, Keys: []*sign.PublicKey{pub}})
+	checks, err := verify.NewRegistry(nil, verify.RegistryOptions{Prefix: mustPrefix(t, prefix), Registry: regOpts, Keys: []*sign.PublicKey{pub}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts := verify.Options{Registry: checks}
 	missing := checkTree(t, root, opts)
 	if got := errorChecks(missing); !slices.Equal(got, []string{"registry-digest CoreProvider/cluster-api"}) {
 		t.Fatalf("check --registry before the core is pushed: %v", got)

@@ -203,20 +203,22 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 		}
 	}
 	opts := verify.Options{
-		Exclude:   o.exclude,
-		Namespace: o.namespace,
-		Limit:     o.maxInflate,
-		Workers:   o.workers,
-		Policy:    pol,
-		Render:    o.render,
+		Options: load.Options{
+			Exclude:   o.exclude,
+			Namespace: o.namespace,
+			Limit:     o.maxInflate,
+			Workers:   o.workers,
+			Render:    o.render,
+		},
+		Policy: pol,
 	}
-	if opts, err = withRegistry(opts, o); err != nil {
+	if opts.Registry, err = registryOf(pol, o); err != nil {
 		return err
 	}
 	// Ctrl-C ends the check and kills the render children.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := verify.Run(ctx, root, opts)
+	_, r, err := verify.Run(ctx, root, opts)
 	if err != nil {
 		// The tree could not be checked at all: not a findings result.
 		return usageError{Err: err}

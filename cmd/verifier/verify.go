@@ -139,41 +139,42 @@ func loadKeys(files []string) ([]*sign.PublicKey, error) {
 	return keys, nil
 }
 
-// withRegistry adds the registry checks to a tree check when --registry is
-// given; --key and --plain-http need it.
-func withRegistry(opts verify.Options, o *checkOptions) (verify.Options, error) {
+// registryOf is the registry checks of a tree check under pol when
+// --registry or --allow-registry is given (nil when neither is); --key and
+// --plain-http need one of them.
+func registryOf(pol *policy.Policy, o *checkOptions) (*verify.Registry, error) {
 	if o.registry == "" && len(o.allowRegistry) == 0 {
 		if len(o.keys) > 0 || o.plain || len(o.allow) > 0 {
-			return opts, usageError{Err: errors.New("--key, --plain-http and --allow-host need --registry PREFIX or --allow-registry HOST")}
+			return nil, usageError{Err: errors.New("--key, --plain-http and --allow-host need --registry PREFIX or --allow-registry HOST")}
 		}
-		return opts, nil
+		return nil, nil
 	}
 	var prefix artifact.Prefix
 	if o.registry != "" {
 		var err error
 		if prefix, err = artifact.ParsePrefix(o.registry); err != nil {
-			return opts, usageError{Err: fmt.Errorf("--registry: %w", err)}
+			return nil, usageError{Err: fmt.Errorf("--registry: %w", err)}
 		}
 	}
 	for _, h := range o.allowRegistry {
 		if err := verify.ValidAllowEntry(h); err != nil {
-			return opts, usageError{Err: fmt.Errorf("--allow-registry: %w", err)}
+			return nil, usageError{Err: fmt.Errorf("--allow-registry: %w", err)}
 		}
 	}
 	keys, err := loadKeys(o.keys)
 	if err != nil {
-		return opts, usageError{Err: err}
+		return nil, usageError{Err: err}
 	}
-	opts, err = verify.WithRegistry(opts, verify.RegistryOptions{
+	reg, err := verify.NewRegistry(pol, verify.RegistryOptions{
 		Prefix:   prefix,
 		Allow:    allowed(prefix, o.allowRegistry),
 		Registry: artifact.Options{PlainHTTP: o.plain, AllowedHosts: o.allow, Retries: fetch.DefaultRetries},
 		Keys:     keys,
 	})
 	if err != nil {
-		return opts, usageError{Err: err}
+		return nil, usageError{Err: err}
 	}
-	return opts, nil
+	return reg, nil
 }
 
 // allowed is what `verifier check` lets providers' spec.fetchConfig.oci be

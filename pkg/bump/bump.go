@@ -191,138 +191,27 @@ var GateChecks = []string{
 // Bump moves one provider of the package in dir to opts.To. On error
 // nothing in dir has changed.
 func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if opts.Fetcher == nil {
-		return nil, errors.New("bump: Options.Fetcher is nil")
-	}
-	if !pin.ValidVersion(opts.To) {
-		return nil, fmt.Errorf("bump %s: target version %q is not a version like v1.2.3", dir, opts.To)
-	}
-	if opts.Release != "" && !pin.MatchesRelease(opts.To, opts.Release) {
-		return nil, fmt.Errorf("bump %s: release %q is not a release of %s; name it %s or %s-<suffix>", dir, opts.Release, opts.To, opts.To, opts.To)
-	}
-	for u, h := range opts.SHA256 {
-		if !pin.ValidSHA256(h) {
-			return nil, fmt.Errorf("bump %s: SHA-256 %s=%s: not 64 lowercase hex digits", dir, u, h)
-		}
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
+	if err := checkOptions(dir, opts); err != nil {
 		return nil, err
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, fmt.Errorf("bump %s: %w (give a provider package directory)", dir, err)
+	b := &bump{dir: dir, opts: opts, log: opts.Log, quiet: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if b.log == nil {
+		b.log = b.quiet
 	}
-	res := &Result{Package: dir, DryRun: opts.DryRun}
-	if _, err := os.Stat(filepath.Join(real, JournalName)); err == nil {
-		if opts.DryRun {
-			return nil, fmt.Errorf("bump %s: an interrupted bump left %s; run a bump that is not a dry run (it restores the package first)", dir, JournalName)
-		}
-		if res.Recovered, err = Recover(real); err != nil {
-			return nil, fmt.Errorf("bump %s: restoring an interrupted bump: %w", dir, err)
-		}
-		log.Warn("restored the files of an interrupted bump", "files", res.Recovered)
+	if err := b.resolveDir(); err != nil {
+		return nil, err
 	}
-
-	// The tree, the package, the provider and its layout.
-	root := opts.Tree
-	if root == "" {
-		root = findRoot(real)
+	if err := b.recoverInterrupted(); err != nil {
+		return nil, err
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tree, err := load.Tree(ctx, root, load.Options{Logger: quiet})
-	if err != nil {
-		return nil, fmt.Errorf("bump %s: %w", dir, err)
+	if err := b.selectTarget(ctx); err != nil {
+		return nil, err
 	}
-	pkg := findPackage(tree, real)
-	if pkg == nil {
-		return nil, fmt.Errorf("bump %s: not a provider package (no cluster-api-operator provider under %s in the tree %s)", dir, real, root)
+	if err := b.pinNewSources(); err != nil {
+		return nil, err
 	}
-	prov, err := selectProvider(pkg, opts.Provider)
-	if err != nil {
-		return nil, fmt.Errorf("bump %s: %w", dir, err)
-	}
-	lay, err := TargetOf(tree, pkg, prov)
-	if err != nil {
-		return nil, fmt.Errorf("bump %s: %w", dir, err)
-	}
-	res.Provider = prov.ID()
-	res.From = Version{lay.Version, lay.Release}
-	newRel := opts.Release
-	if newRel == "" {
-		newRel = opts.To + strings.TrimPrefix(lay.Release, lay.Version)
-		if !strings.HasPrefix(lay.Release, lay.Version) {
-			return nil, fmt.Errorf("bump %s: release %s does not start with its version %s; name the new release", dir, lay.Release, lay.Version)
-		}
-	}
-	res.To = Version{opts.To, newRel}
-	if res.To == res.From {
-		return nil, fmt.Errorf("bump %s: %s is already at %s (%s)", dir, prov.ID(), opts.To, newRel)
-	}
-	log.Info("bump", "provider", prov.ID(), "from", lay.Release, "to", newRel)
-
-	// New sources and their digests.
-	newSrcs := make([]pin.Source, len(lay.Sources))
-	used := map[string]bool{}
-	for i, s := range lay.Sources {
-		ns := s
-		ns.URL = replaceTokens(s.URL, lay.Version, opts.To)
-		if ns.URL == s.URL && s.SHA256 != "" {
-			if h, ok := opts.SHA256[ns.URL]; ok {
-				if h != s.SHA256 {
-					return nil, fmt.Errorf("bump %s: SHA-256 %s=%s given, but that URL does not change with the version and stays pinned to %s; drop it, or re-pin it with `builder build` after checking the upstream file", dir, ns.URL, h, s.SHA256)
-				}
-				used[ns.URL] = true
-			}
-			res.Digests = append(res.Digests, Digest{URL: ns.URL, SHA256: s.SHA256, From: FromUnchanged})
-			newSrcs[i] = ns
-			continue
-		}
-		ns.SHA256 = ""
-		if h, ok := opts.SHA256[ns.URL]; ok {
-			ns.SHA256, used[ns.URL] = h, true
-			res.Digests = append(res.Digests, Digest{URL: ns.URL, SHA256: h, From: FromFlag})
-		}
-		newSrcs[i] = ns
-	}
-	for u := range opts.SHA256 {
-		if !used[u] {
-			var urls []string
-			for _, s := range newSrcs {
-				urls = append(urls, s.URL)
-			}
-			return nil, fmt.Errorf("bump %s: a SHA-256 is given for %s, which is not a source of %s %s; its sources are: %s", dir, u, prov.ID(), opts.To, strings.Join(urls, ", "))
-		}
-	}
-	fetcher := *opts.Fetcher
-	fetcher.BaseDir = real
-	fetcher.Log = quiet
-	newSums := replaceTokens(lay.Checksums, lay.Version, opts.To)
-	if newSums != "" {
-		data, err := fetcher.FetchUnverified(ctx, newSums)
-		if err != nil {
-			return nil, fmt.Errorf("bump %s: the pin names a checksums file: %w", dir, err)
-		}
-		sums, err := parseChecksums(data)
-		if err != nil {
-			return nil, fmt.Errorf("bump %s: checksums file %s: %w", dir, newSums, err)
-		}
-		for i := range newSrcs {
-			s := &newSrcs[i]
-			h, ok := sums[path.Base(s.URL)]
-			switch {
-			case !ok:
-			case s.SHA256 != "" && s.SHA256 != h:
-				return nil, fmt.Errorf("bump %s: SHA-256 %s=%s given, but the release's checksums file %s says %s; find out which is right before pinning", dir, s.URL, s.SHA256, newSums, h)
-			case s.SHA256 == "":
-				s.SHA256 = h
-				res.Digests = append(res.Digests, Digest{URL: s.URL, SHA256: h, From: FromChecksums})
-			}
-		}
+	if err := b.readChecksums(ctx); err != nil {
+		return nil, err
 	}
 	removeStaleStaging()
 	cache, err := os.MkdirTemp("", "pinseal-bump-cache-")
@@ -330,146 +219,383 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(cache)
-	staged := &fetch.Fetcher{CacheDir: cache, Offline: true, BaseDir: real, Log: quiet}
-	put := func(data []byte) (string, error) {
-		sum := sha256.Sum256(data)
-		h := hex.EncodeToString(sum[:])
-		return h, atomicfile.WriteFile(staged.CachePath(h), data, 0o644)
-	}
-	for i := range newSrcs {
-		s := &newSrcs[i]
-		if s.SHA256 == "" {
-			if !opts.TrustOnFirstUse {
-				return nil, fmt.Errorf("bump %s: no SHA-256 for %s: %w", dir, s.URL, ErrNoDigest)
-			}
-			data, err := fetcher.FetchUnverified(ctx, s.URL)
-			if err != nil {
-				return nil, fmt.Errorf("bump %s: %w", dir, err)
-			}
-			if s.SHA256, err = put(data); err != nil {
-				return nil, err
-			}
-			res.Digests = append(res.Digests, Digest{URL: s.URL, SHA256: s.SHA256, From: FromTOFU})
-			continue
-		}
-		log.Info("fetch", "url", s.URL)
-		data, err := fetcher.Fetch(ctx, *s)
-		if err != nil {
-			return nil, fmt.Errorf("bump %s: %w", dir, err)
-		}
-		if _, err := put(data); err != nil {
-			return nil, err
-		}
-	}
-
-	// Stage: a copy of the package with the text edits.
-	stage, err := os.MkdirTemp("", "pinseal-bump-stage-")
-	if err != nil {
+	b.staged = &fetch.Fetcher{CacheDir: cache, Offline: true, BaseDir: b.real, Log: b.quiet}
+	if err := b.fetchSources(ctx); err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(stage)
-	if err := copyDir(real, stage); err != nil {
-		return nil, fmt.Errorf("bump %s: staging a copy: %w", dir, err)
+	if b.stage, err = os.MkdirTemp("", "pinseal-bump-stage-"); err != nil {
+		return nil, err
 	}
-	ed := &editSet{dir: stage, files: map[string]*textFile{}}
+	defer os.RemoveAll(b.stage)
+	if err := b.stageEdits(); err != nil {
+		return nil, err
+	}
+	if err := b.buildStaged(ctx); err != nil {
+		return nil, err
+	}
+	if err := b.collectChanges(); err != nil {
+		return nil, err
+	}
+	if err := b.checkStaged(ctx); err != nil {
+		return nil, err
+	}
+	if opts.DryRun {
+		return b.res, nil
+	}
+	if err := commit(b.real, b.changes); err != nil {
+		return nil, fmt.Errorf("bump %s: %w", dir, err)
+	}
+	b.log.Info("bumped", "provider", b.prov.ID(), "release", b.newRel, "files", len(b.changes))
+	return b.res, nil
+}
+
+// bump is one bump as its steps (Bump) fill it in.
+type bump struct {
+	dir   string // as the caller gave it, for messages
+	opts  Options
+	log   *slog.Logger
+	quiet *slog.Logger
+
+	real string // dir, absolute, symlinks resolved
+	res  *Result
+
+	// The tree before the bump, the package, the provider and its layout.
+	tree   *model.Tree
+	pkg    *model.Package
+	prov   *model.Provider
+	lay    *Target
+	newRel string
+
+	// The new sources with their digests, and the new checksums file.
+	srcs []pin.Source
+	sums string
+
+	fetcher fetch.Fetcher  // the caller's, rooted at the package
+	staged  *fetch.Fetcher // offline, over the cache the sources are put in
+
+	stage     string          // the staging copy of the package
+	textPaths map[string]bool // the files edited as text (package-relative)
+	changes   []change        // the files the bump writes
+}
+
+// checkOptions refuses options that cannot make a bump.
+func checkOptions(dir string, opts Options) error {
+	if opts.Fetcher == nil {
+		return errors.New("bump: Options.Fetcher is nil")
+	}
+	if !pin.ValidVersion(opts.To) {
+		return fmt.Errorf("bump %s: target version %q is not a version like v1.2.3", dir, opts.To)
+	}
+	if opts.Release != "" && !pin.MatchesRelease(opts.To, opts.Release) {
+		return fmt.Errorf("bump %s: release %q is not a release of %s; name it %s or %s-<suffix>", dir, opts.Release, opts.To, opts.To, opts.To)
+	}
+	for u, h := range opts.SHA256 {
+		if !pin.ValidSHA256(h) {
+			return fmt.Errorf("bump %s: SHA-256 %s=%s: not 64 lowercase hex digits", dir, u, h)
+		}
+	}
+	return nil
+}
+
+// resolveDir finds the package directory the bump writes to.
+func (b *bump) resolveDir() error {
+	abs, err := filepath.Abs(b.dir)
+	if err != nil {
+		return err
+	}
+	if b.real, err = filepath.EvalSymlinks(abs); err != nil {
+		return fmt.Errorf("bump %s: %w (give a provider package directory)", b.dir, err)
+	}
+	b.res = &Result{Package: b.dir, DryRun: b.opts.DryRun}
+	return nil
+}
+
+// recoverInterrupted restores the files of a bump killed before it
+// finished (its journal is in the package); a dry run refuses instead.
+func (b *bump) recoverInterrupted() error {
+	if _, err := os.Stat(filepath.Join(b.real, JournalName)); err != nil {
+		return nil
+	}
+	if b.opts.DryRun {
+		return fmt.Errorf("bump %s: an interrupted bump left %s; run a bump that is not a dry run (it restores the package first)", b.dir, JournalName)
+	}
+	var err error
+	if b.res.Recovered, err = Recover(b.real); err != nil {
+		return fmt.Errorf("bump %s: restoring an interrupted bump: %w", b.dir, err)
+	}
+	b.log.Warn("restored the files of an interrupted bump", "files", b.res.Recovered)
+	return nil
+}
+
+// selectTarget loads the tree and finds the package, the provider to bump,
+// its layout and the new release's name.
+func (b *bump) selectTarget(ctx context.Context) error {
+	root := b.opts.Tree
+	if root == "" {
+		root = findRoot(b.real)
+	}
+	tree, err := load.Tree(ctx, root, load.Options{Logger: b.quiet})
+	if err != nil {
+		return fmt.Errorf("bump %s: %w", b.dir, err)
+	}
+	pkg := findPackage(tree, b.real)
+	if pkg == nil {
+		return fmt.Errorf("bump %s: not a provider package (no cluster-api-operator provider under %s in the tree %s)", b.dir, b.real, root)
+	}
+	prov, err := selectProvider(pkg, b.opts.Provider)
+	if err != nil {
+		return fmt.Errorf("bump %s: %w", b.dir, err)
+	}
+	lay, err := TargetOf(tree, pkg, prov)
+	if err != nil {
+		return fmt.Errorf("bump %s: %w", b.dir, err)
+	}
+	b.tree, b.pkg, b.prov, b.lay = tree, pkg, prov, lay
+	b.res.Provider = prov.ID()
+	b.res.From = Version{lay.Version, lay.Release}
+	newRel := b.opts.Release
+	if newRel == "" {
+		newRel = b.opts.To + strings.TrimPrefix(lay.Release, lay.Version)
+		if !strings.HasPrefix(lay.Release, lay.Version) {
+			return fmt.Errorf("bump %s: release %s does not start with its version %s; name the new release", b.dir, lay.Release, lay.Version)
+		}
+	}
+	b.newRel = newRel
+	b.res.To = Version{b.opts.To, newRel}
+	if b.res.To == b.res.From {
+		return fmt.Errorf("bump %s: %s is already at %s (%s)", b.dir, prov.ID(), b.opts.To, newRel)
+	}
+	b.log.Info("bump", "provider", prov.ID(), "from", lay.Release, "to", newRel)
+	return nil
+}
+
+// pinNewSources moves each source URL to the new version and pins it with
+// the digest the caller gave; a URL that does not change keeps its pin.
+// A digest given for no source is an error.
+func (b *bump) pinNewSources() error {
+	lay, opts := b.lay, b.opts
+	b.srcs = make([]pin.Source, len(lay.Sources))
+	used := map[string]bool{}
+	for i, s := range lay.Sources {
+		ns := s
+		ns.URL = replaceTokens(s.URL, lay.Version, opts.To)
+		if ns.URL == s.URL && s.SHA256 != "" {
+			if h, ok := opts.SHA256[ns.URL]; ok {
+				if h != s.SHA256 {
+					return fmt.Errorf("bump %s: SHA-256 %s=%s given, but that URL does not change with the version and stays pinned to %s; drop it, or re-pin it with `builder build` after checking the upstream file", b.dir, ns.URL, h, s.SHA256)
+				}
+				used[ns.URL] = true
+			}
+			b.res.Digests = append(b.res.Digests, Digest{URL: ns.URL, SHA256: s.SHA256, From: FromUnchanged})
+			b.srcs[i] = ns
+			continue
+		}
+		ns.SHA256 = ""
+		if h, ok := opts.SHA256[ns.URL]; ok {
+			ns.SHA256, used[ns.URL] = h, true
+			b.res.Digests = append(b.res.Digests, Digest{URL: ns.URL, SHA256: h, From: FromFlag})
+		}
+		b.srcs[i] = ns
+	}
+	for u := range opts.SHA256 {
+		if !used[u] {
+			var urls []string
+			for _, s := range b.srcs {
+				urls = append(urls, s.URL)
+			}
+			return fmt.Errorf("bump %s: a SHA-256 is given for %s, which is not a source of %s %s; its sources are: %s", b.dir, u, b.prov.ID(), opts.To, strings.Join(urls, ", "))
+		}
+	}
+	return nil
+}
+
+// readChecksums pins the sources still without a digest from the new
+// release's checksums file, when the pin names one; a digest the caller
+// gave that the file contradicts is an error.
+func (b *bump) readChecksums(ctx context.Context) error {
+	b.fetcher = *b.opts.Fetcher
+	b.fetcher.BaseDir = b.real
+	b.fetcher.Log = b.quiet
+	b.sums = replaceTokens(b.lay.Checksums, b.lay.Version, b.opts.To)
+	if b.sums == "" {
+		return nil
+	}
+	data, err := b.fetcher.FetchUnverified(ctx, b.sums)
+	if err != nil {
+		return fmt.Errorf("bump %s: the pin names a checksums file: %w", b.dir, err)
+	}
+	sums, err := parseChecksums(data)
+	if err != nil {
+		return fmt.Errorf("bump %s: checksums file %s: %w", b.dir, b.sums, err)
+	}
+	for i := range b.srcs {
+		s := &b.srcs[i]
+		h, ok := sums[path.Base(s.URL)]
+		switch {
+		case !ok:
+		case s.SHA256 != "" && s.SHA256 != h:
+			return fmt.Errorf("bump %s: SHA-256 %s=%s given, but the release's checksums file %s says %s; find out which is right before pinning", b.dir, s.URL, s.SHA256, b.sums, h)
+		case s.SHA256 == "":
+			s.SHA256 = h
+			b.res.Digests = append(b.res.Digests, Digest{URL: s.URL, SHA256: h, From: FromChecksums})
+		}
+	}
+	return nil
+}
+
+// put stores data in the staged fetcher's cache under its SHA-256.
+func (b *bump) put(data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	h := hex.EncodeToString(sum[:])
+	return h, atomicfile.WriteFile(b.staged.CachePath(h), data, 0o644)
+}
+
+// fetchSources downloads every new source, verified against its pin, into
+// the staged cache; one still without a digest is taken on first use when
+// the caller allows it, else refused (ErrNoDigest).
+func (b *bump) fetchSources(ctx context.Context) error {
+	for i := range b.srcs {
+		s := &b.srcs[i]
+		if s.SHA256 == "" {
+			if !b.opts.TrustOnFirstUse {
+				return fmt.Errorf("bump %s: no SHA-256 for %s: %w", b.dir, s.URL, ErrNoDigest)
+			}
+			data, err := b.fetcher.FetchUnverified(ctx, s.URL)
+			if err != nil {
+				return fmt.Errorf("bump %s: %w", b.dir, err)
+			}
+			if s.SHA256, err = b.put(data); err != nil {
+				return err
+			}
+			b.res.Digests = append(b.res.Digests, Digest{URL: s.URL, SHA256: s.SHA256, From: FromTOFU})
+			continue
+		}
+		b.log.Info("fetch", "url", s.URL)
+		data, err := b.fetcher.Fetch(ctx, *s)
+		if err != nil {
+			return fmt.Errorf("bump %s: %w", b.dir, err)
+		}
+		if _, err := b.put(data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stageEdits copies the package to the stage and makes the text edits
+// there: the pins (pin.yaml, the Makefile's literals, or a new pin.yaml),
+// the version variables and the templates.
+func (b *bump) stageEdits() error {
+	if err := copyDir(b.real, b.stage); err != nil {
+		return fmt.Errorf("bump %s: staging a copy: %w", b.dir, err)
+	}
+	lay, opts, pkg := b.lay, b.opts, b.pkg
+	ed := &editSet{dir: b.stage, files: map[string]*textFile{}}
 	var added []change
 	switch lay.PinSource {
 	case pin.SourcePinFile:
 		from := pkg.Pins.File.Providers[lay.PinIndex]
 		to := from
-		to.Version, to.Release, to.Sources, to.Checksums = opts.To, newRel, newSrcs, newSums
+		to.Version, to.Release, to.Sources, to.Checksums = opts.To, b.newRel, b.srcs, b.sums
 		if from.Release == "" {
 			to.Release = ""
 		}
 		if err := ed.editPinFile(lay.PinIndex, &from, &to); err != nil {
-			return nil, fmt.Errorf("bump %s: %w", dir, err)
+			return fmt.Errorf("bump %s: %w", b.dir, err)
 		}
-		res.Pins = pin.FileName
+		b.res.Pins = pin.FileName
 	case pin.SourceMakefile:
 		var pairs [][2]string
 		for i, s := range lay.Sources {
-			pairs = append(pairs, [2]string{s.URL, newSrcs[i].URL}, [2]string{s.SHA256, newSrcs[i].SHA256})
+			pairs = append(pairs, [2]string{s.URL, b.srcs[i].URL}, [2]string{s.SHA256, b.srcs[i].SHA256})
 		}
 		if err := ed.editLiterals(pkg.Pins, pairs); err != nil {
-			return nil, err
+			return err
 		}
-		res.Pins = "Makefile"
+		b.res.Pins = "Makefile"
 	default:
-		data, err := newPinFile(prov, opts.To, newRel, newSrcs, lay)
+		data, err := newPinFile(b.prov, opts.To, b.newRel, b.srcs, lay)
 		if err != nil {
-			return nil, fmt.Errorf("bump %s: %w", dir, err)
+			return fmt.Errorf("bump %s: %w", b.dir, err)
 		}
 		added = append(added, change{rel: pin.FileName, data: data})
-		res.Pins = pin.FileName
-		res.PinsNote = "added pin.yaml: the package downloads its files without a SHA-256 (the Makefile pins no digest), so the new pins go to a pin.yaml, which `builder build` and `verifier check` read from now on"
+		b.res.Pins = pin.FileName
+		b.res.PinsNote = "added pin.yaml: the package downloads its files without a SHA-256 (the Makefile pins no digest), so the new pins go to a pin.yaml, which `builder build` and `verifier check` read from now on"
 	}
 	if err := ed.editVersionVars(pkg.Pins, lay.Version, opts.To); err != nil {
-		return nil, err
+		return err
 	}
-	if err := ed.editTemplates(lay.Release, newRel, lay.Version, opts.To); err != nil {
-		return nil, err
+	if err := ed.editTemplates(lay.Release, b.newRel, lay.Version, opts.To); err != nil {
+		return err
 	}
-	textPaths := map[string]bool{}
+	b.textPaths = map[string]bool{}
 	for _, f := range ed.changedFiles() {
 		if f.rel == pin.FileName {
 			if _, err := pin.Parse(f.bytes(), pin.FileName); err != nil {
-				return nil, fmt.Errorf("bump %s: the edited %s would not validate, nothing was changed: %w", dir, pin.FileName, err)
+				return fmt.Errorf("bump %s: the edited %s would not validate, nothing was changed: %w", b.dir, pin.FileName, err)
 			}
 		}
-		textPaths[f.rel] = true
-		if err := os.WriteFile(filepath.Join(stage, filepath.FromSlash(f.rel)), f.bytes(), 0o644); err != nil {
-			return nil, err
+		b.textPaths[f.rel] = true
+		if err := os.WriteFile(filepath.Join(b.stage, filepath.FromSlash(f.rel)), f.bytes(), 0o644); err != nil {
+			return err
 		}
 	}
 	for _, c := range added {
-		textPaths[c.rel] = true
-		if err := os.WriteFile(filepath.Join(stage, filepath.FromSlash(c.rel)), c.data, 0o644); err != nil {
-			return nil, err
+		b.textPaths[c.rel] = true
+		if err := os.WriteFile(filepath.Join(b.stage, filepath.FromSlash(c.rel)), c.data, 0o644); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
-	// The staged build builds the bumped provider only: another
-	// provider's files are neither fetched nor rewritten, so nothing about
-	// them can stop the bump (the gate reports what is wrong with them as
-	// pre-existing). Its sources are in the staged cache; those a Makefile
-	// pins beside them come through the caller's fetcher, when they can.
-	if set, err := infer.LoadDir(stage); err == nil && set.File != nil && set.Source != pin.SourcePinFile {
+// buildStaged builds the bumped provider only in the stage: another
+// provider's files are neither fetched nor rewritten, so nothing about
+// them can stop the bump (the gate reports what is wrong with them as
+// pre-existing). Its sources are in the staged cache; those a Makefile
+// pins beside them come through the caller's fetcher, when they can.
+func (b *bump) buildStaged(ctx context.Context) error {
+	if set, err := infer.LoadDir(b.stage); err == nil && set.File != nil && set.Source != pin.SourcePinFile {
 		for _, p := range set.File.Providers {
 			for _, s := range p.Sources {
 				if !pin.ValidSHA256(s.SHA256) {
 					continue
 				}
-				if _, err := os.Stat(staged.CachePath(s.SHA256)); err == nil {
+				if _, err := os.Stat(b.staged.CachePath(s.SHA256)); err == nil {
 					continue
 				}
-				if data, err := fetcher.Fetch(ctx, s); err == nil {
-					if _, err := put(data); err != nil {
-						return nil, err
+				if data, err := b.fetcher.Fetch(ctx, s); err == nil {
+					if _, err := b.put(data); err != nil {
+						return err
 					}
 				}
 			}
 		}
 	}
-	if _, err := build.Build(ctx, stage, build.Options{Fetcher: staged, Log: quiet, Provider: prov.ID()}); err != nil {
-		return nil, fmt.Errorf("bump %s refused, nothing was changed: %w", dir, unstage(err, stage, real))
+	if _, err := build.Build(ctx, b.stage, build.Options{Fetcher: b.staged, Log: b.quiet, Provider: b.prov.ID()}); err != nil {
+		return fmt.Errorf("bump %s refused, nothing was changed: %w", b.dir, unstage(err, b.stage, b.real))
 	}
+	return nil
+}
 
-	// What changes.
-	var changes []change
-	err = filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
+// collectChanges lists the files of the stage that differ from the
+// package (text edits first, with their diffs, then the vendored files).
+func (b *bump) collectChanges() error {
+	res := b.res
+	err := filepath.WalkDir(b.stage, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		rel, _ := filepath.Rel(stage, p)
+		rel, _ := filepath.Rel(b.stage, p)
 		rel = filepath.ToSlash(rel)
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		old, oerr := os.ReadFile(filepath.Join(real, filepath.FromSlash(rel)))
+		old, oerr := os.ReadFile(filepath.Join(b.real, filepath.FromSlash(rel)))
 		if oerr == nil && string(old) == string(data) {
 			return nil
 		}
@@ -479,16 +605,16 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		} else {
 			f.OldSHA256 = hexSHA(old)
 		}
-		if textPaths[rel] {
+		if b.textPaths[rel] {
 			f.Kind = "text"
 			f.Diff = unifiedDiff(rel, old, data)
 		}
 		res.Files = append(res.Files, f)
-		changes = append(changes, change{rel: rel, data: data})
+		b.changes = append(b.changes, change{rel: rel, data: data})
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bump %s: %w", dir, err)
+		return fmt.Errorf("bump %s: %w", b.dir, err)
 	}
 	sort.SliceStable(res.Files, func(i, j int) bool {
 		if res.Files[i].Kind != res.Files[j].Kind {
@@ -496,26 +622,22 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 		return res.Files[i].Path < res.Files[j].Path
 	})
-	// The offline checks on the staged package, in the tree, against the
-	// tree before the bump.
+	return nil
+}
+
+// checkStaged runs the offline checks on the staged package, in the tree,
+// against the tree before the bump (gate); what it refuses stops the bump.
+func (b *bump) checkStaged(ctx context.Context) error {
 	changed := map[string]bool{}
-	for _, c := range changes {
+	for _, c := range b.changes {
 		changed[c.rel] = true
 	}
-	contract, pre, err := gate(ctx, tree, pkg, stage, prov, newRel, changed)
+	contract, pre, err := gate(ctx, b.tree, b.pkg, b.stage, b.prov, b.newRel, changed)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res.Contract, res.PreExisting = contract, pre
-
-	if opts.DryRun {
-		return res, nil
-	}
-	if err := commit(real, changes); err != nil {
-		return nil, fmt.Errorf("bump %s: %w", dir, err)
-	}
-	log.Info("bumped", "provider", prov.ID(), "release", newRel, "files", len(changes))
-	return res, nil
+	b.res.Contract, b.res.PreExisting = contract, pre
+	return nil
 }
 
 // unstage names files in an error by their place in the package, not the

@@ -362,7 +362,7 @@ func git(t testing.TB, dir string, args ...string) string {
 // requireClean fails unless verifier check finds no error in the tree.
 func requireClean(t testing.TB, root string) {
 	t.Helper()
-	r, err := verify.Run(context.Background(), root, verify.Options{})
+	_, r, err := verify.Run(context.Background(), root, verify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

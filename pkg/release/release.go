@@ -93,21 +93,14 @@ func Load(ctx context.Context, dir string, opts Options) ([]Provider, error) {
 		pol = policy.Default()
 	}
 	pol = rootedAt(pol, dir)
-	var tree *model.Tree
-	r, err := verify.Run(ctx, dir, verify.Options{
-		Policy:    pol,
-		Namespace: opts.Namespace,
-		Logger:    opts.Logger,
-		Load: func(ctx context.Context, root string, lo load.Options) (*model.Tree, error) {
-			t, err := load.Tree(ctx, root, lo)
-			tree = t
-			return t, err
-		},
+	tree, r, err := verify.Run(ctx, dir, verify.Options{
+		Options: load.Options{Namespace: opts.Namespace, Logger: opts.Logger},
+		Policy:  pol,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if tree == nil || len(tree.Packages) == 0 {
+	if len(tree.Packages) == 0 {
 		return nil, fmt.Errorf("%s: %w: no cluster-api-operator provider or components ConfigMap is in it (give the directory of a provider package, e.g. packages/system/capi-providers-core)", dir, ErrNoPackage)
 	}
 	var out []Provider

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
+	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
 
@@ -54,7 +55,7 @@ func benchVerify(b *testing.B, root string, want int) {
 	b.ReportAllocs()
 	packages := 0
 	for b.Loop() {
-		r, err := verify.Run(context.Background(), root, verify.Options{Logger: logger})
+		_, r, err := verify.Run(context.Background(), root, verify.Options{Options: load.Options{Logger: logger}})
 		if err != nil {
 			b.Fatal(err)
 		}

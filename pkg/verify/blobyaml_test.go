@@ -58,7 +58,7 @@ func TestBlobYAMLReadsTheSame(t *testing.T) {
 	if err != nil || edited != 1 {
 		t.Fatalf("editing the vendored YAML: %v (%d files)", err, edited)
 	}
-	r, err = Run(ctx, root, Options{})
+	_, r, err = Run(ctx, root, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

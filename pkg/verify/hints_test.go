@@ -30,9 +30,9 @@ import (
 func TestFindingsNameNoFlag(t *testing.T) {
 	ctx := context.Background()
 	quiet := slog.New(slog.DiscardHandler)
-	inflate := Options{Workers: 2, Limit: 64, Logger: quiet}
-	render := Options{Workers: 2, Logger: quiet,
-		Render: load.RenderLimits{Timeout: 30 * time.Second, MaxMemory: load.DefaultRenderMaxMemory, MaxOutput: 64}}
+	inflate := Options{Options: load.Options{Workers: 2, Limit: 64, Logger: quiet}}
+	render := Options{Options: load.Options{Workers: 2, Logger: quiet,
+		Render: load.RenderLimits{Timeout: 30 * time.Second, MaxMemory: load.DefaultRenderMaxMemory, MaxOutput: 64}}}
 
 	// The clean tree plus a provider installing from a registry nobody
 	// allowed, checked against a registry nobody listens on.
@@ -57,11 +57,12 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	registry, err := WithRegistry(Options{Workers: 2, Logger: quiet}, RegistryOptions{Prefix: dead, Registry: artifact.Options{PlainHTTP: true},
+	reg, err := NewRegistry(nil, RegistryOptions{Prefix: dead, Registry: artifact.Options{PlainHTTP: true},
 		Keys: []*sign.PublicKey{remotetest.Key(t).Public()}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	registry := Options{Options: load.Options{Workers: 2, Logger: quiet}, Registry: reg}
 
 	mono, _ := fixture.Monorepo(t)
 
@@ -70,15 +71,15 @@ spec:
 		root string
 		opts Options
 	}{
-		{"dirty", fixture.Dirty(t), Options{Workers: 2, Logger: quiet}},
-		{"monorepo", mono, Options{Workers: 2, Logger: quiet}}, // planted problems, charts that do not render
+		{"dirty", fixture.Dirty(t), Options{Options: load.Options{Workers: 2, Logger: quiet}}},
+		{"monorepo", mono, Options{Options: load.Options{Workers: 2, Logger: quiet}}}, // planted problems, charts that do not render
 		{"dirty, tight inflate limit", fixture.Dirty(t), inflate},
 		{"clean, tight render bounds", fixture.Tree(t), render},
 		{"registry unreachable, OCI source not allowed", withOCI, registry},
 	}
 	seen := map[report.Setting]bool{}
 	for _, run := range runs {
-		r, err := Run(ctx, run.root, run.opts)
+		_, r, err := Run(ctx, run.root, run.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", run.name, err)
 		}

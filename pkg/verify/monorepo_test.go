@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
+	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -36,7 +37,7 @@ func TestMonorepo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(context.Background(), root, Options{Workers: 2, Policy: pol, Exclude: []string{fixture.MonorepoExcluded}})
+	_, r, err := Run(context.Background(), root, Options{Options: load.Options{Workers: 2, Exclude: []string{fixture.MonorepoExcluded}}, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestMonorepo(t *testing.T) {
 
 	// Without --exclude the broken chart that names the operator's group
 	// is a package-load error, not skipped.
-	r, err = Run(context.Background(), root, Options{Workers: 2, Policy: pol})
+	_, r, err = Run(context.Background(), root, Options{Options: load.Options{Workers: 2}, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}

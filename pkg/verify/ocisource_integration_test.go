@@ -153,12 +153,13 @@ func TestIntegrationFetchConfigOCI(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := ociTree(t, tc.oci, tc.version)
-			opts, err := WithRegistry(Options{}, RegistryOptions{Registry: tls, Keys: []*sign.PublicKey{key.Public()}, Allow: tc.allow})
+			reg, err := NewRegistry(nil, RegistryOptions{Registry: tls, Keys: []*sign.PublicKey{key.Public()}, Allow: tc.allow})
 			if err != nil {
 				t.Fatal(err)
 			}
+			opts := Options{Registry: reg}
 			before := len(proxy.Requests())
-			r, err := Run(context.Background(), root, opts)
+			_, r, err := Run(context.Background(), root, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/policy"
@@ -67,12 +68,9 @@ func Ref(ctx context.Context, ref string, opts RefOptions) (*report.Report, stri
 	if pol == nil {
 		pol = policy.Default()
 	}
-	trust, err := Trust(pol, opts.Keys)
+	trust, err := TrustedBy(pol, opts.Keys)
 	if err != nil {
 		return nil, "", err
-	}
-	if trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
-		return nil, "", ErrNoTrustedKeys
 	}
 	repo, tag, err := artifact.OpenReference(ref, opts.Registry)
 	if err != nil {
@@ -147,10 +145,10 @@ func artifactTree(ref, repo, tag string, a *model.Artifact) *model.Tree {
 // not apply to it) under pol narrowed to its package.
 func refOptions(pol *policy.Policy, t *model.Tree, opts RefOptions) Options {
 	return Options{
+		Options:   load.Options{Logger: opts.Logger},
 		Policy:    refPolicy(pol, t.Packages[0].Path),
 		Now:       opts.Now,
 		Tool:      opts.Tool,
-		Logger:    opts.Logger,
 		Extra:     check.ArtifactChecks(pol.Builders),
 		OnlyExtra: true,
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -11,7 +12,6 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
-	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/remote"
@@ -67,42 +67,62 @@ func ValidAllowEntry(e string) error {
 	return nil
 }
 
-// WithRegistry returns opts extended with the registry checks
-// (registry-digest, version-reused, signature, provenance): after loading,
-// every provider's release artifact is read from reg.Prefix and verified
-// with the trusted keys (the policy's plus reg.Keys), and the checks judge
-// it, with the policy's builders as the allowed builder ids. Without it
-// those checks are not run, and not reported.
-func WithRegistry(opts Options, reg RegistryOptions) (Options, error) {
-	pol := opts.Policy
+// Registry is where the registry checks read each provider's release
+// artifact and whom they trust: made by NewRegistry, set as
+// Options.Registry.
+type Registry struct {
+	prefix artifact.Prefix
+	remote remote.Options
+	// checks judge the artifacts Attach put on the tree, with the
+	// policy's builders as the allowed builder ids.
+	checks []check.Check
+}
+
+// NewRegistry is the registry checks (registry-digest, version-reused,
+// signature, provenance, oci-install) under pol (nil: policy.Default()):
+// the artifacts are read from reg.Prefix and verified with what pol trusts
+// plus reg.Keys (TrustedBy; ErrNoTrustedKeys when that is nothing and the
+// signature or provenance check is on). pol should be the policy of the
+// verification it is set on.
+func NewRegistry(pol *policy.Policy, reg RegistryOptions) (*Registry, error) {
 	if pol == nil {
 		pol = policy.Default()
 	}
-	trust, err := Trust(pol, reg.Keys)
+	trust, err := TrustedBy(pol, reg.Keys)
 	if err != nil {
-		return opts, err
+		return nil, err
+	}
+	return &Registry{
+		prefix: reg.Prefix,
+		remote: remote.Options{Registry: reg.Registry, Trust: trust, Workers: reg.Workers, Allow: slices.Clone(reg.Allow)},
+		checks: check.Registry(pol.Builders),
+	}, nil
+}
+
+// Attach reads every provider's release artifact and verifies it
+// (remote.Attach), leaving it on the provider for the registry checks.
+// log receives debug logs (nil: slog.Default()).
+func (r *Registry) Attach(ctx context.Context, t *model.Tree, log *slog.Logger) error {
+	ro := r.remote
+	ro.Logger = log
+	return remote.Attach(ctx, t, r.prefix, ro)
+}
+
+// TrustedBy is what pol (nil: policy.Default()) trusts, plus extra keys
+// (Trust), for verifying signatures and provenance: ErrNoTrustedKeys when
+// that is nothing while the signature or provenance check is on.
+func TrustedBy(pol *policy.Policy, extra []*sign.PublicKey) (sign.Trust, error) {
+	if pol == nil {
+		pol = policy.Default()
+	}
+	trust, err := Trust(pol, extra)
+	if err != nil {
+		return sign.Trust{}, err
 	}
 	if trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
-		return opts, ErrNoTrustedKeys
+		return sign.Trust{}, ErrNoTrustedKeys
 	}
-	loadFn := opts.Load
-	if loadFn == nil {
-		loadFn = load.Tree
-	}
-	ropts := remote.Options{Registry: reg.Registry, Trust: trust, Workers: reg.Workers, Logger: opts.Logger, Allow: slices.Clone(reg.Allow)}
-	prefix := reg.Prefix
-	opts.Load = func(ctx context.Context, root string, lo load.Options) (*model.Tree, error) {
-		t, err := loadFn(ctx, root, lo)
-		if err != nil {
-			return nil, err
-		}
-		if err := remote.Attach(ctx, t, prefix, ropts); err != nil {
-			return nil, err
-		}
-		return t, nil
-	}
-	opts.Extra = append(slices.Clone(opts.Extra), check.Registry(pol.Builders)...)
-	return opts, nil
+	return trust, nil
 }
 
 // Trust is what the policy trusts, plus extra keys: its keys (see

@@ -28,11 +28,11 @@ var registryIDs = []string{check.RegistryDigest, check.VersionReused, check.Sign
 // call, trusting key.
 func checkRegistry(t *testing.T, root string, prefix artifact.Prefix, pol *policy.Policy, keys ...*sign.PublicKey) *report.Report {
 	t.Helper()
-	opts, err := WithRegistry(Options{Policy: pol}, RegistryOptions{Prefix: prefix, Registry: remotetest.Options, Keys: keys})
+	reg, err := NewRegistry(pol, RegistryOptions{Prefix: prefix, Registry: remotetest.Options, Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(context.Background(), root, opts)
+	_, r, err := Run(context.Background(), root, Options{Policy: pol, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,9 +247,9 @@ func findings(r *report.Report) string {
 	return b.String()
 }
 
-func TestWithRegistryKeys(t *testing.T) {
+func TestNewRegistryKeys(t *testing.T) {
 	pfx := remotetest.Registry(t)
-	if _, err := WithRegistry(Options{}, RegistryOptions{Prefix: pfx}); !errors.Is(err, ErrNoTrustedKeys) {
+	if _, err := NewRegistry(nil, RegistryOptions{Prefix: pfx}); !errors.Is(err, ErrNoTrustedKeys) {
 		t.Fatalf("no keys: %v", err)
 	}
 	// With signature and provenance off, no key is needed.
@@ -294,7 +294,7 @@ func TestWithRegistryKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ke *sign.KeyError
-	if _, err := WithRegistry(Options{Policy: bp}, RegistryOptions{Prefix: pfx}); !errors.As(err, &ke) || ke.Reason != sign.KeyUnknownType || !strings.Contains(err.Error(), "keys[0]") {
+	if _, err := NewRegistry(bp, RegistryOptions{Prefix: pfx}); !errors.As(err, &ke) || ke.Reason != sign.KeyUnknownType || !strings.Contains(err.Error(), "keys[0]") {
 		t.Fatalf("Ed448 key: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +67,36 @@ func TestTrust(t *testing.T) {
 	t.Setenv("TUF_ROOT", tuf)
 	if tr, err := Trust(writePolicy(t, id), nil); err != nil || tr.RootSource != cached {
 		t.Fatalf("Trust with a cached public-good root = %+v, %v", tr, err)
+	}
+}
+
+// TestTrustedBy: a policy that trusts nobody is ErrNoTrustedKeys while
+// the signature or provenance check is on, and fine once both are off or
+// a key is given.
+func TestTrustedBy(t *testing.T) {
+	if _, err := TrustedBy(nil, nil); !errors.Is(err, ErrNoTrustedKeys) {
+		t.Errorf("default policy, no key: %v", err)
+	}
+	key := remotetest.Key(t).Public()
+	if tr, err := TrustedBy(nil, []*sign.PublicKey{key}); err != nil || len(tr.Keys) != 1 {
+		t.Errorf("default policy, one key = %+v, %v", tr, err)
+	}
+	for _, off := range []string{"signature", "provenance"} {
+		doc := "apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  " + off + ": off\n"
+		pol, err := policy.Parse([]byte(doc), "one-off.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := TrustedBy(pol, nil); !errors.Is(err, ErrNoTrustedKeys) {
+			t.Errorf("%s off, the other on, no key: %v", off, err)
+		}
+	}
+	both, err := policy.Parse([]byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  signature: off\n  provenance: off\n"), "off.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := TrustedBy(both, nil); err != nil || !tr.Empty() {
+		t.Errorf("both off, no key = %+v, %v", tr, err)
 	}
 }
 

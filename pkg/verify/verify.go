@@ -1,13 +1,15 @@
 // Package verify is the verification engine the CLI (`verifier check`) and
-// the HTTP service share: load a tree of provider packages, run the checks
-// over the in-memory model, apply the policy, and return a *report.Report.
+// the HTTP service share: a pipeline of explicit steps, composed by Run,
+// that loads a tree of provider packages (Load), attaches each provider's
+// release artifact when the registry checks are asked for
+// (Registry.Attach), runs the checks over the in-memory model and applies
+// the policy (Evaluate), and returns the tree and a *report.Report.
 //
-// Extending it: checks that need inputs beyond the tree (the registry
-// checks registry-digest, version-reused, signature, provenance) are passed
-// as Options.Extra — pure functions over the tree that close over whatever
-// their caller fetched (registry copies, signatures) before calling Run.
-// A caller that builds the model itself (e.g. from an OCI artifact, for
-// `verifier verify REF`) calls Evaluate instead of Run.
+// Extending it: checks that need inputs beyond the tree are passed as
+// Options.Extra — pure functions over the tree that close over whatever
+// their caller fetched before calling Run. A caller that builds the model
+// itself (e.g. from an OCI artifact, for `verifier verify REF`) calls
+// Evaluate instead of Run.
 package verify
 
 import (
@@ -27,22 +29,13 @@ import (
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
-// LoadFunc loads a tree; load.Tree is the default.
-type LoadFunc func(ctx context.Context, root string, opts load.Options) (*model.Tree, error)
-
 // Options tune a verification. The zero value verifies with the built-in
 // policy, the loader's defaults and the current time.
 type Options struct {
-	// Load options (see load.Options).
-	Namespace string // namespace of packages that name none
-	Limit     int64  // inflated size limit per blob (blob.DefaultLimit when <= 0)
-	Workers   int    // packages loaded at once (NumCPU when <= 0)
-	// Render bounds the rendering of each chart (load.RenderLimits; the
-	// zero value: a bounded child process with the default bounds).
-	Render load.RenderLimits
-	// Exclude are directories under the root not to enter (path.Match
-	// patterns relative to it), on top of the policy's exclude list.
-	Exclude []string
+	// Options are the loader's (namespace, inflate limit, workers, render
+	// bounds, excluded directories, logger); Load adds the policy's
+	// exclude list and values files to them.
+	load.Options
 
 	// Policy decides severities and waivers; nil means policy.Default().
 	Policy *policy.Policy
@@ -55,18 +48,21 @@ type Options struct {
 	// error.
 	Extra []check.Check
 
-	// OnlyExtra runs the Extra checks alone, not the built-in ones: for a
-	// caller that keeps the built-in checks' results of an earlier run over
-	// the same tree (the service re-scanning an unchanged commit).
+	// OnlyExtra runs the Extra checks (and the registry checks) alone,
+	// not the built-in ones: for a caller that keeps the built-in checks'
+	// results of an earlier run over the same tree (the service
+	// re-scanning an unchanged commit).
 	OnlyExtra bool
 
-	// Load replaces the loader (tests, other sources); nil means load.Tree.
-	Load LoadFunc
+	// Registry, when set, adds the registry checks: Run attaches every
+	// provider's release artifact to the loaded tree (Registry.Attach) and
+	// Evaluate runs the checks that judge it. Without it those checks are
+	// not run, and not reported.
+	Registry *Registry
+
 	// Tool names the program in the report; zero means verifier and this
 	// build's version.
 	Tool report.Tool
-	// Logger receives debug logs; nil means slog.Default().
-	Logger *slog.Logger
 }
 
 func (o Options) logger() *slog.Logger {
@@ -76,55 +72,74 @@ func (o Options) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// Run loads the tree under root and verifies it. The error is non-nil only
-// when the tree cannot be loaded at all (root missing or not a directory,
-// ctx ended); everything wrong inside the tree is a finding.
-func Run(ctx context.Context, root string, opts Options) (*report.Report, error) {
-	loadFn := opts.Load
-	if loadFn == nil {
-		loadFn = load.Tree
+func (o Options) policy() *policy.Policy {
+	if o.Policy != nil {
+		return o.Policy
 	}
+	return policy.Default()
+}
+
+// Run verifies the tree under root: Load, then (with opts.Registry)
+// Registry.Attach, then Evaluate. It returns the tree as loaded and the
+// report on it. The error is non-nil only when the tree cannot be loaded
+// at all (root missing or not a directory, ctx ended) or the registry
+// cannot be read; everything wrong inside the tree is a finding.
+func Run(ctx context.Context, root string, opts Options) (*model.Tree, *report.Report, error) {
+	t, err := Load(ctx, root, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.Registry != nil {
+		if err := opts.Registry.Attach(ctx, t, opts.Logger); err != nil {
+			return nil, nil, fmt.Errorf("verify %s: %w", root, err)
+		}
+	}
+	r, err := Evaluate(ctx, t, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Root = root
+	return t, r, nil
+}
+
+// Load loads the tree under root with opts' load options, plus the
+// policy's exclude list (before opts.Exclude) and values files.
+func Load(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	start := time.Now()
-	lo := load.Options{
-		Namespace: opts.Namespace,
-		Limit:     opts.Limit,
-		Workers:   opts.Workers,
-		Logger:    opts.Logger,
-		Render:    opts.Render,
-		Exclude:   opts.Exclude,
-	}
+	lo := opts.Options
 	if opts.Policy != nil {
-		lo.Exclude = append(append([]string(nil), opts.Policy.Exclude...), opts.Exclude...)
+		lo.Exclude = append(slices.Clone(opts.Policy.Exclude), opts.Exclude...)
+		lo.Values = slices.Clone(lo.Values)
 		for _, v := range opts.Policy.ValuesFiles() {
 			lo.Values = append(lo.Values, load.ValuesFiles{Package: v.Package, Files: v.Files})
 		}
 	}
-	t, err := loadFn(ctx, root, lo)
+	t, err := load.Tree(ctx, root, lo)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", root, err)
 	}
 	opts.logger().Debug("tree loaded", "root", root, "packages", len(t.Packages), "elapsed", time.Since(start))
-	r, err := Evaluate(ctx, t, opts)
-	if err != nil {
-		return nil, err
-	}
-	r.Root = root
-	return r, nil
+	return t, nil
 }
 
 // Checks returns the checks a verification with opts runs: the built-in
-// ones, then the extras (an extra replaces a built-in with its ID).
+// ones, then the extras and the registry checks (an extra replaces a
+// built-in with its ID).
 func Checks(opts Options) []check.Check {
+	extra := opts.Extra
+	if opts.Registry != nil {
+		extra = append(slices.Clone(extra), opts.Registry.checks...)
+	}
 	var out []check.Check
 	for _, c := range check.Builtin() {
 		if opts.OnlyExtra {
 			break
 		}
-		if !slices.ContainsFunc(opts.Extra, func(x check.Check) bool { return x.ID == c.ID }) {
+		if !slices.ContainsFunc(extra, func(x check.Check) bool { return x.ID == c.ID }) {
 			out = append(out, c)
 		}
 	}
-	for _, x := range opts.Extra {
+	for _, x := range extra {
 		if x.Run != nil {
 			out = append(out, x)
 		}
@@ -135,10 +150,7 @@ func Checks(opts Options) []check.Check {
 // Evaluate runs the checks over an already loaded tree and applies the
 // policy. It does no I/O.
 func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report, error) {
-	pol := opts.Policy
-	if pol == nil {
-		pol = policy.Default()
-	}
+	pol := opts.policy()
 	now := opts.Now
 	if now.IsZero() {
 		now = time.Now()

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ const (
 
 func verifyTree(t *testing.T, root string) *report.Report {
 	t.Helper()
-	r, err := Run(context.Background(), root, Options{Workers: 2})
+	_, r, err := Run(context.Background(), root, Options{Options: load.Options{Workers: 2}})
 	if err != nil {
 		t.Fatalf("verify %s: %v", root, err)
 	}
@@ -431,7 +432,7 @@ waivers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(context.Background(), root, Options{Policy: pol, Now: time.Date(2030, 1, 15, 0, 0, 0, 0, time.UTC)})
+	_, r, err := Run(context.Background(), root, Options{Policy: pol, Now: time.Date(2030, 1, 15, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +441,7 @@ waivers:
 		t.Errorf("summary = %+v", r.Summary)
 	}
 	// After the expiry day the waiver is an error itself and blob-header counts.
-	r, err = Run(context.Background(), root, Options{Policy: pol, Now: time.Date(2030, 2, 1, 0, 0, 0, 0, time.UTC)})
+	_, r, err = Run(context.Background(), root, Options{Policy: pol, Now: time.Date(2030, 2, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,12 +480,12 @@ func TestReportsMatchSchema(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
-	if _, err := Run(context.Background(), filepath.Join(t.TempDir(), "missing"), Options{}); err == nil {
+	if _, _, err := Run(context.Background(), filepath.Join(t.TempDir(), "missing"), Options{}); err == nil {
 		t.Error("Run(missing root) succeeded")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, fixture.Root(), Options{}); err == nil {
+	if _, _, err := Run(ctx, fixture.Root(), Options{}); err == nil {
 		t.Error("Run(cancelled) succeeded")
 	}
 }
@@ -498,7 +499,7 @@ func TestExtraChecks(t *testing.T) {
 	}}
 	panicky := check.Check{ID: "custom-panics", Run: func(*model.Tree) []report.Finding { panic("boom") }}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	r, err := Evaluate(context.Background(), tree, Options{Extra: []check.Check{sig, panicky}, Logger: quiet})
+	r, err := Evaluate(context.Background(), tree, Options{Options: load.Options{Logger: quiet}, Extra: []check.Check{sig, panicky}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,15 +531,28 @@ func TestExtraChecks(t *testing.T) {
 	}
 }
 
-// TestLoadHook shows a caller supplying its own loader.
-func TestLoadHook(t *testing.T) {
-	called := false
-	r, err := Run(context.Background(), "artifact-ref", Options{Load: func(_ context.Context, root string, _ load.Options) (*model.Tree, error) {
-		called = root == "artifact-ref"
-		return &model.Tree{Root: root}, nil
-	}})
-	if err != nil || !called || r.Root != "artifact-ref" || !r.Summary.Passed {
-		t.Errorf("Run with Load hook = %+v, %v (called %v)", r, err, called)
+// TestRunReturnsTheTree shows Run hands back the tree it loaded beside the
+// report on it: a caller (release.Load) reads the model without loading
+// it again.
+func TestRunReturnsTheTree(t *testing.T) {
+	root := fixture.Tree(t)
+	tree, r, err := Run(context.Background(), root, Options{Options: load.Options{Workers: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree == nil || tree.Root != root || len(tree.Packages) == 0 || len(tree.Packages) != r.Summary.Packages {
+		t.Fatalf("Run = tree %+v, report %+v", tree, r.Summary)
+	}
+	loaded, err := Load(context.Background(), root, Options{Options: load.Options{Workers: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Evaluate(context.Background(), loaded, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Summary, r.Summary) || !reflect.DeepEqual(again.Findings, r.Findings) {
+		t.Errorf("Load then Evaluate = %+v, Run = %+v", again.Summary, r.Summary)
 	}
 }
 

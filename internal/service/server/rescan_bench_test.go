@@ -51,7 +51,8 @@ func BenchmarkRescan(b *testing.B) {
 	git("commit", "-q", "-m", "tree")
 
 	eng := &fakeEngine{check: func(ctx context.Context, root string, opts CheckOptions) (*report.Report, error) {
-		return verify.Run(ctx, root, verify.Options{OnlyExtra: opts.RegistryOnly})
+		_, r, err := verify.Run(ctx, root, verify.Options{OnlyExtra: opts.RegistryOnly})
+		return r, err
 	}}
 	ctx := context.Background()
 	newServer := func(b *testing.B) *Server {

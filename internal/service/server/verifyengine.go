@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
-	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
@@ -67,17 +66,18 @@ func named(rep *report.Report, err error) (*report.Report, error) {
 
 // CheckTree implements Engine.
 func (e VerifyEngine) CheckTree(ctx context.Context, root string, opts CheckOptions) (*report.Report, error) {
-	vo := verify.Options{Policy: orDefault(opts.Policy), Render: e.Render, OnlyExtra: opts.RegistryOnly && opts.Registry != ""}
+	vo := verify.Options{Options: load.Options{Render: e.Render}, Policy: orDefault(opts.Policy), OnlyExtra: opts.RegistryOnly && opts.Registry != ""}
 	if opts.Registry != "" {
 		prefix, err := artifact.ParsePrefix(opts.Registry)
 		if err != nil {
 			return nil, fmt.Errorf("registry %q: %w", opts.Registry, err)
 		}
-		if vo, err = verify.WithRegistry(vo, verify.RegistryOptions{Prefix: prefix, Registry: e.Registry, Allow: e.Allow}); err != nil {
+		if vo.Registry, err = verify.NewRegistry(vo.Policy, verify.RegistryOptions{Prefix: prefix, Registry: e.Registry, Allow: e.Allow}); err != nil {
 			return nil, fmt.Errorf("registry checks against %s: %w", opts.Registry, err)
 		}
 	}
-	return named(verify.Run(ctx, root, vo))
+	_, rep, err := verify.Run(ctx, root, vo)
+	return named(rep, err)
 }
 
 // Resolve implements Engine.
@@ -120,8 +120,7 @@ func (s *Server) warnUntrusted() {
 		if err != nil {
 			return // New refuses a policy that cannot be read
 		}
-		trust, err := verify.Trust(pol, nil)
-		if err == nil && trust.Empty() && (pol.Enabled(check.Signature) || pol.Enabled(check.Provenance)) {
+		if _, err := verify.TrustedBy(pol, nil); errors.Is(err, verify.ErrNoTrustedKeys) {
 			s.log.Warn(what + " will not verify: " + configHint(verify.ErrNoTrustedKeys, policyFile).Error())
 		}
 	}

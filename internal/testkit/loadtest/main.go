@@ -78,7 +78,8 @@ func main() {
 type engine struct{}
 
 func (engine) CheckTree(ctx context.Context, root string, _ server.CheckOptions) (*report.Report, error) {
-	return verify.Run(ctx, root, verify.Options{})
+	_, r, err := verify.Run(ctx, root, verify.Options{})
+	return r, err
 }
 
 func (engine) Resolve(context.Context, string) (string, error) {
