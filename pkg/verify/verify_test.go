@@ -337,6 +337,11 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			}
 		}, ipamPkg, []string{"files/metadata.yaml is vendored but pin.yaml pins no source"}},
 
+		{check.ImageRef, "controller image on :main in the YAML and the blob", func(t *testing.T, root string) {
+			plantImageTag(t, root, "main")
+		}, cpPkg, []string{`"registry.k8s.io/cluster-api/kubeadm-control-plane-controller:main"`, `the moving tag "main"`,
+			"Deployment/kubeadm-controller-manager", "line 131 of what the blob inflates to", "pin it by digest"}},
+
 		{check.PackageLoad, "template that does not parse", func(t *testing.T, root string) {
 			if err := os.WriteFile(filepath.Join(root, infraPkg, "templates/broken.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -412,6 +417,66 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 		if !covered[c.ID] {
 			t.Errorf("no mutation test for check %s", c.ID)
 		}
+	}
+}
+
+// plantImageTag retags the control-plane controller's image (line 131 of
+// the vendored YAML) and regzips the blob, so YAML and blob agree.
+func plantImageTag(t *testing.T, root, tag string) {
+	t.Helper()
+	yml := filepath.Join(root, cpPkg, "files/control-plane-components.yaml")
+	edit(t, yml, "kubeadm-control-plane-controller:v1.10.1\n", "kubeadm-control-plane-controller:"+tag+"\n")
+	regzip(t, yml, filepath.Join(root, cpPkg, "files/components.gz"))
+}
+
+// A floating tag planted in the YAML and the blob is exactly two image-ref
+// errors, one per file, each at the image's line; a tag only the policy
+// calls moving is one only with that policy.
+func TestImageRefPlanted(t *testing.T) {
+	baseline := map[string]bool{}
+	for _, f := range verifyTree(t, fixture.Tree(t)).Findings {
+		baseline[key(f)] = true
+	}
+	fresh := func(r *report.Report) []report.Finding {
+		var out []report.Finding
+		for _, f := range r.Findings {
+			if !baseline[key(f)] {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	root := fixture.Tree(t)
+	plantImageTag(t, root, "main")
+	got := fresh(verifyTree(t, root))
+	var where []string
+	for _, f := range got {
+		if f.Check != check.ImageRef || f.Severity != report.Error {
+			t.Errorf("unexpected finding %s/%s: %s", f.Check, f.Severity, f.Message)
+		}
+		where = append(where, fmt.Sprintf("%s:%d", f.File, f.Line))
+	}
+	slices.Sort(where)
+	want := []string{cpPkg + "/files/components.gz:131", cpPkg + "/files/control-plane-components.yaml:131"}
+	if !slices.Equal(where, want) {
+		t.Errorf("image-ref findings at %v, want %v", where, want)
+	}
+
+	root = fixture.Tree(t)
+	plantImageTag(t, root, "nightly")
+	if got := fresh(verifyTree(t, root)); len(got) != 0 {
+		t.Errorf("nightly is not moving by default, got %v", got)
+	}
+	pol, err := policy.Parse([]byte("apiVersion: pinseal/v1\nkind: Policy\nmovingTags: [nightly]\n"), "moving.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), root, Options{Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fresh(r); len(got) != 2 || got[0].Check != check.ImageRef || !strings.Contains(got[0].Message, `"nightly"`) {
+		t.Errorf("with movingTags [nightly]: %v", got)
 	}
 }
 
