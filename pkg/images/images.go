@@ -88,6 +88,10 @@ func Scan(r io.Reader) ([]Found, error) {
 			} else {
 				if k, ok := topKind(l); ok {
 					_, workload = podSpecPath[k]
+				} else if cur.Len() == 0 && bytes.HasPrefix(bytes.TrimLeft(l, " \t"), []byte("{")) {
+					// A JSON document (kubectl -o json, some generators):
+					// parsed, and scanDoc reads its kind.
+					workload = true
 				}
 				if cur.Len()+len(l) <= maxDoc {
 					cur.Write(l)
