@@ -14,12 +14,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/images"
 	"github.com/pinseal/pinseal/pkg/load"
 )
 
 func newImagesCmd() *cobra.Command {
 	var output string
+	var maxInflate int64
 	cmd := &cobra.Command{
 		Use:   "images [DIR...]",
 		Short: "List every container image the providers' components run, in the vendored YAML and inside the blobs",
@@ -52,7 +54,7 @@ of a mirroring script (oras copy, crane copy).`,
 			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 			rep := &images.Report{Images: []images.Image{}, Unique: []string{}}
 			for _, root := range args {
-				t, err := load.Tree(ctx, root, load.Options{Logger: quiet})
+				t, err := load.Tree(ctx, root, load.Options{Logger: quiet, Limit: maxInflate})
 				if err != nil {
 					return usageError{Err: err}
 				}
@@ -77,6 +79,7 @@ of a mirroring script (oras copy, crane copy).`,
 			return nil
 		},
 	}
+	cmd.Flags().Int64Var(&maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (as verifier check --max-inflate)")
 	cmd.Flags().StringVarP(&output, "output", "o", "human", "output format: human, json or list (one distinct reference a line)")
 	return cmd
 }
