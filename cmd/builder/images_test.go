@@ -123,3 +123,34 @@ func TestImagesCommand(t *testing.T) {
 		t.Error("--output yaml accepted")
 	}
 }
+
+// A blob that differs from its YAML shows the images of both, and the human
+// output names the references only one of them holds.
+func TestImagesBlobDiffersFromYAML(t *testing.T) {
+	root := fixture.Tree(t)
+	cp := filepath.Join(root, "packages/system/capi-providers-cpprovider")
+	yml := filepath.Join(cp, "files/control-plane-components.yaml")
+	data, err := os.ReadFile(yml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), "kubeadm-control-plane-controller:v1.10.1", "kubeadm-control-plane-controller:v1.10.2", 1)
+	if edited == string(data) {
+		t.Fatal("fixture image not found")
+	}
+	if err := os.WriteFile(yml, []byte(edited), 0o644); err != nil { // the blob keeps v1.10.1
+		t.Fatal(err)
+	}
+	out, _, err := runBuildTestCmd(t, "images", cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		"! files/control-plane-components.yaml:131: only the YAML holds registry.k8s.io/cluster-api/kubeadm-control-plane-controller:v1.10.2",
+		"! files/components.gz:131 (inflated): only the blob holds registry.k8s.io/cluster-api/kubeadm-control-plane-controller:v1.10.1",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
