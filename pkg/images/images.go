@@ -55,7 +55,8 @@ func Scan(r io.Reader) ([]Found, error) {
 	var errs []error
 	var cur bytes.Buffer
 	start, line := 1, 0
-	workload, tooLong := false, false
+	// started: the document's first content line was seen.
+	workload, tooLong, other, started := false, false, false, false
 	flush := func() {
 		if workload && !tooLong {
 			f, err := scanDoc(cur.Bytes(), start)
@@ -67,7 +68,7 @@ func Scan(r io.Reader) ([]Found, error) {
 			errs = append(errs, fmt.Errorf("line %d: a workload document over %d MiB was not read for images", start, maxDoc>>20))
 		}
 		cur.Reset()
-		workload, tooLong = false, false
+		workload, tooLong, other, started = false, false, false, false
 		start = line + 1
 	}
 	for {
@@ -88,12 +89,21 @@ func Scan(r io.Reader) ([]Found, error) {
 			} else {
 				if k, ok := topKind(l); ok {
 					_, workload = podSpecPath[k]
-				} else if cur.Len() == 0 && bytes.HasPrefix(bytes.TrimLeft(l, " \t"), []byte("{")) {
-					// A JSON document (kubectl -o json, some generators):
-					// parsed, and scanDoc reads its kind.
-					workload = true
+					// A document has one top-level kind: the rest of one
+					// that runs no container (a CRD, most of a components
+					// file) need not be kept.
+					other = !workload
+				} else if !started {
+					if t := bytes.TrimLeft(l, " \t\r\n"); len(t) > 0 && t[0] != '#' {
+						started = true
+						// A JSON document (kubectl -o json, some
+						// generators): parsed, and scanDoc reads its kind.
+						workload = workload || t[0] == '{'
+					}
 				}
-				if cur.Len()+len(l) <= maxDoc {
+				if other {
+					cur.Reset()
+				} else if cur.Len()+len(l) <= maxDoc {
 					cur.Write(l)
 				} else {
 					tooLong = true
@@ -113,6 +123,9 @@ func Scan(r io.Reader) ([]Found, error) {
 
 // isMarker reports a document marker line ("---" or "..." at column 0).
 func isMarker(l []byte) bool {
+	if len(l) < 3 || (l[0] != '-' && l[0] != '.') {
+		return false
+	}
 	for _, m := range []string{"---", "..."} {
 		if bytes.HasPrefix(l, []byte(m)) {
 			rest := l[3:]
@@ -126,7 +139,7 @@ func isMarker(l []byte) bool {
 
 // topKind returns the value of a "kind:" line at column 0.
 func topKind(l []byte) (string, bool) {
-	if !bytes.HasPrefix(l, []byte("kind:")) {
+	if len(l) == 0 || l[0] != 'k' || !bytes.HasPrefix(l, []byte("kind:")) {
 		return "", false
 	}
 	v := strings.TrimSpace(string(l[len("kind:"):]))

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"path/filepath"
@@ -15,8 +16,9 @@ import (
 // images lists the container images of every release's vendored components
 // YAML and vendored blob (inflated within the inflate limit), so the
 // image-ref check and `builder images` read them from the model. A blob
-// that does not inflate is blob-corrupt's finding, not read here.
-func (l *scanner) images(ctx context.Context, p *model.Package) {
+// that does not inflate is blob-corrupt's finding, not read here. Files of
+// mem (a chart's, read with it) are read from memory.
+func (l *scanner) images(ctx context.Context, p *model.Package, mem map[string][]byte) {
 	seen := map[string]bool{}
 	for _, r := range p.Layout.Releases {
 		provs := releaseProviders(r)
@@ -30,18 +32,16 @@ func (l *scanner) images(ctx context.Context, p *model.Package) {
 			if gz && !layout.Inflated(f.Blob) {
 				continue
 			}
-			fh, err := l.open(filepath.Join(p.Dir, filepath.FromSlash(rel)))
-			if err != nil {
-				continue // hashing reported it
+			if y := p.Files[r.Components]; gz && y != nil && y.Blob == nil && rel != r.Components && f.Blob.RawSHA256 == y.SHA256 {
+				// The blob inflates to exactly the YAML just read: its
+				// images are the YAML's, on the same lines.
+				p.Images = append(p.Images, inBlob(p.Images, r.Name, r.Components, rel)...)
+				continue
 			}
-			var rd io.Reader = ctxReader{ctx, fh}
-			if gz {
-				rd = blob.InflatedFrom(rd, l.opts.Limit)
+			found, ok := l.scanImages(ctx, p, rel, mem[rel], gz)
+			if !ok {
+				continue // hashing reported why it cannot be read
 			}
-			// A workload document that does not parse is the cluster's
-			// apply error to report; its images are simply not listed.
-			found, _ := images.Scan(rd)
-			fh.Close()
 			for _, fd := range found {
 				p.Images = append(p.Images, model.Image{Ref: fd.Ref, Release: r.Name, Providers: provs,
 					Workload: fd.Kind + "/" + fd.Name, Container: fd.Container, InBlob: gz,
@@ -62,4 +62,40 @@ func releaseProviders(r *model.LayoutRelease) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// inBlob copies the images listed for release's YAML file as images of the
+// blob that inflates to it.
+func inBlob(imgs []model.Image, release, yaml, blobFile string) []model.Image {
+	var out []model.Image
+	for _, img := range imgs {
+		if img.Release == release && img.File == yaml && !img.InBlob {
+			img.File, img.InBlob = blobFile, true
+			out = append(out, img)
+		}
+	}
+	return out
+}
+
+// scanImages lists the images of one vendored file, from data when it is
+// held in memory, inflating it when gz. A workload document that does not
+// parse is the cluster's apply error to report; its images are simply not
+// listed.
+func (l *scanner) scanImages(ctx context.Context, p *model.Package, rel string, data []byte, gz bool) ([]images.Found, bool) {
+	var rd io.Reader
+	if data != nil {
+		rd = bytes.NewReader(data)
+	} else {
+		fh, err := l.open(filepath.Join(p.Dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, false
+		}
+		defer fh.Close()
+		rd = ctxReader{ctx, fh}
+	}
+	if gz {
+		rd = blob.InflatedFrom(rd, l.opts.Limit)
+	}
+	found, _ := images.Scan(rd)
+	return found, true
 }

@@ -187,7 +187,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		l.components(ctx, p, cm, p.Layout.ConfigMap(cm.ConfigMap))
 		cm.raw = nil
 	}
-	l.images(ctx, p)
+	l.images(ctx, p, mem)
 	if ctx.Err() != nil {
 		return nil
 	}
