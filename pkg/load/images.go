@@ -99,3 +99,27 @@ func (l *scanner) scanImages(ctx context.Context, p *model.Package, rel string, 
 	found, _ := images.Scan(rd)
 	return found, true
 }
+
+// inlineImages lists the images of a ConfigMap's gzip components that are
+// no vendored file's bytes (an air-gap chart inlines its blob in a
+// template): located at the ConfigMap's file, with the line of what the
+// blob inflates to. Plain data.components are not read: their lines would
+// be the template's, which the rendered text does not keep.
+func (l *scanner) inlineImages(ctx context.Context, p *model.Package, cm *pendingCM) []model.Image {
+	comp := cm.Components
+	if comp == nil || comp.DecodeErr != nil || !comp.Gzip || comp.Blob == nil || !layout.Inflated(comp.Blob) || p.Layout.BlobFile(cm.ConfigMap) != "" {
+		return nil
+	}
+	found, _ := images.Scan(blob.InflatedFrom(ctxReader{ctx, bytes.NewReader(cm.raw)}, l.opts.Limit))
+	release, provs := cm.Name, []string(nil)
+	if r := p.Layout.ConfigMap(cm.ConfigMap); r != nil {
+		release, provs = r.Name, releaseProviders(r)
+	}
+	var out []model.Image
+	for _, fd := range found {
+		out = append(out, model.Image{Ref: fd.Ref, Release: release, Providers: provs,
+			Workload: fd.Kind + "/" + fd.Name, Container: fd.Container, InBlob: true,
+			Location: model.Location{File: cm.File, Line: fd.Line}})
+	}
+	return out
+}

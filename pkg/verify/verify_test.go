@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -462,6 +463,24 @@ func TestImageRefPlanted(t *testing.T) {
 		t.Errorf("image-ref findings at %v, want %v", where, want)
 	}
 
+	// An air-gap chart inlining its blob in a template, with no vendored
+	// file: the image is found in the ConfigMap's components.
+	root = fixture.Tree(t)
+	gz, err := blob.CompressBytes([]byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: example.com/tool\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	airgapBinary(t, root, "v1.10.1-airgap", base64.StdEncoding.EncodeToString(gz))
+	var inline []string
+	for _, f := range fresh(verifyTree(t, root)) {
+		if f.Check == check.ImageRef {
+			inline = append(inline, fmt.Sprintf("%s:%d %s", f.File, f.Line, f.Severity))
+		}
+	}
+	if want := []string{"packages/airgap/templates/configmap.yaml:8 error"}; !slices.Equal(inline, want) {
+		t.Errorf("inline blob: image-ref findings %v, want %v", inline, want)
+	}
+
 	root = fixture.Tree(t)
 	plantImageTag(t, root, "nightly")
 	if got := fresh(verifyTree(t, root)); len(got) != 0 {
@@ -648,6 +667,26 @@ func TestGeneratedTreeIsGreen(t *testing.T) {
 // ConfigMap in its own namespace (no provider, no vendored file), whose
 // data holds components (a YAML fragment under data) and metadata with the
 // series 1.10 of contract.
+// airgapBinary adds an air-gap chart whose ConfigMap inlines a gzip blob
+// (base64) in binaryData, with no vendored file.
+func airgapBinary(t *testing.T, root, name, b64 string) {
+	t.Helper()
+	dir := filepath.Join(root, "packages/airgap")
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: airgap\nversion: 0.1.0\n",
+		"templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: capi-airgap\n  annotations:\n    provider.cluster.x-k8s.io/compressed: \"true\"\nbinaryData:\n  components: " + b64 +
+			"\ndata:\n  metadata: |\n    apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\n    releaseSeries:\n    - major: 1\n      minor: 10\n      contract: v1beta1\n",
+	}
+	for f, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func airgapChart(t *testing.T, root, chart, name, components, contract string) {
 	t.Helper()
 	dir := filepath.Join(root, "packages/airgap")
