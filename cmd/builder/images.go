@@ -80,7 +80,7 @@ of a mirroring script (oras copy, crane copy).`,
 		},
 	}
 	cmd.Flags().Int64Var(&maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (as verifier check --max-inflate)")
-	cmd.Flags().StringVarP(&output, "output", "o", "human", "output format: human, json or list (one distinct reference a line)")
+	cmd.Flags().StringVarP(&output, "output", "o", "human", "output format: human, json (schema: api/images.schema.json) or list (one distinct reference a line)")
 	return cmd
 }
 
