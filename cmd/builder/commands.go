@@ -8,6 +8,7 @@ func commands() []*cobra.Command {
 		newBuildCmd(),
 		newBumpCmd(),
 		newOutdatedCmd(),
+		newImagesCmd(),
 		newPushCmd(),
 		newKeygenCmd(),
 	}

@@ -67,10 +67,11 @@ Every Helm chart or plain manifest directory holding cluster-api-operator
 providers or their ConfigMaps is loaded (charts rendered with Helm, default
 values or the policy's values files) and checked: blob-yaml, blob-header, blob-corrupt, configmap-version,
 selector-unique, selector-semver, compressed-annotation, metadata-series,
-contract, pin-version, pin-digest, pin-missing, release-size and
+contract, pin-version, pin-digest, pin-missing, release-size,
 oci-source (spec.fetchConfig.oci read as the cluster-api-operator reads
 it: what it can parse, and that it fetches the tag spec.version names;
-no registry is contacted). The policy (built-in
+no registry is contacted) and image-ref (no image of the components, in
+the YAML or the blob, on a moving tag without a digest). The policy (built-in
 policies/default.yaml, or --policy FILE) sets each check's severity and
 waivers.
 

@@ -32,7 +32,12 @@ const (
 // Decompression errors end the stream early (Inspect says why); a diff
 // then shows where the blob stops. What is not gzip reads as empty.
 func Inflated(raw []byte, limit int64) io.Reader {
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	return InflatedFrom(bytes.NewReader(raw), limit)
+}
+
+// InflatedFrom is Inflated over a stream (a vendored blob read from disk).
+func InflatedFrom(r io.Reader, limit int64) io.Reader {
+	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return bytes.NewReader(nil)
 	}

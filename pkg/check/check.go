@@ -63,6 +63,7 @@ const (
 	Signature            = "signature"
 	Provenance           = "provenance"
 	OCIInstall           = "oci-install"
+	ImageRef             = "image-ref"
 	WaiverExpired        = "waiver-expired"
 )
 
@@ -99,6 +100,8 @@ var catalog = []Check{
 		Description: "The chart's Helm release (json of the chart with every file, values and manifest, gzip at best compression, base64, as Helm stores it in a Secret) stays under 1 MiB: a warning from 75 %, an error above 100 %; the finding names the heaviest files and a raw YAML shipped beside its blob (a .helmignore line like files/.*-components.yaml is a glob that matches nothing)."},
 	{ID: OCISource, Title: "Operator reads fetchConfig.oci", Severity: report.Error, Run: ociSource,
 		Description: "spec.fetchConfig.oci, read as the cluster-api-operator reads it (v0.28.0 parseOCISource and CopyOCIStore) and with no registry, names the release spec.version names: the operator can parse it (no scheme but http://, a lowercase repository below a registry host, a tag it can fetch), it fetches spec.version and nothing else (no tag, or that tag; no digest, no value it splits otherwise than written), spec.version is semver and makes a valid ConfigMap name <type>-<name>-<spec.version>, and fetchConfig has no url or selector beside it. HOST:PORT/REPO with no tag is a warning (operators before v0.20.0 read the port as the tag), and so is a ConfigMap of the tree labelled as the operator's own store of the release (it is installed instead of the artifact; two fail the provider)."},
+	{ID: ImageRef, Title: "Images pinned", Severity: report.Error, Run: imageRefDefault,
+		Description: "Every container image the components run (containers, initContainers and ephemeralContainers of Deployments, DaemonSets, StatefulSets, ReplicaSets, Jobs, CronJobs and Pods, in the vendored YAML and inside the blob) has a digest or a tag that does not move: no tag, latest, main, master and the policy's movingTags are errors. A digest-pinned image of the provider itself (its path names the provider) whose version tag is not the release is a warning."},
 	{ID: RegistryDigest, Title: "Registry copy equals tree", Severity: report.Error,
 		Description: "The registry artifact tagged with the release (PREFIX/<type>-<name>:<release>) exists, reads back with every layer matching its manifest and, being the tree's release, holds exactly the local blob (components.gz) and metadata.yaml. A different release under the tag is version-reused instead."},
 	{ID: VersionReused, Title: "Release tag not reused", Severity: report.Error,

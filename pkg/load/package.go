@@ -180,13 +180,17 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	// Which file is which: decided once, by pkg/layout, and kept on the
 	// package for every later reader.
 	p.Layout = layout.Of(p)
+	var inline []model.Image
 	for _, cm := range cms {
 		if ctx.Err() != nil {
 			return nil
 		}
 		l.components(ctx, p, cm, p.Layout.ConfigMap(cm.ConfigMap))
+		inline = append(inline, l.inlineImages(ctx, p, cm)...)
 		cm.raw = nil
 	}
+	l.images(ctx, p, mem)
+	p.Images = append(p.Images, inline...)
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -83,6 +83,11 @@ type Package struct {
 	// file, symlink out of the tree). Each becomes a finding.
 	Problems []Problem
 
+	// Images are the container images the package's releases run, as
+	// written in each release's vendored components YAML and inside its
+	// vendored blob (pkg/images finds them), in file then line order.
+	Images []Image
+
 	// Release is the size of the release Secret Helm would store for the
 	// chart; nil for plain manifest directories and charts that did not
 	// render.
@@ -148,6 +153,22 @@ type File struct {
 	// file and hunk that does not match the vendored file, or a file over
 	// the size limit. Empty when Upstream is set or no patch targets it.
 	UpstreamErr string
+}
+
+// Image is one container image reference in a release's components.
+type Image struct {
+	Ref string // as written
+	// Release is the release (LayoutRelease.Name) whose components hold it.
+	Release string
+	// Providers are the package's providers that install the release
+	// (Kind/name); for a release only a pin names, the pin's kind/name.
+	Providers []string
+	// Workload is Kind/name of the object that runs it, Container the
+	// container's name.
+	Workload, Container string
+	// InBlob: Location is a gzip file and Line a line of what it inflates to.
+	InBlob bool
+	Location
 }
 
 // Provider is one cluster-api-operator provider object.

@@ -58,6 +58,9 @@ type Policy struct {
 	// TLog is required, optional (the default when empty) or off:
 	// whether a transparency-log entry must be there and verify.
 	TLog string `json:"tlog,omitempty" yaml:"tlog"`
+	// MovingTags are image tags the image-ref check reads as moving, on top
+	// of check.MovingTags (latest, main, master) and no tag at all.
+	MovingTags []string `json:"movingTags,omitempty" yaml:"movingTags"`
 	// Exclude are path.Match patterns of directories under ROOT that
 	// `verifier check` does not enter (as --exclude GLOB).
 	Exclude []string `json:"exclude,omitempty" yaml:"exclude"`
@@ -172,7 +175,7 @@ func Parse(data []byte, source string) (*Policy, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, empty
 		}
-		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders, identities, trustedRoot, tlog, exclude, values; waiver fields: package, check, provider, reason, expires; identity fields: issuer, subject, subjectRegExp; values fields: package, files)", source, err)
+		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders, identities, trustedRoot, tlog, movingTags, exclude, values; waiver fields: package, check, provider, reason, expires; identity fields: issuer, subject, subjectRegExp; values fields: package, files)", source, err)
 	}
 	var more any
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
@@ -184,6 +187,9 @@ func Parse(data []byte, source string) (*Policy, error) {
 	}
 	return &p, nil
 }
+
+// tagRE is an image tag as the OCI distribution spec allows it.
+var tagRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 
 var providerRE = regexp.MustCompile(`^[A-Za-z]+/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 
@@ -244,6 +250,11 @@ func (p *Policy) Validate() error {
 	for i, k := range p.Keys {
 		if strings.TrimSpace(k) == "" {
 			bad(fmt.Sprintf("keys[%d]", i), "empty: give a PEM file path or inline PEM")
+		}
+	}
+	for i, tag := range p.MovingTags {
+		if !tagRE.MatchString(tag) {
+			bad(fmt.Sprintf("movingTags[%d]", i), "%q is not an image tag: use letters, digits, _ . - (at most 128, not starting with . or -), e.g. nightly", tag)
 		}
 	}
 	for i, b := range p.Builders {

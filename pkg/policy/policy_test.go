@@ -125,6 +125,8 @@ trustedRoot: trusted_root.json
 tlog: required
 builders:
 - https://github.com/pinseal/pinseal/cmd/builder
+movingTags:
+- nightly
 `
 
 func TestParseAndSchemaAgree(t *testing.T) {
@@ -158,6 +160,7 @@ func TestParseAndSchemaAgree(t *testing.T) {
 		"identity subject twice":  {strings.Replace(good, "  subject: https://github.com/acme/platform/.github/workflows/release.yml@refs/heads/main", "  subject: a\n  subjectRegExp: b", 1), "identities[0]: give subject or subjectRegExp, not both"},
 		"identity no subject":     {strings.Replace(good, "  subject: https://github.com/acme/platform/.github/workflows/release.yml@refs/heads/main\n", "", 1), "identities[0]: give subject or subjectRegExp"},
 		"bad subjectRegExp":       {strings.Replace(good, `^https://github\.com/acme/.*$`, "(", 1), "identities[1].subjectRegExp"},
+		"bad moving tag":          {strings.Replace(good, "- nightly", "- -nightly", 1), `movingTags[0]: "-nightly" is not an image tag`},
 		"unknown identity field":  {strings.Replace(good, "  subject: https://github.com/acme/platform", "  repo: x\n  subject: https://github.com/acme/platform", 1), "field repo not found"},
 	}
 	for name, tc := range bad {

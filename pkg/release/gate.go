@@ -23,7 +23,12 @@ import (
 //   - the provider's spec.fetchConfig.oci is one the operator cannot
 //     install or would install under another release: oci-source (push
 //     skips such providers; a value beside a selector refuses the one it
-//     would have pushed).
+//     would have pushed);
+//   - it runs an image on a moving tag with no digest: image-ref (the
+//     artifact's bytes are pinned but what the cluster runs is not, so a
+//     signed, reproducible artifact would not be reproducible in effect;
+//     its warning, a digest whose tag disagrees with the release, is not
+//     an error and refuses nothing).
 //
 // Not refusing are blob-header (the artifact carries the reproducible
 // encoding of the YAML whatever header the tree's blob has: see
@@ -39,7 +44,7 @@ var (
 	Refusing = []string{
 		check.PackageLoad, check.BlobYAML, check.BlobCorrupt, check.ComponentsValid,
 		check.ConfigMapVersion, check.SelectorUnique, check.SelectorSemver, check.CompressedAnnotation,
-		check.PinVersion, check.MetadataSeries, check.Contract, check.PinDigest, check.OCISource,
+		check.PinVersion, check.MetadataSeries, check.Contract, check.PinDigest, check.OCISource, check.ImageRef,
 	}
 	NotRefusing = []string{
 		check.BlobHeader, check.ReleaseSize, check.PinMissing, check.WaiverExpired,

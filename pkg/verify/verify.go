@@ -135,9 +135,13 @@ func Checks(opts Options) []check.Check {
 		if opts.OnlyExtra {
 			break
 		}
-		if !slices.ContainsFunc(extra, func(x check.Check) bool { return x.ID == c.ID }) {
-			out = append(out, c)
+		if slices.ContainsFunc(extra, func(x check.Check) bool { return x.ID == c.ID }) {
+			continue
 		}
+		if c.ID == check.ImageRef && opts.Policy != nil && len(opts.Policy.MovingTags) > 0 {
+			c = check.ImageRefCheck(opts.Policy.MovingTags)
+		}
+		out = append(out, c)
 	}
 	for _, x := range extra {
 		if x.Run != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -338,6 +339,11 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			}
 		}, ipamPkg, []string{"files/metadata.yaml is vendored but pin.yaml pins no source"}},
 
+		{check.ImageRef, "controller image on :main in the YAML and the blob", func(t *testing.T, root string) {
+			plantImageTag(t, root, "main")
+		}, cpPkg, []string{`"registry.k8s.io/cluster-api/kubeadm-control-plane-controller:main"`, `the moving tag "main"`,
+			"Deployment/kubeadm-controller-manager", "line 131 of what the blob inflates to", "pin it by digest"}},
+
 		{check.PackageLoad, "template that does not parse", func(t *testing.T, root string) {
 			if err := os.WriteFile(filepath.Join(root, infraPkg, "templates/broken.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -413,6 +419,84 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 		if !covered[c.ID] {
 			t.Errorf("no mutation test for check %s", c.ID)
 		}
+	}
+}
+
+// plantImageTag retags the control-plane controller's image (line 131 of
+// the vendored YAML) and regzips the blob, so YAML and blob agree.
+func plantImageTag(t *testing.T, root, tag string) {
+	t.Helper()
+	yml := filepath.Join(root, cpPkg, "files/control-plane-components.yaml")
+	edit(t, yml, "kubeadm-control-plane-controller:v1.10.1\n", "kubeadm-control-plane-controller:"+tag+"\n")
+	regzip(t, yml, filepath.Join(root, cpPkg, "files/components.gz"))
+}
+
+// A floating tag planted in the YAML and the blob is exactly two image-ref
+// errors, one per file, each at the image's line; a tag only the policy
+// calls moving is one only with that policy.
+func TestImageRefPlanted(t *testing.T) {
+	baseline := map[string]bool{}
+	for _, f := range verifyTree(t, fixture.Tree(t)).Findings {
+		baseline[key(f)] = true
+	}
+	fresh := func(r *report.Report) []report.Finding {
+		var out []report.Finding
+		for _, f := range r.Findings {
+			if !baseline[key(f)] {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	root := fixture.Tree(t)
+	plantImageTag(t, root, "main")
+	got := fresh(verifyTree(t, root))
+	var where []string
+	for _, f := range got {
+		if f.Check != check.ImageRef || f.Severity != report.Error {
+			t.Errorf("unexpected finding %s/%s: %s", f.Check, f.Severity, f.Message)
+		}
+		where = append(where, fmt.Sprintf("%s:%d", f.File, f.Line))
+	}
+	slices.Sort(where)
+	want := []string{cpPkg + "/files/components.gz:131", cpPkg + "/files/control-plane-components.yaml:131"}
+	if !slices.Equal(where, want) {
+		t.Errorf("image-ref findings at %v, want %v", where, want)
+	}
+
+	// An air-gap chart inlining its blob in a template, with no vendored
+	// file: the image is found in the ConfigMap's components.
+	root = fixture.Tree(t)
+	gz, err := blob.CompressBytes([]byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: example.com/tool\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	airgapBinary(t, root, "v1.10.1-airgap", base64.StdEncoding.EncodeToString(gz))
+	var inline []string
+	for _, f := range fresh(verifyTree(t, root)) {
+		if f.Check == check.ImageRef {
+			inline = append(inline, fmt.Sprintf("%s:%d %s", f.File, f.Line, f.Severity))
+		}
+	}
+	if want := []string{"packages/airgap/templates/configmap.yaml:8 error"}; !slices.Equal(inline, want) {
+		t.Errorf("inline blob: image-ref findings %v, want %v", inline, want)
+	}
+
+	root = fixture.Tree(t)
+	plantImageTag(t, root, "nightly")
+	if got := fresh(verifyTree(t, root)); len(got) != 0 {
+		t.Errorf("nightly is not moving by default, got %v", got)
+	}
+	pol, err := policy.Parse([]byte("apiVersion: pinseal/v1\nkind: Policy\nmovingTags: [nightly]\n"), "moving.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r, err := Run(context.Background(), root, Options{Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fresh(r); len(got) != 2 || got[0].Check != check.ImageRef || !strings.Contains(got[0].Message, `"nightly"`) {
+		t.Errorf("with movingTags [nightly]: %v", got)
 	}
 }
 
@@ -597,6 +681,26 @@ func TestGeneratedTreeIsGreen(t *testing.T) {
 // ConfigMap in its own namespace (no provider, no vendored file), whose
 // data holds components (a YAML fragment under data) and metadata with the
 // series 1.10 of contract.
+// airgapBinary adds an air-gap chart whose ConfigMap inlines a gzip blob
+// (base64) in binaryData, with no vendored file.
+func airgapBinary(t *testing.T, root, name, b64 string) {
+	t.Helper()
+	dir := filepath.Join(root, "packages/airgap")
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: airgap\nversion: 0.1.0\n",
+		"templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: capi-airgap\n  annotations:\n    provider.cluster.x-k8s.io/compressed: \"true\"\nbinaryData:\n  components: " + b64 +
+			"\ndata:\n  metadata: |\n    apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\n    releaseSeries:\n    - major: 1\n      minor: 10\n      contract: v1beta1\n",
+	}
+	for f, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func airgapChart(t *testing.T, root, chart, name, components, contract string) {
 	t.Helper()
 	dir := filepath.Join(root, "packages/airgap")

@@ -1,0 +1,231 @@
+// Package images finds the container images a provider's components run:
+// every image of the containers, initContainers and ephemeralContainers of
+// the pod templates of Deployments, DaemonSets, StatefulSets, ReplicaSets,
+// Jobs and CronJobs, and of bare Pods, with the line each is written on. It
+// reads a manifest stream as it is written, document by document, and parses
+// with the YAML node API only the documents whose kind runs containers, so
+// a components file made mostly of CRDs costs a line scan.
+package images
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Found is one image reference in a manifest stream.
+type Found struct {
+	Ref       string // as written (trimmed)
+	Line      int    // 1-based line of the image value in the stream
+	Kind      string // workload kind (Deployment, Pod, …)
+	Name      string // workload metadata.name
+	Container string // container name
+	// Field is containers, initContainers or ephemeralContainers.
+	Field string
+}
+
+// podSpecPath is where each workload kind holds its pod spec.
+var podSpecPath = map[string][]string{
+	"Pod":         {"spec"},
+	"Deployment":  {"spec", "template", "spec"},
+	"DaemonSet":   {"spec", "template", "spec"},
+	"StatefulSet": {"spec", "template", "spec"},
+	"ReplicaSet":  {"spec", "template", "spec"},
+	"Job":         {"spec", "template", "spec"},
+	"CronJob":     {"spec", "jobTemplate", "spec", "template", "spec"},
+}
+
+var containerFields = []string{"initContainers", "containers", "ephemeralContainers"}
+
+// maxDoc bounds the bytes of one document that is parsed; a workload
+// document larger than this is reported as an error rather than parsed.
+const maxDoc = 16 << 20
+
+// Scan reads a manifest stream and returns every image its workloads run,
+// in stream order. A workload document that does not parse is an error
+// naming its line; the images found elsewhere are still returned.
+func Scan(r io.Reader) ([]Found, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var out []Found
+	var errs []error
+	var cur bytes.Buffer
+	start, line := 1, 0
+	// started: the document's first content line was seen.
+	workload, tooLong, other, started := false, false, false, false
+	flush := func() {
+		if workload && !tooLong {
+			f, err := scanDoc(cur.Bytes(), start)
+			out = append(out, f...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		} else if workload && tooLong {
+			errs = append(errs, fmt.Errorf("line %d: a workload document over %d MiB was not read for images", start, maxDoc>>20))
+		}
+		cur.Reset()
+		workload, tooLong, other, started = false, false, false, false
+		start = line + 1
+	}
+	for {
+		l, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A very long line (a base64 blob in a Secret): keep reading it.
+			rest := append([]byte(nil), l...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				l, err = br.ReadSlice('\n')
+				rest = append(rest, l...)
+			}
+			l = rest
+		}
+		if len(l) > 0 {
+			line++
+			if isMarker(l) {
+				flush()
+			} else {
+				if k, ok := topKind(l); ok {
+					_, workload = podSpecPath[k]
+					// A document has one top-level kind: the rest of one
+					// that runs no container (a CRD, most of a components
+					// file) need not be kept.
+					other = !workload
+				} else if !started {
+					if t := bytes.TrimLeft(l, " \t\r\n"); len(t) > 0 && t[0] != '#' {
+						started = true
+						// A JSON document (kubectl -o json, some
+						// generators): parsed, and scanDoc reads its kind.
+						workload = workload || t[0] == '{'
+					}
+				}
+				if other {
+					cur.Reset()
+				} else if cur.Len()+len(l) <= maxDoc {
+					cur.Write(l)
+				} else {
+					tooLong = true
+				}
+			}
+		}
+		if err != nil {
+			line++
+			flush()
+			if err != io.EOF {
+				errs = append(errs, err)
+			}
+			return out, errors.Join(errs...)
+		}
+	}
+}
+
+// isMarker reports a document marker line ("---" or "..." at column 0).
+func isMarker(l []byte) bool {
+	if len(l) < 3 || (l[0] != '-' && l[0] != '.') {
+		return false
+	}
+	for _, m := range []string{"---", "..."} {
+		if bytes.HasPrefix(l, []byte(m)) {
+			rest := l[3:]
+			if len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// topKind returns the value of a "kind:" line at column 0.
+func topKind(l []byte) (string, bool) {
+	if len(l) == 0 || l[0] != 'k' || !bytes.HasPrefix(l, []byte("kind:")) {
+		return "", false
+	}
+	v := strings.TrimSpace(string(l[len("kind:"):]))
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = strings.TrimSpace(v[:i])
+	}
+	return strings.Trim(v, `"'`), true
+}
+
+// scanDoc parses one workload document that starts at line start.
+func scanDoc(b []byte, start int) ([]Found, error) {
+	var n yaml.Node
+	if err := yaml.Unmarshal(b, &n); err != nil {
+		return nil, fmt.Errorf("document at line %d: %w", start, err)
+	}
+	if len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	root := n.Content[0]
+	kind := scalar(get(root, "kind"))
+	name := scalar(get(get(root, "metadata"), "name"))
+	spec := root
+	for _, k := range podSpecPath[kind] {
+		spec = get(spec, k)
+	}
+	if spec == nil {
+		return nil, nil
+	}
+	var out []Found
+	for _, field := range containerFields {
+		list := get(spec, field)
+		if list == nil || list.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, c := range list.Content {
+			img := get(c, "image")
+			if img == nil || img.Kind != yaml.ScalarNode || strings.TrimSpace(img.Value) == "" {
+				continue
+			}
+			out = append(out, Found{Ref: strings.TrimSpace(img.Value), Line: start + img.Line - 1,
+				Kind: kind, Name: name, Container: scalar(get(c, "name")), Field: field})
+		}
+	}
+	return out, nil
+}
+
+// get returns the value of key in a mapping node, nil if absent.
+func get(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func scalar(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+// Ref is an image reference split as a container runtime reads it.
+type Ref struct {
+	Repository string // registry and path, without tag or digest
+	Tag        string // "" when none
+	Digest     string // "algo:hex", "" when none
+}
+
+// Parse splits an image reference into repository, tag and digest. The tag
+// is what follows the last ':' after the last '/', so a registry port is
+// never read as a tag.
+func Parse(ref string) Ref {
+	var r Ref
+	name := ref
+	if i := strings.Index(name, "@"); i >= 0 {
+		name, r.Digest = name[:i], name[i+1:]
+	}
+	slash := strings.LastIndex(name, "/")
+	if i := strings.LastIndex(name, ":"); i > slash {
+		name, r.Tag = name[:i], name[i+1:]
+	}
+	r.Repository = name
+	return r
+}

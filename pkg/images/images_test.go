@@ -1,0 +1,104 @@
+package images
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestScanWorkloads(t *testing.T) {
+	in := `# a CRD whose schema has an image property is not a workload
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: things.example.com
+spec:
+  containers:
+  - image: not/a-workload:latest
+--- # Source: chart/templates/deploy.yaml
+apiVersion: apps/v1
+kind: Deployment # the controller
+metadata:
+  name: ctrl
+spec:
+  template:
+    spec:
+      initContainers:
+      - name: init
+        image: "example.com/init:v1"
+      containers:
+      - name: manager
+        image: example.com/ctrl:main
+      - name: sidecar
+        image: 'example.com:5000/proxy'
+---
+{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds"},"spec":{"template":{"spec":{"containers":[{"name":"agent","image":"example.com/agent@sha256:abcd"}]}}}}
+...
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  template:
+    spec:
+      containers:
+      - name: db
+        image:
+          broken: mapping
+      - name: no-image
+`
+	got, err := Scan(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s []string
+	for _, f := range got {
+		s = append(s, fmt.Sprintf("%d %s/%s %s %s %s", f.Line, f.Kind, f.Name, f.Field, f.Container, f.Ref))
+	}
+	want := []string{
+		"19 Deployment/ctrl initContainers init example.com/init:v1",
+		"22 Deployment/ctrl containers manager example.com/ctrl:main",
+		"24 Deployment/ctrl containers sidecar example.com:5000/proxy",
+		"26 DaemonSet/ds containers agent example.com/agent@sha256:abcd",
+	}
+	if strings.Join(s, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Scan =\n%s\nwant\n%s", strings.Join(s, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A workload document that does not parse is an error naming its line;
+// the images of the other documents are still found.
+func TestScanBadDocument(t *testing.T) {
+	in := "kind: Pod\nmetadata: {name: a}\nspec:\n  containers: [\n---\nkind: Pod\nmetadata:\n  name: b\nspec:\n  containers:\n  - name: c\n    image: x:v1\n"
+	got, err := Scan(strings.NewReader(in))
+	if err == nil || !strings.Contains(err.Error(), "document at line 1") {
+		t.Errorf("err = %v, want one naming line 1", err)
+	}
+	if len(got) != 1 || got[0].Ref != "x:v1" || got[0].Line != 12 {
+		t.Errorf("got %+v", got)
+	}
+}
+
+// A line longer than the read buffer (a base64 Secret) does not shift lines.
+func TestScanLongLine(t *testing.T) {
+	in := "kind: Secret\ndata:\n  x: " + strings.Repeat("A", 200<<10) + "\n---\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: x:v1\n"
+	got, err := Scan(strings.NewReader(in))
+	if err != nil || len(got) != 1 || got[0].Line != 11 {
+		t.Errorf("got %+v, %v", got, err)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for in, want := range map[string]Ref{
+		"nginx":                              {Repository: "nginx"},
+		"nginx:1.27":                         {Repository: "nginx", Tag: "1.27"},
+		"registry:5000/a/b":                  {Repository: "registry:5000/a/b"},
+		"registry:5000/a/b:v1@sha256:ab":     {Repository: "registry:5000/a/b", Tag: "v1", Digest: "sha256:ab"},
+		"ghcr.io/x/y@sha256:cd":              {Repository: "ghcr.io/x/y", Digest: "sha256:cd"},
+		"registry.k8s.io/cluster-api/c:main": {Repository: "registry.k8s.io/cluster-api/c", Tag: "main"},
+	} {
+		if got := Parse(in); got != want {
+			t.Errorf("Parse(%q) = %+v, want %+v", in, got, want)
+		}
+	}
+}

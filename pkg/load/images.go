@@ -1,0 +1,125 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
+	"slices"
+
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/images"
+	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// images lists the container images of every release's vendored components
+// YAML and vendored blob (inflated within the inflate limit), so the
+// image-ref check and `builder images` read them from the model. A blob
+// that does not inflate is blob-corrupt's finding, not read here. Files of
+// mem (a chart's, read with it) are read from memory.
+func (l *scanner) images(ctx context.Context, p *model.Package, mem map[string][]byte) {
+	seen := map[string]bool{}
+	for _, r := range p.Layout.Releases {
+		provs := releaseProviders(r)
+		for _, rel := range []string{r.Components, r.Blob} {
+			f := p.Files[rel]
+			if rel == "" || f == nil || seen[rel+"\x00"+r.Name] || ctx.Err() != nil {
+				continue
+			}
+			seen[rel+"\x00"+r.Name] = true
+			gz := f.Blob != nil
+			if gz && !layout.Inflated(f.Blob) {
+				continue
+			}
+			if y := p.Files[r.Components]; gz && y != nil && y.Blob == nil && rel != r.Components && f.Blob.RawSHA256 == y.SHA256 {
+				// The blob inflates to exactly the YAML just read: its
+				// images are the YAML's, on the same lines.
+				p.Images = append(p.Images, inBlob(p.Images, r.Name, r.Components, rel)...)
+				continue
+			}
+			found, ok := l.scanImages(ctx, p, rel, mem[rel], gz)
+			if !ok {
+				continue // hashing reported why it cannot be read
+			}
+			for _, fd := range found {
+				p.Images = append(p.Images, model.Image{Ref: fd.Ref, Release: r.Name, Providers: provs,
+					Workload: fd.Kind + "/" + fd.Name, Container: fd.Container, InBlob: gz,
+					Location: model.Location{File: rel, Line: fd.Line}})
+			}
+		}
+	}
+}
+
+// releaseProviders names the providers that install a release.
+func releaseProviders(r *model.LayoutRelease) []string {
+	var out []string
+	for _, q := range r.Providers {
+		out = append(out, q.ID())
+	}
+	if len(out) == 0 && r.Pin != nil && r.Pin.Kind != "" {
+		out = append(out, r.Pin.Kind+"/"+r.Pin.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// inBlob copies the images listed for release's YAML file as images of the
+// blob that inflates to it.
+func inBlob(imgs []model.Image, release, yaml, blobFile string) []model.Image {
+	var out []model.Image
+	for _, img := range imgs {
+		if img.Release == release && img.File == yaml && !img.InBlob {
+			img.File, img.InBlob = blobFile, true
+			out = append(out, img)
+		}
+	}
+	return out
+}
+
+// scanImages lists the images of one vendored file, from data when it is
+// held in memory, inflating it when gz. A workload document that does not
+// parse is the cluster's apply error to report; its images are simply not
+// listed.
+func (l *scanner) scanImages(ctx context.Context, p *model.Package, rel string, data []byte, gz bool) ([]images.Found, bool) {
+	var rd io.Reader
+	if data != nil {
+		rd = bytes.NewReader(data)
+	} else {
+		fh, err := l.open(filepath.Join(p.Dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, false
+		}
+		defer fh.Close()
+		rd = ctxReader{ctx, fh}
+	}
+	if gz {
+		rd = blob.InflatedFrom(rd, l.opts.Limit)
+	}
+	found, _ := images.Scan(rd)
+	return found, true
+}
+
+// inlineImages lists the images of a ConfigMap's gzip components that are
+// no vendored file's bytes (an air-gap chart inlines its blob in a
+// template): located at the ConfigMap's file, with the line of what the
+// blob inflates to. Plain data.components are not read: their lines would
+// be the template's, which the rendered text does not keep.
+func (l *scanner) inlineImages(ctx context.Context, p *model.Package, cm *pendingCM) []model.Image {
+	comp := cm.Components
+	if comp == nil || comp.DecodeErr != nil || !comp.Gzip || comp.Blob == nil || !layout.Inflated(comp.Blob) || p.Layout.BlobFile(cm.ConfigMap) != "" {
+		return nil
+	}
+	found, _ := images.Scan(blob.InflatedFrom(ctxReader{ctx, bytes.NewReader(cm.raw)}, l.opts.Limit))
+	release, provs := cm.Name, []string(nil)
+	if r := p.Layout.ConfigMap(cm.ConfigMap); r != nil {
+		release, provs = r.Name, releaseProviders(r)
+	}
+	var out []model.Image
+	for _, fd := range found {
+		out = append(out, model.Image{Ref: fd.Ref, Release: release, Providers: provs,
+			Workload: fd.Kind + "/" + fd.Name, Container: fd.Container, InBlob: true,
+			Location: model.Location{File: cm.File, Line: fd.Line}})
+	}
+	return out
+}
