@@ -1,4 +1,7 @@
-// Package operator describes what the cluster-api-operator does with a
+// Package operator describes how the cluster-api-operator installs a
+// provider from an OCI artifact.
+//
+// It describes what the cluster-api-operator does with a
 // provider that fetches its components from an OCI artifact
 // (spec.fetchConfig.oci), so that the builder can write artifacts every
 // operator release installs and the verifier can check them:

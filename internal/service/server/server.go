@@ -1,4 +1,7 @@
-// Package server is the verifier service: the HTTP API described by
+// Package server is the verifier service: its HTTP API, metrics and
+// dashboard.
+//
+// It is the verifier service: the HTTP API described by
 // api/openapi.yaml (on-demand verification of a registry artifact or an
 // uploaded tree, scheduled drift scans with history, findings), Prometheus
 // metrics, and a server-rendered dashboard. The verification itself is done
