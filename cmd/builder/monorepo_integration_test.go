@@ -48,7 +48,7 @@ func readRel(t *testing.T, root string, rel ...string) []byte {
 	return b
 }
 
-// TestIntegrationMonorepoAsItStands is the acceptance test on a
+// TestIntegrationMonorepoAsItStands is the end-to-end test of the builder on a
 // synthetic monorepo modelled on the real one (no pin.yaml; computed
 // Makefile version + Dockerfile ARG; talos-style names; two providers in
 // one package; two blobs made by gzip without -n whose content is clean;

@@ -105,7 +105,7 @@ Exit status: 0 pushed (or already there), 1 a release failed or was refused, 2 u
 			}
 			if o.tlog {
 				// Refused before anything is pushed, so no unsigned tag is left.
-				return fmt.Errorf("--tlog: %w; nothing was pushed", sign.ErrTLogUnsupported)
+				return fmt.Errorf("--tlog: %w; nothing was pushed", errTLogUnsupported)
 			}
 			if len(args) == 0 {
 				args = []string{"."}
@@ -130,6 +130,11 @@ Exit status: 0 pushed (or already there), 1 a release failed or was refused, 2 u
 	return cmd
 }
 
+// errTLogUnsupported refuses --tlog: pinseal signs offline with a key and
+// uploads nothing to a transparency log; the message says how to log the
+// pushed digest with cosign instead.
+var errTLogUnsupported = errors.New("transparency log upload is not supported: pinseal signs offline with a key (verify it with `cosign verify --key cosign.pub --insecure-ignore-tlog REPO@DIGEST`); to also log to Rekor, run `cosign sign --key cosign.key REPO@DIGEST` on the pushed digest")
+
 // pushResult is one release's outcome, as printed with --json.
 type pushResult = release.PushResult
 
@@ -148,7 +153,7 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 	opts := release.PushOptions{
 		Prefix:         prefix,
 		Registry:       artifact.Options{PlainHTTP: o.plainHTTP, Retries: fetch.DefaultRetries},
-		Sign:           sign.Options{TLog: o.tlog, Format: o.format},
+		Sign:           sign.Options{Format: o.format},
 		BuilderVersion: version.Version,
 		Logger:         log,
 		OnResult: func(r pushResult) {

@@ -88,8 +88,8 @@ func TestPushTLogPushesNothing(t *testing.T) {
 	keys := testKeys(t)
 	out := t.TempDir()
 	_, _, err := runBuildTestCmd(t, "push", writePushTestPkg(t), "--to", "oci-layout:"+out, "--key", keys+".key", "--tlog")
-	if !errors.Is(err, sign.ErrTLogUnsupported) || !strings.Contains(err.Error(), "nothing was pushed") {
-		t.Fatalf("push --tlog = %v, want ErrTLogUnsupported saying nothing was pushed", err)
+	if !errors.Is(err, errTLogUnsupported) || !strings.Contains(err.Error(), "nothing was pushed") {
+		t.Fatalf("push --tlog = %v, want errTLogUnsupported saying nothing was pushed", err)
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Fatalf("push --tlog wrote %d entries to the layout", len(entries))

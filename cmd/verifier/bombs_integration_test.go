@@ -21,7 +21,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
-// Template bombs (issue 10): a ~300-byte chart whose template asks for
+// Template bombs: a ~300-byte chart whose template asks for
 // 10 TB, and nested loops that run for ever.
 const (
 	memoryBombTemplate = `{{ repeat 1000000000000 "aaaaaaaaaa" }}` + "\n"
@@ -176,7 +176,7 @@ func loadFinding(t *testing.T, r *report.Report, pkg, limit string) {
 	t.Fatalf("no package-load finding for %s in %+v", pkg, r.Findings)
 }
 
-// TestIntegrationServeTemplateBombs runs the template bombs of issue 10
+// TestIntegrationServeTemplateBombs runs the template bombs above
 // against a real `verifier serve` process: as uploads to POST /v1/verify,
 // as charts in a scanned source, and as more charts than requestTimeout
 // and scanTimeout allow. After each, the same process answers a clean

@@ -102,8 +102,10 @@ func finding(t *testing.T, rep *report.Report, check, want string) report.Findin
 	return report.Finding{}
 }
 
-// TestIntegrationServeHostileRegistry runs the attacks of issue 10 items
-// 2, 3, 6 and 7 against one real `verifier serve` process, with releases
+// TestIntegrationServeHostileRegistry runs hostile-registry attacks (a moved
+// tag, a release copied into another provider's repository, an auth realm
+// and redirects that lead elsewhere, an oversized signature image) against
+// one real `verifier serve` process, with releases
 // pushed and signed by the real `builder push --key` into Debian's
 // docker-registry, moved and copied with the oras CLI, and stand-in
 // registries on 127.0.0.1. After each attack the same process still

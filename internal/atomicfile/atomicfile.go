@@ -1,4 +1,7 @@
-// Package atomicfile writes files so that a reader, a crash or a killed
+// Package atomicfile writes files atomically: readers see the old content or
+// the new, never half.
+//
+// It writes files so that a reader, a crash or a killed
 // process sees either the old content or the new one, never half a file:
 // each file is written to a temporary file in the same directory, synced,
 // given its final mode and renamed over the target.

@@ -1,4 +1,6 @@
-// Package cli holds what the builder and verifier commands share: the exit
+// Package cli holds what the builder and verifier commands share.
+//
+// That is the exit
 // code convention (0 ok, 1 failed, 2 usage) and the root command settings.
 package cli
 

@@ -1,5 +1,7 @@
 // Package lcs computes the line edit script of two texts by longest common
-// subsequence, for the diffs shown to reviewers.
+// subsequence.
+//
+// The diffs shown to reviewers use it.
 package lcs
 
 // Op is one step of an edit script turning a into b.

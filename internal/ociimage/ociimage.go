@@ -1,4 +1,7 @@
-// Package ociimage builds the container image of `verifier` without a
+// Package ociimage builds the reproducible container image of `verifier`
+// without a Docker daemon.
+//
+// It builds the container image of `verifier` without a
 // Docker daemon, with go-containerregistry: one layer holding the static
 // binary (CGO_ENABLED=0) on an empty base, every timestamp fixed, so the
 // same binary always gives the same image digest.

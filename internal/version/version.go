@@ -1,4 +1,6 @@
-// Package version is pinseal's own version, stamped at link time with
+// Package version is pinseal's own version, stamped at link time.
+//
+// The release build sets it with
 // -ldflags "-X github.com/pinseal/pinseal/internal/version.Version=v0.1.0".
 package version
 

@@ -1,4 +1,7 @@
-// Package artifact packs one provider release into a reproducible OCI
+// Package artifact packs a provider release into a reproducible OCI
+// artifact, pushes and pulls it.
+//
+// It packs one provider release into a reproducible OCI
 // artifact, pushes it to a registry or an OCI image layout without ever
 // moving a release tag, and pulls it back with every byte verified.
 //

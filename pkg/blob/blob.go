@@ -1,4 +1,7 @@
-// Package blob builds and inspects the gzip blobs of provider packages:
+// Package blob builds reproducible gzip blobs of provider packages and
+// inspects them streaming.
+//
+// It builds and inspects the gzip blobs of provider packages:
 // reproducible compression (MTIME 0, no name, comment or extra field) and a
 // streaming inspector that checks a blob is one complete gzip member, hashes
 // it while inflating and stops at a size limit.

@@ -1,4 +1,6 @@
-// Package check holds the verifier's checks: pure functions over an
+// Package check holds the verifier's checks and the catalog that names them.
+//
+// It holds the verifier's checks: pure functions over an
 // in-memory *model.Tree that return findings, and the catalog that names
 // them (stable IDs, titles, descriptions, default severities). The SARIF
 // rules, the policy schema and the docs are generated from the catalog.

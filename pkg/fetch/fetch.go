@@ -1,4 +1,7 @@
-// Package fetch downloads pinned upstream sources: through mirrors, into a
+// Package fetch downloads pinned upstream sources, verifying each against
+// its SHA-256 pin.
+//
+// It downloads pinned upstream sources: through mirrors, into a
 // content-addressed cache, checking each file's SHA-256 against its pin
 // before handing it out, with bounded sizes and times and the retry policy
 // (RetryPolicy) pinseal's HTTP clients share.

@@ -1,4 +1,7 @@
-// Package layout decides, in one place, which vendored file of a provider
+// Package layout decides which vendored files are a provider release's
+// components, metadata and blob.
+//
+// It decides, in one place, which vendored file of a provider
 // package is each provider release's components YAML, its metadata and its
 // blob. The loader (pkg/load) runs Of once per package and stores the
 // result on model.Package.Layout; the builder (build, push, bump) and the

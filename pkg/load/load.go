@@ -1,4 +1,7 @@
-// Package load finds every provider package under a directory and builds
+// Package load finds the provider packages under a directory and builds
+// their in-memory model.
+//
+// It finds every provider package under a directory and builds
 // the in-memory model the checks run over: Helm charts rendered with Helm's
 // own engine (default values), plain manifest directories, the ConfigMaps
 // and cluster-api-operator providers they hold, their vendored files and

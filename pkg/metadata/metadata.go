@@ -1,4 +1,7 @@
-// Package metadata parses clusterctl's metadata.yaml (kind Metadata,
+// Package metadata parses clusterctl's metadata.yaml: release series and
+// their Cluster API contracts.
+//
+// It parses clusterctl's metadata.yaml (kind Metadata,
 // apiVersion clusterctl.cluster.x-k8s.io/*): the release series of a
 // provider and the Cluster API contract each one implements. It is the one
 // parser of that file: the loader (vendored metadata in a tree), the

@@ -1,5 +1,6 @@
-// Package model is the in-memory picture of a tree of provider packages that
-// the checks run over. The loader (pkg/load) fills it from disk, Helm
+// Package model is the in-memory picture of a tree of provider packages.
+//
+// The loader (pkg/load) fills it from disk, Helm
 // renders and registries; the checks (pkg/check) only read it.
 package model
 

@@ -1,11 +1,14 @@
-// Package operator describes what the cluster-api-operator does with a
+// Package operator describes how the cluster-api-operator installs a
+// provider from an OCI artifact.
+//
+// It describes what the cluster-api-operator does with a
 // provider that fetches its components from an OCI artifact
 // (spec.fetchConfig.oci), so that the builder can write artifacts every
 // operator release installs and the verifier can check them:
 //
 //   - the provider type each release names a kind with (GenericProvider's
 //     GetType(); ControlPlaneProvider changed from "controlplane" to
-//     "control-plane" in operator v0.23.0, commit 985d787, July 2025);
+//     "control-plane" in operator v0.23.0, July 2025);
 //   - which layer titles its OCI fetch accepts as components and metadata,
 //     and in which order (internal/controller/oci_source.go, unchanged in
 //     this respect from v0.16.0, the first release with OCI support, to

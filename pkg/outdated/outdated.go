@@ -1,4 +1,7 @@
-// Package outdated lists, for each provider of a tree, the pinned upstream
+// Package outdated lists, for each pinned provider, the newer upstream
+// releases on GitHub.
+//
+// It lists, for each provider of a tree, the pinned upstream
 // version and the newer releases of the GitHub repository its pinned URLs
 // point at, read from the GitHub REST API (GET /repos/{owner}/{repo}/releases,
 // paginated by the Link header). Pre-releases are listed apart; drafts are

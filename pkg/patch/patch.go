@@ -1,4 +1,6 @@
-// Package patch parses unified diffs and applies them strictly: every
+// Package patch parses unified diffs and applies them strictly.
+//
+// It parses unified diffs and applies them strictly: every
 // context and removed line must match exactly (no fuzz). Like GNU patch, a
 // hunk may be found at an offset from the line its @@ header names, nearest
 // position first; each hunk is searched after the end of the previous one.

@@ -1,4 +1,6 @@
-// Package pin is the pin file format: the upstream files a provider
+// Package pin is the pin file format: upstream files pinned by SHA-256.
+//
+// It is the pin file format: the upstream files a provider
 // package vendors, each pinned by the SHA-256 of its bytes. It parses and
 // validates a strict pin.yaml (api/pin.schema.json) and holds the types every
 // other package uses for pins (File, Set, Var). Reading pins from a package

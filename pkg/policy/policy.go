@@ -1,4 +1,6 @@
-// Package policy reads verification policies (policies/default.yaml, or a
+// Package policy reads verification policies and applies them to findings.
+//
+// It reads verification policies (policies/default.yaml, or a
 // --policy FILE) strictly, and applies them to findings: severity per check,
 // waivers with an expiry date (an expired waiver is itself an error), and,
 // for the registry checks, the trusted keys and allowed builder ids.

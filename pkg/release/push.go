@@ -26,7 +26,7 @@ type PushOptions struct {
 	// Key returns the signing key, waiting for it to be decrypted (see
 	// LoadKeyAsync); nil pushes unsigned releases.
 	Key func() (*sign.PrivateKey, error)
-	// Sign tunes the signature and attestation (format, transparency log).
+	// Sign tunes the signature and attestation (their format).
 	Sign sign.Options
 	// Policy decides which offline findings are errors (severity, waivers);
 	// of those, Refuses decides which refuse a provider. nil means

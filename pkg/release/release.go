@@ -1,4 +1,7 @@
-// Package release derives what `builder push` publishes from a provider
+// Package release derives the artifact releases `builder push` publishes
+// from a provider package.
+//
+// It derives what `builder push` publishes from a provider
 // package as it stands, exactly as the verifier sees it: the package is
 // loaded and rendered by pkg/load, checked offline by pkg/verify under the
 // policy, and each provider's release (kind, name, spec.version, and the

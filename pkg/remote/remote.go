@@ -1,4 +1,7 @@
-// Package remote is the registry edge of the verifier: for the providers of
+// Package remote attaches the registry artifacts of a tree's providers to
+// the model.
+//
+// It is the registry edge of the verifier: for the providers of
 // a loaded tree (or for one reference) it resolves the release artifact in
 // a registry or OCI image layout, pulls its manifest, config and layers
 // (bounded, every byte checked against its digest), verifies its

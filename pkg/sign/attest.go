@@ -123,9 +123,6 @@ func externalParameters(rel artifact.Release) map[string]any {
 // signed, with the same predicate type, build definition and builder id,
 // counts as present: nothing is written.
 func Attest(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, statement []byte, opts Options) (Result, error) {
-	if opts.TLog {
-		return Result{}, ErrTLogUnsupported
-	}
 	var st in_toto.Statement
 	if err := json.Unmarshal(statement, &st); err != nil {
 		return Result{}, fmt.Errorf("attest: statement is not an in-toto statement: %w", err)

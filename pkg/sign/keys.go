@@ -1,4 +1,7 @@
-// Package sign signs and attests pinseal artifacts the way cosign does, with
+// Package sign signs, attests and verifies pinseal artifacts the way cosign
+// does.
+//
+// It signs and attests pinseal artifacts the way cosign does, with
 // cosign's own library, and verifies signatures and attestations with
 // structured results a policy can act on.
 //

@@ -31,14 +31,7 @@ type Options struct {
 	// bundle's referrer manifest; when its digest is not the one signed,
 	// it is resolved in the repository.
 	Subject ocispec.Descriptor
-	// TLog uploads signatures to a transparency log (Rekor). Not supported
-	// by this build: signing is offline, and Sign/Attest return
-	// ErrTLogUnsupported when it is set.
-	TLog bool
 }
-
-// ErrTLogUnsupported is returned when a transparency log upload is asked for.
-var ErrTLogUnsupported = errors.New("transparency log upload is not supported: pinseal signs offline with a key (verify it with `cosign verify --key cosign.pub --insecure-ignore-tlog REPO@DIGEST`); to also log to Rekor, run `cosign sign --key cosign.key REPO@DIGEST` on the pushed digest")
 
 // Status says what Sign or Attest did.
 type Status string
@@ -76,9 +69,6 @@ func (r Result) Where() string {
 // key is already stored, nothing is written (Status Present): pushing again
 // does not pile up signatures.
 func Sign(ctx context.Context, repo artifact.Repository, subject digest.Digest, key *PrivateKey, opts Options) (Result, error) {
-	if opts.TLog {
-		return Result{}, ErrTLogUnsupported
-	}
 	if err := subject.Validate(); err != nil {
 		return Result{}, fmt.Errorf("sign: subject %q: %w", subject, err)
 	}

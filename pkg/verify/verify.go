@@ -1,4 +1,7 @@
-// Package verify is the verification engine the CLI (`verifier check`) and
+// Package verify is the verification engine the verifier CLI and HTTP
+// service share.
+//
+// It is the verification engine the CLI (`verifier check`) and
 // the HTTP service share: a pipeline of explicit steps, composed by Run,
 // that loads a tree of provider packages (Load), attaches each provider's
 // release artifact when the registry checks are asked for

@@ -1,4 +1,7 @@
-// Package yamlbound measures what decoding an untrusted YAML (or JSON)
+// Package yamlbound measures what decoding an untrusted YAML text would
+// build, before decoding it.
+//
+// It measures what decoding an untrusted YAML (or JSON)
 // text into Go values would build, before anything decodes it that way.
 //
 // A YAML alias names a node written once and decodes to a full copy of

@@ -1,4 +1,7 @@
-// Package gitsource fetches the tree a service source names in git: a ref
+// Package gitsource fetches the tree a service source names in a git
+// repository.
+//
+// It fetches the tree a service source names in git: a ref
 // of a repository (https, ssh or file URL), shallow by default, checked out
 // into a directory per commit so that a re-scan of an unchanged commit
 // fetches nothing but the ref list. A checkout is bounded in files and

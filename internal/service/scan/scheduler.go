@@ -1,4 +1,6 @@
-// Package scan runs drift scans of the service's sources: on each source's
+// Package scan runs the service's drift scans, on schedule and on demand.
+//
+// It runs drift scans of the service's sources: on each source's
 // interval (with jitter) and on demand, never two of one source at once,
 // recording every scan, its report and its failure in the store.
 package scan

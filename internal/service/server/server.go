@@ -1,4 +1,7 @@
-// Package server is the verifier service: the HTTP API described by
+// Package server is the verifier service: its HTTP API, metrics and
+// dashboard.
+//
+// It is the verifier service: the HTTP API described by
 // api/openapi.yaml (on-demand verification of a registry artifact or an
 // uploaded tree, scheduled drift scans with history, findings), Prometheus
 // metrics, and a server-rendered dashboard. The verification itself is done
@@ -113,8 +116,8 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 	if err := os.MkdirAll(uploadDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create upload directory: %w", err)
 	}
-	// Uploads left behind by a killed process, however deep the tree an
-	// older build let an upload create.
+	// Remove uploads a killed process left behind; untar.RemoveAll copes
+	// with trees of any depth.
 	old, _ := filepath.Glob(filepath.Join(uploadDir, "verify-*"))
 	for _, d := range old {
 		if err := untar.RemoveAll(d); err != nil {

@@ -1,4 +1,7 @@
-// Package store keeps the verifier service's history in SQLite (pure Go,
+// Package store keeps the verifier service's history of scans and findings
+// in SQLite.
+//
+// It keeps the verifier service's history in SQLite (pure Go,
 // modernc.org/sqlite): the scans of each source with their reports, and the
 // findings with when they were first and last seen. One database file in the
 // data directory, WAL journal, numbered up migrations (see migrate.go).

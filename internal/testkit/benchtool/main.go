@@ -1,4 +1,7 @@
-// Command benchtool is the helper scripts/bench.sh and the example
+// Command benchtool is the helper of scripts/bench.sh and the example
+// generator.
+//
+// It is the helper scripts/bench.sh and the example
 // generator use:
 //
 //	benchtool gen [-size BYTES] [-seed N] [-provider P -prefix X -group G -kinds A,B -versions V1,V2 -image I] -o FILE

@@ -1,4 +1,7 @@
 // Command devserve serves a directory over HTTP on the loopback interface
+// only.
+//
+// It serves a directory over HTTP on the loopback interface
 // only, logging every request: the stand-in for the upstream release
 // servers in `make demo`, so the builder really downloads its pinned files
 // over HTTP without reaching the internet.

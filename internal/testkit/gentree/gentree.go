@@ -1,4 +1,7 @@
-// Package gentree writes trees of cluster-api-operator provider packages
+// Package gentree writes trees of cluster-api-operator provider packages for
+// benchmarks.
+//
+// It writes trees of cluster-api-operator provider packages
 // for benchmarks: N Helm charts modeled on Cozystack's
 // packages/system/capi-providers-*, each vendoring an upstream-like
 // <type>-components.yaml, its reproducible gzip blob, clusterctl metadata,

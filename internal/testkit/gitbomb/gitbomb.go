@@ -1,4 +1,6 @@
-// Package gitbomb writes git repositories that are a few kilobytes on
+// Package gitbomb writes tiny git repositories that check out as huge trees.
+//
+// It writes git repositories that are a few kilobytes on
 // disk but check out as a huge tree: one blob named by every entry of a
 // tree, and each tree named by every entry of the tree above it (git
 // stores an object once however often it is named), for the tests of the

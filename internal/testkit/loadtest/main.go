@@ -1,4 +1,7 @@
-// Command loadtest measures the verifier service on 127.0.0.1 (run by
+// Command loadtest measures the verifier service's latency and memory on
+// 127.0.0.1.
+//
+// It measures the verifier service on 127.0.0.1 (run by
 // scripts/bench-serve.sh, part of `make bench`):
 //
 //   - cached POST /v1/verify {"ref": …}: latency percentiles at a fixed

@@ -1,4 +1,7 @@
-// Package loopback runs the HTTP servers of the test tooling (devserve,
+// Package loopback runs the test tooling's HTTP servers on a loopback
+// address only.
+//
+// It runs the HTTP servers of the test tooling (devserve,
 // the ocireg test peer): on a loopback address only, until their context
 // ends, then shut down gracefully.
 package loopback

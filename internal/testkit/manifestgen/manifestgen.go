@@ -1,4 +1,7 @@
-// Package manifestgen writes realistic Cluster API provider manifests
+// Package manifestgen writes realistic Cluster API provider manifests of a
+// chosen size, deterministically.
+//
+// It writes realistic Cluster API provider manifests
 // (Namespace, CRDs with controller-gen style OpenAPI schemas, RBAC, a
 // Deployment, a Service, webhooks, cert-manager objects) of a chosen size,
 // deterministically: the same Spec gives the same bytes. The benchmarks

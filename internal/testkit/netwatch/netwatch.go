@@ -1,4 +1,7 @@
-// Package netwatch is a TCP listener on 127.0.0.1 that counts the
+// Package netwatch is a loopback TCP listener that counts the connections
+// made to it.
+//
+// It is a TCP listener on 127.0.0.1 that counts the
 // connections made to it, for tests that prove a program reached out to no
 // address the test did not allow: give the program the listener's address
 // in a place an attacker controls (a schema reference, a URL in a chart)

@@ -1,4 +1,7 @@
-// Package opsim is a test helper: an independent simulation of how the
+// Package opsim simulates how the cluster-api-operator installs a provider
+// from an OCI artifact.
+//
+// It is a test helper: an independent simulation of how the
 // cluster-api-operator (v0.16.0 and later) installs a provider from an OCI
 // artifact (spec.fetchConfig.oci). It copies the artifact's graph with
 // oras-go into a store that keeps only the layers whose titles the

@@ -1,5 +1,6 @@
-// Package rendertest is the TestMain of the test binaries that load charts:
-// the test binary must be able to serve as the bounded render child (see
+// Package rendertest is the TestMain of the test binaries that load charts.
+//
+// The test binary must be able to serve as the bounded render child (see
 // load.MaybeRunRenderChild), as the builder and verifier binaries do.
 package rendertest
 

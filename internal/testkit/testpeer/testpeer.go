@@ -1,4 +1,7 @@
-// Package testpeer starts the real peers integration tests talk to — the
+// Package testpeer starts the real peers (registries, cosign, oras) that
+// integration tests talk to.
+//
+// It starts the real peers integration tests talk to — the
 // Debian docker-registry on a free 127.0.0.1 port, a registry with the OCI
 // referrers API (ocireg, built from this module), the upstream cosign v2
 // ("cosign"), cosign v3 ("cosign3") and oras CLIs — and a fault-injecting

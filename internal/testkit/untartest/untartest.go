@@ -1,4 +1,7 @@
-// Package untartest builds tar and tar.gz archives for tests, including the
+// Package untartest builds tar and tar.gz archives, hostile ones included,
+// for tests.
+//
+// It builds tar and tar.gz archives for tests, including the
 // hostile ones (links out, devices, bombs) that archive writers allow.
 package untartest
 

@@ -1,4 +1,6 @@
-// Package infer reads the pins of a provider package directory: its
+// Package infer reads the pins of a provider package directory.
+//
+// It reads the pins of a provider package directory: its
 // pin.yaml when it has one (parsed by pkg/pin), else what its Makefile (a
 // bounded make variable evaluator) or Dockerfiles (ARG defaults, curl/wget
 // and ADD lines) say. See LoadDir.

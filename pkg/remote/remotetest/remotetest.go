@@ -1,4 +1,7 @@
-// Package remotetest builds registry fixtures for the tests of the
+// Package remotetest builds registry fixtures for the tests of the registry
+// checks.
+//
+// It builds registry fixtures for the tests of the
 // registry checks: a copy of the example packages, the in-process
 // go-containerregistry registry on 127.0.0.1 or an OCI layout, and their
 // releases pushed, signed and attested the way `builder push --key` does,

@@ -1,4 +1,6 @@
-// Package signtest makes keyless Sigstore bundles for tests with
+// Package signtest makes keyless Sigstore bundles for tests, with no network.
+//
+// It makes keyless Sigstore bundles for tests with
 // sigstore-go's virtual Sigstore (test Fulcio CA, timestamp authority and
 // transparency log): real certificates and signatures, no network.
 package signtest

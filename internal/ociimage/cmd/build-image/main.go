@@ -1,5 +1,6 @@
-// Command build-image builds the verifier's OCI image from a static binary
-// and pushes it to a registry, or writes it as an OCI layout directory:
+// Command build-image builds the verifier's OCI image from a static binary.
+//
+// It pushes the image to a registry, or writes it as an OCI layout directory:
 //
 //	CGO_ENABLED=0 go build -trimpath -o bin/verifier-linux ./cmd/verifier
 //	go run ./internal/ociimage/cmd/build-image --binary bin/verifier-linux --push HOST/REPO:TAG

@@ -12,8 +12,8 @@ import (
 
 // RemoveAll removes dir and everything below it, however deep. os.RemoveAll
 // keeps a descriptor open for every level it descends and fails with "too
-// many open files" on a tree tens of thousands of directories deep (which an
-// older server or a crash may have left behind); RemoveAll here never works
+// many open files" on a tree tens of thousands of directories deep (which a
+// crash may leave behind); RemoveAll here never works
 // more than two levels below dir: it moves the contents of each
 // subdirectory up into dir (renames within one file system) and removes the
 // emptied subdirectory, so each entry is moved at most once and at most two

@@ -1,4 +1,7 @@
-// Package untar unpacks an uploaded .tar.gz safely: nothing is written
+// Package untar unpacks an uploaded .tar.gz safely, within bounds and inside
+// its target.
+//
+// It unpacks an uploaded .tar.gz safely: nothing is written
 // outside the target directory, links cannot lead out of it, and the entry
 // count (directories a path creates included), path depth and length, and
 // uncompressed size are bounded before anything is written.

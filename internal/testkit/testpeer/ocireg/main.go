@@ -1,4 +1,7 @@
-// Command ocireg is a test peer: go-containerregistry's in-memory registry
+// Command ocireg is a test peer: an in-memory registry with the OCI
+// referrers API.
+//
+// It is a test peer: go-containerregistry's in-memory registry
 // with the OCI 1.1 referrers API (GET /v2/<name>/referrers/<digest>)
 // switched on, listening on a 127.0.0.1 address. Debian's docker-registry
 // 2.8 has no referrers API; the integration tests run against both. Built
