@@ -117,9 +117,26 @@ type FileWeight struct {
 	Bytes int64
 }
 
+// Catalog IDs of the problems the loader reports. They are declared here,
+// where both the loader (which reports them) and pkg/check (whose catalog
+// names them) can use them: the loader does not depend on the checks.
+const (
+	// CheckPackageLoad is the ID of problems that keep (part of) a package
+	// from loading: render failures, YAML that does not parse, duplicate
+	// keys, unreadable files, symlinks out of the tree.
+	CheckPackageLoad = "package-load"
+	// CheckBlobCorrupt is the ID of components that are not even valid
+	// base64.
+	CheckBlobCorrupt = "blob-corrupt"
+	// CheckPinDigest is the ID of problems with a pin's patches: a patch
+	// that is missing, does not parse or changes no pinned source keeps the
+	// patched file's digest from being checked.
+	CheckPinDigest = "pin-digest"
+)
+
 // Problem is something the loader could not make sense of.
 type Problem struct {
-	Check    string // catalog ID the problem belongs to (e.g. "blob-corrupt"), or "package-load"
+	Check    string // catalog ID the problem belongs to (e.g. CheckBlobCorrupt), or CheckPackageLoad
 	Provider string // Kind/name, if known
 	Location
 	Message string

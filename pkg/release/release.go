@@ -147,7 +147,7 @@ func provider(dir string, pkg *model.Package, p *model.Provider, findings []repo
 		// The checks passed but the release cannot be assembled: say so
 		// as a finding of the check whose ground it is.
 		out.Refused = append(out.Refused, report.Finding{
-			Check: "package-load", Severity: report.Error, Package: pkg.Path, Provider: p.ID(),
+			Check: model.CheckPackageLoad, Severity: report.Error, Package: pkg.Path, Provider: p.ID(),
 			Message: err.Error(),
 			Hint:    "run `verifier check` on the package and fix what it reports, then push again",
 		})
