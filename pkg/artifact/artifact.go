@@ -19,8 +19,10 @@ package artifact
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -50,10 +52,6 @@ const (
 	// AnnotationRelease carries the release (ConfigMap name, spec.version).
 	AnnotationRelease = "dev.pinseal.release"
 )
-
-// Types are the provider types a Release may have, as used in repository
-// names (<type>-<name>) and by clusterctl release assets.
-var Types = []string{"core", "bootstrap", "control-plane", "infrastructure", "ipam", "addon", "runtime-extension"}
 
 // YAMLTitle is the title of the raw YAML layer: "components.yaml", the
 // one components title every cluster-api-operator release with OCI support
@@ -162,8 +160,8 @@ func (r Release) Validate() error {
 	if r.Name == "" {
 		problems = append(problems, "name is empty")
 	}
-	if !isType(r.Type) {
-		problems = append(problems, fmt.Sprintf("type %q is not one of %s", r.Type, strings.Join(Types, ", ")))
+	if types := model.ProviderTypes(); !slices.Contains(types, r.Type) {
+		problems = append(problems, fmt.Sprintf("type %q is not one of %s", r.Type, strings.Join(types, ", ")))
 	} else if r.Name != "" && !repoComponentRE.MatchString(r.RepositoryName()) {
 		problems = append(problems, fmt.Sprintf("repository name %q is not a valid OCI repository name (lowercase letters, digits, '.', '_', '-')", r.RepositoryName()))
 	}
@@ -183,13 +181,4 @@ func (r Release) Validate() error {
 		return fmt.Errorf("release %s cannot be packed: %s", r, strings.Join(problems, "; "))
 	}
 	return nil
-}
-
-func isType(t string) bool {
-	for _, k := range Types {
-		if k == t {
-			return true
-		}
-	}
-	return false
 }

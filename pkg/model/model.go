@@ -12,16 +12,39 @@ import (
 // Operator API group/version of the provider kinds.
 const OperatorAPIVersion = "operator.cluster.x-k8s.io/v1alpha2"
 
+// providerTypes are the cluster-api-operator provider kinds with the
+// provider type clusterctl uses for each in file and repository names
+// (<type>-components.yaml, <type>-<name>), in clusterctl's order. The
+// operator's own type names (GetType(), which change across operator
+// releases) are pkg/operator's.
+var providerTypes = []struct{ Kind, Type string }{
+	{"CoreProvider", "core"},
+	{"BootstrapProvider", "bootstrap"},
+	{"ControlPlaneProvider", "control-plane"},
+	{"InfrastructureProvider", "infrastructure"},
+	{"IPAMProvider", "ipam"},
+	{"AddonProvider", "addon"},
+	{"RuntimeExtensionProvider", "runtime-extension"},
+}
+
 // ProviderKinds are the cluster-api-operator provider kinds, mapped to the
 // provider type used in clusterctl file names (<type>-components.yaml).
-var ProviderKinds = map[string]string{
-	"CoreProvider":             "core",
-	"BootstrapProvider":        "bootstrap",
-	"ControlPlaneProvider":     "control-plane",
-	"InfrastructureProvider":   "infrastructure",
-	"IPAMProvider":             "ipam",
-	"AddonProvider":            "addon",
-	"RuntimeExtensionProvider": "runtime-extension",
+var ProviderKinds = func() map[string]string {
+	m := make(map[string]string, len(providerTypes))
+	for _, pt := range providerTypes {
+		m[pt.Kind] = pt.Type
+	}
+	return m
+}()
+
+// ProviderTypes returns the provider types of ProviderKinds in clusterctl's
+// order: core, bootstrap, control-plane, ...
+func ProviderTypes() []string {
+	types := make([]string, len(providerTypes))
+	for i, pt := range providerTypes {
+		types[i] = pt.Type
+	}
+	return types
 }
 
 // Annotations and labels the operator reads.
