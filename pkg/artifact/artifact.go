@@ -138,9 +138,9 @@ func (r Release) Config() Config {
 	}
 }
 
-// RepositoryName is the repository of the release below a prefix:
-// "<type>-<name>", e.g. "infrastructure-proxmox".
-func (r Release) RepositoryName() string { return r.Type + "-" + r.Name }
+// RepositoryName is the repository of the release below a prefix
+// (model.RepositoryName of its type and name).
+func (r Release) RepositoryName() string { return model.RepositoryName(r.Type, r.Name) }
 
 // String names the release for messages: "InfrastructureProvider/proxmox v0.7.7-infraprovider-proxmox".
 func (r Release) String() string { return r.Kind + "/" + r.Name + " " + r.Release }

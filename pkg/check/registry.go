@@ -261,7 +261,7 @@ func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string 
 	// The repository is the one of the config's kind and name: a signed
 	// release copied into another provider's repository is not that
 	// provider's release (with a tree, the kind/name fields above say it).
-	if want := c.Type + "-" + c.Name; len(d) == 0 && c.Type != "" && c.Name != "" && path.Base(a.Repository) != want {
+	if want := model.RepositoryName(c.Type, c.Name); len(d) == 0 && c.Type != "" && c.Name != "" && path.Base(a.Repository) != want {
 		d = append(d, fmt.Sprintf("repository %s holds %s/%s, whose releases belong in repository %s", a.Repository, c.Kind, c.Name, want))
 	}
 	field("release", c.Release, p.Version)
@@ -288,7 +288,7 @@ func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string 
 
 // prefixOf is the PREFIX an artifact was looked up under.
 func prefixOf(p *model.Provider, a *model.Artifact) string {
-	return strings.TrimSuffix(a.Repository, "/"+p.Type()+"-"+p.Name)
+	return strings.TrimSuffix(a.Repository, "/"+p.RepositoryName())
 }
 
 func pushHint(pkg *model.Package, p *model.Provider, a *model.Artifact) string {

@@ -218,6 +218,14 @@ func (p *Provider) ID() string { return p.Kind + "/" + p.Name }
 // Type is the clusterctl provider type (core, bootstrap, ...).
 func (p *Provider) Type() string { return ProviderKinds[p.Kind] }
 
+// RepositoryName is the repository of the provider's releases below a
+// prefix (RepositoryName of its type and name).
+func (p *Provider) RepositoryName() string { return RepositoryName(p.Type(), p.Name) }
+
+// RepositoryName is the repository of a provider's releases below a
+// registry prefix: "<type>-<name>", e.g. "infrastructure-proxmox".
+func RepositoryName(typ, name string) string { return typ + "-" + name }
+
 // Selector is a Kubernetes label selector as written in the object.
 type Selector struct {
 	MatchLabels      map[string]string

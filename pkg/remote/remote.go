@@ -75,10 +75,6 @@ func (o Options) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// RepositoryName is the repository of a provider's releases below a
-// prefix: "<type>-<name>" (artifact.Release.RepositoryName).
-func RepositoryName(p *model.Provider) string { return p.Type() + "-" + p.Name }
-
 // Attach looks up, for every provider of t, the artifact tagged with its
 // release (spec.version) in PREFIX/<type>-<name> and sets p.Artifact to
 // what it found. A provider with spec.fetchConfig.oci is looked up where
@@ -101,7 +97,7 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 			case p.FetchOCI != "":
 				jobs = append(jobs, job{p: p})
 			case prefix != (artifact.Prefix{}):
-				jobs = append(jobs, job{ref: RepositoryName(p) + ":" + p.Version, p: p})
+				jobs = append(jobs, job{ref: p.RepositoryName() + ":" + p.Version, p: p})
 			}
 		}
 	}
@@ -119,7 +115,7 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 		if p.FetchOCI != "" {
 			return attachOCI(ctx, p, opts)
 		}
-		key := RepositoryName(p) + ":" + p.Version
+		key := p.RepositoryName() + ":" + p.Version
 		mu.Lock()
 		o := once[key]
 		if o == nil {
@@ -161,7 +157,7 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 
 // attachOne reads the artifact of one provider; it never returns nil.
 func attachOne(ctx context.Context, prefix artifact.Prefix, p *model.Provider, opts Options) *model.Artifact {
-	name := RepositoryName(p)
+	name := p.RepositoryName()
 	a := &model.Artifact{Ref: joinRef(prefix.String()+"/"+name, p.Version), Repository: prefix.String() + "/" + name}
 	defer func() { a.PlainHTTP = opts.Registry.PlainHTTP && !prefix.IsLayout() }()
 	if p.Type() == "" {
