@@ -83,7 +83,7 @@ type Release struct {
 	// release with (Makefile CABPT_UPSTREAM_VERSION = v0.6.12, Dockerfile
 	// ARG VERSION=v0.19.0): not digests, so not provenance materials, but
 	// recorded beside them.
-	VersionPins []VersionPin
+	VersionPins []model.VersionPin
 	// Patches are the package's patches applied to the pinned sources, in
 	// order. They are recorded in the provenance, not in the artifact (the
 	// YAML layer already holds their result).
@@ -92,40 +92,19 @@ type Release struct {
 	BuilderVersion string
 }
 
-// VersionPin is one version variable of a package.
-type VersionPin struct {
-	File  string `json:"file"` // slash path relative to the package directory
-	Line  int    `json:"line,omitempty"`
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
 // Patch is one patch file of a package.
 type Patch struct {
 	Path   string `json:"path"`   // slash path relative to the package directory
 	SHA256 string `json:"sha256"` // lowercase hex of its bytes
 }
 
-// Config is the artifact's config blob. Field names are a stable contract.
-type Config struct {
-	Kind           string       `json:"kind"`
-	Name           string       `json:"name"`
-	Type           string       `json:"type"`
-	Release        string       `json:"release"`
-	Version        string       `json:"version"`
-	Contract       string       `json:"contract"`
-	Pins           []pin.Source `json:"pins"`
-	VersionPins    []VersionPin `json:"versionPins,omitempty"`
-	BuilderVersion string       `json:"builderVersion"`
-}
-
 // Config returns the config blob content of the release.
-func (r Release) Config() Config {
+func (r Release) Config() model.ArtifactConfig {
 	pins := r.Pins
 	if pins == nil {
 		pins = []pin.Source{}
 	}
-	return Config{
+	return model.ArtifactConfig{
 		Kind:           r.Kind,
 		Name:           r.Name,
 		Type:           r.Type,

@@ -223,7 +223,7 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 	if pkg.Pins != nil {
 		for _, v := range pkg.Pins.Versions {
 			if v.Known {
-				rel.VersionPins = append(rel.VersionPins, artifact.VersionPin{File: v.File, Line: v.Line, Name: v.Name, Value: v.Value})
+				rel.VersionPins = append(rel.VersionPins, model.VersionPin{File: v.File, Line: v.Line, Name: v.Name, Value: v.Value})
 				if rel.Version == "" && pin.MatchesRelease(v.Value, p.Version) {
 					rel.Version = v.Value
 				}

@@ -312,12 +312,8 @@ func Fetch(ctx context.Context, repo artifact.Repository, ref string, opts Optio
 // record copies what the pulled artifact says into a.
 func record(a *model.Artifact, p *artifact.Pulled) {
 	a.ConfigMediaType = p.Manifest.Config.MediaType
-	if c := p.Config; c != nil {
-		a.Config = &model.ArtifactConfig{
-			Kind: c.Kind, Name: c.Name, Type: c.Type, Release: c.Release, Version: c.Version,
-			Contract: c.Contract, Pins: append([]pin.Source(nil), c.Pins...), BuilderVersion: c.BuilderVersion,
-		}
-	}
+	// The pulled config is decoded for this pull alone: a keeps it.
+	a.Config = p.Config
 	// The YAML layer is the one the cluster-api-operator installs for the
 	// provider the config names (artifact.ComponentsLayer).
 	yamlTitle := artifact.ComponentsLayer(p.Manifest, p.Config)
@@ -364,7 +360,7 @@ func recordManifest(ctx context.Context, repo artifact.Repository, desc ocispec.
 	}
 	if c := p.Manifest.Config; c.MediaType == artifact.ConfigMediaType && c.Size <= artifact.MaxConfigSize {
 		if b, err := content.FetchAll(ctx, repo, c); err == nil {
-			var cfg artifact.Config
+			var cfg model.ArtifactConfig
 			if json.Unmarshal(b, &cfg) == nil {
 				p.Config = &cfg
 			}
