@@ -39,6 +39,10 @@ type Options struct {
 	// Makefile NAMESPACE= nor metadata.namespace in their objects).
 	// Empty means DefaultNamespace.
 	Namespace string
+	// CommandDir is the tree root as a slash path relative to where the
+	// commands in hints are run (builder push DIR: DIR); empty when it is
+	// that directory. Packages carry it (model.Package.CommandDir).
+	CommandDir string
 	// Limit bounds the inflated size of every blob (blob.DefaultLimit when
 	// <= 0): a gzip bomb stops there and says so.
 	Limit int64
@@ -301,6 +305,7 @@ func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package) 
 		if r := recover(); r != nil {
 			l.opts.Logger.Error("loader panic", "package", c.rel, "panic", r, "stack", string(debug.Stack()))
 			p = newPackage(c)
+			p.CommandDir = l.opts.CommandDir
 			p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad,
 				Message: fmt.Sprintf("internal error while loading the package: %v", r),
 				Hint:    "report this as a pinseal bug with the package attached"})

@@ -41,6 +41,7 @@ func isComponentsConfigMap(o *object) bool {
 // provider package.
 func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	p := newPackage(c)
+	p.CommandDir = l.opts.CommandDir
 	var objs []sourced
 	var probs []model.Problem
 	var mem map[string][]byte // chart files already read

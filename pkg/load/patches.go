@@ -69,7 +69,7 @@ func (l *scanner) providerPatches(p *model.Package, pp pin.Provider, mem map[str
 		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPinDigest, Provider: id, Location: loc, Message: msg, Hint: hint})
 		ok = false
 	}
-	rebuild := fmt.Sprintf("`builder build %s`", pkgRef(p))
+	rebuild := fmt.Sprintf("`builder build %s`", p.CommandPath())
 	for _, rel := range pp.Patches {
 		if pin.CheckPath(rel) != nil {
 			ok = false // the pin file's validation reports the path
@@ -200,12 +200,4 @@ func (l *scanner) readPackageFile(p *model.Package, rel string, data []byte) ([]
 		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
 	return l.readCapped(fp, l.opts.Limit)
-}
-
-// pkgRef is the package path as commands take it.
-func pkgRef(p *model.Package) string {
-	if p.Path == "" {
-		return "."
-	}
-	return p.Path
 }

@@ -4,6 +4,8 @@
 package model
 
 import (
+	"path"
+
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -86,6 +88,11 @@ type Package struct {
 	Dir       string // absolute directory
 	Chart     bool   // rendered with Helm
 	Namespace string // from Makefile NAMESPACE=, the objects, --namespace or the default
+	// CommandDir is where the tree root is, as a slash path relative to
+	// the directory the user runs commands from (load.Options.CommandDir);
+	// empty when it is that directory. Hints name the package by
+	// CommandPath.
+	CommandDir string
 
 	// Pins are the package's pins (never nil once loaded; Source is ""
 	// when the package carries none).
@@ -210,6 +217,18 @@ type Provider struct {
 	// (PREFIX/<type>-<name>:<spec.version>); nil when no registry was
 	// given. Filled by pkg/remote, read by the registry checks.
 	Artifact *Artifact
+}
+
+// CommandPath is the package directory as the commands a hint gives take
+// it (`builder build PATH`): Path below CommandDir, "." for the root.
+func (p *Package) CommandPath() string {
+	if p == nil {
+		return "."
+	}
+	if c := path.Join(p.CommandDir, p.Path); c != "" {
+		return c
+	}
+	return "."
 }
 
 // ID is "Kind/name", the form used in findings.
