@@ -22,8 +22,10 @@ package artifact
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -53,10 +55,6 @@ const (
 	// AnnotationRelease carries the release (ConfigMap name, spec.version).
 	AnnotationRelease = "dev.pinseal.release"
 )
-
-// Types are the provider types a Release may have, as used in repository
-// names (<type>-<name>) and by clusterctl release assets.
-var Types = []string{"core", "bootstrap", "control-plane", "infrastructure", "ipam", "addon", "runtime-extension"}
 
 // YAMLTitle is the title of the raw YAML layer: "components.yaml", the
 // one components title every cluster-api-operator release with OCI support
@@ -88,7 +86,7 @@ type Release struct {
 	// release with (Makefile CABPT_UPSTREAM_VERSION = v0.6.12, Dockerfile
 	// ARG VERSION=v0.19.0): not digests, so not provenance materials, but
 	// recorded beside them.
-	VersionPins []VersionPin
+	VersionPins []model.VersionPin
 	// Patches are the package's patches applied to the pinned sources, in
 	// order. They are recorded in the provenance, not in the artifact (the
 	// YAML layer already holds their result).
@@ -97,40 +95,19 @@ type Release struct {
 	BuilderVersion string
 }
 
-// VersionPin is one version variable of a package.
-type VersionPin struct {
-	File  string `json:"file"` // slash path relative to the package directory
-	Line  int    `json:"line,omitempty"`
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
 // Patch is one patch file of a package.
 type Patch struct {
 	Path   string `json:"path"`   // slash path relative to the package directory
 	SHA256 string `json:"sha256"` // lowercase hex of its bytes
 }
 
-// Config is the artifact's config blob. Field names are a stable contract.
-type Config struct {
-	Kind           string       `json:"kind"`
-	Name           string       `json:"name"`
-	Type           string       `json:"type"`
-	Release        string       `json:"release"`
-	Version        string       `json:"version"`
-	Contract       string       `json:"contract"`
-	Pins           []pin.Source `json:"pins"`
-	VersionPins    []VersionPin `json:"versionPins,omitempty"`
-	BuilderVersion string       `json:"builderVersion"`
-}
-
 // Config returns the config blob content of the release.
-func (r Release) Config() Config {
+func (r Release) Config() model.ArtifactConfig {
 	pins := r.Pins
 	if pins == nil {
 		pins = []pin.Source{}
 	}
-	return Config{
+	return model.ArtifactConfig{
 		Kind:           r.Kind,
 		Name:           r.Name,
 		Type:           r.Type,
@@ -143,9 +120,9 @@ func (r Release) Config() Config {
 	}
 }
 
-// RepositoryName is the repository of the release below a prefix:
-// "<type>-<name>", e.g. "infrastructure-proxmox".
-func (r Release) RepositoryName() string { return r.Type + "-" + r.Name }
+// RepositoryName is the repository of the release below a prefix
+// (model.RepositoryName of its type and name).
+func (r Release) RepositoryName() string { return model.RepositoryName(r.Type, r.Name) }
 
 // String names the release for messages: "InfrastructureProvider/proxmox v0.7.7-infraprovider-proxmox".
 func (r Release) String() string { return r.Kind + "/" + r.Name + " " + r.Release }
@@ -165,8 +142,8 @@ func (r Release) Validate() error {
 	if r.Name == "" {
 		problems = append(problems, "name is empty")
 	}
-	if !isType(r.Type) {
-		problems = append(problems, fmt.Sprintf("type %q is not one of %s", r.Type, strings.Join(Types, ", ")))
+	if types := model.ProviderTypes(); !slices.Contains(types, r.Type) {
+		problems = append(problems, fmt.Sprintf("type %q is not one of %s", r.Type, strings.Join(types, ", ")))
 	} else if r.Name != "" && !repoComponentRE.MatchString(r.RepositoryName()) {
 		problems = append(problems, fmt.Sprintf("repository name %q is not a valid OCI repository name (lowercase letters, digits, '.', '_', '-')", r.RepositoryName()))
 	}
@@ -186,13 +163,4 @@ func (r Release) Validate() error {
 		return fmt.Errorf("release %s cannot be packed: %s", r, strings.Join(problems, "; "))
 	}
 	return nil
-}
-
-func isType(t string) bool {
-	for _, k := range Types {
-		if k == t {
-			return true
-		}
-	}
-	return false
 }

@@ -11,6 +11,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/operator"
 )
 
@@ -37,7 +38,7 @@ type Pulled struct {
 	ManifestBytes []byte
 	// Config is the decoded pinseal config; nil when the artifact's config
 	// is not a pinseal config (e.g. pushed by another tool).
-	Config      *Config
+	Config      *model.ArtifactConfig
 	ConfigBytes []byte
 	// Files are the titled layers by title.
 	Files map[string][]byte
@@ -98,7 +99,7 @@ func Pull(ctx context.Context, repo Repository, ref string) (*Pulled, error) {
 		return nil, fmt.Errorf("pull %s: config %s: %w", where, cfg.Digest, err)
 	}
 	if cfg.MediaType == ConfigMediaType {
-		var c Config
+		var c model.ArtifactConfig
 		if err := json.Unmarshal(p.ConfigBytes, &c); err != nil {
 			return nil, fmt.Errorf("pull %s: config is not a pinseal config: %w", where, err)
 		}
@@ -148,7 +149,7 @@ func Pull(ctx context.Context, repo Repository, ref string) (*Pulled, error) {
 // see pkg/operator), else, without a pinseal config or when no operator
 // finds one, components.yaml or the first "*-components.yaml". "" when
 // there is none.
-func ComponentsLayer(m ocispec.Manifest, cfg *Config) string {
+func ComponentsLayer(m ocispec.Manifest, cfg *model.ArtifactConfig) string {
 	titles := map[string]bool{}
 	var first string
 	for _, l := range m.Layers {

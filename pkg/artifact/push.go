@@ -19,6 +19,8 @@ import (
 	"oras.land/oras-go/v2/content/memory"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry"
+
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // Status says what Push did.
@@ -217,7 +219,7 @@ func compareExisting(ctx context.Context, repo Repository, existing ocispec.Desc
 	if err != nil {
 		return nil, err
 	}
-	var oldCfg, newCfg Config
+	var oldCfg, newCfg model.ArtifactConfig
 	if err := json.Unmarshal(oldCfgRaw, &oldCfg); err != nil {
 		return append(diffs, "config"), nil
 	}

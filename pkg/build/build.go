@@ -185,7 +185,7 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 	res.Fetched, res.Reused = stats.fetched, stats.reused
 	// Blobs of the package that no pin builds (a package pinning one of
 	// its providers): from their vendored YAML, as when it pins nothing.
-	if pkg != nil && !slices.ContainsFunc(pkg.Problems, func(p model.Problem) bool { return p.Check == "package-load" }) {
+	if pkg != nil && !slices.ContainsFunc(pkg.Problems, func(p model.Problem) bool { return p.Check == model.CheckPackageLoad }) {
 		planned := map[string][]byte{}
 		for _, o := range outs {
 			if o.kind == "source" {

@@ -51,7 +51,7 @@ func buildFromVendored(ctx context.Context, dir, abs string, set *pin.Set, opts 
 		return nil, noPinsError(dir, set)
 	}
 	for _, p := range pkg.Problems {
-		if p.Check == "package-load" {
+		if p.Check == model.CheckPackageLoad {
 			where := p.File
 			if where == "" {
 				where = dir

@@ -50,13 +50,13 @@ func rebuildHint(pkg *model.Package, cm *model.ConfigMap) string {
 	pinned := pkg.Pins != nil && pkg.Pins.File != nil
 	switch {
 	case pinned && b != "" && yaml != "":
-		return fmt.Sprintf("rebuild it reproducibly: `builder build %s`, or `cd %s && gzip -9 -n -c %s > %s`", pkgPath(pkg), pkgPath(pkg), yaml, b)
+		return fmt.Sprintf("rebuild it reproducibly: `builder build %s`, or `cd %s && gzip -9 -n -c %s > %s`", pkg.CommandPath(), pkg.CommandPath(), yaml, b)
 	case pinned:
-		return fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkgPath(pkg))
+		return fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkg.CommandPath())
 	case b != "" && yaml != "":
 		// A package that pins no download: builder build rebuilds the
 		// blob from the vendored YAML the package layout pairs it with.
-		return fmt.Sprintf("rebuild it reproducibly from the vendored YAML: `builder build %s` (it fetches nothing), or `cd %s && gzip -9 -n -c %s > %s`", pkgPath(pkg), pkgPath(pkg), yaml, b)
+		return fmt.Sprintf("rebuild it reproducibly from the vendored YAML: `builder build %s` (it fetches nothing), or `cd %s && gzip -9 -n -c %s > %s`", pkg.CommandPath(), pkg.CommandPath(), yaml, b)
 	case b != "":
 		return fmt.Sprintf("rebuild it reproducibly from the upstream YAML it was made from: `gzip -9 -n -c <components>.yaml > %s`", rel(pkg, b))
 	default:
@@ -83,7 +83,7 @@ func blobYAML(t *model.Tree) []report.Finding {
 		if c == nil {
 			out = append(out, newFinding(BlobYAML, pkg, owner, cm.Location,
 				fmt.Sprintf("ConfigMap %q has no components (neither data.components nor binaryData.components): the operator has nothing to install", cm.Name),
-				fmt.Sprintf("add binaryData.components from the vendored blob: `builder build %s`", pkgPath(pkg))))
+				fmt.Sprintf("add binaryData.components from the vendored blob: `builder build %s`", pkg.CommandPath())))
 			return
 		}
 		if c.DecodeErr != nil || blobBroken(c) {
@@ -107,7 +107,7 @@ func blobYAML(t *model.Tree) []report.Finding {
 		if f == nil {
 			out = append(out, newFinding(BlobYAML, pkg, owner, model.Location{File: yaml},
 				fmt.Sprintf("ConfigMap %q should equal %s, which is missing", cm.Name, yaml),
-				fmt.Sprintf("restore the vendored YAML: `builder build %s`", pkgPath(pkg))))
+				fmt.Sprintf("restore the vendored YAML: `builder build %s`", pkg.CommandPath())))
 			return
 		}
 		got, size := c.SHA256, c.Size
@@ -249,7 +249,7 @@ func blobCorrupt(t *model.Tree) []report.Finding {
 			}
 			out = append(out, newFinding(BlobCorrupt, pkg, "", model.Location{File: name},
 				fmt.Sprintf("vendored blob %s %s", name, corruptMessage(f.Blob)),
-				fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkgPath(pkg))))
+				fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkg.CommandPath())))
 		}
 	}
 	return out
@@ -284,7 +284,7 @@ func compressedAnnotation(t *model.Tree) []report.Finding {
 			msg = fmt.Sprintf("ConfigMap %q is annotated %s: \"true\" but %s is not gzip: the operator fails to decompress it", cm.Name, ann, componentsKey(c))
 			hint = "store the gzip blob in binaryData.components, or drop the annotation and keep plain YAML in data.components"
 			if pkg.Pins != nil && pkg.Pins.File != nil {
-				hint = fmt.Sprintf("store the gzip blob in binaryData.components (`builder build %s`), or drop the annotation and keep plain YAML in data.components", pkgPath(pkg))
+				hint = fmt.Sprintf("store the gzip blob in binaryData.components (`builder build %s`), or drop the annotation and keep plain YAML in data.components", pkg.CommandPath())
 			}
 		case !c.Gzip && c.InBinaryData:
 			msg = fmt.Sprintf("ConfigMap %q keeps plain components in binaryData without %s: \"true\": the operator reads only data.components", cm.Name, ann)
@@ -317,7 +317,7 @@ func componentsValid(t *model.Tree) []report.Finding {
 		}
 		hint := "the upstream download went wrong (an error page or a cut-off file was saved): fetch it again with `curl -fsSL` (fail on HTTP errors) and check its SHA-256"
 		if yaml != "" {
-			hint += fmt.Sprintf(", then `builder build %s`", pkgPath(pkg))
+			hint += fmt.Sprintf(", then `builder build %s`", pkg.CommandPath())
 		}
 		out = append(out, newFinding(ComponentsValid, pkg, owner, loc,
 			fmt.Sprintf("%s of ConfigMap %q is not a stream of Kubernetes objects: %s; the operator would install nothing or fail", what, cm.Name, c.Objects.Problem),

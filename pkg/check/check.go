@@ -42,12 +42,13 @@ func (c Check) Rule() report.Rule {
 	return report.Rule{ID: c.ID, Title: c.Title, Description: c.Description, Severity: c.Severity}
 }
 
-// Stable check IDs.
+// Stable check IDs. The IDs of problems the loader reports are declared in
+// pkg/model, which the loader and the checks share.
 const (
-	PackageLoad          = "package-load"
+	PackageLoad          = model.CheckPackageLoad
 	BlobYAML             = "blob-yaml"
 	BlobHeader           = "blob-header"
-	BlobCorrupt          = "blob-corrupt"
+	BlobCorrupt          = model.CheckBlobCorrupt
 	ComponentsValid      = "components-valid"
 	ReleaseSize          = "release-size"
 	ConfigMapVersion     = "configmap-version"
@@ -57,7 +58,7 @@ const (
 	MetadataSeries       = "metadata-series"
 	Contract             = "contract"
 	PinVersion           = "pin-version"
-	PinDigest            = "pin-digest"
+	PinDigest            = model.CheckPinDigest
 	PinMissing           = "pin-missing"
 	OCISource            = "oci-source"
 	RegistryDigest       = "registry-digest"

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -94,7 +94,7 @@ func (ix *Index) selectUncached(pkg *model.Package, p *model.Provider) Selection
 	if p.Selector == nil {
 		return Selection{}
 	}
-	sel, err := Selector(p.Selector)
+	sel, err := layout.Selector(p.Selector)
 	if err != nil {
 		return Selection{Err: err}
 	}
@@ -128,24 +128,6 @@ func (ix *Index) selectUncached(pkg *model.Package, p *model.Provider) Selection
 		}
 	}
 	return Selection{Matches: out}
-}
-
-// Selector converts a model selector with apimachinery's own conversion,
-// as the operator does. An empty selector matches everything.
-func Selector(s *model.Selector) (labels.Selector, error) {
-	ls := &metav1.LabelSelector{MatchLabels: s.MatchLabels}
-	for _, r := range s.MatchExpressions {
-		ls.MatchExpressions = append(ls.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key:      r.Key,
-			Operator: metav1.LabelSelectorOperator(r.Operator),
-			Values:   r.Values,
-		})
-	}
-	sel, err := metav1.LabelSelectorAsSelector(ls)
-	if err != nil {
-		return nil, fmt.Errorf("invalid fetchConfig.selector: %w", err)
-	}
-	return sel, nil
 }
 
 // VersionOf is the version the operator reads from a ConfigMap: the

@@ -203,12 +203,12 @@ func pinnedProvider(ix *Index, pkg *model.Package, pf model.Location, pp pin.Pro
 	if pp.Release != "" && p.Version != "" && p.Version != pp.Release {
 		out = append(out, newFinding(PinVersion, pkg, id, p.Location,
 			fmt.Sprintf("spec.version is %q but %s pins release %q", p.Version, pf.File, pp.Release),
-			fmt.Sprintf("set spec.version and the ConfigMap name to %q, or re-pin: `builder build %s`", pp.Release, pkgPath(pkg))))
+			fmt.Sprintf("set spec.version and the ConfigMap name to %q, or re-pin: `builder build %s`", pp.Release, pkg.CommandPath())))
 	}
 	if bad := mismatches(pp.Version, releaseTargets(ix, pkg, p)); len(bad) > 0 {
 		out = append(out, newFinding(PinVersion, pkg, id, bad[0].loc,
 			fmt.Sprintf("%s pins upstream version %q but %s is not a release of it", pf.File, pp.Version, describeTargets(bad)),
-			fmt.Sprintf("bump spec.version and the ConfigMap name to %s-<suffix> together with the vendored files (`builder build %s`), or fix the pin", pp.Version, pkgPath(pkg))))
+			fmt.Sprintf("bump spec.version and the ConfigMap name to %s-<suffix> together with the vendored files (`builder build %s`), or fix the pin", pp.Version, pkg.CommandPath())))
 	}
 	return out
 }
@@ -296,14 +296,14 @@ func pinDigest(t *model.Tree) []report.Finding {
 				if f == nil {
 					out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: pf},
 						fmt.Sprintf("%s pins %s (from %s) but the file is not vendored", pf, s.To, s.URL),
-						fmt.Sprintf("vendor it: `builder build %s`", pkgPath(pkg))))
+						fmt.Sprintf("vendor it: `builder build %s`", pkg.CommandPath())))
 					continue
 				}
 				switch {
 				case f.UpstreamErr != "":
 					out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: s.To},
 						fmt.Sprintf("%s is not the pinned upstream (%s) plus the patches %s lists (%s): %s", s.To, s.URL, pf, strings.Join(pp.Patches, ", "), f.UpstreamErr),
-						fmt.Sprintf("re-vendor it: `builder build %s` fetches %s, checks its digest and applies the patches; or, if the edit is wanted, update the patch so it produces the vendored file", pkgPath(pkg), s.URL)))
+						fmt.Sprintf("re-vendor it: `builder build %s` fetches %s, checks its digest and applies the patches; or, if the edit is wanted, update the patch so it produces the vendored file", pkg.CommandPath(), s.URL)))
 					continue
 				case f.Upstream != nil:
 					if strings.EqualFold(f.Upstream.Hex(), s.SHA256) {
@@ -311,7 +311,7 @@ func pinDigest(t *model.Tree) []report.Finding {
 					}
 					out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: s.To},
 						fmt.Sprintf("%s does not match its pin in %s: sha256 %s with its patches (%s) reversed, pinned %s (%s)", s.To, pf, f.Upstream.Hex(), strings.Join(pp.Patches, ", "), strings.ToLower(s.SHA256), s.URL),
-						fmt.Sprintf("the vendored file must be the pinned upstream plus the listed patches, and it was edited outside them: `builder build %s` re-vendors it; to keep the edit, put it in a patch listed in %s", pkgPath(pkg), pf)))
+						fmt.Sprintf("the vendored file must be the pinned upstream plus the listed patches, and it was edited outside them: `builder build %s` re-vendors it; to keep the edit, put it in a patch listed in %s", pkg.CommandPath(), pf)))
 					continue
 				}
 				if strings.EqualFold(f.SHA256.Hex(), s.SHA256) || (patchesUnresolved(pkg, id) && patchedComponents(pkg, pp, s)) {
@@ -319,7 +319,7 @@ func pinDigest(t *model.Tree) []report.Finding {
 				}
 				out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: s.To},
 					fmt.Sprintf("%s does not match its pin in %s: sha256 %s, pinned %s (%s)", s.To, pf, f.SHA256.Hex(), strings.ToLower(s.SHA256), s.URL),
-					fmt.Sprintf("restore the upstream bytes: `builder build %s` fetches %s and checks its digest; if upstream really changed, review it and update the pin", pkgPath(pkg), s.URL)))
+					fmt.Sprintf("restore the upstream bytes: `builder build %s` fetches %s and checks its digest; if upstream really changed, review it and update the pin", pkg.CommandPath(), s.URL)))
 			}
 		}
 	}

@@ -261,7 +261,7 @@ func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string 
 	// The repository is the one of the config's kind and name: a signed
 	// release copied into another provider's repository is not that
 	// provider's release (with a tree, the kind/name fields above say it).
-	if want := c.Type + "-" + c.Name; len(d) == 0 && c.Type != "" && c.Name != "" && path.Base(a.Repository) != want {
+	if want := model.RepositoryName(c.Type, c.Name); len(d) == 0 && c.Type != "" && c.Name != "" && path.Base(a.Repository) != want {
 		d = append(d, fmt.Sprintf("repository %s holds %s/%s, whose releases belong in repository %s", a.Repository, c.Kind, c.Name, want))
 	}
 	field("release", c.Release, p.Version)
@@ -288,7 +288,7 @@ func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string 
 
 // prefixOf is the PREFIX an artifact was looked up under.
 func prefixOf(p *model.Provider, a *model.Artifact) string {
-	return strings.TrimSuffix(a.Repository, "/"+p.Type()+"-"+p.Name)
+	return strings.TrimSuffix(a.Repository, "/"+p.RepositoryName())
 }
 
 func pushHint(pkg *model.Package, p *model.Provider, a *model.Artifact) string {
@@ -299,7 +299,7 @@ func pushHint(pkg *model.Package, p *model.Provider, a *model.Artifact) string {
 	if a.PlainHTTP {
 		plain = " --plain-http"
 	}
-	return fmt.Sprintf("`builder push %s --to %s --key cosign.key%s`", pkgPath(pkg), prefixOf(p, a), plain)
+	return fmt.Sprintf("`builder push %s --to %s --key cosign.key%s`", pkg.CommandPath(), prefixOf(p, a), plain)
 }
 
 // registryDigest: the artifact tagged with the release can be read, has
@@ -351,7 +351,7 @@ func registryDigest(t *model.Tree) []report.Finding {
 			}
 			add(model.Location{File: l.blobFile},
 				fmt.Sprintf("the registry's %s:%s holds components.gz sha256 %s, but %s is sha256 %s: the same release, different blob bytes", a.Repository, p.Version, shortDigest(a.BlobSHA256), what, shortDigest(l.blob)),
-				fmt.Sprintf("the YAML and pins are unchanged, so the blob was regenerated or edited on one side: restore it (`builder build %s`) so that it equals the released one, or, if the new bytes are intended, bump the release", pkgPath(pkg)))
+				fmt.Sprintf("the YAML and pins are unchanged, so the blob was regenerated or edited on one side: restore it (`builder build %s`) so that it equals the released one, or, if the new bytes are intended, bump the release", pkg.CommandPath()))
 		}
 		if l.metadata != "" && a.MetadataSHA256 != "" && !model.SameSHA256(a.MetadataSHA256, l.metadata) {
 			what := l.metadataFile

@@ -56,7 +56,7 @@ func configMapVersion(t *model.Tree) []report.Finding {
 			fmt.Sprintf("spec.version is %q but its selector matches only version %s: the operator cannot install %q and keeps the old provider",
 				p.Version, strings.Join(got, ", "), p.Version),
 			fmt.Sprintf("make the ConfigMap name (%s) and spec.version (%s) the same release, then `builder build %s`",
-				rel(m.Package, m.ConfigMap.File), rel(pkg, p.File), pkgPath(pkg))))
+				rel(m.Package, m.ConfigMap.File), rel(pkg, p.File), pkg.CommandPath())))
 	})
 	return out
 }

@@ -36,6 +36,9 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -287,47 +290,33 @@ func Selecting(pkg *model.Package, cm *model.ConfigMap) []*model.Provider {
 	return out
 }
 
-// Selects reports whether sel matches labels, with Kubernetes semantics
-// (an empty selector matches everything; nil matches nothing).
-func Selects(sel *model.Selector, labels map[string]string) bool {
+// Selects reports whether sel matches set, with the operator's semantics
+// (Selector): an empty selector matches everything; nil, and a selector
+// the operator cannot convert, match nothing.
+func Selects(sel *model.Selector, set map[string]string) bool {
 	if sel == nil {
 		return false
 	}
-	for k, v := range sel.MatchLabels {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
+	s, err := Selector(sel)
+	return err == nil && s.Matches(labels.Set(set))
+}
+
+// Selector converts a model selector with apimachinery's own conversion,
+// as the operator does. An empty selector matches everything.
+func Selector(s *model.Selector) (labels.Selector, error) {
+	ls := &metav1.LabelSelector{MatchLabels: s.MatchLabels}
+	for _, r := range s.MatchExpressions {
+		ls.MatchExpressions = append(ls.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key:      r.Key,
+			Operator: metav1.LabelSelectorOperator(r.Operator),
+			Values:   r.Values,
+		})
 	}
-	for _, r := range sel.MatchExpressions {
-		v, has := labels[r.Key]
-		in := false
-		for _, x := range r.Values {
-			if x == v {
-				in = true
-			}
-		}
-		switch r.Operator {
-		case "In":
-			if !has || !in {
-				return false
-			}
-		case "NotIn":
-			if has && in {
-				return false
-			}
-		case "Exists":
-			if !has {
-				return false
-			}
-		case "DoesNotExist":
-			if has {
-				return false
-			}
-		default:
-			return false
-		}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return nil, fmt.Errorf("invalid fetchConfig.selector: %w", err)
 	}
-	return true
+	return sel, nil
 }
 
 // pinFor finds the pin entry of a ConfigMap: its release is the

@@ -183,7 +183,7 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 			// Helm refuses the chart; its files are still collected (with
 			// the default rules) so that a provider chart is not taken
 			// for something else.
-			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: ignore.HelmIgnore},
+			probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: ignore.HelmIgnore},
 				Message: fmt.Sprintf(".helmignore cannot be read: %v", unwrapPath(err)),
 				Hint:    "make .helmignore a regular file of the chart"})
 			fatal, badIgnore = true, true
@@ -193,7 +193,7 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 	}
 	rules.AddDefaults()
 	bad := func(rel, msg, hint string) {
-		probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: rel}, Message: msg, Hint: hint})
+		probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel}, Message: msg, Hint: hint})
 	}
 	// The chart's own files are read through a root opened at the chart:
 	// os.Root opens a path one component at a time, and most charts lie
@@ -287,19 +287,19 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 func (l *scanner) followLink(pkgDir, fp, n string) (string, fs.FileInfo, *model.Problem) {
 	t, err := filepath.EvalSymlinks(fp)
 	if err != nil {
-		return "", nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: n},
+		return "", nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: n},
 			Message: fmt.Sprintf("symlink %s cannot be resolved: %v; not followed", n, unwrapPath(err)),
 			Hint:    "fix or remove the link"}
 	}
 	if !within(l.root, t) {
 		link, _ := os.Readlink(fp)
-		return "", nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: n},
+		return "", nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: n},
 			Message: fmt.Sprintf("symlink %s points outside the tree (%s); not followed", n, link),
 			Hint:    "vendor the file into the package instead of linking to it"}
 	}
 	fi, err := os.Stat(t)
 	if err != nil {
-		return "", nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: n},
+		return "", nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: n},
 			Message: fmt.Sprintf("symlink %s: %v", n, unwrapPath(err))}
 	}
 	return t, fi, nil
@@ -407,7 +407,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	}
 	if err != nil {
 		file, line := renderErrorLocation(chrt.Name(), err.Error())
-		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: line},
+		return nil, []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: line},
 			Message: fmt.Sprintf("the chart does not render: %v", err),
 			Hint:    fmt.Sprintf("run `helm template -n %s %s .` in the package directory and fix the template", namespace, release)}}
 	}
@@ -468,17 +468,17 @@ const (
 func helmProblem(stage string, err error) model.Problem {
 	switch stage {
 	case stageDependencies:
-		return model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err), Hint: "run `helm dependency build`"}
 	case stageValues:
-		return model.Problem{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
+		return model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "values.yaml"},
 			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}
 	}
 	where := "Chart.yaml"
 	if strings.Contains(err.Error(), "cannot load values.yaml") {
 		where = "values.yaml"
 	}
-	return model.Problem{Check: CheckLoad, Location: model.Location{File: where},
+	return model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: where},
 		Message: fmt.Sprintf("Helm cannot load the chart: %v", err), Hint: "run `helm lint` in the package directory"}
 }
 

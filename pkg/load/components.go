@@ -61,7 +61,7 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 			}
 			rel := relSlash(p.Dir, fp)
 			if err != nil {
-				p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: rel},
+				p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel},
 					Message: fmt.Sprintf("cannot read %s: %v", rel, unwrapPath(err)), Hint: "make it readable"})
 				if d != nil && d.IsDir() {
 					return fs.SkipDir
@@ -90,7 +90,7 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 			l.hashReader(p, rel, ctxReader{ctx, bytes.NewReader(mem[rel])}, expectFor(p, mem, mem[rel]))
 		}
 	} else if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: vendorDir},
+		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: vendorDir},
 			Message: "files/ is a symlink; vendored files must be in the package, the link is not followed"})
 	}
 	if p.Pins != nil && p.Pins.File != nil {
@@ -133,7 +133,7 @@ func (l *scanner) hashFile(ctx context.Context, p *model.Package, rel string, da
 	fp := filepath.Join(p.Dir, filepath.FromSlash(rel))
 	fi, err := os.Lstat(fp)
 	if err != nil {
-		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: rel},
+		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel},
 			Message: fmt.Sprintf("cannot read %s: %v", rel, unwrapPath(err))})
 		return
 	}
@@ -150,7 +150,7 @@ func (l *scanner) hashFile(ctx context.Context, p *model.Package, rel string, da
 	}
 	f, err := l.open(fp)
 	if err != nil {
-		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: rel},
+		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel},
 			Message: fmt.Sprintf("cannot read %s: %v", rel, unwrapPath(err)), Hint: "make it readable"})
 		return
 	}
@@ -210,7 +210,7 @@ func (l *scanner) hashReader(p *model.Package, rel string, r io.Reader, exp *blo
 		h := sha256.New()
 		n, err := io.Copy(h, br)
 		if err != nil {
-			p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: rel},
+			p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel},
 				Message: fmt.Sprintf("cannot read %s: %v", rel, unwrapPath(err)), Hint: "make it readable"})
 			return
 		}

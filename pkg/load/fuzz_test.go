@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // FuzzLoadObjects feeds arbitrary text to the rendered-YAML parser: it must
@@ -35,7 +37,7 @@ func FuzzLoadObjects(f *testing.F) {
 			_ = isProvider(o) || isComponentsConfigMap(o)
 		}
 		for _, p := range probs {
-			if p.File != "f.yaml" || p.Check != CheckLoad || p.Message == "" || p.Line < 0 || p.Line > lines {
+			if p.File != "f.yaml" || p.Check != model.CheckPackageLoad || p.Message == "" || p.Line < 0 || p.Line > lines {
 				t.Fatalf("bad problem %+v (text has %d lines)", p, lines)
 			}
 		}

@@ -202,7 +202,7 @@ func TestInvalidBase64(t *testing.T) {
 	tr := loadTree(t, root, Options{})
 	otherPackagesFine(t, tr, ipamPkg)
 	p := find(t, tr, ipamPkg)
-	pr := problem(p, CheckBlobCorrupt, "not valid base64")
+	pr := problem(p, model.CheckBlobCorrupt, "not valid base64")
 	if pr == nil || pr.File != "configmaps.yaml" || pr.Line != 12 {
 		t.Fatalf("problems = %+v, want blob-corrupt at configmaps.yaml:12", p.Problems)
 	}
@@ -220,7 +220,7 @@ func TestBadYAML(t *testing.T) {
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, ipamPkg)
 		p := find(t, tr, ipamPkg)
-		pr := problem(p, CheckLoad, "does not parse")
+		pr := problem(p, model.CheckPackageLoad, "does not parse")
 		if pr == nil || pr.File != "provider.yaml" || pr.Line < 15 {
 			t.Fatalf("problems = %+v, want a parse error in provider.yaml past line 15", p.Problems)
 		}
@@ -235,7 +235,7 @@ func TestBadYAML(t *testing.T) {
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, cpPkg)
 		p := find(t, tr, cpPkg)
-		pr := problem(p, CheckLoad, "rendered output")
+		pr := problem(p, model.CheckPackageLoad, "rendered output")
 		if pr == nil || pr.File != "templates/providers.yaml" || pr.Line != 15 {
 			t.Fatalf("problems = %+v, want a parse error at templates/providers.yaml:15", p.Problems)
 		}
@@ -249,7 +249,7 @@ func TestBadYAML(t *testing.T) {
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, ipamPkg)
 		p := find(t, tr, ipamPkg)
-		pr := problem(p, CheckLoad, `duplicate key "name"`)
+		pr := problem(p, model.CheckPackageLoad, `duplicate key "name"`)
 		if pr == nil || pr.File != "configmaps.yaml" || pr.Line != 6 || !strings.Contains(pr.Message, "first at line 5") {
 			t.Fatalf("problems = %+v, want a duplicate key at configmaps.yaml:6", p.Problems)
 		}
@@ -263,7 +263,7 @@ func TestBadYAML(t *testing.T) {
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, corePkg)
 		p := find(t, tr, corePkg)
-		pr := problem(p, CheckLoad, `duplicate key "version"`)
+		pr := problem(p, model.CheckPackageLoad, `duplicate key "version"`)
 		if pr == nil || pr.File != "templates/providers.yaml" || pr.Line != 9 {
 			t.Fatalf("problems = %+v, want a duplicate key at templates/providers.yaml:9", p.Problems)
 		}
@@ -274,10 +274,10 @@ func TestBadYAML(t *testing.T) {
 		replace(t, root, ipamPkg+"/provider.yaml", `ipam-components: cozy`, `ipam-components: yes`)
 		tr := loadTree(t, root, Options{})
 		p := find(t, tr, ipamPkg)
-		if pr := problem(p, CheckLoad, "annotation provider.cluster.x-k8s.io/compressed"); pr == nil || pr.Line != 10 {
+		if pr := problem(p, model.CheckPackageLoad, "annotation provider.cluster.x-k8s.io/compressed"); pr == nil || pr.Line != 10 {
 			t.Errorf("problems = %+v, want the unquoted true at configmaps.yaml:10", p.Problems)
 		}
-		if pr := problem(p, CheckLoad, "reads as a boolean"); pr == nil || pr.File != "provider.yaml" {
+		if pr := problem(p, model.CheckPackageLoad, "reads as a boolean"); pr == nil || pr.File != "provider.yaml" {
 			t.Errorf("problems = %+v, want the YAML 1.1 boolean yes in provider.yaml", p.Problems)
 		}
 	})
@@ -310,7 +310,7 @@ func TestSymlinks(t *testing.T) {
 	for _, f := range []string{"files/secret.yaml", "templates/secret.yaml"} {
 		found := false
 		for _, pr := range core.Problems {
-			if pr.Check == CheckLoad && pr.File == f && strings.Contains(pr.Message, "outside the tree") {
+			if pr.Check == model.CheckPackageLoad && pr.File == f && strings.Contains(pr.Message, "outside the tree") {
 				found = true
 			}
 		}
@@ -324,7 +324,7 @@ func TestSymlinks(t *testing.T) {
 	if len(core.ConfigMaps) != 1 || len(core.Providers) != 1 {
 		t.Errorf("core did not render past the bad link:\n%s", summary(tr))
 	}
-	if problem(find(t, tr, ipamPkg), CheckLoad, "outside the tree") == nil {
+	if problem(find(t, tr, ipamPkg), model.CheckPackageLoad, "outside the tree") == nil {
 		t.Errorf("no out-of-tree problem in the plain package")
 	}
 	cp := find(t, tr, cpPkg)
@@ -351,7 +351,7 @@ func TestChartFailsToRender(t *testing.T) {
 			tr := loadTree(t, root, Options{})
 			otherPackagesFine(t, tr, bootPkg)
 			p := find(t, tr, bootPkg)
-			pr := problem(p, CheckLoad, tc.want)
+			pr := problem(p, model.CheckPackageLoad, tc.want)
 			if pr == nil || pr.File != "templates/broken.yaml" || pr.Line != tc.line {
 				t.Fatalf("problems = %+v, want %q at templates/broken.yaml:%d", p.Problems, tc.want, tc.line)
 			}
@@ -365,7 +365,7 @@ func TestChartFailsToRender(t *testing.T) {
 		write(t, root, bootPkg+"/Chart.yaml", []byte("apiVersion: v2\nname: [x\n"))
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, bootPkg)
-		if pr := problem(find(t, tr, bootPkg), CheckLoad, "Helm cannot load the chart"); pr == nil || pr.File != "Chart.yaml" {
+		if pr := problem(find(t, tr, bootPkg), model.CheckPackageLoad, "Helm cannot load the chart"); pr == nil || pr.File != "Chart.yaml" {
 			t.Errorf("problems = %+v", find(t, tr, bootPkg).Problems)
 		}
 	})
@@ -374,7 +374,7 @@ func TestChartFailsToRender(t *testing.T) {
 		write(t, root, bootPkg+"/values.yaml", []byte("a: [\n"))
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, bootPkg)
-		if pr := problem(find(t, tr, bootPkg), CheckLoad, "cannot load values.yaml"); pr == nil || pr.File != "values.yaml" {
+		if pr := problem(find(t, tr, bootPkg), model.CheckPackageLoad, "cannot load values.yaml"); pr == nil || pr.File != "values.yaml" {
 			t.Errorf("problems = %+v, want one pointing at values.yaml", find(t, tr, bootPkg).Problems)
 		}
 	})
@@ -385,7 +385,7 @@ func TestChartFailsToRender(t *testing.T) {
 		}
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, bootPkg)
-		if pr := problem(find(t, tr, bootPkg), CheckLoad, "not a regular file"); pr == nil || pr.File != "files/pipe" {
+		if pr := problem(find(t, tr, bootPkg), model.CheckPackageLoad, "not a regular file"); pr == nil || pr.File != "files/pipe" {
 			t.Errorf("problems = %+v", find(t, tr, bootPkg).Problems)
 		}
 	})
@@ -399,7 +399,7 @@ func TestChartFailsToRender(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr := loadTree(t, root, Options{})
-		if pr := problem(find(t, tr, corePkg), CheckLoad, "cannot read"); pr == nil || pr.File != "files/metadata.yaml" {
+		if pr := problem(find(t, tr, corePkg), model.CheckPackageLoad, "cannot read"); pr == nil || pr.File != "files/metadata.yaml" {
 			t.Errorf("problems = %+v", find(t, tr, corePkg).Problems)
 		}
 	})
@@ -436,7 +436,7 @@ func TestEmptyBlob(t *testing.T) {
 			tr := loadTree(t, root, Options{})
 			otherPackagesFine(t, tr, corePkg)
 			p := find(t, tr, corePkg)
-			pr := problem(p, CheckBlobCorrupt, "binaryData.components is empty")
+			pr := problem(p, model.CheckBlobCorrupt, "binaryData.components is empty")
 			if pr == nil || pr.File != "templates/configmaps.yaml" || !strings.Contains(pr.Hint, "missing, empty or excluded") {
 				t.Fatalf("problems = %+v, want an empty-blob blob-corrupt in templates/configmaps.yaml", p.Problems)
 			}

@@ -32,17 +32,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
-// Problem check IDs the loader uses besides catalog IDs.
-const (
-	// CheckLoad is the check ID of problems that keep (part of) a package
-	// from loading: render failures, YAML that does not parse, duplicate
-	// keys, unreadable files, symlinks out of the tree.
-	CheckLoad = "package-load"
-	// CheckBlobCorrupt is the catalog ID used for components that are not
-	// even valid base64.
-	CheckBlobCorrupt = "blob-corrupt"
-)
-
 // DefaultNamespace is the namespace of packages that name none anywhere and
 // get no Options.Namespace.
 const DefaultNamespace = "default"
@@ -53,6 +42,10 @@ type Options struct {
 	// Makefile NAMESPACE= nor metadata.namespace in their objects).
 	// Empty means DefaultNamespace.
 	Namespace string
+	// CommandDir is the tree root as a slash path relative to where the
+	// commands in hints are run (builder push DIR: DIR); empty when it is
+	// that directory. Packages carry it (model.Package.CommandDir).
+	CommandDir string
 	// Limit bounds the inflated size of every blob (blob.DefaultLimit when
 	// <= 0): a gzip bomb stops there and says so.
 	Limit int64
@@ -207,7 +200,7 @@ func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]cand
 		}
 		rel := relSlash(root, p)
 		if err != nil {
-			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: rel},
+			probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel},
 				Message: fmt.Sprintf("cannot read %s: %v; packages under it were not checked", rel, unwrapPath(err)),
 				Hint:    "make it readable"})
 			if d != nil && d.IsDir() {
@@ -237,7 +230,7 @@ func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]cand
 			if t, err := filepath.EvalSymlinks(p); err == nil && !within(root, t) {
 				if fi, err := os.Stat(t); err == nil && fi.IsDir() {
 					link, _ := os.Readlink(p)
-					probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: rel},
+					probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel},
 						Message: fmt.Sprintf("symlink %s points outside the tree (%s); not followed, packages there were not checked", rel, link),
 						Hint:    "check that tree on its own, or move the packages into this tree"})
 				}
@@ -254,7 +247,7 @@ func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]cand
 		return nil
 	})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		probs = append(probs, model.Problem{Check: CheckLoad, Message: fmt.Sprintf("walking the tree: %v", err)})
+		probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Message: fmt.Sprintf("walking the tree: %v", err)})
 	}
 	return cands, probs
 }
@@ -315,7 +308,8 @@ func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package) 
 		if r := recover(); r != nil {
 			l.opts.Logger.Error("loader panic", "package", c.rel, "panic", r, "stack", string(debug.Stack()))
 			p = newPackage(c)
-			p.Problems = append(p.Problems, model.Problem{Check: CheckLoad,
+			p.CommandDir = l.opts.CommandDir
+			p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad,
 				Message: fmt.Sprintf("internal error while loading the package: %v", r),
 				Hint:    "report this as a pinseal bug with the package attached"})
 		}

@@ -248,7 +248,7 @@ func TestBadPinFile(t *testing.T) {
 	tr := loadTree(t, root, Options{})
 	otherPackagesFine(t, tr, corePkg)
 	p := find(t, tr, corePkg)
-	pr := problem(p, CheckLoad, "pins cannot be read")
+	pr := problem(p, model.CheckPackageLoad, "pins cannot be read")
 	if pr == nil || pr.File != "pin.yaml" || pr.Line != 6 || !strings.Contains(pr.Message, "pin.yaml:6: providers[0].colour") || strings.Contains(pr.Message, root) {
 		t.Fatalf("problems = %+v", p.Problems)
 	}

@@ -141,7 +141,7 @@ func parseDocWith(d doc, file string, swapMin int) (o *object, probs []model.Pro
 	defer func() {
 		if r := recover(); r != nil {
 			o = nil
-			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: file, Line: d.line},
+			probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: d.line},
 				Message: fmt.Sprintf("YAML document at line %d cannot be read: %v", d.line, r)})
 		}
 	}()
@@ -154,7 +154,7 @@ func parseDocWith(d doc, file string, swapMin int) (o *object, probs []model.Pro
 			last := bytes.Count(bytes.TrimRight(d.bytes(), "\n"), []byte{'\n'}) + 1
 			line = d.line + min(k, last) - 1
 		}
-		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: line},
+		return nil, []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: line},
 			Message: fmt.Sprintf("YAML does not parse at line %d: %s", line, msg),
 			Hint:    "fix the YAML (for a chart: run `helm template` and look at this line of the rendered output)"}}
 	}
@@ -167,12 +167,12 @@ func parseDocWith(d doc, file string, swapMin int) (o *object, probs []model.Pro
 		return nil, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: lineOf(root.Line)},
+		return nil, []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: lineOf(root.Line)},
 			Message: fmt.Sprintf("YAML document at line %d is a %s, not a Kubernetes object (a mapping)", lineOf(root.Line), nodeKind(root))}}
 	}
 	if dups := duplicateKeys(root); len(dups) > 0 {
 		for _, dk := range dups {
-			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: file, Line: lineOf(dk.line)},
+			probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: lineOf(dk.line)},
 				Message: fmt.Sprintf("duplicate key %q at line %d (first at line %d): Kubernetes keeps only one of them", dk.key, lineOf(dk.line), lineOf(dk.first)),
 				Hint:    "remove one of the two keys"})
 		}

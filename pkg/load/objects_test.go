@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 func TestLoadObjects(t *testing.T) {
@@ -49,7 +51,7 @@ func TestLoadObjects(t *testing.T) {
 			for i, want := range tc.probs {
 				sub, line, _ := strings.Cut(want, "@")
 				p := probs[i]
-				if !strings.Contains(p.Message, sub) || (line != "" && itoa(p.Line) != line) || p.File != "x.yaml" || p.Check != CheckLoad {
+				if !strings.Contains(p.Message, sub) || (line != "" && itoa(p.Line) != line) || p.File != "x.yaml" || p.Check != model.CheckPackageLoad {
 					t.Errorf("problem %d = %+v, want %q at line %s", i, p, sub, line)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // TestHelmignoreStaysInTree: .helmignore is read through the tree's root
@@ -45,7 +46,7 @@ func TestHelmignoreStaysInTree(t *testing.T) {
 				tr := loadTree(t, root, Options{})
 				otherPackagesFine(t, tr, bootPkg)
 				p := find(t, tr, bootPkg)
-				pr := problem(p, CheckLoad, ".helmignore cannot be read")
+				pr := problem(p, model.CheckPackageLoad, ".helmignore cannot be read")
 				if pr == nil || pr.File != ".helmignore" {
 					t.Errorf("problems = %+v, want one at .helmignore", p.Problems)
 					return

@@ -41,6 +41,7 @@ func isComponentsConfigMap(o *object) bool {
 // provider package.
 func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	p := newPackage(c)
+	p.CommandDir = l.opts.CommandDir
 	var objs []sourced
 	var probs []model.Problem
 	var mem map[string][]byte // chart files already read
@@ -265,7 +266,7 @@ func (l *scanner) loadPins(p *model.Package) {
 				file = "Makefile"
 			}
 		}
-		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Location: model.Location{File: file, Line: line},
+		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: line},
 			Message: "the package's pins cannot be read: " + strings.ReplaceAll(err.Error(), p.Dir+string(filepath.Separator), ""),
 			Hint:    "fix the pin file (see api/pin.md)"})
 	}
@@ -315,7 +316,7 @@ func (l *scanner) readPlain(ctx context.Context, p *model.Package) (objs []sourc
 		}
 		data, err := l.readCapped(fp, l.opts.Limit)
 		if err != nil {
-			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: name},
+			probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: name},
 				Message: fmt.Sprintf("cannot read %s: %v", name, err), Hint: "make it readable"})
 			suspicious = true
 			continue
@@ -443,7 +444,7 @@ func (l *scanner) provider(p *model.Package, o sourced) *model.Provider {
 		pr.Namespace = p.Namespace
 	}
 	bad := func(field, why string, line int) {
-		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad, Provider: pr.ID(),
+		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Provider: pr.ID(),
 			Location: model.Location{File: o.File, Line: o.fileLine(line)},
 			Message:  fmt.Sprintf("%s: %s %s", pr.ID(), field, why)})
 	}
@@ -506,7 +507,7 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 		cm.Namespace = p.Namespace
 	}
 	bad := func(field, why string, line int) {
-		p.Problems = append(p.Problems, model.Problem{Check: CheckLoad,
+		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad,
 			Location: model.Location{File: o.File, Line: o.fileLine(line)},
 			Message:  fmt.Sprintf("ConfigMap %s: %s %s", cm.Name, field, why)})
 	}
@@ -545,7 +546,7 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 		}
 		if pc.rawErr != nil {
 			comp.DecodeErr = pc.rawErr
-			p.Problems = append(p.Problems, model.Problem{Check: CheckBlobCorrupt,
+			p.Problems = append(p.Problems, model.Problem{Check: model.CheckBlobCorrupt,
 				Location: model.Location{File: o.File, Line: o.fileLine(bin.Line)},
 				Message:  fmt.Sprintf(msg, cm.Name, pc.rawErr),
 				Hint:     hint})

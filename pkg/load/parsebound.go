@@ -64,7 +64,7 @@ type parseBound struct {
 }
 
 func (b *parseBound) problem() *model.Problem {
-	return &model.Problem{Check: CheckLoad, Location: model.Location{File: b.File},
+	return &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: b.File},
 		Message: b.Message + "; the chart was not loaded",
 		Hint:    "a provider package's chart needs nothing this large: remove what makes it so (YAML aliases that repeat whole subtrees, generated values, large packed subcharts)"}
 }

@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/yamlbound"
 )
 
@@ -117,7 +118,7 @@ func TestParseBounds(t *testing.T) {
 					t.Fatalf("%d packages, want the bomb chart (skipped: %+v)", len(tr.Packages), tr.Skipped)
 				}
 				probs := tr.Packages[0].Problems
-				if len(probs) != 1 || probs[0].Check != CheckLoad || probs[0].File != tc.file || !strings.Contains(probs[0].Message, tc.want) {
+				if len(probs) != 1 || probs[0].Check != model.CheckPackageLoad || probs[0].File != tc.file || !strings.Contains(probs[0].Message, tc.want) {
 					t.Fatalf("problems %+v, want one package-load problem at %s saying %q", probs, tc.file, tc.want)
 				}
 			})
@@ -149,7 +150,7 @@ func TestParseBoundsClean(t *testing.T) {
 		t.Fatalf("providers %s; problems %+v", got, p.Problems)
 	}
 	for _, pr := range p.Problems {
-		if pr.Check == CheckLoad {
+		if pr.Check == model.CheckPackageLoad {
 			t.Errorf("problem %+v", pr)
 		}
 	}

@@ -17,11 +17,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
-// CheckPinDigest is the catalog ID of problems with a pin's patches: a
-// patch that is missing, does not parse or changes no pinned source keeps
-// the patched file's digest from being checked.
-const CheckPinDigest = "pin-digest"
-
 // upstreamDigests recovers, for every vendored file a pin's patches change,
 // the digest of the upstream bytes: the file with those patches reversed,
 // last first (model.File.Upstream), or why that failed
@@ -71,10 +66,10 @@ func (l *scanner) providerPatches(p *model.Package, pp pin.Provider, mem map[str
 	targets = map[string][]*patch.FileDiff{}
 	ok = true
 	fail := func(loc model.Location, msg, hint string) {
-		p.Problems = append(p.Problems, model.Problem{Check: CheckPinDigest, Provider: id, Location: loc, Message: msg, Hint: hint})
+		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPinDigest, Provider: id, Location: loc, Message: msg, Hint: hint})
 		ok = false
 	}
-	rebuild := fmt.Sprintf("`builder build %s`", pkgRef(p))
+	rebuild := fmt.Sprintf("`builder build %s`", p.CommandPath())
 	for _, rel := range pp.Patches {
 		if pin.CheckPath(rel) != nil {
 			ok = false // the pin file's validation reports the path
@@ -205,12 +200,4 @@ func (l *scanner) readPackageFile(p *model.Package, rel string, data []byte) ([]
 		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
 	return l.readCapped(fp, l.opts.Limit)
-}
-
-// pkgRef is the package path as commands take it.
-func pkgRef(p *model.Package) string {
-	if p.Path == "" {
-		return "."
-	}
-	return p.Path
 }

@@ -173,12 +173,12 @@ func TestUpstreamDigestMutations(t *testing.T) {
 				t.Errorf("Upstream %v, UpstreamErr %q; want neither when the patches cannot be used", f.Upstream, f.UpstreamErr)
 			}
 			if tc.probWords == nil {
-				if pr := problem(p, CheckPinDigest, ""); pr != nil {
+				if pr := problem(p, model.CheckPinDigest, ""); pr != nil {
 					t.Errorf("unexpected pin-digest problem: %+v", pr)
 				}
 				return
 			}
-			pr := problem(p, CheckPinDigest, "")
+			pr := problem(p, model.CheckPinDigest, "")
 			if pr == nil {
 				t.Fatalf("no pin-digest problem; problems: %+v", p.Problems)
 			}

@@ -207,7 +207,7 @@ type rendering struct {
 func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, user map[string]any, release, namespace string) (*rendering, *model.Problem) {
 	lim := l.opts.Render.withDefaults()
 	if !renderHookWired.Load() {
-		return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: "the chart was not rendered: this program cannot render charts in a bounded child process (it does not call load.MaybeRunRenderChild at the start of main)",
 			Hint:    "call load.MaybeRunRenderChild() first thing in main (and TestMain), or set load.Options.Render.InProcess for trusted trees"}
 	}
@@ -243,7 +243,7 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, user
 		if errors.As(err, &le) {
 			return nil, l.limitProblem(le, files, lim, release, namespace)
 		}
-		return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+		return nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("the chart could not be rendered: %v", err),
 			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}
 	}
@@ -264,7 +264,7 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, user
 	for k, drop := range res.Dropped {
 		text, ok := blankSpans(res.Rendered[k], drop)
 		if !ok {
-			return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "Chart.yaml"},
+			return nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "Chart.yaml"},
 				Message: "the chart could not be rendered: the render process answered with bad document spans",
 				Hint:    "this is a failure of the render process, not of the chart; see the service's log"}
 		}
@@ -319,7 +319,7 @@ func (l *scanner) limitProblem(le *limitError, files []*loader.BufferedFile, lim
 		limit, setting = "render output limit", report.SettingRenderMaxOutput
 	}
 	l.opts.Logger.Warn("chart render over its bound", "chart", name, "template", le.Template, "limit", le.What, "detail", le.Detail)
-	return &model.Problem{Check: CheckLoad, Location: model.Location{File: file}, Message: msg,
+	return &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: file}, Message: msg,
 		Hint:     fmt.Sprintf("fix the template (run `helm template -n %s %s .` in the package directory); if the chart really needs more, raise the %s", namespace, release, limit),
 		Settings: []report.Setting{setting}}
 }
@@ -533,7 +533,7 @@ func keepObjects(text, file string) ([]span, []model.Problem) {
 			if n := countNodes(o.root, maxKeptNodes+1); n <= maxKeptNodes {
 				continue // the parent parses it again, problems and all
 			}
-			ps = []model.Problem{{Check: CheckLoad, Location: model.Location{File: file, Line: o.Line},
+			ps = []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: o.Line},
 				Message: fmt.Sprintf("%s %s at line %d has more than %d YAML nodes; not loaded", o.Kind, o.Name, o.Line, maxKeptNodes),
 				Hint:    "a provider or components ConfigMap holds the components as one value; remove what makes it this big"}}
 		}
@@ -594,18 +594,18 @@ func (l *scanner) parsePlain(ctx context.Context, name string, data []byte) (kep
 		}
 		var le *limitError
 		if errors.As(err, &le) {
-			return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: name},
+			return nil, nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: name},
 				Message:  fmt.Sprintf("parsing %s went over the render %s limit of %s (%s)", name, le.What, limitValue(le.What, lim), le.Detail),
 				Hint:     "split the file, or, if the file is trusted, raise the render memory and time limits",
 				Settings: []report.Setting{report.SettingRenderMaxMemory, report.SettingRenderTimeout}}, nil
 		}
-		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: name},
+		return nil, nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: name},
 			Message: fmt.Sprintf("%s could not be parsed: %v", name, err),
 			Hint:    "this is a failure of the render process, not of the file; see the log"}, nil
 	}
 	text, ok := blankSpans(string(data), res.Dropped[name])
 	if !ok {
-		return nil, nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: name},
+		return nil, nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: name},
 			Message: fmt.Sprintf("%s could not be parsed: the render process answered with bad document spans", name),
 			Hint:    "this is a failure of the render process, not of the file; see the log"}, nil
 	}

@@ -95,7 +95,7 @@ func TestRenderBounds(t *testing.T) {
 				t.Fatalf("%d packages, want the bomb chart", len(tr.Packages))
 			}
 			probs := tr.Packages[0].Problems
-			if len(probs) != 1 || probs[0].Check != CheckLoad || probs[0].File != "templates/zz-bomb.yaml" {
+			if len(probs) != 1 || probs[0].Check != model.CheckPackageLoad || probs[0].File != "templates/zz-bomb.yaml" {
 				t.Fatalf("problems %+v, want one package-load problem at templates/zz-bomb.yaml", probs)
 			}
 			for _, w := range tc.want {
@@ -340,7 +340,7 @@ func FuzzRenderLimits(f *testing.F) {
 					continue
 				}
 				bounded = true
-				if pr.Check != CheckLoad || (pr.File != "" && !strings.HasPrefix(pr.File, "templates/")) || pr.Hint == "" {
+				if pr.Check != model.CheckPackageLoad || (pr.File != "" && !strings.HasPrefix(pr.File, "templates/")) || pr.Hint == "" {
 					t.Fatalf("bound problem %+v", pr)
 				}
 			}
@@ -383,7 +383,7 @@ func TestPlainManifestNodeBomb(t *testing.T) {
 			bound = &p.Problems[i]
 		}
 	}
-	if bound == nil || bound.Check != CheckLoad || !strings.Contains(bound.Message, "128 MiB") {
+	if bound == nil || bound.Check != model.CheckPackageLoad || !strings.Contains(bound.Message, "128 MiB") {
 		t.Fatalf("problems %+v, want a package-load problem naming zz-bomb.yaml and the 128 MiB memory limit", p.Problems)
 	}
 	if len(p.Providers) != 1 || p.Providers[0].Kind != "CoreProvider" {

@@ -60,7 +60,7 @@ func (refusingLoader) Load(url string) (any, error) {
 func renderValues(chrt *chart.Chart, user map[string]any, opts chartutil.ReleaseOptions, validate bool, files []*loader.BufferedFile) (chartutil.Values, *model.Problem) {
 	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, user, opts, chartutil.DefaultCapabilities, true)
 	if err != nil {
-		return nil, &model.Problem{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
+		return nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "values.yaml"},
 			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}
 	}
 	if !validate {
@@ -99,7 +99,7 @@ func validateSchemas(chrt *chart.Chart, values map[string]any, files []*loader.B
 				if c != chrt {
 					file = subchartPath(strings.TrimPrefix(c.ChartFullPath(), top)+"/values.schema.json", subchartDirs(files))
 				}
-				refused = &model.Problem{Check: CheckLoad, Location: model.Location{File: file},
+				refused = &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: file},
 					Message: fmt.Sprintf("%s refers to %q, another document: the verifier reads no schema but the chart's values.schema.json files (Helm would fetch or open it on the machine that installs the chart); the values were not checked and the chart was not rendered", file, ref),
 					Hint:    "put the definitions into values.schema.json itself (under \"$defs\") and refer to them as \"#/$defs/NAME\""}
 				return
@@ -126,7 +126,7 @@ func validateSchemas(chrt *chart.Chart, values map[string]any, files []*loader.B
 		return refused
 	}
 	if sb.Len() > 0 {
-		return &model.Problem{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
+		return &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "values.yaml"},
 			Message: "the chart's default values do not render: values don't meet the specifications of the schema(s) in the following chart(s):\n" + sb.String()}
 	}
 	return nil

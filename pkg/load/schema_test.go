@@ -9,6 +9,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/netwatch"
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // TestSchemaReachesNothing: a values.schema.json whose references name a
@@ -50,7 +51,7 @@ func TestSchemaReachesNothing(t *testing.T) {
 				}
 				otherPackagesFine(t, tr, bootPkg)
 				p := find(t, tr, bootPkg)
-				pr := problem(p, CheckLoad, "refers to")
+				pr := problem(p, model.CheckPackageLoad, "refers to")
 				if pr == nil || pr.File != "values.schema.json" || !strings.Contains(pr.Message, `"`+tc.ref+`"`) {
 					t.Fatalf("problems = %+v, want one at values.schema.json naming %q", p.Problems, tc.ref)
 				}
@@ -69,7 +70,7 @@ func TestSchemaReachesNothing(t *testing.T) {
 			write(t, root, bootPkg+"/charts/subdir/values.schema.json", []byte(`{"$ref":"`+watch.URL("/sub.json")+`"}`))
 			tr := loadTree(t, root, Options{Render: RenderLimits{InProcess: inProcess}})
 			p := find(t, tr, bootPkg)
-			if pr := problem(p, CheckLoad, "refers to"); pr == nil || pr.File != "charts/subdir/values.schema.json" {
+			if pr := problem(p, model.CheckPackageLoad, "refers to"); pr == nil || pr.File != "charts/subdir/values.schema.json" {
 				t.Fatalf("problems = %+v, want one at charts/subdir/values.schema.json", p.Problems)
 			}
 		})
@@ -85,7 +86,7 @@ func TestSchemaReachesNothing(t *testing.T) {
 			write(t, root, bootPkg+"/values.yaml", []byte("replicas: two\n"))
 			tr = loadTree(t, root, Options{Render: RenderLimits{InProcess: inProcess}})
 			p := find(t, tr, bootPkg)
-			if pr := problem(p, CheckLoad, "values don't meet the specifications of the schema"); pr == nil || pr.File != "values.yaml" || !strings.Contains(pr.Message, "replicas") {
+			if pr := problem(p, model.CheckPackageLoad, "values don't meet the specifications of the schema"); pr == nil || pr.File != "values.yaml" || !strings.Contains(pr.Message, "replicas") {
 				t.Fatalf("problems = %+v, want the schema violation at values.yaml", p.Problems)
 			}
 		})

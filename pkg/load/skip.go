@@ -116,7 +116,7 @@ func (l *scanner) valuesFor(rel string) (map[string]any, []model.Problem) {
 					continue
 				}
 			}
-			probs = append(probs, model.Problem{Check: CheckLoad, Location: model.Location{File: "values.yaml"},
+			probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "values.yaml"},
 				Message: fmt.Sprintf("the values file %s the policy gives this chart cannot be used: %v", filepath.Clean(f), err),
 				Hint:    "fix the path or the YAML of the file under the policy's values:"})
 		}

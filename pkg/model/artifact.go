@@ -79,16 +79,26 @@ func (a *Artifact) Pinned() string {
 	return a.Repository + "@" + a.Digest
 }
 
-// ArtifactConfig is the artifact's config blob (pkg/artifact.Config).
+// ArtifactConfig is the artifact's config blob, as pkg/artifact writes it
+// (Release.Config) and reads it back. Field names are a stable contract.
 type ArtifactConfig struct {
-	Kind           string
-	Name           string
-	Type           string
-	Release        string
-	Version        string
-	Contract       string
-	Pins           []pin.Source
-	BuilderVersion string
+	Kind           string       `json:"kind"`
+	Name           string       `json:"name"`
+	Type           string       `json:"type"`
+	Release        string       `json:"release"`
+	Version        string       `json:"version"`
+	Contract       string       `json:"contract"`
+	Pins           []pin.Source `json:"pins"`
+	VersionPins    []VersionPin `json:"versionPins,omitempty"`
+	BuilderVersion string       `json:"builderVersion"`
+}
+
+// VersionPin is one version variable of a package.
+type VersionPin struct {
+	File  string `json:"file"` // slash path relative to the package directory
+	Line  int    `json:"line,omitempty"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Reason says why a signature or attestation does not verify. pkg/sign

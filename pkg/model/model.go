@@ -5,6 +5,8 @@
 package model
 
 import (
+	"path"
+
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -13,16 +15,39 @@ import (
 // Operator API group/version of the provider kinds.
 const OperatorAPIVersion = "operator.cluster.x-k8s.io/v1alpha2"
 
+// providerTypes are the cluster-api-operator provider kinds with the
+// provider type clusterctl uses for each in file and repository names
+// (<type>-components.yaml, <type>-<name>), in clusterctl's order. The
+// operator's own type names (GetType(), which change across operator
+// releases) are pkg/operator's.
+var providerTypes = []struct{ Kind, Type string }{
+	{"CoreProvider", "core"},
+	{"BootstrapProvider", "bootstrap"},
+	{"ControlPlaneProvider", "control-plane"},
+	{"InfrastructureProvider", "infrastructure"},
+	{"IPAMProvider", "ipam"},
+	{"AddonProvider", "addon"},
+	{"RuntimeExtensionProvider", "runtime-extension"},
+}
+
 // ProviderKinds are the cluster-api-operator provider kinds, mapped to the
 // provider type used in clusterctl file names (<type>-components.yaml).
-var ProviderKinds = map[string]string{
-	"CoreProvider":             "core",
-	"BootstrapProvider":        "bootstrap",
-	"ControlPlaneProvider":     "control-plane",
-	"InfrastructureProvider":   "infrastructure",
-	"IPAMProvider":             "ipam",
-	"AddonProvider":            "addon",
-	"RuntimeExtensionProvider": "runtime-extension",
+var ProviderKinds = func() map[string]string {
+	m := make(map[string]string, len(providerTypes))
+	for _, pt := range providerTypes {
+		m[pt.Kind] = pt.Type
+	}
+	return m
+}()
+
+// ProviderTypes returns the provider types of ProviderKinds in clusterctl's
+// order: core, bootstrap, control-plane, ...
+func ProviderTypes() []string {
+	types := make([]string, len(providerTypes))
+	for i, pt := range providerTypes {
+		types[i] = pt.Type
+	}
+	return types
 }
 
 // Annotations and labels the operator reads.
@@ -64,6 +89,11 @@ type Package struct {
 	Dir       string // absolute directory
 	Chart     bool   // rendered with Helm
 	Namespace string // from Makefile NAMESPACE=, the objects, --namespace or the default
+	// CommandDir is where the tree root is, as a slash path relative to
+	// the directory the user runs commands from (load.Options.CommandDir);
+	// empty when it is that directory. Hints name the package by
+	// CommandPath.
+	CommandDir string
 
 	// Pins are the package's pins (never nil once loaded; Source is ""
 	// when the package carries none).
@@ -123,9 +153,26 @@ type FileWeight struct {
 	Bytes int64
 }
 
+// Catalog IDs of the problems the loader reports. They are declared here,
+// where both the loader (which reports them) and pkg/check (whose catalog
+// names them) can use them: the loader does not depend on the checks.
+const (
+	// CheckPackageLoad is the ID of problems that keep (part of) a package
+	// from loading: render failures, YAML that does not parse, duplicate
+	// keys, unreadable files, symlinks out of the tree.
+	CheckPackageLoad = "package-load"
+	// CheckBlobCorrupt is the ID of components that are not even valid
+	// base64.
+	CheckBlobCorrupt = "blob-corrupt"
+	// CheckPinDigest is the ID of problems with a pin's patches: a patch
+	// that is missing, does not parse or changes no pinned source keeps the
+	// patched file's digest from being checked.
+	CheckPinDigest = "pin-digest"
+)
+
 // Problem is something the loader could not make sense of.
 type Problem struct {
-	Check    string // catalog ID the problem belongs to (e.g. "blob-corrupt"), or "package-load"
+	Check    string // catalog ID the problem belongs to (e.g. CheckBlobCorrupt), or CheckPackageLoad
 	Provider string // Kind/name, if known
 	Location
 	Message string
@@ -194,11 +241,31 @@ type Provider struct {
 	Artifact *Artifact
 }
 
+// CommandPath is the package directory as the commands a hint gives take
+// it (`builder build PATH`): Path below CommandDir, "." for the root.
+func (p *Package) CommandPath() string {
+	if p == nil {
+		return "."
+	}
+	if c := path.Join(p.CommandDir, p.Path); c != "" {
+		return c
+	}
+	return "."
+}
+
 // ID is "Kind/name", the form used in findings.
 func (p *Provider) ID() string { return p.Kind + "/" + p.Name }
 
 // Type is the clusterctl provider type (core, bootstrap, ...).
 func (p *Provider) Type() string { return ProviderKinds[p.Kind] }
+
+// RepositoryName is the repository of the provider's releases below a
+// prefix (RepositoryName of its type and name).
+func (p *Provider) RepositoryName() string { return RepositoryName(p.Type(), p.Name) }
+
+// RepositoryName is the repository of a provider's releases below a
+// registry prefix: "<type>-<name>", e.g. "infrastructure-proxmox".
+func RepositoryName(typ, name string) string { return typ + "-" + name }
 
 // Selector is a Kubernetes label selector as written in the object.
 type Selector struct {

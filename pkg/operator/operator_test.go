@@ -1,8 +1,12 @@
 package operator
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 func TestTypes(t *testing.T) {
@@ -93,4 +97,14 @@ func FuzzParseSource(f *testing.F) {
 			t.Fatalf("%q reads back as %+v, %v; first %+v", again, s2, err, s)
 		}
 	})
+}
+
+// The operator's kinds and the model's kinds are one set: pkg/model maps
+// each kind to clusterctl's type, this package to the operator's type
+// names across releases, and neither may know a kind the other does not.
+func TestKindsAreTheModels(t *testing.T) {
+	want := slices.Sorted(maps.Keys(model.ProviderKinds))
+	if got := Kinds(); !slices.Equal(got, want) {
+		t.Errorf("operator kinds %v, model kinds %v", got, want)
+	}
 }

@@ -97,7 +97,7 @@ func Load(ctx context.Context, dir string, opts Options) ([]Provider, error) {
 	}
 	pol = rootedAt(pol, dir)
 	tree, r, err := verify.Run(ctx, dir, verify.Options{
-		Options: load.Options{Namespace: opts.Namespace, Logger: opts.Logger},
+		Options: load.Options{Namespace: opts.Namespace, Logger: opts.Logger, CommandDir: filepath.ToSlash(dir)},
 		Policy:  pol,
 	})
 	if err != nil {
@@ -137,9 +137,9 @@ func provider(dir string, pkg *model.Package, p *model.Provider, findings []repo
 			continue
 		}
 		if Refuses(f.Check) {
-			out.Refused = append(out.Refused, relocate(f, filepath.ToSlash(dir)))
+			out.Refused = append(out.Refused, relocate(f, pkg.CommandDir))
 		} else {
-			out.Warnings = append(out.Warnings, relocate(f, filepath.ToSlash(dir)))
+			out.Warnings = append(out.Warnings, relocate(f, pkg.CommandDir))
 		}
 	}
 	if len(out.Refused) > 0 {
@@ -150,7 +150,7 @@ func provider(dir string, pkg *model.Package, p *model.Provider, findings []repo
 		// The checks passed but the release cannot be assembled: say so
 		// as a finding of the check whose ground it is.
 		out.Refused = append(out.Refused, report.Finding{
-			Check: "package-load", Severity: report.Error, Package: pkg.Path, Provider: p.ID(),
+			Check: model.CheckPackageLoad, Severity: report.Error, Package: pkg.Path, Provider: p.ID(),
 			Message: err.Error(),
 			Hint:    "run `verifier check` on the package and fix what it reports, then push again",
 		})
@@ -226,7 +226,7 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 	if pkg.Pins != nil {
 		for _, v := range pkg.Pins.Versions {
 			if v.Known {
-				rel.VersionPins = append(rel.VersionPins, artifact.VersionPin{File: v.File, Line: v.Line, Name: v.Name, Value: v.Value})
+				rel.VersionPins = append(rel.VersionPins, model.VersionPin{File: v.File, Line: v.Line, Name: v.Name, Value: v.Value})
 				if rel.Version == "" && pin.MatchesRelease(v.Value, p.Version) {
 					rel.Version = v.Value
 				}
@@ -273,19 +273,14 @@ func rootedAt(pol *policy.Policy, dir string) *policy.Policy {
 	return &p
 }
 
-// relocate makes a finding of the tree rooted at a package directory read
-// from where builder push was run: its package, file and the package path
-// in the commands its hint gives are prefixed with dir.
+// relocate makes a finding of the tree rooted at dir read from where
+// builder push was run: its package and file are prefixed with dir, the
+// package's CommandDir (the commands its hint gives already name the
+// package so: Load passes its dir as load.Options.CommandDir).
 func relocate(f report.Finding, dir string) report.Finding {
-	old := f.Package
 	f.Package = path.Join(dir, f.Package)
 	if f.File != "" {
 		f.File = path.Join(dir, f.File)
-	}
-	for _, cmd := range []string{"builder build ", "builder push ", "cd "} {
-		for _, end := range []string{"`", " "} {
-			f.Hint = strings.ReplaceAll(f.Hint, cmd+old+end, cmd+f.Package+end)
-		}
 	}
 	return f
 }

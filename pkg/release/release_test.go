@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -95,13 +96,7 @@ func TestLoadWithoutPinFile(t *testing.T) {
 // is refused with the findings, its paths and commands relative to where
 // push runs; the other provider of the package is not.
 func TestLoadRefusesRedProviders(t *testing.T) {
-	root := t.TempDir()
-	if err := fixture.AsItStands(root); err != nil {
-		t.Fatal(err)
-	}
-	talos := filepath.Join(root, fixture.AsItStandsBootstrap, "files/bootstrap-components-talos.yaml")
-	b, _ := os.ReadFile(talos)
-	os.WriteFile(talos, append(b, "# edited\n"...), 0o644)
+	root := editedTalos(t)
 
 	dir := filepath.Join(root, fixture.AsItStandsBootstrap)
 	provs, err := Load(context.Background(), dir, Options{})
@@ -196,4 +191,44 @@ func TestLoadMakefilePins(t *testing.T) {
 	if len(kub.Pins) != 0 {
 		t.Errorf("kubeadm: pins %+v", kub.Pins)
 	}
+}
+
+// Pushing a directory that holds several packages: a refused provider's
+// finding names its package, file and commands below that directory once,
+// not with the package path repeated.
+func TestLoadRefusesNestedPackage(t *testing.T) {
+	root := editedTalos(t)
+
+	provs, err := Load(context.Background(), root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tal := byID(t, provs)["BootstrapProvider/talos"]
+	if tal.Release != nil || len(tal.Refused) != 1 {
+		t.Fatalf("talos: %+v", tal)
+	}
+	f := tal.Refused[0]
+	want := path.Join(filepath.ToSlash(root), fixture.AsItStandsBootstrap)
+	if f.Package != want || !strings.HasPrefix(f.File, want+"/files/") || !strings.Contains(f.Hint, "`builder build "+want+"`") {
+		t.Errorf("finding not relative to where push runs (package %s): %+v", want, f)
+	}
+}
+
+// editedTalos writes the as-it-stands tree with talos's vendored YAML
+// edited (blob-yaml fails for it) and returns its root.
+func editedTalos(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := fixture.AsItStands(root); err != nil {
+		t.Fatal(err)
+	}
+	talos := filepath.Join(root, fixture.AsItStandsBootstrap, "files/bootstrap-components-talos.yaml")
+	b, err := os.ReadFile(talos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(talos, append(b, "# edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

@@ -78,10 +78,6 @@ func (o Options) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// RepositoryName is the repository of a provider's releases below a
-// prefix: "<type>-<name>" (artifact.Release.RepositoryName).
-func RepositoryName(p *model.Provider) string { return p.Type() + "-" + p.Name }
-
 // Attach looks up, for every provider of t, the artifact tagged with its
 // release (spec.version) in PREFIX/<type>-<name> and sets p.Artifact to
 // what it found. A provider with spec.fetchConfig.oci is looked up where
@@ -104,7 +100,7 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 			case p.FetchOCI != "":
 				jobs = append(jobs, job{p: p})
 			case prefix != (artifact.Prefix{}):
-				jobs = append(jobs, job{ref: RepositoryName(p) + ":" + p.Version, p: p})
+				jobs = append(jobs, job{ref: p.RepositoryName() + ":" + p.Version, p: p})
 			}
 		}
 	}
@@ -122,7 +118,7 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 		if p.FetchOCI != "" {
 			return attachOCI(ctx, p, opts)
 		}
-		key := RepositoryName(p) + ":" + p.Version
+		key := p.RepositoryName() + ":" + p.Version
 		mu.Lock()
 		o := once[key]
 		if o == nil {
@@ -164,7 +160,7 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 
 // attachOne reads the artifact of one provider; it never returns nil.
 func attachOne(ctx context.Context, prefix artifact.Prefix, p *model.Provider, opts Options) *model.Artifact {
-	name := RepositoryName(p)
+	name := p.RepositoryName()
 	a := &model.Artifact{Ref: joinRef(prefix.String()+"/"+name, p.Version), Repository: prefix.String() + "/" + name}
 	defer func() { a.PlainHTTP = opts.Registry.PlainHTTP && !prefix.IsLayout() }()
 	if p.Type() == "" {
@@ -319,12 +315,8 @@ func Fetch(ctx context.Context, repo artifact.Repository, ref string, opts Optio
 // record copies what the pulled artifact says into a.
 func record(a *model.Artifact, p *artifact.Pulled) {
 	a.ConfigMediaType = p.Manifest.Config.MediaType
-	if c := p.Config; c != nil {
-		a.Config = &model.ArtifactConfig{
-			Kind: c.Kind, Name: c.Name, Type: c.Type, Release: c.Release, Version: c.Version,
-			Contract: c.Contract, Pins: append([]pin.Source(nil), c.Pins...), BuilderVersion: c.BuilderVersion,
-		}
-	}
+	// The pulled config is decoded for this pull alone: a keeps it.
+	a.Config = p.Config
 	// The YAML layer is the one the cluster-api-operator installs for the
 	// provider the config names (artifact.ComponentsLayer).
 	yamlTitle := artifact.ComponentsLayer(p.Manifest, p.Config)
@@ -371,7 +363,7 @@ func recordManifest(ctx context.Context, repo artifact.Repository, desc ocispec.
 	}
 	if c := p.Manifest.Config; c.MediaType == artifact.ConfigMediaType && c.Size <= artifact.MaxConfigSize {
 		if b, err := content.FetchAll(ctx, repo, c); err == nil {
-			var cfg artifact.Config
+			var cfg model.ArtifactConfig
 			if json.Unmarshal(b, &cfg) == nil {
 				p.Config = &cfg
 			}
