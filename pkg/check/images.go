@@ -45,7 +45,7 @@ func imageRef(t *model.Tree, moving []string) []report.Finding {
 				}
 				out = append(out, newFinding(ImageRef, pkg, provider, img.Location,
 					fmt.Sprintf("image %q %s has no digest and %s: what the cluster runs changes whenever the tag is pushed again", img.Ref, where, tag),
-					fmt.Sprintf("pin it by digest (%s@sha256:…, from `crane digest %s`) or use a release tag, in the vendored YAML and the blob alike (`builder build %s` rebuilds the blob from the YAML); if upstream ships it so, report it upstream and patch it (pin.yaml patches)", ref.Repository, img.Ref, pkgPath(pkg))))
+					fmt.Sprintf("pin it by digest (%s@sha256:…, from `crane digest %s`) or use a release tag, in the vendored YAML and the blob alike (`builder build %s` rebuilds the blob from the YAML); if upstream ships it so, report it upstream and patch it (pin.yaml patches)", ref.Repository, img.Ref, pkg.CommandPath())))
 			case ref.Digest != "" && ref.Tag != "" && ownImage(ref.Repository, img.Providers) &&
 				pin.ReleaseVersion(ref.Tag) != "" && pin.ReleaseVersion(img.Release) != "" && !pin.MatchesRelease(ref.Tag, img.Release):
 				f := newFinding(ImageRef, pkg, provider, img.Location,
