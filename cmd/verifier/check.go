@@ -220,6 +220,7 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	_, r, err := verify.Run(ctx, root, opts)
+	load.StopRenderChildren()
 	if err != nil {
 		// The tree could not be checked at all: not a findings result.
 		return usageError{Err: err}

@@ -378,7 +378,13 @@ func runRenderChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 }
 
-// retireIdle retires every idle child (tests, benchmarks).
+// StopRenderChildren ends this process's idle render children and waits
+// for them. A command calls it before it exits: its children are then
+// reaped, so their CPU time and memory count in its own resource usage
+// (what time(1) reports), and none is left to die only with its parent.
+func StopRenderChildren() { retireIdle() }
+
+// retireIdle retires every idle child.
 func retireIdle() {
 	pool.mu.Lock()
 	idle := pool.idle

@@ -454,3 +454,33 @@ func TestNoRenderChildrenWithoutProviderCharts(t *testing.T) {
 		t.Fatalf("no render child started for a provider chart")
 	}
 }
+
+// TestStopRenderChildren: after a render, StopRenderChildren leaves no
+// idle child and every child it ended has been reaped.
+func TestStopRenderChildren(t *testing.T) {
+	root := t.TempDir()
+	writeBombChart(t, root, "clean", "")
+	if tr := loadTree(t, root, Options{Render: testRenderLimits}); len(tr.Packages) != 1 {
+		t.Fatalf("%d packages", len(tr.Packages))
+	}
+	pool.mu.Lock()
+	idle := slices.Clone(pool.idle)
+	pool.mu.Unlock()
+	if len(idle) == 0 {
+		t.Fatal("no idle render child after a render")
+	}
+	StopRenderChildren()
+	pool.mu.Lock()
+	left := len(pool.idle)
+	pool.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d idle render children left", left)
+	}
+	for _, w := range idle {
+		select {
+		case <-w.exited:
+		default:
+			t.Errorf("render child %d not reaped", w.cmd.Process.Pid)
+		}
+	}
+}
