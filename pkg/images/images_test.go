@@ -2,6 +2,7 @@ package images
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -100,5 +101,38 @@ func TestParse(t *testing.T) {
 		if got := Parse(in); got != want {
 			t.Errorf("Parse(%q) = %+v, want %+v", in, got, want)
 		}
+	}
+}
+
+// TestScanBoundsDocument: a workload document over maxDoc (a flow list of
+// one-character items, gigabytes as nodes at 16 MiB) is an error, not
+// parsed; the workload documents around it are still read.
+func TestScanBoundsDocument(t *testing.T) {
+	small := "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        image: example.com/a:v1\n"
+	big := "kind: Deployment\nspec:\n  x: [" + strings.Repeat("1,", maxDoc/2) + "1]\n"
+	found, err := Scan(strings.NewReader(small + "---\n" + big + "---\n" + small))
+	if err == nil || !strings.Contains(err.Error(), "was not read for images") {
+		t.Errorf("err = %v, want the document over the bound named", err)
+	}
+	if len(found) != 2 {
+		t.Errorf("found %d images, want the 2 of the documents within the bound: %+v", len(found), found)
+	}
+}
+
+// TestScanDocumentMemory: the worst document within the bound (one-
+// character flow items just under maxDoc) is parsed in under 64 MiB of
+// allocation, the memory an untrusted request may cost the service.
+func TestScanDocumentMemory(t *testing.T) {
+	head := "kind: Deployment\nspec:\n  x: ["
+	doc := head + strings.Repeat("1,", (maxDoc-len(head)-8)/2) + "1]\n"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if _, err := Scan(strings.NewReader(doc)); err != nil {
+		t.Fatalf("a document within the bound: %v", err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("parsing a %d KiB document allocated %d MiB, want under 64", len(doc)>>10, got>>20)
 	}
 }
