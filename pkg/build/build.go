@@ -689,9 +689,15 @@ func onlyProvider(f *pin.File, pkg *model.Package, id string) (*pin.File, error)
 		}
 	}
 	if !slices.Contains(ids, id) {
-		return nil, fmt.Errorf("provider %s: the package has no such provider; it has %s", id, strings.Join(ids, ", "))
+		return nil, noSuchProvider(id, ids)
 	}
 	return out, nil
+}
+
+// noSuchProvider is the error for a --provider the package does not have
+// (ids: the ones it has).
+func noSuchProvider(id string, ids []string) error {
+	return fmt.Errorf("provider %s: the package has no such provider; it has %s", id, strings.Join(ids, ", "))
 }
 
 // releaseOf reports whether provider id (Kind/name; "" for any) installs
