@@ -1,7 +1,6 @@
 // Package build turns a provider package's pins into its vendored files.
 //
-// It turns a provider package's pins into its vendored files:
-// it fetches every pinned upstream source (SHA-256 verified before anything
+// It fetches every pinned upstream source (SHA-256 verified before anything
 // is written), applies the package's patches in order, compresses each
 // provider's components file into its reproducible gzip blob, and writes
 // all outputs atomically — every file staged before the first rename, so a
