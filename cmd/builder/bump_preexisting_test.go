@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,14 +23,7 @@ func TestBumpCommandPreExisting(t *testing.T) {
 		up + "bootstrap-components.yaml": []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cabpt-system\n"),
 		up + "metadata.yaml":             []byte("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: 0\n  minor: 6\n  contract: v1beta1\n"),
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if b, ok := files[r.URL.Path]; ok {
-			w.Write(b)
-			return
-		}
-		http.NotFound(w, r)
-	}))
-	t.Cleanup(srv.Close)
+	srv := serveFiles(t, files)
 	for _, output := range []string{"human", "json"} {
 		t.Run(output, func(t *testing.T) {
 			root := t.TempDir()

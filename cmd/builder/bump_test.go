@@ -41,6 +41,13 @@ func bumpExample(t *testing.T) (root, dir, mirror string, files map[string][]byt
 		"/cluster-api-provider-proxmox/v0.7.8/infrastructure-components.yaml": bytes.ReplaceAll(comp, []byte(":v0.7.7"), []byte(":v0.7.8")),
 		"/cluster-api-provider-proxmox/v0.7.8/metadata.yaml":                  meta,
 	}
+	srv := serveFiles(t, files)
+	return root, filepath.Join(root, "capi-providers-infraprovider"), "http://127.0.0.1:8089/=" + srv.URL + "/", files
+}
+
+// serveFiles serves files by URL path (404 for any other), until the test ends.
+func serveFiles(t *testing.T, files map[string][]byte) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if b, ok := files[r.URL.Path]; ok {
 			w.Write(b)
@@ -49,7 +56,7 @@ func bumpExample(t *testing.T) (root, dir, mirror string, files map[string][]byt
 		http.NotFound(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return root, filepath.Join(root, "capi-providers-infraprovider"), "http://127.0.0.1:8089/=" + srv.URL + "/", files
+	return srv
 }
 
 func readTree(t *testing.T, root string) map[string]string {

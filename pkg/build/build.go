@@ -1,7 +1,6 @@
 // Package build turns a provider package's pins into its vendored files.
 //
-// It turns a provider package's pins into its vendored files:
-// it fetches every pinned upstream source (SHA-256 verified before anything
+// It fetches every pinned upstream source (SHA-256 verified before anything
 // is written), applies the package's patches in order, compresses each
 // provider's components file into its reproducible gzip blob, and writes
 // all outputs atomically — every file staged before the first rename, so a
@@ -689,9 +688,15 @@ func onlyProvider(f *pin.File, pkg *model.Package, id string) (*pin.File, error)
 		}
 	}
 	if !slices.Contains(ids, id) {
-		return nil, fmt.Errorf("provider %s: the package has no such provider; it has %s", id, strings.Join(ids, ", "))
+		return nil, noSuchProvider(id, ids)
 	}
 	return out, nil
+}
+
+// noSuchProvider is the error for a --provider the package does not have
+// (ids: the ones it has).
+func noSuchProvider(id string, ids []string) error {
+	return fmt.Errorf("provider %s: the package has no such provider; it has %s", id, strings.Join(ids, ", "))
 }
 
 // releaseOf reports whether provider id (Kind/name; "" for any) installs

@@ -68,7 +68,7 @@ func buildFromVendored(ctx context.Context, dir, abs string, set *pin.Set, opts 
 		for _, p := range pkg.Providers {
 			ids = append(ids, p.ID())
 		}
-		return nil, fmt.Errorf("build %s: provider %s: the package has no such provider; it has %s", dir, opts.Provider, strings.Join(ids, ", "))
+		return nil, fmt.Errorf("build %s: %w", dir, noSuchProvider(opts.Provider, ids))
 	}
 	outs, err := vendoredBlobs(abs, dir, pkg, func(r *model.LayoutRelease) bool { return releaseOf(r, opts.Provider) }, nil, true, log)
 	if err != nil {

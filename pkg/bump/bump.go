@@ -1,7 +1,6 @@
 // Package bump moves one provider of a package to a new upstream release.
 //
-// It moves one provider of a package to a new upstream release
-// in one atomic, verified step: every place the version lives (pin.yaml,
+// It does so in one atomic, verified step: every place the version lives (pin.yaml,
 // Makefile version variables and literal URLs and digests, a Dockerfile
 // ARG VERSION=, the ConfigMap name, spec.version, the version label, the
 // values.yaml keys the templates read) changes together with the vendored

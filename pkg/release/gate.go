@@ -1,6 +1,8 @@
 package release
 
 import (
+	"slices"
+
 	"github.com/pinseal/pinseal/pkg/check"
 )
 
@@ -55,10 +57,5 @@ var (
 // Refuses reports whether an error finding of check id refuses a provider
 // at push time: every check but those NotRefusing.
 func Refuses(id string) bool {
-	for _, c := range NotRefusing {
-		if c == id {
-			return false
-		}
-	}
-	return true
+	return !slices.Contains(NotRefusing, id)
 }
