@@ -237,9 +237,11 @@ func fetchedHow(p *model.Provider) string {
 	if p.FetchOCI != "" {
 		return "the operator fetches it from spec.fetchConfig.oci " + p.FetchOCI
 	}
-	d, _ := operator.DefaultDownload(p.Kind, p.Name, p.Version)
+	var d operator.Download
 	if p.FetchURL != "" {
 		d = operator.URLDownload(p.FetchURL, p.Version)
+	} else {
+		d, _ = operator.DefaultDownload(p.Kind, p.Name, p.Version)
 	}
 	if len(d.URLs) > 1 {
 		return "the operator downloads it at install time from " + d.URLs[1]

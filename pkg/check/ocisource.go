@@ -47,20 +47,13 @@ func ociSource(t *model.Tree) []report.Finding {
 }
 
 // preloaded describes, as `"NAME" (FILE:LINE)`, the ConfigMaps of the
-// tree in p's namespace that carry the labels of the operator's own store
-// of p's release, for any type name p's kind has had.
+// tree labelled as the operator's own store of p's release
+// (storeConfigMaps).
 func preloaded(ix *Index, pkg *model.Package, p *model.Provider) []string {
-	var out []string
-	seen := map[*model.ConfigMap]bool{}
-	for _, tn := range operator.Types(p.Kind) {
-		store := &model.Provider{Namespace: p.Namespace,
-			Selector: &model.Selector{MatchLabels: operator.StoreLabels(tn.Type, p.Name, p.Version)}}
-		for _, m := range ix.Select(pkg, store).Matches {
-			if !seen[m.ConfigMap] {
-				seen[m.ConfigMap] = true
-				out = append(out, describe([]Match{m}))
-			}
-		}
+	ms := storeConfigMaps(ix, pkg, p)
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = describe([]Match{m})
 	}
 	return out
 }

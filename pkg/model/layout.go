@@ -1,6 +1,10 @@
 package model
 
-import "github.com/pinseal/pinseal/pkg/pin"
+import (
+	"slices"
+
+	"github.com/pinseal/pinseal/pkg/pin"
+)
 
 // How a file's role in a package layout was decided (ReleaseFiles.*By).
 const (
@@ -94,12 +98,8 @@ func (l *Layout) Provider(p *Provider) *LayoutRelease {
 		return nil
 	}
 	for _, r := range l.Releases {
-		if r.ConfigMap != nil && r.Name == p.Version {
-			for _, q := range r.Providers {
-				if q == p {
-					return r
-				}
-			}
+		if r.ConfigMap != nil && r.Name == p.Version && slices.Contains(r.Providers, p) {
+			return r
 		}
 	}
 	for _, r := range l.Releases {

@@ -30,19 +30,17 @@ func termSafe(s string) string { return escapeControls(s, false) }
 func termSafeLines(s string) string { return escapeControls(s, true) }
 
 func escapeControls(s string, keepNewlines bool) string {
-	clean := true
-	for _, r := range s {
-		if r != '\t' && isTerminalControl(r) && !(keepNewlines && r == '\n') {
-			clean = false
-			break
-		}
+	escaped := func(r rune) bool {
+		return r != '\t' && !(keepNewlines && r == '\n') && isTerminalControl(r)
 	}
-	if clean {
-		return s
+	i := strings.IndexFunc(s, escaped)
+	if i < 0 {
+		return s // the common case: nothing to escape, no copy
 	}
 	var b strings.Builder
-	for _, r := range s {
-		if r == '\t' || (keepNewlines && r == '\n') || !isTerminalControl(r) {
+	b.WriteString(s[:i])
+	for _, r := range s[i:] {
+		if !escaped(r) {
 			b.WriteRune(r)
 			continue
 		}

@@ -718,3 +718,26 @@ func airgapChart(t *testing.T, root, chart, name, components, contract string) {
 		}
 	}
 }
+
+// TestChecksPolicyMovingTags: the image-ref check Checks returns reads the
+// policy's movingTags on top of the built-in ones, and only with them.
+func TestChecksPolicyMovingTags(t *testing.T) {
+	tree := &model.Tree{Packages: []*model.Package{{Path: "packages/core", Layout: &model.Layout{},
+		Images: []model.Image{{Ref: "registry.k8s.io/cluster-api/cluster-api-controller:nightly", Release: "v1.10.1",
+			Providers: []string{"CoreProvider/cluster-api"}, Location: model.Location{File: "files/core-components.yaml", Line: 1}}}}}}
+	imageRef := func(opts Options) []report.Finding {
+		for _, c := range Checks(opts) {
+			if c.ID == check.ImageRef {
+				return c.Run(tree)
+			}
+		}
+		t.Fatalf("Checks(%+v) has no %s", opts, check.ImageRef)
+		return nil
+	}
+	if got := imageRef(Options{}); len(got) != 0 {
+		t.Errorf("no policy: nightly is not a moving tag, got %v", got)
+	}
+	if got := imageRef(Options{Policy: &policy.Policy{MovingTags: []string{"nightly"}}}); len(got) != 1 || !strings.Contains(got[0].Message, `"nightly"`) {
+		t.Errorf("policy movingTags [nightly]: got %v", got)
+	}
+}
