@@ -82,12 +82,19 @@ func TestCheckRenderFlags(t *testing.T) {
 // writeBombChart writes a chart holding a provider and templates/bomb.yaml.
 func writeBombChart(t *testing.T, root, rel, bomb string) {
 	t.Helper()
-	for n, c := range map[string]string{
+	writeFiles(t, filepath.Join(root, rel), map[string]string{
 		"Chart.yaml":              "apiVersion: v2\nname: bomb\nversion: 0.1.0\n",
 		"templates/provider.yaml": "apiVersion: operator.cluster.x-k8s.io/v1alpha2\nkind: CoreProvider\nmetadata:\n  name: cluster-api\nspec:\n  version: v1.10.1-core\n",
 		"templates/bomb.yaml":     bomb + "\n",
-	} {
-		p := filepath.Join(root, rel, n)
+	})
+}
+
+// writeFiles writes each file of files (path relative to dir: content),
+// making the directories it needs.
+func writeFiles[T string | []byte](t *testing.T, dir string, files map[string]T) {
+	t.Helper()
+	for n, c := range files {
+		p := filepath.Join(dir, n)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}

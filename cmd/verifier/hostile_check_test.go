@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -32,15 +31,7 @@ func writeHostileChart(t *testing.T, root, rel, schema string) {
 	if schema != "" {
 		files["values.schema.json"] = schema
 	}
-	for n, c := range files {
-		p := filepath.Join(root, rel, n)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, filepath.Join(root, rel), files)
 }
 
 // checkForgedLog fails when a line of log starts a forged record.

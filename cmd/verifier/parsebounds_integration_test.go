@@ -38,15 +38,7 @@ import (
 func hostileChart(t *testing.T, root, rel string, files map[string][]byte) {
 	t.Helper()
 	writeBombChart(t, root, rel, "")
-	for n, c := range files {
-		p := filepath.Join(root, rel, n)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, c, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, filepath.Join(root, rel), files)
 }
 
 // chartTgz packs files as a chart archive under dir/.

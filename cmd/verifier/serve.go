@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/internal/service/server"
 )
 
@@ -76,8 +75,9 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-	// Helm logs through the standard log package: into this log, quoted.
-	cli.RedirectStdLog(log)
+	// Helm logs through the standard log package, which slog.SetDefault
+	// sends into this log, quoted.
+	slog.SetDefault(log)
 
 	cfg, err := serveConfig(o, log)
 	if err != nil {

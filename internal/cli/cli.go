@@ -40,10 +40,11 @@ func NewRoot(use, short string, cmds ...*cobra.Command) *cobra.Command {
 // Main runs root and exits: 0 on success, 2 for a UsageError, else 1.
 // Records of the standard log package (Helm writes its warnings there,
 // with a chart's value keys in them) go through slog's text handler on
-// stderr, which quotes them: a key with a newline cannot forge a record.
+// stderr, which quotes them: a key with a newline cannot forge a record
+// (slog.SetDefault sends the standard log package to the new default).
 // A command with its own logger (serve) makes it the default instead.
 func Main(root *cobra.Command) {
-	RedirectStdLog(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	err := root.Execute()
 	if err == nil {
 		os.Exit(0)
@@ -55,8 +56,3 @@ func Main(root *cobra.Command) {
 	}
 	os.Exit(1)
 }
-
-// RedirectStdLog makes l the default slog logger, and with it the
-// destination of the standard log package (at level INFO, one record per
-// call, the message quoted by l's handler as any other).
-func RedirectStdLog(l *slog.Logger) { slog.SetDefault(l) }

@@ -24,27 +24,25 @@ const (
 	DefaultMaxBytes = 1 << 30
 )
 
-// LimitError is a checkout over one of its bounds. Setting names the
-// service setting that raises it.
+// LimitError is a checkout over one of its bounds.
 type LimitError struct {
-	What    string // "files" or "bytes"
-	Limit   int64
-	Setting string // limits.gitMaxFiles, limits.gitMaxBytes
+	What  string // "files" or "bytes"
+	Limit int64
 	// During is set when the bound was passed while writing (the git data
 	// fetched or the checkout), not found in the tree beforehand.
 	During string
 }
 
 func (e *LimitError) Error() string {
-	unit := "files, directories and links"
+	unit, setting := "files, directories and links", "limits.gitMaxFiles"
 	if e.What == "bytes" {
-		unit = "bytes"
+		unit, setting = "bytes", "limits.gitMaxBytes"
 	}
 	where := "the commit's tree holds more than"
 	if e.During != "" {
 		where = e.During + " went over"
 	}
-	return fmt.Sprintf("%s %d %s (%s); nothing was scanned: raise %s if the repository really is that large", where, e.Limit, unit, e.Setting, e.Setting)
+	return fmt.Sprintf("%s %d %s (%s); nothing was scanned: raise %s if the repository really is that large", where, e.Limit, unit, setting, setting)
 }
 
 func (s Spec) maxFiles() int64 {
@@ -77,9 +75,9 @@ func measureTree(ctx context.Context, repo *git.Repository, commit plumbing.Hash
 	over := func(s size) error {
 		switch {
 		case s.files > maxFiles:
-			return &LimitError{What: "files", Limit: maxFiles, Setting: "limits.gitMaxFiles"}
+			return &LimitError{What: "files", Limit: maxFiles}
 		case s.bytes > maxBytes:
-			return &LimitError{What: "bytes", Limit: maxBytes, Setting: "limits.gitMaxBytes"}
+			return &LimitError{What: "bytes", Limit: maxBytes}
 		}
 		return nil
 	}
@@ -162,24 +160,18 @@ func newBoundedFS(ctx context.Context, fs billy.Filesystem, spec Spec, during st
 // exceeded is the bound passed, if any.
 func (fs *boundedFS) exceeded() *LimitError { return fs.b.err.Load() }
 
-func (b *budget) file() error {
-	if err := b.ctx.Err(); err != nil {
-		return err
-	}
-	if b.files.Add(1) > b.maxFiles {
-		e := &LimitError{What: "files", Limit: b.maxFiles, Setting: "limits.gitMaxFiles", During: b.during}
-		b.err.CompareAndSwap(nil, e)
-		return e
-	}
-	return nil
-}
+func (b *budget) file() error { return b.take(&b.files, 1, b.maxFiles, "files") }
 
-func (b *budget) write(n int) error {
+func (b *budget) write(n int) error { return b.take(&b.bytes, int64(n), b.maxBytes, "bytes") }
+
+// take adds n to used and refuses (recording the first bound passed) when
+// that goes over limit, or when ctx is done.
+func (b *budget) take(used *atomic.Int64, n, limit int64, what string) error {
 	if err := b.ctx.Err(); err != nil {
 		return err
 	}
-	if b.bytes.Add(int64(n)) > b.maxBytes {
-		e := &LimitError{What: "bytes", Limit: b.maxBytes, Setting: "limits.gitMaxBytes", During: b.during}
+	if used.Add(n) > limit {
+		e := &LimitError{What: what, Limit: limit, During: b.during}
 		b.err.CompareAndSwap(nil, e)
 		return e
 	}

@@ -220,10 +220,9 @@ func Fetch(ctx context.Context, spec Spec, dir string) (Checkout, error) {
 	wt := newBoundedFS(ctx, osfs.New(tmp), spec, "the checkout")
 	fail := func(what string, err error) (Checkout, error) {
 		if ctx.Err() != nil {
-			return Checkout{}, fmt.Errorf("git %s %s %s: %w", what, redact(spec.URL), name, ctx.Err())
-		}
-		if le := limitOf(err, dot, wt); le != nil {
-			return Checkout{}, fmt.Errorf("git %s %s %s: %w", what, redact(spec.URL), name, le)
+			err = ctx.Err()
+		} else if le := limitOf(err, dot, wt); le != nil {
+			err = le
 		}
 		return Checkout{}, fmt.Errorf("git %s %s %s: %w", what, redact(spec.URL), name, err)
 	}

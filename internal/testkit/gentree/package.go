@@ -118,7 +118,7 @@ func (s spec) write(root string) (Package, error) {
 		{p.YAML, components},
 		{blobFile, gz},
 		{metadataFile, metadata},
-		{"templates/configmaps.yaml", s.configMapTemplate()},
+		{"templates/configmaps.yaml", s.configMapTemplate(s.release, s.label, blobFile, metadataFile)},
 		{"templates/providers.yaml", s.providerTemplate()},
 	}
 	if s.real.on {
@@ -259,23 +259,6 @@ func (s spec) metadata() []byte {
 		fmt.Fprintf(&b, "  - major: %d\n    minor: %d\n    contract: %s\n", s.major, m, contract)
 	}
 	return b.Bytes()
-}
-
-func (s spec) configMapTemplate() []byte {
-	return fmt.Appendf(nil, `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: %s
-  labels:
-    %s: cozy
-  annotations:
-    %s: "true"
-binaryData:
-  components: {{ .Files.Get %q | b64enc }}
-data:
-  metadata: |
-    {{- .Files.Get %q | nindent 4 }}
-`, s.release, s.label, model.CompressedAnnotation, blobFile, metadataFile)
 }
 
 func (s spec) providerTemplate() []byte {

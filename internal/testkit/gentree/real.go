@@ -131,11 +131,8 @@ func (s spec) realFiles(p *Package, files []file) ([]file, []pin.Provider, error
 	r := rand.New(rand.NewPCG(s.seed, uint64(s.index)+1))
 	var pinned []pin.Provider
 	for i := range files {
-		switch files[i].name {
-		case "Makefile":
+		if files[i].name == "Makefile" {
 			files[i].data = s.realMakefile()
-		case "templates/configmaps.yaml":
-			files[i].data = s.realConfigMapTemplate(s.release, s.label, blobFile, metadataFile)
 		}
 	}
 	if s.real.second {
@@ -150,7 +147,7 @@ func (s spec) realFiles(p *Package, files []file) ([]file, []pin.Provider, error
 			file{s.secondYAML(), yml},
 			file{secondBlob, gz},
 			file{secondMetadata, meta},
-			file{"templates/configmaps-talos.yaml", s.realConfigMapTemplate(t.release, t.label, secondBlob, secondMetadata)},
+			file{"templates/configmaps-talos.yaml", s.configMapTemplate(t.release, t.label, secondBlob, secondMetadata)},
 		)
 		for i := range files {
 			if files[i].name == "templates/providers.yaml" {
@@ -243,9 +240,10 @@ const licenseHeader = `# Copyright 2024 The Kubernetes Authors.
 # limitations under the License.
 `
 
-// realConfigMapTemplate writes the ConfigMap as Cozystack's charts do:
-// the blob through b64enc, the metadata through indent or nindent.
-func (s spec) realConfigMapTemplate(release, label, blobName, metaName string) []byte {
+// configMapTemplate writes the ConfigMap as Cozystack's charts do: the
+// blob through b64enc, the metadata through nindent (or, in a Real
+// package that says so, indent).
+func (s spec) configMapTemplate(release, label, blobName, metaName string) []byte {
 	meta := fmt.Sprintf("  metadata: |\n    {{- .Files.Get %q | nindent 4 }}\n", metaName)
 	if s.real.indent {
 		meta = fmt.Sprintf("  metadata: |\n{{ .Files.Get %q | indent 4 }}\n", metaName)
