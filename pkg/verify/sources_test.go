@@ -3,15 +3,14 @@ package verify
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/pinseal/pinseal/api/apitest"
+	"github.com/pinseal/pinseal/internal/testkit/netwatch"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -72,28 +71,6 @@ func fetchedTree(t *testing.T, root string) {
 	}
 }
 
-// countingListener accepts connections on 127.0.0.1 and counts them.
-func countingListener(t *testing.T) (addr string, count func() int32) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	var n atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
-	return ln.Addr().String(), n.Load
-}
-
 // TestFetchedProviders: in a tree whose providers install from upstream
 // releases (no fetchConfig, or fetchConfig.url), or, with the registry
 // value set, from a mirror (fetchConfig.oci), every provider gets its
@@ -102,7 +79,8 @@ func countingListener(t *testing.T) (addr string, count func() int32) {
 // is offline: a listener standing in for the mirror, and for any proxy
 // the process would send GitHub requests through, is never contacted.
 func TestFetchedProviders(t *testing.T) {
-	mirror, contacted := countingListener(t)
+	watch := netwatch.Listen(t)
+	mirror := watch.Addr()
 	t.Setenv("HTTPS_PROXY", "http://"+mirror)
 	t.Setenv("HTTP_PROXY", "http://"+mirror)
 	t.Setenv("NO_PROXY", "")
@@ -118,7 +96,7 @@ func TestFetchedProviders(t *testing.T) {
 	r = verifyTree(t, root)
 	checkFetched(t, r, mirror)
 
-	if n := contacted(); n != 0 {
+	if n := watch.Count(); n != 0 {
 		t.Fatalf("an offline check contacted the listener %d times", n)
 	}
 }
