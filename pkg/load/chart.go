@@ -21,6 +21,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/ignore"
 
+	"github.com/pinseal/pinseal/internal/yamldoc"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -133,7 +134,7 @@ func keyedLineMap(src []byte, rendered string, lm func(int) int, start int) func
 		}
 		if start > 0 && start <= len(sl) {
 			for i := start - 1; i < len(sl); i++ {
-				if marker([]byte(sl[i])) != "" {
+				if yamldoc.Marker([]byte(sl[i])) != "" {
 					break
 				}
 				if strings.HasPrefix(sl[i], key+": ") {
@@ -615,7 +616,7 @@ func sourceLine(src []byte, kind, name string) int {
 	docKind, docName := 0, 0
 	kindLines := []int{}
 	for i, ln := range lines {
-		if marker([]byte(ln)) != "" {
+		if yamldoc.Marker([]byte(ln)) != "" {
 			if docKind > 0 && docName > 0 {
 				return docName
 			}
