@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/pinseal/pinseal/internal/yamldoc"
 )
 
 // Found is one image reference in a manifest stream.
@@ -88,7 +90,7 @@ func Scan(r io.Reader) ([]Found, error) {
 		}
 		if len(l) > 0 {
 			line++
-			if isMarker(l) {
+			if yamldoc.Marker(l) != "" {
 				flush()
 			} else {
 				if k, ok := topKind(l); ok {
@@ -123,22 +125,6 @@ func Scan(r io.Reader) ([]Found, error) {
 			return out, errors.Join(errs...)
 		}
 	}
-}
-
-// isMarker reports a document marker line ("---" or "..." at column 0).
-func isMarker(l []byte) bool {
-	if len(l) < 3 || (l[0] != '-' && l[0] != '.') {
-		return false
-	}
-	for _, m := range []string{"---", "..."} {
-		if bytes.HasPrefix(l, []byte(m)) {
-			rest := l[3:]
-			if len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r' {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // topKind returns the value of a "kind:" line at column 0.

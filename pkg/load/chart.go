@@ -21,6 +21,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/ignore"
 
+	"github.com/pinseal/pinseal/internal/yamldoc"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -133,7 +134,7 @@ func keyedLineMap(src []byte, rendered string, lm func(int) int, start int) func
 		}
 		if start > 0 && start <= len(sl) {
 			for i := start - 1; i < len(sl); i++ {
-				if marker([]byte(sl[i])) != "" {
+				if yamldoc.Marker([]byte(sl[i])) != "" {
 					break
 				}
 				if strings.HasPrefix(sl[i], key+": ") {
@@ -391,16 +392,15 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, values); err != nil {
 		return nil, []model.Problem{helmProblem(stageDependencies, err)}
 	}
-	// The schemas are checked where the chart renders: in the render child
-	// unless it renders in process (schema.go).
-	vals, prob := renderValues(chrt, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true},
-		l.opts.Render.InProcess, files)
-	if prob != nil {
-		return nil, []model.Problem{*prob}
-	}
 	var rendered, parse map[string]string
 	var docProbs map[string][]model.Problem
 	if child == nil {
+		// The render child computed and checked the values (schema.go)
+		// where it rendered; here only when the chart renders in process.
+		vals, prob := renderValues(chrt, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true}, files)
+		if prob != nil {
+			return nil, []model.Problem{*prob}
+		}
 		rendered, err = engine.Render(chrt, vals)
 	} else {
 		rendered, parse, docProbs, err = child.rendered, child.parse, child.docProbs, child.err
@@ -616,7 +616,7 @@ func sourceLine(src []byte, kind, name string) int {
 	docKind, docName := 0, 0
 	kindLines := []int{}
 	for i, ln := range lines {
-		if marker([]byte(ln)) != "" {
+		if yamldoc.Marker([]byte(ln)) != "" {
 			if docKind > 0 && docName > 0 {
 				return docName
 			}

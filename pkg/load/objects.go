@@ -6,6 +6,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pinseal/pinseal/internal/yamldoc"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -73,7 +74,7 @@ func splitDocs(text []byte) []doc {
 			next = i + end + 1
 		}
 		l := text[i:next]
-		if m := marker(l); m != "" {
+		if m := yamldoc.Marker(l); m != "" {
 			cur.text = text[start:i]
 			docs = append(docs, cur)
 			cur = doc{line: line + 1}
@@ -97,19 +98,6 @@ func splitDocs(text []byte) []doc {
 		}
 	}
 	return out
-}
-
-// marker returns "---" or "..." when line is a document marker.
-func marker(l []byte) string {
-	for _, m := range []string{"---", "..."} {
-		if bytes.HasPrefix(l, []byte(m)) {
-			rest := l[3:]
-			if len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r' {
-				return m
-			}
-		}
-	}
-	return ""
 }
 
 // blank reports whether b holds only whitespace and comment lines.

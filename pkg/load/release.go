@@ -99,25 +99,28 @@ func straddles(lo, hi int64) bool {
 // The JSON is streamed into the compressor (writeReleaseJSON), never held
 // whole: memory stays at the compressor's state and a buffer.
 func (r *releaseInput) exact() (int64, bool) {
-	cw := &countWriter{}
 	zw, _ := exactWriters.Get().(*gzip.Writer)
 	if zw == nil {
-		zw, _ = gzip.NewWriterLevel(cw, gzip.BestCompression)
-	} else {
-		zw.Reset(cw)
+		zw, _ = gzip.NewWriterLevel(io.Discard, gzip.BestCompression)
 	}
 	defer exactWriters.Put(zw)
+	n, ok := r.compressedLen(zw)
+	return int64(base64.StdEncoding.EncodedLen(int(n))), ok
+}
+
+// compressedLen is the length of the release JSON streamed through zw
+// (reset to count its output).
+func (r *releaseInput) compressedLen(zw interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}) (int64, bool) {
+	cw := &countWriter{}
+	zw.Reset(cw)
 	bw := bufio.NewWriterSize(zw, 32<<10)
-	if err := writeReleaseJSON(bw, r.release()); err != nil {
+	if writeReleaseJSON(bw, r.release()) != nil || bw.Flush() != nil || zw.Close() != nil {
 		return 0, false
 	}
-	if err := bw.Flush(); err != nil {
-		return 0, false
-	}
-	if err := zw.Close(); err != nil {
-		return 0, false
-	}
-	return int64(base64.StdEncoding.EncodedLen(int(cw.n))), true
+	return cw.n, true
 }
 
 // streamBounds bounds the encoded release by compressing its JSON stream
@@ -126,19 +129,16 @@ func (r *releaseInput) exact() (int64, bool) {
 // shorter search). TestReleaseBoundsHold holds the exact size between
 // the bounds.
 func (r *releaseInput) streamBounds() (lo, hi int64, ok bool) {
-	cw := &countWriter{}
 	zw, _ := streamWriters.Get().(*kgzip.Writer)
 	if zw == nil {
-		zw, _ = kgzip.NewWriterLevel(cw, streamLevel)
-	} else {
-		zw.Reset(cw)
+		zw, _ = kgzip.NewWriterLevel(io.Discard, streamLevel)
 	}
 	defer streamWriters.Put(zw)
-	bw := bufio.NewWriterSize(zw, 32<<10)
-	if writeReleaseJSON(bw, r.release()) != nil || bw.Flush() != nil || zw.Close() != nil {
+	c, ok := r.compressedLen(zw)
+	if !ok {
 		return 0, 0, false
 	}
-	n := float64(cw.n)
+	n := float64(c)
 	return int64(base64.StdEncoding.EncodedLen(int(n * streamLo))), int64(base64.StdEncoding.EncodedLen(int(n * streamHi))), true
 }
 

@@ -109,7 +109,7 @@ func (b *Budget) MeasureJSON(data []byte) error {
 				continue
 			}
 		}
-		if err := b.add(Size{Nodes: 1, ScalarBytes: n}, 0); err != nil {
+		if err := b.Spend(Size{Nodes: 1, ScalarBytes: n}, 0); err != nil {
 			return err
 		}
 	}
@@ -124,9 +124,7 @@ func Measure(data []byte, lim Limits) (Size, error) {
 
 // Spend adds s (measured by the caller, e.g. of values decoded already) to
 // b.Used; it returns an *Error naming line when that passes a bound.
-func (b *Budget) Spend(s Size, line int) error { return b.add(s, line) }
-
-func (b *Budget) add(s Size, line int) error {
+func (b *Budget) Spend(s Size, line int) error {
 	b.Used.Nodes += s.Nodes
 	b.Used.ScalarBytes += s.ScalarBytes
 	switch {
@@ -163,12 +161,12 @@ func (m *measurer) node(n *yaml.Node) (Size, error) {
 			return Size{}, fmt.Errorf("line %d: an alias names the node it is in", n.Line)
 		}
 		if s, ok := m.memo[t]; ok {
-			return s, m.b.add(s, n.Line)
+			return s, m.b.Spend(s, n.Line)
 		}
 		return m.node(t) // an alias before its anchor is measured: not by the parser
 	}
 	if s, ok := m.memo[n]; ok && n.Anchor != "" {
-		return s, m.b.add(s, n.Line)
+		return s, m.b.Spend(s, n.Line)
 	}
 	s := Size{Nodes: 1, ScalarBytes: int64(len(n.Value))}
 	if n.Kind != yaml.ScalarNode {
@@ -177,7 +175,7 @@ func (m *measurer) node(n *yaml.Node) (Size, error) {
 	if n.Kind == yaml.DocumentNode {
 		s = Size{}
 	}
-	if err := m.b.add(s, n.Line); err != nil {
+	if err := m.b.Spend(s, n.Line); err != nil {
 		return s, err
 	}
 	if n.Anchor != "" {
