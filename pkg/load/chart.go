@@ -392,15 +392,16 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, values); err != nil {
 		return nil, []model.Problem{helmProblem(stageDependencies, err)}
 	}
+	// The schemas are checked where the chart renders: in the render child
+	// unless it renders in process (schema.go).
+	vals, prob := renderValues(chrt, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true},
+		l.opts.Render.InProcess, files)
+	if prob != nil {
+		return nil, []model.Problem{*prob}
+	}
 	var rendered, parse map[string]string
 	var docProbs map[string][]model.Problem
 	if child == nil {
-		// The render child computed and checked the values (schema.go)
-		// where it rendered; here only when the chart renders in process.
-		vals, prob := renderValues(chrt, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true}, files)
-		if prob != nil {
-			return nil, []model.Problem{*prob}
-		}
 		rendered, err = engine.Render(chrt, vals)
 	} else {
 		rendered, parse, docProbs, err = child.rendered, child.parse, child.docProbs, child.err

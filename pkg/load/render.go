@@ -464,7 +464,7 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, user); err != nil {
 		return &renderResponse{Err: err.Error(), Stage: stageDependencies}
 	}
-	vals, prob := renderValues(chrt, user, chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, files)
+	vals, prob := renderValues(chrt, user, chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, true, files)
 	if prob != nil {
 		return &renderResponse{Values: prob}
 	}

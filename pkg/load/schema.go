@@ -52,16 +52,19 @@ func (refusingLoader) Load(url string) (any, error) {
 }
 
 // renderValues is chartutil.ToRenderValues without Helm's schema
-// validation; the values are then validated against the chart's schemas
-// as Helm would, with references refused
+// validation; when validate is set, the values are then validated against
+// the chart's schemas as Helm would, with references refused
 // (validateSchemas). files are the chart's files (to name a subchart's
 // schema by its directory). A problem is returned instead of the values
 // when they do not compose or do not validate.
-func renderValues(chrt *chart.Chart, user map[string]any, opts chartutil.ReleaseOptions, files []*loader.BufferedFile) (chartutil.Values, *model.Problem) {
+func renderValues(chrt *chart.Chart, user map[string]any, opts chartutil.ReleaseOptions, validate bool, files []*loader.BufferedFile) (chartutil.Values, *model.Problem) {
 	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, user, opts, chartutil.DefaultCapabilities, true)
 	if err != nil {
 		return nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "values.yaml"},
 			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}
+	}
+	if !validate {
+		return vals, nil
 	}
 	var values map[string]any
 	switch v := vals["Values"].(type) {
