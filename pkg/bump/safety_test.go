@@ -105,3 +105,29 @@ func TestBumpReportsChanges(t *testing.T) {
 		t.Errorf("changes %+v, want one image-changed", res.Changes)
 	}
 }
+
+// TestBumpContractNotServed: a release whose series declares a contract
+// the core does not serve is refused by the safety report (breaking
+// contract-changed, naming both contracts); AllowBreaking does not let it
+// through, since the tree would then fail the contract check.
+func TestBumpContractNotServed(t *testing.T) {
+	u := newUpstream(t)
+	root := fixtureTree(t, u)
+	before := snapshot(t, root)
+	o := opts(u, "v0.8.0")
+	o.TrustOnFirstUse = true
+	// The stand-in's v0.8.0 declares 0.8=v1beta2; the core v1.10.1 serves v1beta1.
+	_, err := Bump(context.Background(), pkgDir(root, "capi-providers-proxmox"), o)
+	var be *BreakingError
+	if !errors.As(err, &be) || len(be.Breaking) != 1 || be.Breaking[0].Kind != changes.ContractChanged ||
+		!strings.Contains(be.Breaking[0].Detail, "the core provider serves v1beta1, not v1beta2") {
+		t.Fatalf("err = %v, want a breaking contract-changed", err)
+	}
+	o.AllowBreaking = true
+	_, err = Bump(context.Background(), pkgDir(root, "capi-providers-proxmox"), o)
+	var re *RefusedError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "contract") {
+		t.Fatalf("with AllowBreaking: err = %v, want the gate's contract refusal", err)
+	}
+	requireSame(t, before, snapshot(t, root))
+}
