@@ -82,22 +82,22 @@ const (
 	MaxScalarBytes = 128 << 20
 )
 
-// Compare lists what changes from old to new, breaking changes first,
+// Compare lists what changes from before to after, breaking changes first,
 // then by kind (Kinds order) and object. Components that do not parse
 // are an error naming the side and the line.
-func Compare(old, new Release, opts Options) ([]Change, error) {
-	o, err := parseSide("old", old.Components)
+func Compare(before, after Release, opts Options) ([]Change, error) {
+	o, err := parseSide("old", before.Components)
 	if err != nil {
 		return nil, err
 	}
-	n, err := parseSide("new", new.Components)
+	n, err := parseSide("new", after.Components)
 	if err != nil {
 		return nil, err
 	}
 	var out []Change
 	out = append(out, compareCRDs(o, n)...)
-	out = append(out, compareContract(old, new, opts)...)
-	imgs, err := compareImages(old.Components, new.Components)
+	out = append(out, compareContract(before, after, opts)...)
+	imgs, err := compareImages(before.Components, after.Components)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func Compare(old, new Release, opts Options) ([]Change, error) {
 		return nil, err
 	}
 	out = append(out, rbac...)
-	out = append(out, compareVariables(old.Components, new.Components)...)
+	out = append(out, compareVariables(before.Components, after.Components)...)
 	out = append(out, compareNamespaces(o, n)...)
 	sortChanges(out)
 	return out, nil
@@ -222,6 +222,15 @@ func deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// isTrue reads a YAML boolean as Kubernetes' decoder (YAML 1.1) does.
+func isTrue(n *yaml.Node) bool {
+	switch text(n) {
+	case "true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y":
+		return true
+	}
+	return false
+}
+
 func text(n *yaml.Node) string {
 	if n == nil || n.Kind != yaml.ScalarNode {
 		return ""
@@ -244,19 +253,19 @@ func texts(n *yaml.Node) []string {
 
 // compareContract reports a new contract for the release series, breaking
 // when the core does not serve it.
-func compareContract(old, new Release, opts Options) []Change {
-	if old.Metadata == nil || new.Metadata == nil {
+func compareContract(before, after Release, opts Options) []Change {
+	if before.Metadata == nil || after.Metadata == nil {
 		return nil
 	}
-	oc, oerr := metadata.Contract(old.Metadata, old.Version)
-	nc, nerr := metadata.Contract(new.Metadata, new.Version)
+	oc, oerr := metadata.Contract(before.Metadata, before.Version)
+	nc, nerr := metadata.Contract(after.Metadata, after.Version)
 	if oerr != nil || nerr != nil || oc == nc {
 		// A series missing from the metadata is the metadata-series
 		// check's to report.
 		return nil
 	}
 	c := Change{Kind: ContractChanged, Object: "metadata.yaml",
-		Detail: fmt.Sprintf("release series %s declares contract %s (%s declared %s)", series(new.Version), nc, series(old.Version), oc)}
+		Detail: fmt.Sprintf("release series %s declares contract %s (%s declared %s)", series(after.Version), nc, series(before.Version), oc)}
 	if len(opts.Served) > 0 {
 		served := false
 		for _, s := range opts.Served {

@@ -21,10 +21,10 @@ func crdOf(o *object) crd {
 			if name == "" {
 				continue
 			}
-			if text(get(e, "served")) == "true" {
+			if isTrue(get(e, "served")) {
 				c.served = append(c.served, name)
 			}
-			if text(get(e, "storage")) == "true" {
+			if isTrue(get(e, "storage")) {
 				c.storage = name
 			}
 		}

@@ -12,7 +12,7 @@ import (
 // a served CRD version with no conversion webhook (breaking), moves its
 // image, reads Secrets and needs a new variable.
 func ExampleCompare() {
-	old := changes.Release{Version: "v0.7.7", Components: []byte(`apiVersion: apiextensions.k8s.io/v1
+	before := changes.Release{Version: "v0.7.7", Components: []byte(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: proxmoxclusters.infrastructure.cluster.x-k8s.io
@@ -37,7 +37,7 @@ spec:
       - name: manager
         image: ghcr.io/ionos-cloud/cluster-api-provider-proxmox:v0.7.7
 `)}
-	new := changes.Release{Version: "v0.8.0", Components: []byte(`apiVersion: apiextensions.k8s.io/v1
+	after := changes.Release{Version: "v0.8.0", Components: []byte(`apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: proxmoxclusters.infrastructure.cluster.x-k8s.io
@@ -65,7 +65,7 @@ spec:
         env:
         - {name: PROXMOX_TOKEN, value: "${PROXMOX_TOKEN}"}
 `)}
-	cs, err := changes.Compare(old, new, changes.Options{Served: []string{"v1beta1"}})
+	cs, err := changes.Compare(before, after, changes.Options{Served: []string{"v1beta1"}})
 	if err != nil {
 		log.Fatal(err)
 	}

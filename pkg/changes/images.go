@@ -10,12 +10,12 @@ import (
 
 // compareImages reports each container whose image is new, changed or
 // gone, by workload and container (pkg/images finds them).
-func compareImages(old, new []byte) ([]Change, error) {
-	oi, err := imagesOf("old", old)
+func compareImages(before, after []byte) ([]Change, error) {
+	oi, err := imagesOf("old", before)
 	if err != nil {
 		return nil, err
 	}
-	ni, err := imagesOf("new", new)
+	ni, err := imagesOf("new", after)
 	if err != nil {
 		return nil, err
 	}

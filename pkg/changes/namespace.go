@@ -7,7 +7,12 @@ import (
 )
 
 // compareNamespaces reports objects of both releases whose namespace
-// changes, one change per move (old namespace -> new), naming a few.
+// changes, one change per move (old namespace -> new), naming a few. The
+// operator installs namespaced objects into its provider's namespace all
+// the same (clusterctl's TargetNamespace, cluster-api-operator
+// internal/controller/phase_load.go); the move matters where the
+// namespace is written elsewhere (cert-manager annotations, webhook
+// service references, a provider whose namespace follows upstream's).
 func compareNamespaces(o, n *side) []Change {
 	type move struct{ from, to string }
 	moved := map[move][]string{}

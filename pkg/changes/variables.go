@@ -22,10 +22,12 @@ type Variable struct {
 // spacing), and ${NAME<op>ARGS} for the envsubst functions (:=, :-, =, :?,
 // :+, substrings, /, #, %), whose argument text is the default. A variable
 // keeps what its first occurrence says; "$$" escapes a dollar; variables
-// inside a default are not variables of the file. The operator installs
-// the components with clusterctl's processor and the values of its
-// provider's spec.configSecret: one without a default that is not given
-// fails the install.
+// inside a default are not variables of the file. The cluster-api-operator
+// installs the components with clusterctl's processor
+// (internal/controller/phase_fetch.go: repository.NewComponents with
+// yamlprocessor.NewSimpleProcessor) and the values of its provider's
+// spec.configSecret (phase_initialize.go, secretReader; v0.28.0): one
+// without a default that the Secret does not give fails the install.
 func Variables(data []byte) []Variable {
 	s := string(data)
 	var out []Variable
@@ -135,19 +137,19 @@ func matchBrace(s string, i int) int {
 
 // compareVariables reports each variable the new release needs given that
 // the old one did not: new, or one whose default is gone.
-func compareVariables(old, new []byte) []Change {
-	before := map[string]Variable{}
-	for _, v := range Variables(old) {
-		before[v.Name] = v
+func compareVariables(before, after []byte) []Change {
+	had := map[string]Variable{}
+	for _, v := range Variables(before) {
+		had[v.Name] = v
 	}
 	var out []Change
-	for _, v := range Variables(new) {
+	for _, v := range Variables(after) {
 		if v.Default != "" {
 			continue
 		}
-		o, had := before[v.Name]
+		o, existed := had[v.Name]
 		switch {
-		case !had:
+		case !existed:
 			out = append(out, Change{Kind: VariableAdded, Object: "${" + v.Name + "}",
 				Detail: "new variable without a default: give it in the provider's spec.configSecret, or the operator cannot install the components"})
 		case o.Default != "":
