@@ -239,3 +239,17 @@ func FuzzCompare(f *testing.F) {
 		Variables(new)
 	})
 }
+
+// TestCRDBooleansAsKubernetesReadsThem: served: yes is served (YAML 1.1,
+// as Kubernetes decodes it), so turning it off removes a served version.
+func TestCRDBooleansAsKubernetesReadsThem(t *testing.T) {
+	before := strings.Replace(cleanOld, "  - name: v1alpha1\n    served: true", "  - name: v1alpha1\n    served: yes", 1)
+	after := strings.Replace(cleanOld, "  - name: v1alpha1\n    served: true", "  - name: v1alpha1\n    served: no", 1)
+	got, err := Compare(Release{Components: []byte(before)}, Release{Components: []byte(after)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Kind != CRDVersionRemoved {
+		t.Fatalf("changes %+v, want one crd-version-removed", got)
+	}
+}
