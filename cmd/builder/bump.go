@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pinseal/pinseal/pkg/bump"
+	"github.com/pinseal/pinseal/pkg/changes"
 	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
@@ -28,6 +29,7 @@ type bumpOptions struct {
 	sha256   []string
 	tofu     bool
 	dryRun   bool
+	breaking bool
 	output   string
 	tree     string
 	mirrors  []string
@@ -57,6 +59,16 @@ configmap-version, pin-version, pin-digest, metadata-series, contract,
 selector-*) run on the staged package in its tree before any file is renamed
 into place. A refused, failed or killed bump leaves the package as it was (a
 killed one is restored by the next bump).
+
+Every bump (and --dry-run) reports what the new release changes for the
+clusters running the old one, comparing the vendored components and
+metadata before and after: crd-version-removed, crd-storage-changed,
+crd-conversion-removed, contract-changed, image-changed, rbac-widened
+(Secrets called out), variable-added (a clusterctl variable without a
+default the provider's configSecret must now give), namespace-changed. A
+breaking change (a served CRD version gone without a conversion webhook, a
+contract the core does not serve) refuses the bump, naming the object and
+the version, unless --allow-breaking.
 
 Exit status: 0 bumped (or would bump), 1 refused or failed (nothing changed), 2 usage.`,
 		Example: `  builder bump packages/system/capi-providers-bootstrap --provider BootstrapProvider/talos --to v0.6.13 \
@@ -90,6 +102,7 @@ Exit status: 0 bumped (or would bump), 1 refused or failed (nothing changed), 2 
 	f.StringArrayVar(&o.sha256, "sha256", nil, "URL=HEX: the SHA-256 of a new source (repeatable; URL as written in the pin)")
 	f.BoolVar(&o.tofu, "trust-on-first-use", false, "take the SHA-256 of a source without --sha256 from the download itself (printed)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "do everything but write: print the diff of each text file and the vendored files that would change")
+	f.BoolVar(&o.breaking, "allow-breaking", false, "bump even when the new release breaks what clusters run today (a served CRD version gone without conversion, a contract the core does not serve)")
 	f.StringVarP(&o.output, "output", "o", "human", "output format: human or json (schema: api/bump.schema.json)")
 	f.StringVar(&o.tree, "tree", "", "root of the tree holding the core provider (default: the nearest directory above DIR with .git)")
 	addFetchFlags(f, &o.mirrors, &o.cache, &o.timeout, &o.retries)
@@ -131,7 +144,7 @@ func runBump(ctx context.Context, stdout, stderr io.Writer, o *bumpOptions, dir 
 	}
 	res, err := bump.Bump(ctx, dir, bump.Options{
 		Provider: o.provider, To: o.to, Release: o.release, SHA256: shas,
-		TrustOnFirstUse: o.tofu, DryRun: o.dryRun, Fetcher: fetcher, Tree: o.tree,
+		TrustOnFirstUse: o.tofu, DryRun: o.dryRun, AllowBreaking: o.breaking, Fetcher: fetcher, Tree: o.tree,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
@@ -182,6 +195,7 @@ func printBump(w io.Writer, r *bump.Result) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s -> sha256:%s\n", f.Status, f.Kind, f.Path, old, f.NewSHA256[:12])
 	}
 	tw.Flush()
+	printChanges(w, r.Changes)
 	if len(r.PreExisting) > 0 {
 		fmt.Fprintf(w, "  pre-existing: %d error finding(s) of the package were there before the bump and it does not touch them; they did not block it and are still there:\n", len(r.PreExisting))
 		printFindings(w, "", r.PreExisting)
@@ -192,6 +206,23 @@ func printBump(w io.Writer, r *bump.Result) {
 				fmt.Fprint(w, f.Diff)
 			}
 		}
+	}
+}
+
+// printChanges writes the safety report: what the new release changes for
+// running clusters, breaking changes first.
+func printChanges(w io.Writer, cs []changes.Change) {
+	if len(cs) == 0 {
+		fmt.Fprintln(w, "  changes for running clusters: none (CRD versions, contract, images, RBAC, variables, namespaces as before)")
+		return
+	}
+	fmt.Fprintf(w, "  changes for running clusters (%d, %d breaking):\n", len(cs), len(changes.Breaking(cs)))
+	for _, c := range cs {
+		mark := ""
+		if c.Breaking {
+			mark = "BREAKING "
+		}
+		fmt.Fprintf(w, "    %s%s %s: %s\n", mark, c.Kind, c.Object, c.Detail)
 	}
 }
 

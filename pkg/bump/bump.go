@@ -16,7 +16,11 @@
 // or one about what it changes (the bumped provider, a file it rewrites),
 // refuses it; one that was there before and that the bump does not touch
 // (another provider's blob header) is reported as pre-existing and does
-// not block. Only then are the changed files renamed into place, under a
+// not block. The safety report (pkg/changes) compares the provider's
+// components and metadata before and after: a change that breaks what
+// clusters run today (a served CRD version gone without a conversion
+// webhook, a contract the core does not serve) refuses the bump unless
+// Options.AllowBreaking. Only then are the changed files renamed into place, under a
 // journal: a bump killed between two renames is rolled back by the next
 // bump (or Recover), so the package ends byte for byte as it was.
 package bump
@@ -41,6 +45,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/build"
+	"github.com/pinseal/pinseal/pkg/changes"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/load"
@@ -77,6 +82,9 @@ type Options struct {
 	TrustOnFirstUse bool
 	// DryRun does everything but the renames.
 	DryRun bool
+	// AllowBreaking lets a bump through whose new release breaks what
+	// clusters run today (changes.Breaking; see BreakingError).
+	AllowBreaking bool
 	// Fetcher downloads the sources (its Mirrors apply). Required.
 	Fetcher *fetch.Fetcher
 	// Tree is the root of the tree whose core provider and namespaces the
@@ -131,7 +139,10 @@ type Result struct {
 	Contract string   `json:"contract,omitempty"` // contract of the new release's series
 	Digests  []Digest `json:"digests"`
 	Files    []File   `json:"files"`
-	DryRun   bool     `json:"dryRun"`
+	// Changes are what the new release changes for the clusters running
+	// the old one (changes.Compare), breaking ones first.
+	Changes []changes.Change `json:"changes"`
+	DryRun  bool             `json:"dryRun"`
 	// Recovered are files restored from an interrupted bump before this one.
 	Recovered []string `json:"recovered,omitempty"`
 	// PreExisting are the gate's error findings about the package that
@@ -237,6 +248,9 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err := b.collectChanges(); err != nil {
 		return nil, err
 	}
+	if err := b.compareReleases(); err != nil {
+		return nil, err
+	}
 	if err := b.checkStaged(ctx); err != nil {
 		return nil, err
 	}
@@ -307,7 +321,7 @@ func (b *bump) resolveDir() error {
 	if b.real, err = filepath.EvalSymlinks(abs); err != nil {
 		return fmt.Errorf("bump %s: %w (give a provider package directory)", b.dir, err)
 	}
-	b.res = &Result{Package: b.dir, DryRun: b.opts.DryRun}
+	b.res = &Result{Package: b.dir, DryRun: b.opts.DryRun, Changes: []changes.Change{}}
 	return nil
 }
 
