@@ -112,8 +112,8 @@ type Provider struct {
 
 	// Dir is the package directory (Root joined with Package).
 	Dir string `json:"-"`
-	// Sources are the pinned upstream files of Version.
-	Sources []pin.Source `json:"-"`
+	// Target is what a bump of the provider starts from (its pins).
+	Target *bump.Target `json:"-"`
 }
 
 // Report is the result of a look-up.
@@ -176,7 +176,7 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 					rep.add(pr)
 					continue
 				}
-				pr.Version, pr.Sources = lay.Version, lay.Sources
+				pr.Version, pr.Target = lay.Version, lay
 				pr.Contract = vendoredContract(pkg.Dir, lay)
 				for _, s := range lay.Sources {
 					if r := RepoOf(s.URL); r != "" {
