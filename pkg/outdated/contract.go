@@ -3,13 +3,14 @@ package outdated
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/pinseal/pinseal/pkg/bump"
+	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/metadata"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/operator"
 )
 
@@ -27,21 +28,21 @@ type Core struct {
 // IsCore says whether p is a core provider.
 func (p *Provider) IsCore() bool { return strings.HasPrefix(p.Provider, "CoreProvider/") }
 
-// vendoredContract is the contract of the pinned release, read from the
-// package's vendored metadata; "" when it cannot be read.
-func vendoredContract(dir string, lay *bump.Target) string {
-	if lay.Metadata == "" {
+// treeContract is the contract of p's release as the tree holds it: the
+// series of spec.version in the metadata of the ConfigMap its selector
+// picks; "" when that cannot be read (the contract check says why).
+func treeContract(ix *check.Index, pkg *model.Package, p *model.Provider) string {
+	m, ok := ix.Select(pkg, p).Picked(p.Version)
+	v, err := version.ParseGeneric(p.Version)
+	if !ok || err != nil || m.ConfigMap.Metadata == nil || m.ConfigMap.Metadata.Err != nil {
 		return ""
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(lay.Metadata)))
-	if err != nil || len(raw) > metadata.MaxBytes {
-		return ""
+	for _, s := range m.ConfigMap.Metadata.ReleaseSeries {
+		if uint(s.Major) == v.Major() && uint(s.Minor) == v.Minor() {
+			return s.Contract
+		}
 	}
-	c, err := metadata.Contract(raw, lay.Version)
-	if err != nil {
-		return ""
-	}
-	return c
+	return ""
 }
 
 // readContracts reads the contract of each newer stable release of p from
@@ -84,7 +85,7 @@ func (c *client) readContracts(ctx context.Context, p *Provider, rels []ghReleas
 func (r *Report) judge() {
 	var core *Provider
 	for i := range r.Providers {
-		if p := &r.Providers[i]; p.IsCore() && p.Error == "" {
+		if p := &r.Providers[i]; p.IsCore() {
 			core = p
 			break
 		}

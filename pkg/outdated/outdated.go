@@ -27,6 +27,7 @@ import (
 
 	pversion "github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/bump"
+	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -166,9 +167,11 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 		if len(t.Packages) == 0 {
 			return nil, fmt.Errorf("%s holds no provider package; give the directory of a package or a tree of them", root)
 		}
+		ix := check.NewIndex(t)
 		for _, pkg := range t.Packages {
 			for _, p := range pkg.Providers {
-				pr := Provider{Package: pkg.Path, Root: root, Provider: p.ID(), Release: p.Version, Newer: []Release{}, PreReleases: []Release{}, Dir: pkg.Dir}
+				pr := Provider{Package: pkg.Path, Root: root, Provider: p.ID(), Release: p.Version, Newer: []Release{}, PreReleases: []Release{}, Dir: pkg.Dir,
+					Contract: treeContract(ix, pkg, p)}
 				lay, err := bump.TargetOf(t, pkg, p)
 				if err != nil {
 					pr.Version = pin.ReleaseVersion(p.Version)
@@ -177,7 +180,6 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 					continue
 				}
 				pr.Version, pr.Target = lay.Version, lay
-				pr.Contract = vendoredContract(pkg.Dir, lay)
 				for _, s := range lay.Sources {
 					if r := RepoOf(s.URL); r != "" {
 						pr.Repo = r

@@ -60,9 +60,11 @@ func newWorld(rep *outdated.Report) *world {
 	w := &world{}
 	for i := range rep.Providers {
 		p := &rep.Providers[i]
+		// A provider that could not be checked gets no step, but its
+		// contract still binds the core.
 		cur, err := version.ParseSemantic(p.Version)
-		if p.Error != "" || err != nil || p.Target == nil {
-			continue
+		if err != nil {
+			cur = nil
 		}
 		kind, name, _ := strings.Cut(p.Provider, "/")
 		pr := &prov{p: p, core: kind == "CoreProvider", cur: cand{tag: p.Version, v: cur, contract: p.Contract}}
@@ -71,7 +73,9 @@ func newWorld(rep *outdated.Report) *world {
 			pr.order = len(providerOrder)
 		}
 		for _, r := range p.Newer {
-			pr.cands = append(pr.cands, newCand(p, r))
+			if p.Error == "" && p.Target != nil && cur != nil {
+				pr.cands = append(pr.cands, newCand(p, r))
+			}
 		}
 		w.provs = append(w.provs, pr)
 		if pr.core && w.core == nil {
