@@ -158,5 +158,25 @@ func (r *Report) Summary(p *Provider) string {
 		return fmt.Sprintf("%s serves %s; not served: %s; %s", n.Tag, strings.Join(operator.Served(n.Tag, n.Contract), ", "),
 			strings.Join(r.Unserved(n.Tag, n.Contract), ", "), newest)
 	}
-	return fmt.Sprintf("%s needs contract %s; core %s serves %s; %s", n.Tag, n.Contract, r.Core.Version, strings.Join(r.Core.Serves, ", "), newest)
+	s := fmt.Sprintf("%s needs contract %s; core %s serves %s; %s", n.Tag, n.Contract, r.Core.Version, strings.Join(r.Core.Serves, ", "), newest)
+	if c := r.coreServing(n.Contract); c != "" {
+		s += fmt.Sprintf(" (core %s would serve it and every provider: see builder plan)", c)
+	}
+	return s
+}
+
+// coreServing is the newest compatible release of the core that serves
+// contract, "" when none does.
+func (r *Report) coreServing(contract string) string {
+	for _, p := range r.Providers {
+		if !p.IsCore() {
+			continue
+		}
+		for _, n := range p.Newer {
+			if n.Compatible != nil && *n.Compatible && slices.Contains(operator.Served(n.Tag, n.Contract), contract) {
+				return n.Tag
+			}
+		}
+	}
+	return ""
 }

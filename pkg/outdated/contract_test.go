@@ -92,7 +92,7 @@ func TestContracts(t *testing.T) {
 			t.Errorf("%s: %q (compatible %v), want %q", tag, got, r.Compatible, want)
 		}
 	}
-	if got := rep.Summary(px); got != "v0.9.1 needs contract v1beta2; core v1.10.1 serves v1beta1; newest compatible: v0.7.8" {
+	if got := rep.Summary(px); got != "v0.9.1 needs contract v1beta2; core v1.10.1 serves v1beta1; newest compatible: v0.7.8 (core v1.11.1 would serve it and every provider: see builder plan)" {
 		t.Errorf("summary = %q", got)
 	}
 	// The core's v1.11 releases serve v1beta2 and still v1beta1: every
