@@ -20,7 +20,7 @@ func dirOf(p *outdated.Provider) string {
 // package and the core's package, so the bump's checks see the core the
 // plan moved.
 func (w *world) treeOf(p *prov) string {
-	if w.core == nil || w.core.p.Root == p.p.Root {
+	if w.core == nil || filepath.Clean(w.core.p.Root) == filepath.Clean(p.p.Root) {
 		return p.p.Root
 	}
 	a, b := filepath.Clean(w.core.p.Root), filepath.Clean(p.p.Root)

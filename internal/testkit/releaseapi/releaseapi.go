@@ -81,17 +81,28 @@ type asset struct {
 // New starts a stand-in, closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{repos: map[string][]Release{}, assets: map[int]asset{}}
-	s.api = httptest.NewServer(http.HandlerFunc(s.serveAPI))
-	s.objects = httptest.NewServer(http.HandlerFunc(s.serveObjects))
-	t.Cleanup(s.api.Close)
-	t.Cleanup(s.objects.Close)
+	s := Start()
+	t.Cleanup(s.Close)
 	for _, u := range []string{s.api.URL, s.objects.URL} {
 		if !strings.HasPrefix(u, "http://127.0.0.1:") {
 			t.Fatalf("stand-in not on 127.0.0.1: %s", u)
 		}
 	}
 	return s
+}
+
+// Start starts a stand-in for an example; Close stops it.
+func Start() *Server {
+	s := &Server{repos: map[string][]Release{}, assets: map[int]asset{}}
+	s.api = httptest.NewServer(http.HandlerFunc(s.serveAPI))
+	s.objects = httptest.NewServer(http.HandlerFunc(s.serveObjects))
+	return s
+}
+
+// Close stops the stand-in.
+func (s *Server) Close() {
+	s.api.Close()
+	s.objects.Close()
 }
 
 // URL is the API root (what --api-url takes).
