@@ -91,6 +91,21 @@ func TestPlanCommandRuns(t *testing.T) {
 		pl.Steps[1].Provider != "InfrastructureProvider/proxmox" || pl.Steps[1].To != "v0.9.1" || !strings.HasPrefix(pl.Steps[0].Why, "core first") {
 		t.Fatalf("steps:\n%s", out)
 	}
+	// Out of order, capmox's step is refused by the bump's contract check
+	// (the core still serves v1beta1 only), with nothing changed.
+	before := readTree(t, root)
+	if _, _, err := runBuildTestCmd(t, strings.Fields(pl.Steps[1].Command)[1:]...); err == nil || !strings.Contains(err.Error(), "contract") {
+		t.Fatalf("capmox before the core: %v", err)
+	}
+	if after := readTree(t, root); len(after) != len(before) {
+		t.Fatalf("a refused step changed the tree")
+	} else {
+		for p, b := range before {
+			if after[p] != b {
+				t.Fatalf("a refused step changed %s", p)
+			}
+		}
+	}
 	for _, s := range pl.Steps {
 		if strings.ContainsAny(s.Command, `'"`) || !strings.HasPrefix(s.Command, "builder bump ") || !strings.Contains(s.Command, "--sha256 ") {
 			t.Fatalf("command %q", s.Command)
