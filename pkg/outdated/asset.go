@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	pversion "github.com/pinseal/pinseal/internal/version"
@@ -65,11 +65,14 @@ func (a Asset) SHA256() string {
 
 // ValidHost says what is wrong with an allowed-host entry (HOST[:PORT]).
 func ValidHost(h string) error {
-	if h == "" || strings.ContainsAny(h, "/@ ") || strings.Contains(h, "://") {
-		return fmt.Errorf("allowed host %q: write HOST or HOST:PORT, without scheme or path", h)
+	u, err := url.Parse("//" + h)
+	if err != nil || h == "" || u.Host != h || u.User != nil {
+		return fmt.Errorf("allowed host %q: write HOST or HOST:PORT, without scheme, credentials or path", h)
 	}
-	if _, _, err := net.SplitHostPort(h); err != nil && strings.Contains(h, ":") && !strings.HasPrefix(h, "[") {
-		return fmt.Errorf("allowed host %q: %w", h, err)
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("allowed host %q: port %q is not a port number", h, p)
+		}
 	}
 	return nil
 }
@@ -141,6 +144,9 @@ func (c *client) readMetadata(ctx context.Context, repo string, rel ghRelease) (
 	}
 	defer resp.Body.Close()
 	c.opts.Log.Debug("asset", "repo", repo, "release", rel.TagName, "status", resp.StatusCode, "host", resp.Request.URL.Host)
+	if err := rateLimited(resp); err != nil {
+		return nil, err
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("reading the %s asset of %s: %s answered %s", MetadataAsset, rel.TagName, resp.Request.URL.Host, resp.Status)
 	}

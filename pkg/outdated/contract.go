@@ -2,6 +2,7 @@ package outdated
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -48,7 +49,7 @@ func treeContract(ix *check.Index, pkg *model.Package, p *model.Provider) string
 // readContracts reads the contract of each newer stable release of p from
 // its own metadata.yaml asset, newest first, at most MaxMetadata of them.
 // A release whose contract cannot be read says why (ContractError); only
-// a cancelled context stops the look-up.
+// an exhausted rate limit or a cancelled context stops the look-up.
 func (c *client) readContracts(ctx context.Context, p *Provider, rels []ghRelease) error {
 	byTag := map[string]ghRelease{}
 	for _, r := range rels {
@@ -64,6 +65,10 @@ func (c *client) readContracts(ctx context.Context, p *Provider, rels []ghReleas
 		}
 		raw, err := c.metadataOf(ctx, p.Repo, byTag[r.Tag])
 		if err != nil {
+			var rl *RateLimitError
+			if errors.As(err, &rl) {
+				return err
+			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

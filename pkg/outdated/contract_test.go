@@ -2,6 +2,7 @@ package outdated
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -187,5 +188,30 @@ func TestAssetDigest(t *testing.T) {
 	}
 	if r := newerOf(px, "v0.7.8"); r.Contract != "v1beta1" || !*r.Compatible || px.NewestCompatible != "v0.7.8" {
 		t.Errorf("v0.7.8: %+v", r)
+	}
+}
+
+// TestAssetRateLimit: an asset read refused for the rate limit stops the
+// look-up with the rate limit error, as a releases page does.
+func TestAssetRateLimit(t *testing.T) {
+	api := releaseapi.New(t)
+	api.Limit = 1 // the releases page, and nothing more
+	api.Add(capi, release("v1.10.2", "1.10=v1beta1"))
+	core := fixture.Root() + "/packages/system/capi-providers-core"
+	_, err := Check(context.Background(), []string{core}, Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}})
+	var rl *RateLimitError
+	if !errors.As(err, &rl) || len(api.Requests()) != 2 {
+		t.Fatalf("err = %v after %v", err, api.Requests())
+	}
+}
+
+func TestValidHost(t *testing.T) {
+	for h, ok := range map[string]bool{
+		"objects.githubusercontent.com": true, "127.0.0.1:8099": true, "[::1]:8099": true,
+		"": false, "https://x": false, "x/y": false, "u@x": false, "x:0": false, "x:http": false,
+	} {
+		if err := ValidHost(h); (err == nil) != ok {
+			t.Errorf("ValidHost(%q) = %v", h, err)
+		}
 	}
 }

@@ -1,11 +1,14 @@
 // Package outdated lists, for each pinned provider, the newer upstream
-// releases on GitHub.
+// releases on GitHub and the contract each one declares.
 //
 // It lists, for each provider of a tree, the pinned upstream
 // version and the newer releases of the GitHub repository its pinned URLs
 // point at, read from the GitHub REST API (GET /repos/{owner}/{repo}/releases,
 // paginated by the Link header). Pre-releases are listed apart; drafts are
-// ignored.
+// ignored. For each newer stable release it reads the release's own
+// metadata.yaml asset (asset.go: bounded, allowed hosts only, the API's
+// digest checked) and judges the contract of its series against the tree's
+// core provider by Cluster API's policy (operator.Contracts).
 package outdated
 
 import (
@@ -353,6 +356,17 @@ func (c *client) fetchAll(ctx context.Context, repo string) ([]ghRelease, error)
 	return all, nil
 }
 
+// rateLimited is the RateLimitError of a response refused because the
+// rate limit is used up, nil for any other.
+func rateLimited(resp *http.Response) error {
+	if (resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests) || resp.Header.Get("X-RateLimit-Remaining") != "0" {
+		return nil
+	}
+	limit, _ := strconv.Atoi(resp.Header.Get("X-RateLimit-Limit"))
+	reset, _ := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64)
+	return &RateLimitError{Limit: limit, Reset: time.Unix(reset, 0)}
+}
+
 var nextRE = regexp.MustCompile(`<([^>]+)>\s*;\s*rel="?next"?`)
 
 func (c *client) page(ctx context.Context, repo, u string) ([]ghRelease, string, error) {
@@ -377,11 +391,10 @@ func (c *client) page(ctx context.Context, repo, u string) ([]ghRelease, string,
 	}
 	remaining := resp.Header.Get("X-RateLimit-Remaining")
 	c.opts.Log.Debug("releases", "repo", repo, "status", resp.StatusCode, "ratelimit_remaining", remaining)
+	if err := rateLimited(resp); err != nil {
+		return nil, "", err
+	}
 	switch {
-	case (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests) && remaining == "0":
-		limit, _ := strconv.Atoi(resp.Header.Get("X-RateLimit-Limit"))
-		reset, _ := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64)
-		return nil, "", &RateLimitError{Limit: limit, Reset: time.Unix(reset, 0)}
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, "", fmt.Errorf("%s: no such repository on %s (or the token cannot see it)", repo, c.base.Host)
 	case resp.StatusCode == http.StatusUnauthorized:

@@ -103,16 +103,19 @@ func (w *world) blocked(moves []move) []Blocked {
 // reason says why c, newer than where the plan leaves p, is not reached.
 func (w *world) reason(p *prov, c cand, end state, served []string) string {
 	core := end[w.core]
-	switch {
-	case c.why != "":
+	if c.why != "" {
 		return c.why
-	case p.core:
-		if un := w.unserved(end, operator.Served(c.tag, c.contract)); len(un) > 0 {
-			return fmt.Sprintf("core %s serves %s, not %s, and no release of those that the core serves keeps every provider served on the way", c.tag, strings.Join(operator.Served(c.tag, c.contract), ", "), strings.Join(un, ", "))
+	}
+	if p.core {
+		cs := operator.Served(c.tag, c.contract)
+		if un := w.unserved(end, cs); len(un) > 0 {
+			return fmt.Sprintf("core %s serves %s: it would leave %s unserved, and no release of theirs that it serves can be reached first", c.tag, strings.Join(cs, ", "), strings.Join(un, ", "))
 		}
-		return fmt.Sprintf("no path from %s: clusterctl skips at most 3 minor versions of the core and no release lies in between", core.tag)
-	case !slices.Contains(served, c.contract):
+	} else if !slices.Contains(served, c.contract) {
 		return fmt.Sprintf("%s needs contract %s; core %s (the newest the plan reaches) serves %s", c.tag, c.contract, core.tag, strings.Join(served, ", "))
 	}
-	return fmt.Sprintf("no path from %s: clusterctl skips at most 3 minor versions of the kubeadm providers and no release lies in between", end[p].tag)
+	if _, ok := p.hop(end[p], c); !ok {
+		return fmt.Sprintf("no path from %s: clusterctl skips at most 3 minor versions of the core and kubeadm providers, and no release lies in between", end[p].tag)
+	}
+	return fmt.Sprintf("no order of steps to %s keeps every provider served by the core at each step", c.tag)
 }
