@@ -105,8 +105,8 @@ type Provider struct {
 	// PreReleases are the newer pre-releases, newest first (listed apart;
 	// they do not make a provider outdated).
 	PreReleases []Release `json:"preReleases"`
-	// Contract is the contract of the pinned release, from its vendored
-	// metadata.
+	// Contract is the contract of the pinned release: its series in the
+	// metadata of the ConfigMap the provider's selector picks.
 	Contract string `json:"contract,omitempty"`
 	// NewestCompatible is the newest stable release in Newer that is
 	// Compatible; "" when none is.
@@ -114,8 +114,6 @@ type Provider struct {
 	// Error says why the provider could not be checked.
 	Error string `json:"error,omitempty"`
 
-	// Dir is the package directory (Root joined with Package).
-	Dir string `json:"-"`
 	// Target is what a bump of the provider starts from (its pins).
 	Target *bump.Target `json:"-"`
 }
@@ -173,7 +171,7 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 		ix := check.NewIndex(t)
 		for _, pkg := range t.Packages {
 			for _, p := range pkg.Providers {
-				pr := Provider{Package: pkg.Path, Root: root, Provider: p.ID(), Release: p.Version, Newer: []Release{}, PreReleases: []Release{}, Dir: pkg.Dir,
+				pr := Provider{Package: pkg.Path, Root: root, Provider: p.ID(), Release: p.Version, Newer: []Release{}, PreReleases: []Release{},
 					Contract: treeContract(ix, pkg, p)}
 				lay, err := bump.TargetOf(t, pkg, p)
 				if err != nil {
