@@ -112,7 +112,7 @@ func (c *client) metadataOf(ctx context.Context, repo string, rel ghRelease) ([]
 func (c *client) readMetadata(ctx context.Context, repo string, rel ghRelease) ([]byte, error) {
 	i := slices.IndexFunc(rel.Assets, func(a Asset) bool { return a.Name == MetadataAsset })
 	if i < 0 {
-		return nil, fmt.Errorf("release %s has no %s asset, so its contract is unknown (clusterctl and the operator need it too)", rel.TagName, MetadataAsset)
+		return nil, fmt.Errorf("release %s has no %s asset (clusterctl and the operator need one too)", rel.TagName, MetadataAsset)
 	}
 	a := rel.Assets[i]
 	if a.Size > metadata.MaxBytes {

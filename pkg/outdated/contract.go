@@ -156,7 +156,7 @@ func (r *Report) Summary(p *Provider) string {
 	case n.Compatible != nil && *n.Compatible:
 		return ""
 	case n.Contract == "":
-		return fmt.Sprintf("%s: contract unknown (%s); %s", n.Tag, n.ContractError, newest)
+		return fmt.Sprintf("%s: contract unknown: %s; %s", n.Tag, n.ContractError, newest)
 	case r.Core == nil:
 		return fmt.Sprintf("%s needs contract %s; no core provider among the directories, so compatibility is not judged", n.Tag, n.Contract)
 	case p.IsCore():

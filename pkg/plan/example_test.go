@@ -8,6 +8,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
+	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/outdated"
 	"github.com/pinseal/pinseal/pkg/plan"
 )
@@ -61,9 +62,10 @@ func ExampleMake() {
 				}},
 		},
 	}
-	// Without pins (Target) a provider gets no step: give it one.
+	// Without pins (Target) a provider gets no step: these pin no source
+	// the bump would download.
 	for i := range rep.Providers {
-		rep.Providers[i].Target = fixtureTarget(rep.Providers[i].Version)
+		rep.Providers[i].Target = &bump.Target{Version: rep.Providers[i].Version}
 	}
 	pl := plan.Make(rep, "")
 	for _, s := range pl.Steps {

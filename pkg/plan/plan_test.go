@@ -192,3 +192,33 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeadmSkip: the kubeadm bootstrap provider is bound like the core;
+// another provider of the same versions is not.
+func TestKubeadmSkip(t *testing.T) {
+	bs := []string{"bootstrap-components.yaml", "metadata.yaml"}
+	pl := Make(report(
+		provider("CoreProvider/cluster-api", "core", capi, "v1.14.0", "v1beta2", coreFiles),
+		provider("BootstrapProvider/kubeadm", "bootstrap", capi, "v1.10.1", "v1beta1", bs, rel("v1.14.0", "v1beta2", bs...), rel("v1.12.2", "v1beta2", bs...)),
+		provider("BootstrapProvider/talos", "talos", "siderolabs/cluster-api-bootstrap-provider-talos", "v1.10.1", "v1beta1", bs, rel("v1.14.0", "v1beta2", bs...), rel("v1.12.2", "v1beta2", bs...)),
+	), "")
+	if got := summary(pl); got != "BootstrapProvider/kubeadm v1.10.1->v1.12.2; BootstrapProvider/talos v1.10.1->v1.14.0; BootstrapProvider/kubeadm v1.12.2->v1.14.0" {
+		t.Fatalf("plan: %s", got)
+	}
+	if !strings.Contains(pl.Steps[0].Why, "on the way to v1.14.0") {
+		t.Errorf("why: %s", pl.Steps[0].Why)
+	}
+}
+
+// TestTreeOf: a package under another DIR than the core's is bumped with
+// the directory holding both as --tree.
+func TestTreeOf(t *testing.T) {
+	core := provider("CoreProvider/cluster-api", "capi-providers-core", capi, "v1.10.1", "v1beta1", coreFiles)
+	core.Root = "/t/packages/system"
+	px := provider("InfrastructureProvider/proxmox", "capi-providers-infraprovider", capmox, "v0.7.7", "v1beta1", infra, rel("v0.7.8", "v1beta1", infra...))
+	px.Root = "/t/packages/extra"
+	pl := Make(report(core, px), "")
+	if len(pl.Steps) != 1 || !strings.Contains(pl.Steps[0].Command, " --tree /t/packages --") {
+		t.Fatalf("%+v", pl.Steps)
+	}
+}
