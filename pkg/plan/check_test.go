@@ -25,7 +25,7 @@ func TestCheckBlockedReasons(t *testing.T) {
 	api.Add(capmox,
 		releaseapi.Release{Tag: "v0.8.0-rc.1", Prerelease: true, Files: files("0.8=v1beta1")},
 		releaseapi.Release{Tag: "v0.7.13", Files: []releaseapi.File{{Name: "infrastructure-components.yaml", Data: []byte("x")}, {Name: "metadata.yaml", Data: releaseapi.Metadata("0.7=v1beta1"), URL: watch.URL("/a")}}},
-		releaseapi.Release{Tag: "v0.7.12", Files: files("0.6=v1beta1")},                                                 // series missing
+		releaseapi.Release{Tag: "v0.7.12", Files: files("0.6=v1beta1")},                                                // series missing
 		releaseapi.Release{Tag: "v0.7.11", Files: []releaseapi.File{{Name: "metadata.yaml", Data: []byte("kind: [")}}}, // unreadable
 		releaseapi.Release{Tag: "v0.7.10", Files: []releaseapi.File{{Name: "infrastructure-components.yaml", Data: []byte("x")}}},
 		releaseapi.Release{Tag: "v0.7.9", Files: []releaseapi.File{{Name: "metadata.yaml", Data: releaseapi.Metadata("0.7=v1beta1")}}}, // components missing
