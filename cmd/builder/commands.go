@@ -8,6 +8,7 @@ func commands() []*cobra.Command {
 		newBuildCmd(),
 		newBumpCmd(),
 		newOutdatedCmd(),
+		newPlanCmd(),
 		newImagesCmd(),
 		newPushCmd(),
 		newKeygenCmd(),

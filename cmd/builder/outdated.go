@@ -26,6 +26,7 @@ func (e errOutdated) Error() string {
 
 func newOutdatedCmd() *cobra.Command {
 	var output, apiURL string
+	var allow []string
 	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "outdated [DIR...]",
@@ -34,6 +35,14 @@ func newOutdatedCmd() *cobra.Command {
 version and the newer releases of the GitHub repository its pinned URLs
 point at (GET /repos/OWNER/REPO/releases, every page). Pre-releases are
 listed apart and do not count as outdated; drafts are ignored.
+
+For every newer stable release it reads the release's own metadata.yaml
+asset through the API (at most 64 KiB, checked against the digest the API
+gives) and reports the contract of its series and whether the tree's core
+provider serves it; a "!" line names the newest compatible release when the
+newest is not. Assets are read only from the API's host and the hosts
+--allow-host names (with the default --api-url also GitHub's asset hosts:
+github.com, objects.githubusercontent.com, release-assets.githubusercontent.com).
 
 The token comes from GITHUB_TOKEN when set (never from a flag); --api-url
 points at GitHub Enterprise (https://HOST/api/v3) or a mirror of the API.
@@ -60,9 +69,10 @@ Exit status: 0 nothing outdated, 1 a provider has a newer stable release,
 				level = slog.LevelDebug
 			}
 			rep, err := outdated.Check(ctx, args, outdated.Options{
-				APIURL: apiURL,
-				Token:  strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
-				Log:    slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
+				APIURL:     apiURL,
+				AllowHosts: allow,
+				Token:      strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
+				Log:        slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
 			})
 			if err != nil {
 				return usageError{Err: err}
@@ -85,6 +95,7 @@ Exit status: 0 nothing outdated, 1 a provider has a newer stable release,
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "human", "output format: human or json")
 	f.StringVar(&apiURL, "api-url", outdated.DefaultAPIURL, "GitHub REST API root (GitHub Enterprise: https://HOST/api/v3)")
+	f.StringArrayVar(&allow, "allow-host", nil, "another host (HOST[:PORT]) release assets may be read from: one the API's asset URLs or their redirects name (GitHub's own asset hosts are allowed with the default --api-url); repeatable")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log each API request (status, rate limit left) to stderr")
 	return cmd
 }
@@ -113,9 +124,12 @@ func printOutdated(w io.Writer, rep *outdated.Report) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Package, p.Provider, p.Version, newer, tags(p.PreReleases))
 	}
 	tw.Flush()
-	for _, p := range rep.Providers {
+	for i := range rep.Providers {
+		p := &rep.Providers[i]
 		if p.Error != "" {
 			fmt.Fprintf(w, "? %s %s: %s\n", p.Package, p.Provider, p.Error)
+		} else if s := rep.Summary(p); s != "" {
+			fmt.Fprintf(w, "! %s %s: %s\n", p.Package, p.Provider, s)
 		}
 	}
 	fmt.Fprintf(w, "%d outdated, %d could not be checked, %d providers\n", rep.Outdated, rep.Failed, len(rep.Providers))

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
 )
 
 // TestOutdatedCommand: exit 1 with a newer stable release, 0 without, 2
@@ -79,5 +80,51 @@ func TestOutdatedCommand(t *testing.T) {
 	}
 	if _, _, err := runBuildTestCmd(t, "outdated", core, "--api-url", "ftp://x"); !errors.As(err, &ue) {
 		t.Errorf("bad --api-url: %v", err)
+	}
+}
+
+// TestOutdatedContractsCommand: the human output says in one line why the
+// newest release is not the one to take; the JSON carries the contracts
+// (api/outdated.schema.json).
+func TestOutdatedContractsCommand(t *testing.T) {
+	api := releaseapi.New(t)
+	api.Add("kubernetes-sigs/cluster-api", releaseapi.Release{Tag: "v1.10.1", Files: []releaseapi.File{{Name: "metadata.yaml", Data: releaseapi.Metadata("1.10=v1beta1")}}})
+	api.Add("ionos-cloud/cluster-api-provider-proxmox",
+		releaseapi.Release{Tag: "v0.9.1", Files: []releaseapi.File{{Name: "metadata.yaml", Data: releaseapi.Metadata("0.7=v1beta1", "0.9=v1beta2")}}},
+		releaseapi.Release{Tag: "v0.7.8", Files: []releaseapi.File{{Name: "metadata.yaml", Data: releaseapi.Metadata("0.7=v1beta1")}}},
+	)
+	root := fixture.Root()
+	args := []string{"outdated", root + "/packages/system/capi-providers-core", root + "/packages/system/capi-providers-infraprovider", "--api-url", api.URL(), "--allow-host", api.ObjectsHost()}
+	out, _, err := runBuildTestCmd(t, args...)
+	var eo errOutdated
+	want := "InfrastructureProvider/proxmox: v0.9.1 needs contract v1beta2; core v1.10.1 serves v1beta1; newest compatible: v0.7.8"
+	if !errors.As(err, &eo) || !strings.Contains(out, want) {
+		t.Fatalf("err %v, output:\n%s", err, out)
+	}
+	out, _, _ = runBuildTestCmd(t, append(args, "--output", "json")...)
+	validateJSON(t, "outdated.schema.json", out)
+	var rep struct {
+		Providers []struct {
+			Provider         string
+			NewestCompatible *string
+			Newer            []struct {
+				Tag, Contract string
+				Compatible    *bool
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Providers {
+		if p.Provider != "InfrastructureProvider/proxmox" {
+			continue
+		}
+		if p.NewestCompatible == nil || *p.NewestCompatible != "v0.7.8" || len(p.Newer) != 2 || p.Newer[0].Contract != "v1beta2" || *p.Newer[0].Compatible {
+			t.Errorf("proxmox: %s", out)
+		}
+	}
+	if _, _, err := runBuildTestCmd(t, "outdated", root, "--api-url", api.URL(), "--allow-host", "http://x/"); err == nil {
+		t.Error("--allow-host with a scheme was accepted")
 	}
 }

@@ -97,16 +97,6 @@ func metadataSeries(t *model.Tree) []report.Finding {
 	return out
 }
 
-// compatibleContracts are the contracts a core serving contract c runs:
-// Cluster API's contract.GetCompatibleVersions (v1beta2 still serves
-// v1beta1 providers until v1beta1 is removed).
-func compatibleContracts(c string) []string {
-	if c == "v1beta2" {
-		return []string{"v1beta2", "v1beta1"}
-	}
-	return []string{c}
-}
-
 // coreContract finds the contract served by the tree's core provider.
 func coreContract(t *model.Tree, ix *Index) (contract string, core *model.Provider, ok bool) {
 	if t.Core == nil {
@@ -139,7 +129,9 @@ func contract(t *model.Tree) []report.Finding {
 	if !ok {
 		return nil
 	}
-	accepted := compatibleContracts(served)
+	// Which contracts a core release serves is Cluster API's policy,
+	// written down once in pkg/operator (operator.Contracts).
+	accepted := operator.Served(core.Version, served)
 	// ConfigMaps no provider in the tree selects (air-gap charts) are
 	// releases too, installed by providers created elsewhere.
 	pick := pickers(t, ix)

@@ -1,11 +1,14 @@
 // Package outdated lists, for each pinned provider, the newer upstream
-// releases on GitHub.
+// releases on GitHub and the contract each one declares.
 //
 // It lists, for each provider of a tree, the pinned upstream
 // version and the newer releases of the GitHub repository its pinned URLs
 // point at, read from the GitHub REST API (GET /repos/{owner}/{repo}/releases,
 // paginated by the Link header). Pre-releases are listed apart; drafts are
-// ignored.
+// ignored. For each newer stable release it reads the release's own
+// metadata.yaml asset (asset.go: bounded, allowed hosts only, the API's
+// digest checked) and judges the contract of its series against the tree's
+// core provider by Cluster API's policy (operator.Contracts).
 package outdated
 
 import (
@@ -27,6 +30,7 @@ import (
 
 	pversion "github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/bump"
+	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -59,6 +63,14 @@ type Options struct {
 	MaxPages int
 	// Log receives one debug record per request; nil discards them.
 	Log *slog.Logger
+	// AllowHosts are further hosts (HOST[:PORT]) release assets may be
+	// read from: the hosts the API's asset URLs, or their redirects, name.
+	// The API's own host is always allowed; GitHubAssetHosts too when
+	// APIURL is DefaultAPIURL. No request goes to any other host.
+	AllowHosts []string
+	// MaxMetadata bounds the metadata.yaml assets read per provider, newest
+	// release first; 0 = DefaultMaxMetadata.
+	MaxMetadata int
 }
 
 // Release is one upstream release.
@@ -67,6 +79,17 @@ type Release struct {
 	Name        string `json:"name,omitempty"`
 	PublishedAt string `json:"publishedAt,omitempty"`
 	URL         string `json:"url,omitempty"`
+	// Contract is the contract of the release's series, read from its own
+	// metadata.yaml asset (stable releases only).
+	Contract string `json:"contract,omitempty"`
+	// Compatible says whether the tree's core serves Contract (for the
+	// core provider: whether its release still serves every provider of
+	// the tree); nil when it cannot be told (no core among the trees).
+	Compatible *bool `json:"compatible,omitempty"`
+	// ContractError says why Contract is unknown.
+	ContractError string `json:"contractError,omitempty"`
+	// Assets are the release's files as the API lists them.
+	Assets []Asset `json:"-"`
 }
 
 // Provider is one provider's pinned version and what is newer upstream.
@@ -82,8 +105,17 @@ type Provider struct {
 	// PreReleases are the newer pre-releases, newest first (listed apart;
 	// they do not make a provider outdated).
 	PreReleases []Release `json:"preReleases"`
+	// Contract is the contract of the pinned release: its series in the
+	// metadata of the ConfigMap the provider's selector picks.
+	Contract string `json:"contract,omitempty"`
+	// NewestCompatible is the newest stable release in Newer that is
+	// Compatible; "" when none is.
+	NewestCompatible string `json:"newestCompatible,omitempty"`
 	// Error says why the provider could not be checked.
 	Error string `json:"error,omitempty"`
+
+	// Target is what a bump of the provider starts from (its pins).
+	Target *bump.Target `json:"-"`
 }
 
 // Report is the result of a look-up.
@@ -93,6 +125,9 @@ type Report struct {
 	Outdated int `json:"outdated"`
 	// Failed counts providers that could not be checked.
 	Failed int `json:"failed"`
+	// Core is the core provider compatibility is judged against; absent
+	// when the DIRs hold none.
+	Core *Core `json:"core,omitempty"`
 }
 
 // RateLimitError is GitHub refusing because the rate limit is used up.
@@ -120,7 +155,7 @@ func RepoOf(u string) string {
 // Check loads each root and looks up every provider's repository.
 func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	api := &client{opts: opts, cache: map[string]result{}}
+	api := &client{opts: opts, cache: map[string]result{}, metaCache: map[string]metaResult{}}
 	if err := api.init(); err != nil {
 		return nil, err
 	}
@@ -133,9 +168,11 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 		if len(t.Packages) == 0 {
 			return nil, fmt.Errorf("%s holds no provider package; give the directory of a package or a tree of them", root)
 		}
+		ix := check.NewIndex(t)
 		for _, pkg := range t.Packages {
 			for _, p := range pkg.Providers {
-				pr := Provider{Package: pkg.Path, Root: root, Provider: p.ID(), Release: p.Version, Newer: []Release{}, PreReleases: []Release{}}
+				pr := Provider{Package: pkg.Path, Root: root, Provider: p.ID(), Release: p.Version, Newer: []Release{}, PreReleases: []Release{},
+					Contract: treeContract(ix, pkg, p)}
 				lay, err := bump.TargetOf(t, pkg, p)
 				if err != nil {
 					pr.Version = pin.ReleaseVersion(p.Version)
@@ -143,7 +180,7 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 					rep.add(pr)
 					continue
 				}
-				pr.Version = lay.Version
+				pr.Version, pr.Target = lay.Version, lay
 				for _, s := range lay.Sources {
 					if r := RepoOf(s.URL); r != "" {
 						pr.Repo = r
@@ -166,10 +203,14 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 					continue
 				}
 				pr.Newer, pr.PreReleases = newer(pr.Version, rels)
+				if err := api.readContracts(ctx, &pr, rels); err != nil {
+					return nil, err
+				}
 				rep.add(pr)
 			}
 		}
 	}
+	rep.judge()
 	return rep, nil
 }
 
@@ -184,12 +225,13 @@ func (r *Report) add(p Provider) {
 
 // ghRelease is the part of GitHub's release object read here.
 type ghRelease struct {
-	TagName     string `json:"tag_name"`
-	Name        string `json:"name"`
-	Draft       bool   `json:"draft"`
-	Prerelease  bool   `json:"prerelease"`
-	PublishedAt string `json:"published_at"`
-	HTMLURL     string `json:"html_url"`
+	TagName     string  `json:"tag_name"`
+	Name        string  `json:"name"`
+	Draft       bool    `json:"draft"`
+	Prerelease  bool    `json:"prerelease"`
+	PublishedAt string  `json:"published_at"`
+	HTMLURL     string  `json:"html_url"`
+	Assets      []Asset `json:"assets"`
 }
 
 // newer splits the releases newer than pinned into stable and pre-releases,
@@ -213,7 +255,7 @@ func newer(pinned string, rels []ghRelease) (stable, pre []Release) {
 		if err != nil || !v.GreaterThan(cur) {
 			continue
 		}
-		x := vr{v, Release{Tag: r.TagName, Name: r.Name, PublishedAt: r.PublishedAt, URL: r.HTMLURL}}
+		x := vr{v, Release{Tag: r.TagName, Name: r.Name, PublishedAt: r.PublishedAt, URL: r.HTMLURL, Assets: r.Assets}}
 		if r.Prerelease || v.PreRelease() != "" {
 			p = append(p, x)
 		} else {
@@ -239,9 +281,10 @@ type result struct {
 
 // client talks to the releases API.
 type client struct {
-	opts  Options
-	base  *url.URL
-	cache map[string]result
+	opts      Options
+	base      *url.URL
+	cache     map[string]result
+	metaCache map[string]metaResult
 }
 
 func (c *client) init() error {
@@ -261,6 +304,14 @@ func (c *client) init() error {
 		c.opts.Client = &http.Client{Timeout: defaultTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse // a redirect would carry the token elsewhere
 		}}
+	}
+	for _, h := range c.opts.AllowHosts {
+		if err := ValidHost(h); err != nil {
+			return err
+		}
+	}
+	if c.opts.MaxMetadata <= 0 {
+		c.opts.MaxMetadata = DefaultMaxMetadata
 	}
 	if c.opts.MaxPages <= 0 {
 		c.opts.MaxPages = DefaultMaxPages
@@ -303,6 +354,17 @@ func (c *client) fetchAll(ctx context.Context, repo string) ([]ghRelease, error)
 	return all, nil
 }
 
+// rateLimited is the RateLimitError of a response refused because the
+// rate limit is used up, nil for any other.
+func rateLimited(resp *http.Response) error {
+	if (resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests) || resp.Header.Get("X-RateLimit-Remaining") != "0" {
+		return nil
+	}
+	limit, _ := strconv.Atoi(resp.Header.Get("X-RateLimit-Limit"))
+	reset, _ := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64)
+	return &RateLimitError{Limit: limit, Reset: time.Unix(reset, 0)}
+}
+
 var nextRE = regexp.MustCompile(`<([^>]+)>\s*;\s*rel="?next"?`)
 
 func (c *client) page(ctx context.Context, repo, u string) ([]ghRelease, string, error) {
@@ -327,11 +389,10 @@ func (c *client) page(ctx context.Context, repo, u string) ([]ghRelease, string,
 	}
 	remaining := resp.Header.Get("X-RateLimit-Remaining")
 	c.opts.Log.Debug("releases", "repo", repo, "status", resp.StatusCode, "ratelimit_remaining", remaining)
+	if err := rateLimited(resp); err != nil {
+		return nil, "", err
+	}
 	switch {
-	case (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests) && remaining == "0":
-		limit, _ := strconv.Atoi(resp.Header.Get("X-RateLimit-Limit"))
-		reset, _ := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64)
-		return nil, "", &RateLimitError{Limit: limit, Reset: time.Unix(reset, 0)}
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, "", fmt.Errorf("%s: no such repository on %s (or the token cannot see it)", repo, c.base.Host)
 	case resp.StatusCode == http.StatusUnauthorized:

@@ -5,125 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
 )
 
-// githubStandIn answers GET /repos/{owner}/{repo}/releases in the shape
-// GitHub documents: a JSON array of release objects, per_page/page
-// paging with a Link header (next, last), and the X-RateLimit-* headers.
-type githubStandIn struct {
-	srv      *httptest.Server
-	mu       sync.Mutex
-	repos    map[string][]map[string]any // newest first, as GitHub lists them
-	token    string
-	limit    int
-	used     int
-	requests []string
-	auth     []string
-	nextHost string // when set, the next link points there
-}
-
-func newStandIn(t *testing.T) *githubStandIn {
-	g := &githubStandIn{repos: map[string][]map[string]any{}, limit: 60}
-	g.srv = httptest.NewServer(http.HandlerFunc(g.serve))
-	t.Cleanup(g.srv.Close)
-	if !strings.HasPrefix(g.srv.URL, "http://127.0.0.1:") {
-		t.Fatalf("stand-in not on 127.0.0.1: %s", g.srv.URL)
-	}
-	return g
-}
-
-func rel(tag string, pre, draft bool) map[string]any {
-	return map[string]any{
-		"url": "https://api.github.com/repos/x/y/releases/1", "html_url": "https://github.com/x/y/releases/tag/" + tag,
-		"id": 1, "tag_name": tag, "target_commitish": "main", "name": tag, "draft": draft, "prerelease": pre,
-		"created_at": "2025-05-01T10:00:00Z", "published_at": "2025-05-01T10:00:00Z", "assets": []any{},
-		"author": map[string]any{"login": "k8s-ci-robot"}, "body": "release notes",
-	}
-}
-
-func (g *githubStandIn) serve(w http.ResponseWriter, r *http.Request) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.requests = append(g.requests, r.URL.RequestURI())
-	g.auth = append(g.auth, r.Header.Get("Authorization"))
-	if a := r.Header.Get("Authorization"); a != "" && a != "Bearer "+g.token {
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprint(w, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest","status":"401"}`)
-		return
-	}
-	reset := strconv.FormatInt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), 10)
-	h := w.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(g.limit))
-	h.Set("X-RateLimit-Reset", reset)
-	h.Set("X-RateLimit-Resource", "core")
-	if g.used >= g.limit {
-		h.Set("X-RateLimit-Remaining", "0")
-		h.Set("X-RateLimit-Used", strconv.Itoa(g.used))
-		h.Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(http.StatusForbidden)
-		fmt.Fprint(w, `{"message":"API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit.)","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}`)
-		return
-	}
-	g.used++
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(g.limit-g.used))
-	h.Set("X-RateLimit-Used", strconv.Itoa(g.used))
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if len(parts) != 4 || parts[0] != "repos" || parts[3] != "releases" {
-		http.NotFound(w, r)
-		return
-	}
-	rels, ok := g.repos[parts[1]+"/"+parts[2]]
-	if !ok {
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprint(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest/releases/releases#list-releases","status":"404"}`)
-		return
-	}
-	per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
-	if per <= 0 {
-		per = 30
-	}
-	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
-	if page <= 0 {
-		page = 1
-	}
-	last := (len(rels) + per - 1) / per
-	from, to := min((page-1)*per, len(rels)), min(page*per, len(rels))
-	link := func(p int) string {
-		host := "http://" + r.Host
-		if g.nextHost != "" {
-			host = g.nextHost
-		}
-		return fmt.Sprintf("<%s%s?per_page=%d&page=%d>", host, r.URL.Path, per, p)
-	}
-	var links []string
-	if page < last {
-		links = append(links, link(page+1)+`; rel="next"`, link(last)+`; rel="last"`)
-	}
-	if page > 1 {
-		links = append(links, link(1)+`; rel="first"`, link(page-1)+`; rel="prev"`)
-	}
-	if len(links) > 0 {
-		h.Set("Link", strings.Join(links, ", "))
-	}
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	json.NewEncoder(w).Encode(rels[from:to])
+func rel(tag string, pre, draft bool) releaseapi.Release {
+	return releaseapi.Release{Tag: tag, Prerelease: pre, Draft: draft}
 }
 
 // capiReleases: 250 releases, newest first; the pinned v1.10.1 and the
 // releases newer than it are spread so that one is only on the last page.
-func capiReleases() []map[string]any {
-	out := []map[string]any{rel("v1.11.0-rc.1", true, false), rel("v1.11.0", false, false), rel("v1.12.0", false, true), rel("nightly", false, false)}
+func capiReleases() []releaseapi.Release {
+	out := []releaseapi.Release{rel("v1.11.0-rc.1", true, false), rel("v1.11.0", false, false), rel("v1.12.0", false, true), rel("nightly", false, false)}
 	for i := 0; i < 244; i++ {
 		out = append(out, rel(fmt.Sprintf("v0.%d.%d", i/10, i%10), false, false))
 	}
@@ -132,13 +30,12 @@ func capiReleases() []map[string]any {
 }
 
 func TestOutdated(t *testing.T) {
-	g := newStandIn(t)
-	g.token = "s3cret"
-	g.limit = 5000
-	g.repos["kubernetes-sigs/cluster-api"] = capiReleases()
-	g.repos["ionos-cloud/cluster-api-provider-proxmox"] = []map[string]any{rel("v0.7.7", false, false), rel("v0.7.6", false, false), rel("v0.8.0-beta.1", false, false)}
+	g := releaseapi.New(t)
+	g.Token = "s3cret"
+	g.Add("kubernetes-sigs/cluster-api", capiReleases()...)
+	g.Add("ionos-cloud/cluster-api-provider-proxmox", rel("v0.7.7", false, false), rel("v0.7.6", false, false), rel("v0.8.0-beta.1", false, false))
 	// kubevirt and ipam: not on the stand-in (404).
-	rep, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: g.srv.URL, Token: g.token})
+	rep, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: g.URL(), Token: g.Token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,16 +63,17 @@ func TestOutdated(t *testing.T) {
 	// Every page of the core's list was read, once (two providers share
 	// the repository), with the token.
 	pages := 0
-	for i, r := range g.requests {
-		if strings.HasPrefix(r, "/repos/kubernetes-sigs/cluster-api/releases") {
+	auth := g.Auth()
+	for i, r := range g.Requests() {
+		if strings.HasPrefix(r, "/repos/kubernetes-sigs/cluster-api/releases?") {
 			pages++
 		}
-		if g.auth[i] != "Bearer s3cret" {
-			t.Errorf("request %s: Authorization %q", r, g.auth[i])
+		if auth[i] != "Bearer s3cret" {
+			t.Errorf("request %s: Authorization %q", r, auth[i])
 		}
 	}
 	if pages != 3 {
-		t.Errorf("read %d pages of cluster-api releases, want 3: %v", pages, g.requests)
+		t.Errorf("read %d pages of cluster-api releases, want 3: %v", pages, g.Requests())
 	}
 }
 
@@ -188,10 +86,10 @@ func tags(rs []Release) string {
 }
 
 func TestOutdatedRateLimit(t *testing.T) {
-	g := newStandIn(t)
-	g.limit = 1 // anonymous and nearly used up: the second page is refused
-	g.repos["kubernetes-sigs/cluster-api"] = capiReleases()
-	_, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: g.srv.URL})
+	g := releaseapi.New(t)
+	g.Limit = 1 // anonymous and nearly used up: the second page is refused
+	g.Add("kubernetes-sigs/cluster-api", capiReleases()...)
+	_, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: g.URL()})
 	var rl *RateLimitError
 	if !errors.As(err, &rl) {
 		t.Fatalf("err = %v, want a rate limit error", err)
@@ -199,7 +97,7 @@ func TestOutdatedRateLimit(t *testing.T) {
 	if rl.Limit != 1 || rl.Reset.Year() != 2030 || !strings.Contains(err.Error(), "GITHUB_TOKEN") {
 		t.Errorf("rate limit error: %v", err)
 	}
-	for _, a := range g.auth {
+	for _, a := range g.Auth() {
 		if a != "" {
 			t.Errorf("anonymous request carried Authorization %q", a)
 		}
@@ -207,12 +105,12 @@ func TestOutdatedRateLimit(t *testing.T) {
 }
 
 func TestOutdatedRefusesForeignNextPage(t *testing.T) {
-	g := newStandIn(t)
-	g.limit = 100
-	g.repos["kubernetes-sigs/cluster-api"] = capiReleases()
-	g.nextHost = "http://127.0.0.2:1"
-	g.token = "t"
-	rep, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: g.srv.URL, Token: "t"})
+	g := releaseapi.New(t)
+	g.Limit = 100
+	g.Add("kubernetes-sigs/cluster-api", capiReleases()...)
+	g.NextHost = "http://127.0.0.2:1"
+	g.Token = "t"
+	rep, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: g.URL(), Token: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

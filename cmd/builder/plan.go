@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pinseal/pinseal/pkg/outdated"
+	"github.com/pinseal/pinseal/pkg/plan"
+)
+
+// errSteps makes `builder plan` exit 1 after printing steps.
+type errSteps struct{ n int }
+
+func (e errSteps) Error() string { return fmt.Sprintf("%d step(s) to take", e.n) }
+
+func newPlanCmd() *cobra.Command {
+	var output, apiURL string
+	var allow []string
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "plan [DIR...]",
+		Short: "Order the `builder bump` steps that bring the providers to the newest stable releases the core can serve",
+		Long: `Look up the newer releases of every provider under each DIR (default ".") as
+` + "`builder outdated`" + ` does, contracts included, and print the ordered steps that
+bring the tree to the newest stable releases it can reach, each one
+` + "`builder bump`" + ` command to run as printed. A core move comes first when it is
+what makes a provider's newer release installable, and only when every
+provider of the tree stays served after it. The operator's upgrade rules
+bind: no downgrades, the core and kubeadm providers skip at most three
+minor versions (so a longer move is several steps), a release whose
+metadata.yaml has no series for it is refused. Newer releases no step
+reaches are listed as blocked, with the reason.
+
+Give the tree's root (or every package, the core's included): contracts are
+judged against the core provider found under the DIRs.
+
+Exit status: 0 nothing to do, 1 steps exist, 2 usage, or the releases could
+not be read.`,
+		Example: `  builder plan packages/system
+  builder plan --output json . | jq -r '.steps[].command'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "human" && output != "json" {
+				return usageError{Err: fmt.Errorf("--output %q: want human or json", output)}
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelDebug
+			}
+			pl, err := plan.Check(ctx, args, plan.Options{Outdated: outdated.Options{
+				APIURL: apiURL, AllowHosts: allow,
+				Token: strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
+				Log:   slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
+			}})
+			if err != nil {
+				return usageError{Err: err}
+			}
+			if output == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(pl); err != nil {
+					return err
+				}
+			} else {
+				printPlan(cmd.OutOrStdout(), pl)
+			}
+			if len(pl.Steps) > 0 {
+				return errSteps{len(pl.Steps)}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&output, "output", "o", "human", "output format: human or json (schema: api/plan.schema.json)")
+	f.StringVar(&apiURL, "api-url", outdated.DefaultAPIURL, "GitHub REST API root (GitHub Enterprise: https://HOST/api/v3)")
+	f.StringArrayVar(&allow, "allow-host", nil, "another host (HOST[:PORT]) release assets may be read from (see `builder outdated --help`); repeatable")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log each API request to stderr")
+	return cmd
+}
+
+func printPlan(w io.Writer, pl *plan.Plan) {
+	if pl.Core != nil {
+		fmt.Fprintf(w, "core %s %s serves %s\n", pl.Core.Provider, pl.Core.Version, strings.Join(pl.Core.Serves, ", "))
+	}
+	for i, s := range pl.Steps {
+		fmt.Fprintf(w, "%d. %s %s: %s -> %s (%s)\n   why: %s\n   %s\n", i+1, s.Package, s.Provider, s.From, s.To, s.Contract, s.Why, s.Command)
+		for _, c := range s.Changes {
+			fmt.Fprintf(w, "   change %s %s: %s\n", c.Kind, c.Object, c.Detail)
+		}
+	}
+	for _, b := range pl.Blocked {
+		fmt.Fprintf(w, "blocked %s %s %s: %s\n", b.Package, b.Provider, b.Release, b.Reason)
+	}
+	for _, b := range pl.Failed {
+		fmt.Fprintf(w, "? %s %s: %s\n", b.Package, b.Provider, b.Reason)
+	}
+	fmt.Fprintf(w, "%d step(s), %d release(s) blocked, %d provider(s) not checked\n", len(pl.Steps), len(pl.Blocked), len(pl.Failed))
+}

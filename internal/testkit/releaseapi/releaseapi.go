@@ -1,0 +1,321 @@
+// Package releaseapi is a stand-in for GitHub's releases API on 127.0.0.1,
+// with release assets.
+//
+// It answers GET /repos/{owner}/{repo}/releases in the shape GitHub
+// documents (a JSON array of release objects, per_page/page paging with a
+// Link header, the X-RateLimit-* headers, a bearer token) and serves each
+// release's assets: through the API's asset endpoint
+// (/repos/{owner}/{repo}/releases/assets/{id}, which redirects to a
+// second "objects" host as GitHub does, or answers itself), and at the
+// paths github.com download URLs have on the objects host, so a mirror
+// of https://github.com/ to Objects() serves the files a pin names.
+package releaseapi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// File is one asset of a release.
+type File struct {
+	Name string
+	Data []byte
+	// NoDigest leaves the asset's digest out (GitHub gives none for
+	// assets uploaded before June 2025).
+	NoDigest bool
+	// WrongDigest gives a digest of other bytes.
+	WrongDigest bool
+	// URL, when set, is the asset's API url instead of the stand-in's
+	// own endpoint (a host a test watches).
+	URL string
+	// RedirectTo, when set, is where the asset endpoint redirects
+	// instead of the objects host.
+	RedirectTo string
+	// Direct serves the bytes from the asset endpoint itself, with no
+	// redirect.
+	Direct bool
+}
+
+// Release is one release of a repository.
+type Release struct {
+	Tag        string
+	Prerelease bool
+	Draft      bool
+	Files      []File
+}
+
+// Server is the stand-in. Its fields are set before the first request.
+type Server struct {
+	// Token, when set, is the only bearer token accepted.
+	Token string
+	// Limit is the rate limit (requests to the API host); 0 = 5000.
+	Limit int
+	// NextHost, when set, replaces scheme://host of next-page links.
+	NextHost string
+
+	api, objects *httptest.Server
+	mu           sync.Mutex
+	repos        map[string][]Release
+	assets       map[int]asset
+	used         int
+	requests     []string
+	auth         []string
+	objectAuth   []string
+}
+
+type asset struct {
+	repo string
+	rel  string
+	file File
+}
+
+// New starts a stand-in, closed when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := Start()
+	t.Cleanup(s.Close)
+	for _, u := range []string{s.api.URL, s.objects.URL} {
+		if !strings.HasPrefix(u, "http://127.0.0.1:") {
+			t.Fatalf("stand-in not on 127.0.0.1: %s", u)
+		}
+	}
+	return s
+}
+
+// Start starts a stand-in for an example; Close stops it.
+func Start() *Server {
+	s := &Server{repos: map[string][]Release{}, assets: map[int]asset{}}
+	s.api = httptest.NewServer(http.HandlerFunc(s.serveAPI))
+	s.objects = httptest.NewServer(http.HandlerFunc(s.serveObjects))
+	return s
+}
+
+// Close stops the stand-in.
+func (s *Server) Close() {
+	s.api.Close()
+	s.objects.Close()
+}
+
+// URL is the API root (what --api-url takes).
+func (s *Server) URL() string { return s.api.URL }
+
+// Objects is the root of the objects host, where assets are downloaded:
+// mirror https://github.com/ to Objects()+"/".
+func (s *Server) Objects() string { return s.objects.URL }
+
+// ObjectsHost is HOST:PORT of the objects host (what --allow-host takes).
+func (s *Server) ObjectsHost() string { return strings.TrimPrefix(s.objects.URL, "http://") }
+
+// Add lists releases of repo (owner/name), newest first as GitHub lists
+// them, after those already added.
+func (s *Server) Add(repo string, rels ...Release) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[repo] = append(s.repos[repo], rels...)
+}
+
+// Requests are the request URIs the API host received, in order.
+func (s *Server) Requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
+}
+
+// Auth are the Authorization headers of the API requests, in order.
+func (s *Server) Auth() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.auth...)
+}
+
+// ObjectAuth are the Authorization headers the objects host received.
+func (s *Server) ObjectAuth() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.objectAuth...)
+}
+
+// Metadata is a clusterctl metadata.yaml listing series "MAJOR.MINOR=CONTRACT".
+func Metadata(series ...string) []byte {
+	var b strings.Builder
+	b.WriteString("# maps release series of major.minor to cluster-api contract version\napiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n")
+	for _, sr := range series {
+		var maj, min int
+		var c string
+		fmt.Sscanf(strings.Replace(sr, "=", " ", 1), "%d.%d %s", &maj, &min, &c)
+		fmt.Fprintf(&b, "  - major: %d\n    minor: %d\n    contract: %s\n", maj, min, c)
+	}
+	return []byte(b.String())
+}
+
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r.URL.RequestURI())
+	s.auth = append(s.auth, r.Header.Get("Authorization"))
+	if a := r.Header.Get("Authorization"); s.Token != "" && a != "" && a != "Bearer "+s.Token {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest","status":"401"}`)
+		return
+	}
+	if !s.rateLimit(w) {
+		return
+	}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	switch {
+	case len(parts) == 4 && parts[0] == "repos" && parts[3] == "releases":
+		s.list(w, r, parts[1]+"/"+parts[2])
+	case len(parts) == 6 && parts[0] == "repos" && parts[3] == "releases" && parts[4] == "assets":
+		s.assetEndpoint(w, r, parts[5])
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"message":"Not Found","status":"404"}`)
+	}
+}
+
+// rateLimit sets the X-RateLimit-* headers and refuses when used up.
+func (s *Server) rateLimit(w http.ResponseWriter) bool {
+	limit := s.Limit
+	if limit == 0 {
+		limit = 5000
+	}
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), 10))
+	if s.used >= limit {
+		h.Set("X-RateLimit-Remaining", "0")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"message":"API rate limit exceeded for 127.0.0.1."}`)
+		return false
+	}
+	s.used++
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(limit-s.used))
+	return true
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, repo string) {
+	rels, ok := s.repos[repo]
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest/releases/releases#list-releases","status":"404"}`)
+		return
+	}
+	per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
+	if per <= 0 {
+		per = 30
+	}
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	if page <= 0 {
+		page = 1
+	}
+	last := (len(rels) + per - 1) / per
+	from, to := min((page-1)*per, len(rels)), min(page*per, len(rels))
+	link := func(p int) string {
+		host := "http://" + r.Host
+		if s.NextHost != "" {
+			host = s.NextHost
+		}
+		return fmt.Sprintf("<%s%s?per_page=%d&page=%d>", host, r.URL.Path, per, p)
+	}
+	var links []string
+	if page < last {
+		links = append(links, link(page+1)+`; rel="next"`, link(last)+`; rel="last"`)
+	}
+	if page > 1 {
+		links = append(links, link(1)+`; rel="first"`, link(page-1)+`; rel="prev"`)
+	}
+	if len(links) > 0 {
+		w.Header().Set("Link", strings.Join(links, ", "))
+	}
+	out := make([]map[string]any, 0, to-from)
+	for i, rel := range rels[from:to] {
+		out = append(out, s.object(repo, from+i, rel))
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	json.NewEncoder(w).Encode(out)
+}
+
+// object is a release in GitHub's JSON shape; its assets get ids (and
+// are registered for the asset endpoint) from the release's position.
+func (s *Server) object(repo string, n int, rel Release) map[string]any {
+	assets := []any{}
+	for i, f := range rel.Files {
+		id := (n+1)*1000 + i
+		s.assets[id] = asset{repo, rel.Tag, f}
+		u := f.URL
+		if u == "" {
+			u = fmt.Sprintf("%s/repos/%s/releases/assets/%d", s.api.URL, repo, id)
+		}
+		a := map[string]any{
+			"url": u, "id": id, "name": f.Name, "label": "", "content_type": "application/octet-stream",
+			"state": "uploaded", "size": len(f.Data), "download_count": 7,
+			"browser_download_url": "https://github.com/" + repo + "/releases/download/" + rel.Tag + "/" + f.Name,
+		}
+		if !f.NoDigest {
+			data := f.Data
+			if f.WrongDigest {
+				data = append([]byte("other "), data...)
+			}
+			sum := sha256.Sum256(data)
+			a["digest"] = "sha256:" + hex.EncodeToString(sum[:])
+		}
+		assets = append(assets, a)
+	}
+	return map[string]any{
+		"url": fmt.Sprintf("%s/repos/%s/releases/%d", s.api.URL, repo, n+1), "html_url": "https://github.com/" + repo + "/releases/tag/" + rel.Tag,
+		"id": n + 1, "tag_name": rel.Tag, "target_commitish": "main", "name": rel.Tag, "draft": rel.Draft, "prerelease": rel.Prerelease,
+		"created_at": "2025-05-01T10:00:00Z", "published_at": "2025-05-01T10:00:00Z", "assets": assets,
+		"author": map[string]any{"login": "k8s-ci-robot"}, "body": "release notes",
+	}
+}
+
+// assetEndpoint answers the asset's API url as GitHub does with Accept:
+// application/octet-stream: a 302 to a signed URL on another host.
+func (s *Server) assetEndpoint(w http.ResponseWriter, r *http.Request, id string) {
+	n, _ := strconv.Atoi(id)
+	a, ok := s.assets[n]
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"message":"Not Found","status":"404"}`)
+		return
+	}
+	switch {
+	case a.file.Direct:
+		w.Write(a.file.Data)
+	case a.file.RedirectTo != "":
+		http.Redirect(w, r, a.file.RedirectTo, http.StatusFound)
+	default:
+		http.Redirect(w, r, fmt.Sprintf("%s/%s/releases/download/%s/%s?sig=x", s.objects.URL, a.repo, a.rel, a.file.Name), http.StatusFound)
+	}
+}
+
+// serveObjects serves /{owner}/{repo}/releases/download/{tag}/{name}.
+func (s *Server) serveObjects(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objectAuth = append(s.objectAuth, r.Header.Get("Authorization"))
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(parts) == 6 && parts[2] == "releases" && parts[3] == "download" {
+		for _, rel := range s.repos[parts[0]+"/"+parts[1]] {
+			if rel.Tag != parts[4] {
+				continue
+			}
+			for _, f := range rel.Files {
+				if f.Name == parts[5] {
+					w.Write(f.Data)
+					return
+				}
+			}
+		}
+	}
+	http.NotFound(w, r)
+}
