@@ -1,10 +1,14 @@
 package check
 
-import "github.com/pinseal/pinseal/pkg/model"
+import (
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/operator"
+)
 
 // ServedContracts are the contracts the tree's core provider serves, as
 // the contract check reads them: the contract of the core release's own
-// series in its metadata, with those it still serves (compatibleContracts).
+// series in its metadata, with those Cluster API's policy keeps it serving
+// (operator.Served).
 // ok is false when the tree has no core provider or its contract cannot
 // be read offline.
 func ServedContracts(t *model.Tree) (contracts []string, core *model.Provider, ok bool) {
@@ -12,5 +16,5 @@ func ServedContracts(t *model.Tree) (contracts []string, core *model.Provider, o
 	if !ok {
 		return nil, core, false
 	}
-	return compatibleContracts(c), core, true
+	return operator.Served(core.Version, c), core, true
 }
