@@ -66,10 +66,16 @@ type Release struct {
 	Components string `json:"components,omitempty"`
 	Metadata   string `json:"metadata,omitempty"`
 
-	// Where the release is in the current tree (not stored).
-	loc     model.Location
-	pkg     *model.Package
-	content bool
+	// Where the release is in the current tree (not stored): the provider
+	// (its spec.version names the release) and the ConfigMap that holds
+	// the bytes, each with its package.
+	provider, configMap place
+	content             bool
+}
+
+type place struct {
+	pkg *model.Package
+	loc model.Location
 }
 
 // Take reduces a loaded tree to its Snapshot.
@@ -86,14 +92,13 @@ func Take(t *model.Tree, revision string) *Snapshot {
 				Provider:  p.ID(),
 				Namespace: check.Namespace(pkg, p.Namespace),
 				Version:   p.Version,
-				loc:       p.Location,
-				pkg:       pkg,
+				provider:  place{pkg, p.Location},
 			}
 			if p.Selector != nil {
 				if m, ok := ix.Select(pkg, p).Picked(p.Version); ok && m.ConfigMap.Components != nil {
 					r.Components, r.content = componentsDigest(m.ConfigMap.Components)
 					r.Metadata = fmt.Sprintf("sha256:%x", sha256.Sum256(m.ConfigMap.MetadataRaw))
-					r.loc, r.pkg = m.ConfigMap.Location, m.Package
+					r.configMap = place{m.Package, m.ConfigMap.Location}
 				}
 			}
 			s.Releases = append(s.Releases, r)
@@ -180,11 +185,11 @@ func reused(base, cur *Snapshot) []report.Finding {
 		if len(what) == 0 {
 			return
 		}
-		out = append(out, finding(VersionReused, c,
+		out = append(out, finding(VersionReused, c, c.configMap,
 			fmt.Sprintf("release %s of %s changed since %s: %s; clusters that installed %s never get this change: release it under a new name",
 				c.Version, c.Provider, base.Revision, join(what), c.Version),
 			fmt.Sprintf("give the change a new release name (spec.version, the ConfigMap's name and version label; `builder bump %s --to …` does all three), or restore the bytes %s released as %s",
-				c.pkg.CommandPath(), base.Revision, c.Version)))
+				c.provider.pkg.CommandPath(), base.Revision, c.Version)))
 	})
 	return out
 }
@@ -200,7 +205,7 @@ func downgraded(base, cur *Snapshot) []report.Finding {
 		if err1 != nil || err2 != nil || !cv.LessThan(bv) {
 			return // a release name that is not semver is oci-source's and configmap-version's
 		}
-		f := finding(VersionDowngrade, c,
+		f := finding(VersionDowngrade, c, c.provider,
 			fmt.Sprintf("%s goes from release %s at %s down to %s: the cluster-api-operator refuses a provider downgrade (preflight: UnsupportedProviderDowngradeReason), so clusters that installed %s stay on it",
 				c.Provider, b.Version, base.Revision, c.Version, b.Version),
 			fmt.Sprintf("move %s forward instead (a release above %s), or, to undo a change, release the old bytes under a new, higher name", c.Provider, b.Version))
@@ -215,12 +220,13 @@ func downgraded(base, cur *Snapshot) []report.Finding {
 	return out
 }
 
-func finding(id string, r Release, msg, hint string) report.Finding {
-	f := report.Finding{Check: id, Package: r.Package, Provider: r.Provider, Line: r.loc.Line, Message: msg, Hint: hint}
-	if r.loc.File != "" {
-		f.File = r.loc.File
-		if p := pkgPath(r.pkg); p != "." {
-			f.File = p + "/" + r.loc.File
+// finding is a finding about release r located at at.
+func finding(id string, r Release, at place, msg, hint string) report.Finding {
+	f := report.Finding{Check: id, Package: r.Package, Provider: r.Provider, Line: at.loc.Line, Message: msg, Hint: hint}
+	if at.loc.File != "" {
+		f.File = at.loc.File
+		if p := pkgPath(at.pkg); p != "." {
+			f.File = p + "/" + at.loc.File
 		}
 	}
 	return f
