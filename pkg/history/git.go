@@ -83,6 +83,16 @@ func Base(ctx context.Context, root, rev string, opts BaseOptions) (*Snapshot, e
 	defer os.RemoveAll(dir)
 	spec := gitsource.Spec{MaxFiles: opts.MaxFiles, MaxBytes: opts.MaxBytes}
 	if err := gitsource.WriteTree(ctx, repo, tree.Hash, dir, spec); err != nil {
+		var le *gitsource.LimitError
+		if errors.As(err, &le) {
+			// The service's message names its config keys; say it in the
+			// terms of the tree at REV.
+			unit := "files, directories and links"
+			if le.What == "bytes" {
+				unit = "bytes"
+			}
+			return nil, fmt.Errorf("%s at %s holds more than %d %s: a base tree that large is refused, as any untrusted tree is (compare a smaller ROOT)", rel, label, le.Limit, unit)
+		}
 		return nil, fmt.Errorf("write %s at %s: %w", rel, label, err)
 	}
 	t, err := verify.Load(ctx, dir, opts.Verify)
