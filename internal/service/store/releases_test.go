@@ -11,9 +11,11 @@ import (
 // successful scan at another commit released; a failed scan, or a commit
 // whose releases were not recorded, is passed over; old commits are
 // dropped.
-func TestReleaseHistory(t *testing.T) {
+func TestReleaseHistory(t *testing.T) { testReleaseHistory(t, sqliteDB(t)) }
+
+func testReleaseHistory(t *testing.T, openDB opener) {
 	ctx := context.Background()
-	s := openTemp(t, t.TempDir())
+	s := openDB(t)
 	scanAt := func(rev string, ok bool) {
 		t.Helper()
 		sc, err := s.Begin(ctx, "g", "api")
