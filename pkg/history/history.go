@@ -25,7 +25,6 @@
 package history
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"slices"
@@ -245,12 +244,4 @@ func join(parts []string) string {
 		return parts[0] + " and " + parts[1]
 	}
 	return parts[0]
-}
-
-// Sort orders a snapshot's releases by package then provider, so that
-// stored snapshots compare equal when the tree does.
-func (s *Snapshot) Sort() {
-	slices.SortFunc(s.Releases, func(a, b Release) int {
-		return cmp.Or(cmp.Compare(a.Package, b.Package), cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Namespace, b.Namespace))
-	})
 }
