@@ -21,6 +21,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/history"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -37,6 +38,7 @@ type checkOptions struct {
 	listChecks bool
 	render     load.RenderLimits
 	exclude    []string
+	base       string // --base REV: the history gate
 	// Registry checks (verify.go holds the shared flags).
 	registry      string
 	allowRegistry []string // --allow-registry: where spec.fetchConfig.oci may be read from
@@ -92,6 +94,14 @@ not looked up), but only when HOST is the --registry host or given with
 providers are checked). A provider fetching from another registry is a
 registry-digest finding that names the registry; nothing is contacted.
 
+With --base REV the tree is also compared with itself at REV (a branch,
+tag, commit or HEAD~N of the git repository holding ROOT, read from its
+objects; no git program runs): a provider whose release name is REV's but
+whose components or metadata differ is version-reused (clusters that
+installed the name never get the change), and one whose release name is
+lower than REV's is version-downgrade. A ROOT outside git or a REV that
+does not resolve exits 2.
+
 Charts that hold no provider and none of their ConfigMaps, or that do not
 render and name no cluster-api-operator group or label, are listed as
 skipped (with the reason), never as findings. --exclude GLOB (repeatable)
@@ -125,6 +135,7 @@ holding no provider packages).`,
 	f.BoolVar(&o.listChecks, "list-checks", false, "print the check catalog (Markdown) and exit")
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
 	f.StringArrayVar(&o.exclude, "exclude", nil, "do not enter directories under ROOT matching `GLOB` (a path.Match pattern of slash paths relative to ROOT, e.g. packages/apps/*); repeatable; added to the policy's exclude list")
+	f.StringVar(&o.base, "base", "", "also compare every provider with the same tree at git revision `REV` (branch, tag, commit, HEAD~1): a release name whose bytes changed is version-reused, a lower one version-downgrade")
 	f.StringVar(&o.registry, "registry", "", "also compare each provider with its release artifact under PREFIX (HOST[:PORT]/PATH or oci-layout:DIR) and verify its signature and provenance")
 	f.StringArrayVar(&o.allowRegistry, "allow-registry", nil, "registry HOST[:PORT] (or repository prefix HOST[:PORT]/PATH) that providers' spec.fetchConfig.oci may be read from (the --registry host is allowed already); repeatable; turns the registry checks on for those providers")
 	addKeyFlags(f, &o.keys, &o.plain, &o.allow)
@@ -219,6 +230,14 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	// Ctrl-C ends the check and kills the render children.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.base != "" {
+		base, err := history.Base(ctx, root, o.base, history.BaseOptions{Verify: opts})
+		if err != nil {
+			load.StopRenderChildren()
+			return usageError{Err: fmt.Errorf("--base: %w", err)}
+		}
+		opts.Extra = append(opts.Extra, history.Checks(base)...)
+	}
 	_, r, err := verify.Run(ctx, root, opts)
 	load.StopRenderChildren()
 	if err != nil {

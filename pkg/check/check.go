@@ -63,6 +63,7 @@ const (
 	OCISource            = "oci-source"
 	RegistryDigest       = "registry-digest"
 	VersionReused        = "version-reused"
+	VersionDowngrade     = "version-downgrade"
 	Signature            = "signature"
 	Provenance           = "provenance"
 	OCIInstall           = "oci-install"
@@ -107,8 +108,10 @@ var catalog = []Check{
 		Description: "Every container image the components run (containers, initContainers and ephemeralContainers of Deployments, DaemonSets, StatefulSets, ReplicaSets, Jobs, CronJobs and Pods, in the vendored YAML and inside the blob) has a digest or a tag that does not move: no tag, latest, main, master and the policy's movingTags are errors. A digest-pinned image of the provider itself (its path names the provider) whose version tag is not the release is a warning."},
 	{ID: RegistryDigest, Title: "Registry copy equals tree", Severity: report.Error,
 		Description: "The registry artifact tagged with the release (PREFIX/<type>-<name>:<release>) exists, reads back with every layer matching its manifest and, being the tree's release, holds exactly the local blob (components.gz) and metadata.yaml. A different release under the tag is version-reused instead."},
-	{ID: VersionReused, Title: "Release tag not reused", Severity: report.Error,
-		Description: "The release tag in the registry holds the tree's release: the artifact's kind, name, type, release, upstream version, contract, pins and raw YAML layer equal the tree's. Otherwise content changed without a version bump (or the tag was overwritten)."},
+	{ID: VersionReused, Title: "Release name not reused", Severity: report.Error,
+		Description: "The release tag in the registry holds the tree's release: the artifact's kind, name, type, release, upstream version, contract, pins and raw YAML layer equal the tree's. Otherwise content changed without a version bump (or the tag was overwritten). With a base revision (verifier check --base REV, and each scan of a git source against the commit scanned before it), also: a provider whose release name (spec.version) is the base's gets the same components (inflated) and metadata as at the base; clusters that installed the name never get a change made under it."},
+	{ID: VersionDowngrade, Title: "Release name not lowered", Severity: report.Error,
+		Description: "With a base revision (verifier check --base REV, and each scan of a git source against the commit scanned before it): no provider's release name (spec.version) is lower than at the base, compared as semantic versions as the cluster-api-operator does. A lower major.minor is an error (the operator refuses the downgrade); a lower patch or pre-release of the same minor is a warning (the operator installs it, taking clusters back to older bytes)."},
 	{ID: Signature, Title: "Artifact signed", Severity: report.Error,
 		Description: "The artifact's manifest digest carries a valid signature, in any form cosign writes (a Sigstore bundle attached as an OCI referrer, or a legacy .sig image), by one of the trusted keys (the policy's keys and those the caller adds) or a keyless identity the policy trusts (identities, under its trustedRoot and tlog rule); a signature copied from another digest does not count; the finding names the form found and why it did not verify."},
 	{ID: Provenance, Title: "Provenance matches pins", Severity: report.Error,

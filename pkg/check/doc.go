@@ -20,6 +20,10 @@ func WriteMarkdown(w io.Writer) error {
 		switch {
 		case c.ID == WaiverExpired:
 			needs = "policy"
+		case c.ID == VersionReused:
+			needs = "registry or base"
+		case c.ID == VersionDowngrade:
+			needs = "base"
 		case c.Run == nil:
 			needs = "registry"
 		}

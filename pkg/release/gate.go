@@ -37,8 +37,9 @@ import (
 // blob.ForYAML), release-size (the Helm release of the chart, not the
 // artifact), pin-missing (a warning by default; the provenance says which
 // pins there are), waiver-expired (the finding it waived is judged on its
-// own), and the registry checks, which push does not run offline (a
-// release tag is never moved by a push: artifact.Push refuses).
+// own), the registry checks, which push does not run offline (a
+// release tag is never moved by a push: artifact.Push refuses), and
+// version-downgrade, which needs a base revision push does not have.
 //
 // A check in neither list refuses: a new check is judged before it can let
 // anything through (TestRefusingCoversCatalog names it).
@@ -51,6 +52,7 @@ var (
 	NotRefusing = []string{
 		check.BlobHeader, check.ReleaseSize, check.PinMissing, check.WaiverExpired,
 		check.RegistryDigest, check.VersionReused, check.Signature, check.Provenance, check.OCIInstall,
+		check.VersionDowngrade,
 	}
 )
 

@@ -68,6 +68,12 @@ func measureTree(ctx context.Context, repo *git.Repository, commit plumbing.Hash
 	if err != nil {
 		return err
 	}
+	return measureTreeObject(ctx, repo, c.TreeHash, spec)
+}
+
+// measureTreeObject is measureTree of one tree object (a commit's tree or
+// a directory in it).
+func measureTreeObject(ctx context.Context, repo *git.Repository, tree plumbing.Hash, spec Spec) error {
 	maxFiles, maxBytes := spec.maxFiles(), spec.maxBytes()
 	type size struct{ files, bytes int64 }
 	seen := map[plumbing.Hash]size{}
@@ -128,7 +134,7 @@ func measureTree(ctx context.Context, repo *git.Repository, commit plumbing.Hash
 		seen[h] = s
 		return s, nil
 	}
-	_, err = walk(c.TreeHash, 0)
+	_, err := walk(tree, 0)
 	return err
 }
 

@@ -115,7 +115,13 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
+	charts, err := s.sourceCharts(r.Context(), infos)
+	if err != nil {
+		s.writeError(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
 	s.renderPage(w, r, "dashboard.html", map[string]any{
+		"Charts":   charts,
 		"Sources":  infos,
 		"Open":     len(open),
 		"Packages": groupFindings(open),

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/pinseal/pinseal/pkg/history"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -32,6 +33,13 @@ type CheckOptions struct {
 	// caller keeps the offline checks' results of an earlier scan of the
 	// same commit under the same policy.
 	RegistryOnly bool
+	// Base, when set, is what the source's previous scanned commit
+	// released: the history checks (version-reused, version-downgrade)
+	// compare the tree with it.
+	Base *history.Snapshot
+	// Releases, when set, is given what the tree releases (history.Take),
+	// for the next commit's scan to compare with.
+	Releases func(*history.Snapshot)
 }
 
 // VerifyOptions tune an artifact verification.

@@ -46,6 +46,7 @@ func (s *Server) checkSourceMeta(ctx context.Context, name string) (*report.Repo
 	}
 	meta.Fingerprint = fingerprint(co.Commit, polFP)
 	opts := CheckOptions{Registry: src.Registry, Policy: pol}
+	s.withHistory(ctx, name, co.Commit, &opts)
 	if prev, err := s.reusable(ctx, name, meta.Fingerprint); err == nil && prev != nil {
 		meta.OfflineReused = true
 		if src.Registry == "" {

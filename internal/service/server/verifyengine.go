@@ -7,6 +7,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/fetch"
+	"github.com/pinseal/pinseal/pkg/history"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -76,7 +77,11 @@ func (e VerifyEngine) CheckTree(ctx context.Context, root string, opts CheckOpti
 			return nil, fmt.Errorf("registry checks against %s: %w", opts.Registry, err)
 		}
 	}
-	_, rep, err := verify.Run(ctx, root, vo)
+	vo.Extra = history.Checks(opts.Base)
+	t, rep, err := verify.Run(ctx, root, vo)
+	if err == nil && opts.Releases != nil {
+		opts.Releases(history.Take(t, ""))
+	}
 	return named(rep, err)
 }
 

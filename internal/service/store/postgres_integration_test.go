@@ -74,6 +74,7 @@ func TestPostgres(t *testing.T) {
 	t.Run("FailRunningAfterCrash", func(t *testing.T) { testFailRunningAfterCrash(t, pgDB(t)) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, pgDB(t)) })
 	t.Run("Prune", func(t *testing.T) { testPrune(t, pgDB(t)) })
+	t.Run("ReleaseHistory", func(t *testing.T) { testReleaseHistory(t, pgDB(t)) })
 	t.Run("ClaimDueConcurrent", func(t *testing.T) { testClaimDueConcurrent(t, pgDB(t)) })
 	t.Run("WrongPassword", func(t *testing.T) {
 		_, err := OpenPostgres(context.Background(), "postgres://nobody@"+pg.Host+"/nodb?sslmode=disable", "secret-pw")
