@@ -29,10 +29,12 @@ const SelectorLabel = "vendor.pinseal.dev/provider"
 // do not collide), versioned by the operator's version label (the
 // version the operator keys it by: spec.version), holding the blob
 // compressed and the metadata, as the cluster-api-operator reads them.
-const configMapTemplate = `apiVersion: v1
+const configMapTemplate = `# Written by builder vendor. The release stands alone in the name, so that
+# builder bump renames the ConfigMap along with spec.version.
+apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: %s
+  name: {{ %q }}-%s
   labels:
     %s: %s
     %s: %s
@@ -69,7 +71,7 @@ func (t *target) vendorConfigMap(ctx context.Context, opts Options, got []file, 
 	if err != nil {
 		return fmt.Errorf("vendor %s: %w; add spec.fetchConfig.selector by hand (docs/sources.md)", res.Package, err)
 	}
-	cm := fmt.Sprintf(configMapTemplate, name, SelectorLabel, n.base, model.VersionLabel, t.provider.Version,
+	cm := fmt.Sprintf(configMapTemplate, t.provider.Version, n.base, SelectorLabel, n.base, model.VersionLabel, t.provider.Version,
 		model.CompressedAnnotation, n.blob, n.metadata)
 	changes := []change{
 		{n.components, got[0].data},

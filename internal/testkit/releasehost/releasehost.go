@@ -53,11 +53,21 @@ type release struct {
 // Start starts a Host, closed when the test ends.
 func Start(t testing.TB) *Host {
 	t.Helper()
-	h := &Host{releases: map[string][]release{}}
-	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
-	t.Cleanup(h.srv.Close)
+	h := New()
+	t.Cleanup(h.Close)
 	return h
 }
+
+// New starts a Host the caller closes (for examples, which have no
+// testing.TB).
+func New() *Host {
+	h := &Host{releases: map[string][]release{}}
+	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
+	return h
+}
+
+// Close stops the Host.
+func (h *Host) Close() { h.srv.Close() }
 
 // URL is http://127.0.0.1:PORT.
 func (h *Host) URL() string { return h.srv.URL }
