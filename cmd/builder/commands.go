@@ -11,5 +11,6 @@ func commands() []*cobra.Command {
 		newImagesCmd(),
 		newPushCmd(),
 		newKeygenCmd(),
+		newVendorCmd(),
 	}
 }
