@@ -374,3 +374,35 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// TestVendorTemplateNotEditable: a fetchConfig the edit cannot replace
+// alone (a registry switch with an else branch) is found out by the
+// staged render, and nothing is written.
+func TestVendorTemplateNotEditable(t *testing.T) {
+	w := newWorld(t)
+	p := fetchedProvider(t, "InfrastructureProvider/proxmox")
+	dir := w.chart(p.ID(), t)
+	tmpl := filepath.Join(dir, "templates", "providers.yaml")
+	raw, err := os.ReadFile(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switched := strings.Replace(string(raw), "  fetchConfig:\n    url: "+p.URL+"\n",
+		"{{- if .Values.registry }}\n  fetchConfig:\n    oci: {{ .Values.registry }}/capi/infrastructure-proxmox\n{{- else }}\n  fetchConfig:\n    url: "+p.URL+"\n{{- end }}\n", 1)
+	if switched == string(raw) {
+		t.Fatal("the fixture's template changed shape")
+	}
+	if err := os.WriteFile(tmpl, []byte(switched), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, w.root)
+	opts := w.opts
+	opts.Provider = p.ID()
+	_, err = vendor.Vendor(context.Background(), dir, opts)
+	if err == nil || !strings.Contains(err.Error(), "does not give "+p.ID()+" exactly spec.fetchConfig.selector") || !strings.Contains(err.Error(), "nothing was written") {
+		t.Fatalf("err = %v", err)
+	}
+	if !mapsEqual(before, snapshot(t, w.root)) {
+		t.Fatal("a refused vendor changed the tree")
+	}
+}
