@@ -96,7 +96,7 @@ Exit status: 0 vendored, 1 a download, digest, check or push failed, 2 usage.`,
 	f.StringVar(&o.key, "key", "", "cosign private key to sign and attest the pushed artifact with (password in $COSIGN_PASSWORD)")
 	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (also when the chart's reference starts with http://)")
 	f.StringVar(&o.sigFormat, "signature-format", string(sign.FormatBundle), "how --key stores the signature and provenance: bundle or legacy (as builder push)")
-	f.StringVar(&o.output, "output", "human", "human or json")
+	f.StringVar(&o.output, "output", "human", "output format: human or json (schema: api/vendor.schema.json)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
 	return cmd
 }

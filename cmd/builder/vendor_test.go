@@ -69,6 +69,7 @@ func TestVendorCommand(t *testing.T) {
 	}
 
 	out, _, err = runBuildTestCmd(t, append(append([]string{}, base...), "--provider", kubeadm.ID(), "--output", "json")...)
+	validateJSON(t, "vendor.schema.json", out)
 	var res vendor.Result
 	if err != nil || json.Unmarshal([]byte(out), &res) != nil || res.Form != vendor.FormConfigMap || res.Digests[0].From != vendor.FromAssetDigest || res.ConfigMap != "v1.10.1-bootstrap-kubeadm" {
 		t.Fatalf("json: %v\n%s", err, out)
