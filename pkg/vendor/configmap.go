@@ -34,7 +34,7 @@ const configMapTemplate = `# Written by builder vendor. The release stands alone
 apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: {{ %q }}-%s
+  name: {{ %q }}-%s%s
   labels:
     %s: %s
     %s: %s
@@ -51,6 +51,9 @@ data:
 // documentation), checked in a staged copy of the chart first.
 func (t *target) vendorConfigMap(ctx context.Context, opts Options, got []file, res *Result) error {
 	n := t.names(got)
+	if !t.pkg.Chart {
+		return fmt.Errorf("vendor %s: a plain manifest directory cannot read the blob into its ConfigMap; vendor a Helm chart, or by hand (docs/sources.md)", res.Package)
+	}
 	if err := refuseExisting(t.dir, n.components, n.metadata, n.blob, n.template); err != nil {
 		return fmt.Errorf("vendor %s: %w", res.Package, err)
 	}
@@ -67,11 +70,16 @@ func (t *target) vendorConfigMap(ctx context.Context, opts Options, got []file, 
 		return fmt.Errorf("vendor %s: the ConfigMap name %q is not an object name (%s)", res.Package, name, strings.Join(errs, "; "))
 	}
 	labels := map[string]string{SelectorLabel: n.base}
-	tmplRel, tmplBytes, err := t.selectTemplate(labels)
+	tmplRel, tmplBytes, ns, err := t.selectTemplate(labels)
 	if err != nil {
 		return fmt.Errorf("vendor %s: %w; add spec.fetchConfig.selector by hand (docs/sources.md)", res.Package, err)
 	}
-	cm := fmt.Sprintf(configMapTemplate, t.provider.Version, n.base, SelectorLabel, n.base, model.VersionLabel, t.provider.Version,
+	if ns != "" {
+		// The operator looks in the provider's namespace only: the
+		// ConfigMap takes the provider's, as its template writes it.
+		ns = "\n  namespace: " + ns
+	}
+	cm := fmt.Sprintf(configMapTemplate, t.provider.Version, n.base, ns, SelectorLabel, n.base, model.VersionLabel, t.provider.Version,
 		model.CompressedAnnotation, n.blob, n.metadata)
 	changes := []change{
 		{n.components, got[0].data},
@@ -190,24 +198,25 @@ var (
 
 // selectTemplate edits the template that holds the provider object so
 // that its spec.fetchConfig is selector.matchLabels labels, and returns
-// the file (relative to the package) and its new content. The edit is
+// the file (relative to the package), its new content and the provider's
+// metadata.namespace as written ("" when none). The edit is
 // the least that does it: an existing spec.fetchConfig block (with the
 // `{{ if }}`/`{{ end }}` lines that wrap it alone, as a registry switch
 // does) is replaced, else the selector goes after spec.version. The
 // staged render (checkStaged) confirms what the edit gives.
-func (t *target) selectTemplate(labels map[string]string) (string, []byte, error) {
+func (t *target) selectTemplate(labels map[string]string) (string, []byte, string, error) {
 	rel := t.provider.File
-	if rel == "" || !strings.HasPrefix(rel, "templates/") && t.pkg.Chart {
-		return "", nil, fmt.Errorf("cannot tell which template holds %s", t.provider.ID())
+	if !strings.HasPrefix(rel, "templates/") {
+		return "", nil, "", fmt.Errorf("cannot tell which template holds %s", t.provider.ID())
 	}
 	raw, err := os.ReadFile(filepath.Join(t.dir, filepath.FromSlash(rel)))
 	if err != nil {
-		return "", nil, err
+		return "", nil, "", err
 	}
 	lines := strings.SplitAfter(string(raw), "\n")
 	start, end, err := t.objectLines(lines)
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", rel, err)
+		return "", nil, "", fmt.Errorf("%s: %w", rel, err)
 	}
 	keys := slices.Sorted(func(yield func(string) bool) {
 		for k := range labels {
@@ -238,10 +247,26 @@ func (t *target) selectTemplate(labels map[string]string) (string, []byte, error
 		out = append(out, block(indent)...)
 		out = append(out, body[v+1:]...)
 	} else {
-		return "", nil, fmt.Errorf("%s: no spec.version line in the object of %s", rel, t.provider.ID())
+		return "", nil, "", fmt.Errorf("%s: no spec.version line in the object of %s", rel, t.provider.ID())
 	}
 	out = append(out, lines[end:]...)
-	return rel, []byte(strings.Join(out, "")), nil
+	return rel, []byte(strings.Join(out, "")), namespaceOf(body), nil
+}
+
+// namespaceOf is the value of the object's metadata.namespace as written
+// (the first indented namespace: before spec:), "" when none.
+func namespaceOf(body []string) string {
+	for _, l := range body {
+		m := keyLine.FindStringSubmatch(l)
+		switch {
+		case m == nil:
+		case m[1] == "" && m[2] == "spec":
+			return ""
+		case m[1] != "" && m[2] == "namespace":
+			return m[3]
+		}
+	}
+	return ""
 }
 
 // objectLines finds the lines [start, end) of the YAML document that holds

@@ -406,3 +406,37 @@ func TestVendorTemplateNotEditable(t *testing.T) {
 		t.Fatal("a refused vendor changed the tree")
 	}
 }
+
+// TestVendorProviderNamespace: a provider whose template names its own
+// namespace gets its ConfigMap there, where the operator looks.
+func TestVendorProviderNamespace(t *testing.T) {
+	w := newWorld(t)
+	p := fetchedProvider(t, "InfrastructureProvider/proxmox")
+	dir := w.chart(p.ID(), t)
+	tmpl := filepath.Join(dir, "templates", "providers.yaml")
+	raw, _ := os.ReadFile(tmpl)
+	if err := os.WriteFile(tmpl, []byte(strings.Replace(string(raw), "namespace: {{ .Release.Namespace }}", "namespace: capmox-system", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := w.opts
+	opts.Provider = p.ID()
+	res, err := vendor.Vendor(context.Background(), dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, r := run(t, w.root)
+	if s := sourceOf(r, p.ID()); s == nil || !s.Pinned || !r.Summary.Passed {
+		t.Fatalf("source %+v, summary %+v", s, r.Summary)
+	}
+	found := false
+	for _, pkg := range tree.Packages {
+		for _, cm := range pkg.ConfigMaps {
+			if cm.Name == res.ConfigMap {
+				found = cm.Namespace == "capmox-system"
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no ConfigMap %s in the provider's namespace", res.ConfigMap)
+	}
+}
