@@ -141,4 +141,14 @@ func TestIntegrationVendorOCI(t *testing.T) {
 	if !mapsEqual(before, snapshot(t, w.root)) {
 		t.Fatal("a failed push changed the tree")
 	}
+
+	// The upstream cosign verifies the signature and the provenance.
+	cosign3 := testpeer.Cosign3(t)
+	pub := remotetest.WritePublicKey(t, key)
+	if r := testpeer.Run(t, nil, cosign3, "verify", "--key", pub, "--insecure-ignore-tlog", "--allow-http-registry", res.Reference); r.Err != nil {
+		t.Fatalf("cosign verify: %v", r.Err)
+	}
+	if r := testpeer.Run(t, nil, cosign3, "verify-attestation", "--type", "slsaprovenance1", "--key", pub, "--insecure-ignore-tlog", "--allow-http-registry", res.Reference); r.Err != nil {
+		t.Fatalf("cosign verify-attestation: %v", r.Err)
+	}
 }
