@@ -54,6 +54,8 @@ type downloader struct {
 	opts    Options
 	// checksums is the URL of the checksums file a digest was read from.
 	checksums string
+	// pinned are digests pin.yaml gives, by URL (FromPin).
+	pinned map[string]string
 }
 
 func newDownloader(opts Options) (*downloader, error) {
@@ -129,7 +131,9 @@ func (d *downloader) download(ctx context.Context, urls []string) ([]file, error
 	need := false
 	for i, u := range urls {
 		files[i] = file{name: path.Base(u), digest: bump.Digest{URL: u}}
-		if s := d.flag(u); s != "" {
+		if s := d.pinned[u]; s != "" {
+			files[i].digest.SHA256, files[i].digest.From = s, FromPin
+		} else if s := d.flag(u); s != "" {
 			files[i].digest.SHA256, files[i].digest.From = s, bump.FromFlag
 		} else {
 			need = true

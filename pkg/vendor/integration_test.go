@@ -16,7 +16,9 @@ import (
 	"github.com/pinseal/pinseal/internal/testkit/releasehost"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -126,6 +128,25 @@ func TestIntegrationVendorOCI(t *testing.T) {
 	}
 	if err := os.WriteFile(pinPath, pinYAML, 0o644); err != nil {
 		t.Fatal(err)
+	}
+
+	// builder bump moves the pinned release on; vendor --to-oci pushes
+	// the new one as pinned, and the registry holds it verified.
+	w.host.Add(fp.Repo, "v0.15.3", releasehost.Asset{Name: fp.Asset, Data: append(wantComp, "# v0.15.3\n"...)}, releasehost.Asset{Name: "metadata.yaml", Data: wantMeta})
+	m, _ := fetch.ParseMirror(w.host.Mirror())
+	if _, err := bump.Bump(ctx, w.chart(fp.ID(), t), bump.Options{To: "v0.15.3", TrustOnFirstUse: true, Tree: w.root, Fetcher: &fetch.Fetcher{Mirrors: []fetch.Mirror{m}}}); err != nil {
+		t.Fatalf("bump: %v", err)
+	}
+	again, err := vendor.Vendor(ctx, w.chart(fp.ID(), t), opts)
+	if err != nil || again.Tag != "v0.15.3" || again.Digests[0].From != vendor.FromPin || len(again.Files) != 0 {
+		t.Fatalf("push of the bumped release: %v %+v", err, again)
+	}
+	_, r, err = verify.Run(ctx, w.root, vopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sourceOf(r, fp.ID()); s == nil || !s.Pinned || s.Ref != repo+":v0.15.3" || !r.Summary.Passed {
+		t.Fatalf("after bump: source %+v, summary %+v", s, r.Summary)
 	}
 
 	// A push that fails writes nothing.

@@ -1,11 +1,15 @@
 package vendor
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/release"
 )
 
@@ -15,12 +19,7 @@ import (
 // the operator installs the artifact). The push goes first; the tree is
 // written only once it succeeded.
 func (t *target) vendorOCI(ctx context.Context, opts Options, to *ociTarget, got []file, res *Result) error {
-	n := t.names(got)
-	if err := refuseExisting(t.dir, n.components, n.metadata); err != nil {
-		return fmt.Errorf("vendor %s: %w", res.Package, err)
-	}
-	entry := t.pinEntry(n, false, t.checksums)
-	pinBytes, err := pinFile(t.dir, entry)
+	entry, changes, err := t.ociChanges(got)
 	if err != nil {
 		return fmt.Errorf("vendor %s: %w", res.Package, err)
 	}
@@ -35,7 +34,7 @@ func (t *target) vendorOCI(ctx context.Context, opts Options, to *ociTarget, got
 		Pins:           entry.Sources,
 		BuilderVersion: opts.BuilderVersion,
 	}
-	if err := rel.Complete(n.metadata); err != nil {
+	if err := rel.Complete(entry.Sources[1].To); err != nil {
 		return fmt.Errorf("vendor %s: %s: %w; nothing was pushed or written", res.Package, t.provider.ID(), err)
 	}
 	if err := rel.Validate(); err != nil {
@@ -51,13 +50,47 @@ func (t *target) vendorOCI(ctx context.Context, opts Options, to *ociTarget, got
 		return fmt.Errorf("vendor %s: pushing %s to %s: %w; nothing was written", res.Package, rel, to.src.Ref(), err)
 	}
 	res.Reference, res.Tag, res.Signed = pr.Reference, rel.Release, pr.Signature != nil
-	changes := []change{
-		{n.components, got[0].data},
-		{n.metadata, got[1].data},
-		{"pin.yaml", pinBytes},
+	res.Files = []string{}
+	if len(changes) == 0 {
+		return nil
 	}
 	if res.Files, err = commit(t.dir, changes); err != nil {
 		return fmt.Errorf("%s is pushed, but %w; run the vendor again to record it (the push is not repeated: the same content is in place)", pr.Reference, err)
 	}
 	return nil
+}
+
+// ociChanges are the pin entry the artifact records and the files to
+// write once it is pushed: a new entry in pin.yaml and the vendored files
+// beside it, or, for a release pin.yaml pins already, the vendored files
+// that are missing or differ from the download.
+func (t *target) ociChanges(got []file) (pin.Provider, []change, error) {
+	if t.pinned == nil {
+		n := t.names(got)
+		if err := refuseExisting(t.dir, n.components, n.metadata); err != nil {
+			return pin.Provider{}, nil, err
+		}
+		entry := t.pinEntry(n, false, t.checksums)
+		pinBytes, err := pinFile(t.dir, entry)
+		if err != nil {
+			return pin.Provider{}, nil, err
+		}
+		return entry, []change{{n.components, got[0].data}, {n.metadata, got[1].data}, {pin.FileName, pinBytes}}, nil
+	}
+	// The artifact records the sources as pinned, components first.
+	entry := *t.pinned
+	entry.Sources = nil
+	var changes []change
+	for _, f := range got {
+		for _, s := range t.pinned.Sources {
+			if s.URL != f.digest.URL {
+				continue
+			}
+			entry.Sources = append(entry.Sources, s)
+			if old, err := os.ReadFile(filepath.Join(t.dir, filepath.FromSlash(s.To))); err != nil || !bytes.Equal(old, f.data) {
+				changes = append(changes, change{s.To, f.data})
+			}
+		}
+	}
+	return entry, changes, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/operator"
+	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -26,6 +27,8 @@ type target struct {
 	// checksums is the URL of the release's checksums file the digests
 	// were read from ("" when none): pin.yaml's checksums, for bump.
 	checksums string
+	// pinned is the provider's pin.yaml entry, nil when it has none.
+	pinned *pin.Provider
 }
 
 // ociTarget is where the OCI form pushes.
@@ -74,6 +77,13 @@ func resolve(ctx context.Context, dir string, opts Options) (*target, error) {
 		return nil, fmt.Errorf("vendor %s: %w", dir, err)
 	}
 	t := &target{dir: pkg.Dir, pkg: pkg, provider: p}
+	if pkg.Pins != nil && pkg.Pins.Source == pin.SourcePinFile && pkg.Pins.File != nil {
+		for i, e := range pkg.Pins.File.Providers {
+			if e.Kind == p.Kind && e.Name == p.Name {
+				t.pinned = &pkg.Pins.File.Providers[i]
+			}
+		}
+	}
 	if p.FetchURL != "" {
 		t.source, t.download = report.SourceURL, operator.URLDownload(p.FetchURL, p.Version)
 	} else {
@@ -188,4 +198,34 @@ func firstError(ps []operator.Problem) operator.Problem {
 		}
 	}
 	return operator.Problem{}
+}
+
+// pinnedDigests are the SHA-256 pins.yaml's entry for the provider gives
+// the files the operator downloads, by URL: a release pinned already (by
+// an earlier vendor --to-oci, moved on by builder bump) is pushed as
+// pinned. The entry must pin exactly those files of release spec.version,
+// with no patches (the artifact would then hold other bytes than the
+// download). Nil when there is no entry.
+func (t *target) pinnedDigests(oci bool) (map[string]string, error) {
+	e := t.pinned
+	if e == nil {
+		return nil, nil
+	}
+	id := t.provider.ID()
+	if !oci {
+		return nil, fmt.Errorf("vendor %s: %s pins %s already (release %s): `builder build` vendors its files; to install it from the tree, add its ConfigMap and spec.fetchConfig.selector (docs/sources.md), or push it with --to-oci", t.dir, pin.FileName, id, e.Release)
+	}
+	if len(e.Patches) > 0 {
+		return nil, fmt.Errorf("vendor %s: %s patches %s, so its release is not the download: write its ConfigMap package and push that with `builder push`", t.dir, pin.FileName, id)
+	}
+	out := map[string]string{}
+	for _, s := range e.Sources {
+		out[s.URL] = s.SHA256
+	}
+	for _, u := range t.download.URLs {
+		if out[u] == "" || e.Release != t.provider.Version || len(e.Sources) != len(t.download.URLs) {
+			return nil, fmt.Errorf("vendor %s: %s pins %s at release %s with other files than the operator downloads for spec.version %s (%s): bring them in step (`builder bump`) first", t.dir, pin.FileName, id, e.Release, t.provider.Version, strings.Join(t.download.URLs, ", "))
+		}
+	}
+	return out, nil
 }

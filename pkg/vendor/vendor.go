@@ -42,10 +42,13 @@ const (
 	FormOCI       = "oci"
 )
 
-// FromAssetDigest is the origin of a SHA-256 the releases API gives as the
-// asset's digest (bump.FromFlag, bump.FromChecksums and bump.FromTOFU are
-// the others).
-const FromAssetDigest = "asset-digest"
+// Origins of a SHA-256 besides bump.FromFlag, bump.FromChecksums and
+// bump.FromTOFU: the asset digest the releases API gives, and pin.yaml's
+// entry for the provider (a release pinned already, pushed again).
+const (
+	FromAssetDigest = "asset-digest"
+	FromPin         = "pin.yaml"
+)
 
 // DefaultAPIURL is GitHub's REST API.
 const DefaultAPIURL = "https://api.github.com"
@@ -180,6 +183,9 @@ func Vendor(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	d, err := newDownloader(opts)
 	if err != nil {
+		return nil, err
+	}
+	if d.pinned, err = t.pinnedDigests(to != nil); err != nil {
 		return nil, err
 	}
 	got, err := d.download(ctx, t.download.URLs)

@@ -350,6 +350,22 @@ func TestVendorRefuses(t *testing.T) {
 	if _, err := vendor.Vendor(ctx, dir, opts); err == nil || !strings.Contains(err.Error(), "has no provider") {
 		t.Fatalf("unknown provider: err = %v", err)
 	}
+	// A provider pin.yaml pins already (pushed with --to-oci before) is
+	// not vendored again into a ConfigMap.
+	kv := fetchedProvider(t, "InfrastructureProvider/kubevirt")
+	kc, km := fixture.FetchedRelease(kv)
+	pinned := "providers:\n- kind: " + kv.Kind + "\n  name: " + kv.Name + "\n  version: " + kv.Version + "\n  release: " + kv.Version + "\n  sources:\n" +
+		"  - url: " + kv.Components() + "\n    sha256: " + releasehost.SHA256(kc) + "\n    to: files/c.yaml\n" +
+		"  - url: " + kv.Metadata() + "\n    sha256: " + releasehost.SHA256(km) + "\n    to: files/m.yaml\n"
+	if err := os.WriteFile(filepath.Join(w.chart(kv.ID(), t), "pin.yaml"), []byte(pinned), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kopts := w.opts
+	kopts.Provider = kv.ID()
+	if _, err := vendor.Vendor(ctx, w.chart(kv.ID(), t), kopts); err == nil || !strings.Contains(err.Error(), "pins "+kv.ID()+" already") {
+		t.Fatalf("pinned already: err = %v", err)
+	}
+
 	// --to-oci with no values: the chart names no reference.
 	opts.Provider = "BootstrapProvider/kubeadm"
 	opts.ToOCI = "127.0.0.1:1/capi"
