@@ -77,6 +77,12 @@ func resolve(ctx context.Context, dir string, opts Options) (*target, error) {
 		return nil, fmt.Errorf("vendor %s: %w", dir, err)
 	}
 	t := &target{dir: pkg.Dir, pkg: pkg, provider: p}
+	if src := pkg.Pins.Source; src == pin.SourceMakefile || src == pin.SourceDockerfile {
+		// The loader reads a pin.yaml instead of the Makefile's or
+		// Dockerfile's pins, not beside them: adding one would unpin
+		// what they pin.
+		return nil, fmt.Errorf("vendor %s: the package pins with its %s, and a %s (which vendoring adds) replaces those pins: move them into %s first (api/pin.md), then vendor", dir, src, pin.FileName, pin.FileName)
+	}
 	if pkg.Pins != nil && pkg.Pins.Source == pin.SourcePinFile && pkg.Pins.File != nil {
 		for i, e := range pkg.Pins.File.Providers {
 			if e.Kind == p.Kind && e.Name == p.Name {

@@ -366,6 +366,17 @@ func TestVendorRefuses(t *testing.T) {
 		t.Fatalf("pinned already: err = %v", err)
 	}
 
+	// A package that pins with its Makefile would lose those pins to the
+	// pin.yaml vendoring adds.
+	core := w.chart("CoreProvider/cluster-api", t)
+	mk, _ := os.ReadFile(filepath.Join(core, "Makefile"))
+	if err := os.WriteFile(filepath.Join(core, "Makefile"), append(mk, "CAPI_VERSION = v1.10.1\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vendor.Vendor(ctx, core, w.opts); err == nil || !strings.Contains(err.Error(), "pins with its Makefile") {
+		t.Fatalf("Makefile pins: err = %v", err)
+	}
+
 	// --to-oci with no values: the chart names no reference.
 	opts.Provider = "BootstrapProvider/kubeadm"
 	opts.ToOCI = "127.0.0.1:1/capi"
