@@ -70,11 +70,7 @@ func newDownloader(opts Options) (*downloader, error) {
 	if api.User != nil {
 		return nil, fmt.Errorf("the API URL must not carry credentials; set %s instead", TokenEnv)
 	}
-	next := opts.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	g := &guard{next: next}
+	g := &guard{next: http.DefaultTransport}
 	for _, h := range slices.Concat(DefaultHosts, []string{api.Host}, opts.AllowHosts) {
 		if h = artifact.CanonicalHost("", strings.TrimSpace(h)); h != "" && !slices.Contains(g.allowed, h) {
 			g.allowed = append(g.allowed, h)

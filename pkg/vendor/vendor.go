@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
@@ -92,9 +91,6 @@ type Options struct {
 	Timeout  time.Duration
 	// Retries repeats failed downloads (fetch.Fetcher.Retries).
 	Retries int
-	// Transport does the HTTP requests under the host guard; nil means
-	// http.DefaultTransport.
-	Transport http.RoundTripper
 
 	// ToOCI, when set, pushes the release as an artifact instead of
 	// writing a ConfigMap package: PREFIX (HOST[:PORT][/PATH]) the
