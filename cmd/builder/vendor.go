@@ -83,7 +83,7 @@ Exit status: 0 vendored, 1 a download, digest, check or push failed, 2 usage.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.provider, "provider", "", "Kind/name of the provider to vendor (needed when several providers of DIR download their release)")
-	f.StringArrayVar(&o.values, "values", nil, "values file to render the chart with to find its spec.fetchConfig.oci (--to-oci), e.g. the platform's registry value; repeatable")
+	f.StringArrayVar(&o.values, "values", nil, "values file to render the chart with (the platform's, e.g. its registry value): --to-oci pushes to the spec.fetchConfig.oci it then names; a ConfigMap package must hold with it too; repeatable")
 	f.StringArrayVar(&o.sha256, "sha256", nil, "URL=HEX or FILE=HEX: the SHA-256 of a file (repeatable)")
 	f.BoolVar(&o.tofu, "trust-on-first-use", false, "take the SHA-256 of a file the release publishes none for from the download itself (printed)")
 	f.StringVar(&o.apiURL, "api-url", vendor.DefaultAPIURL, "GitHub API root (GitHub Enterprise: https://HOST/api/v3); its host is allowed")
@@ -108,8 +108,8 @@ func (o *vendorOptions) vendorOptions(stderr io.Writer) (vendor.Options, error) 
 	if o.output != "human" && o.output != "json" {
 		return opts, usageError{Err: fmt.Errorf("--output %q: want human or json", o.output)}
 	}
-	if o.toOCI == "" && (o.key != "" || len(o.values) > 0) {
-		return opts, usageError{Err: errors.New("--key and --values go with --to-oci")}
+	if o.toOCI == "" && o.key != "" {
+		return opts, usageError{Err: errors.New("--key signs what --to-oci pushes: give --to-oci PREFIX, or drop --key")}
 	}
 	shas := map[string]string{}
 	for _, s := range o.sha256 {

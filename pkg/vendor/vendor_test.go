@@ -125,9 +125,18 @@ func TestVendorConfigMap(t *testing.T) {
 		t.Fatalf("the fixture starts with %d pinned providers", before.Summary.Sources.Pinned)
 	}
 	ctx := context.Background()
+	// The platform's registry value switched the core provider to a
+	// mirror: the edit replaces that switch, and holds with the value too.
+	values := filepath.Join(t.TempDir(), "platform.yaml")
+	if err := os.WriteFile(values, []byte("registry: mirror.example.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []string{"CoreProvider/cluster-api", "InfrastructureProvider/proxmox"} {
 		opts := w.opts
 		opts.Provider = id
+		if id == "CoreProvider/cluster-api" {
+			opts.Values = []string{values}
+		}
 		res, err := vendor.Vendor(ctx, w.chart(id, t), opts)
 		if err != nil {
 			t.Fatalf("%s: %v", id, err)
