@@ -12,5 +12,6 @@ func commands() []*cobra.Command {
 		newImagesCmd(),
 		newPushCmd(),
 		newKeygenCmd(),
+		newVendorCmd(),
 	}
 }

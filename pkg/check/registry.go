@@ -238,6 +238,19 @@ func shortDigest(d string) string {
 	return shortHex(strings.TrimPrefix(d, "sha256:"))
 }
 
+// namedByTree: the artifact's repository is the one the provider's
+// spec.fetchConfig.oci tells the operator to fetch from. A platform's
+// mirror names its repositories as it likes (a chart templating
+// <registry>/capi/<type>-<name>-components); the tree's kind and name,
+// compared above, tie the release to the provider.
+func namedByTree(p *model.Provider, a *model.Artifact) bool {
+	if p.FetchOCI == "" {
+		return false
+	}
+	src, err := operator.ParseSource(p.FetchOCI, p.Version)
+	return err == nil && src.Repository == a.Repository
+}
+
 // releaseDifferences lists how the artifact's release differs from the
 // tree's (version-reused); empty when it is the same release.
 func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string {
@@ -261,7 +274,7 @@ func releaseDifferences(p *model.Provider, a *model.Artifact, l local) []string 
 	// The repository is the one of the config's kind and name: a signed
 	// release copied into another provider's repository is not that
 	// provider's release (with a tree, the kind/name fields above say it).
-	if want := model.RepositoryName(c.Type, c.Name); len(d) == 0 && c.Type != "" && c.Name != "" && path.Base(a.Repository) != want {
+	if want := model.RepositoryName(c.Type, c.Name); len(d) == 0 && c.Type != "" && c.Name != "" && path.Base(a.Repository) != want && !namedByTree(p, a) {
 		d = append(d, fmt.Sprintf("repository %s holds %s/%s, whose releases belong in repository %s", a.Repository, c.Kind, c.Name, want))
 	}
 	field("release", c.Release, p.Version)

@@ -294,6 +294,38 @@ func artifactTree(mutate func(a *model.Artifact)) *model.Tree {
 	return &model.Tree{Root: a.Ref, Packages: []*model.Package{pkg}}
 }
 
+// TestRepositoryNamedByTree: a provider's release in the repository its
+// spec.fetchConfig.oci names (a mirror's own naming) is its release; the
+// same artifact in another repository than <type>-<name> that the tree
+// does not name is not.
+func TestRepositoryNamedByTree(t *testing.T) {
+	for _, tc := range []struct {
+		oci  string
+		want int
+	}{
+		{"r.example/capi/core-cluster-api-components", 0},
+		{"r.example/capi/other", 1},
+		{"", 1},
+		{"pinned", 1}, // verifier verify REF's model: the artifact by digest, which the operator cannot read
+	} {
+		tr := artifactTree(func(a *model.Artifact) { a.Repository = "r.example/capi/core-cluster-api-components" })
+		p := tr.Packages[0].Providers[0]
+		p.Version = "v1.10.1-core"
+		if tc.oci != "pinned" {
+			p.FetchOCI = tc.oci
+		}
+		var got []report.Finding
+		for _, f := range versionReused(tr) {
+			if strings.Contains(f.Message, "belong in repository") {
+				got = append(got, f)
+			}
+		}
+		if len(got) != tc.want {
+			t.Errorf("fetchConfig.oci %q: %d findings %+v, want %d", tc.oci, len(got), got, tc.want)
+		}
+	}
+}
+
 func TestArtifactChecks(t *testing.T) {
 	run := func(tr *model.Tree) []report.Finding {
 		var out []report.Finding

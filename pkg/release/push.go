@@ -21,6 +21,10 @@ import (
 type PushOptions struct {
 	// Prefix is where each release goes: Prefix/<type>-<name>:<release>.
 	Prefix artifact.Prefix
+	// Repository, when set (HOST[:PORT]/PATH), is where PushRelease puts
+	// the release instead of under Prefix: the repository a chart's
+	// spec.fetchConfig.oci names (builder vendor --to-oci).
+	Repository string
 	// Registry are the registry client options.
 	Registry artifact.Options
 	// Key returns the signing key, waiting for it to be decrypted (see
@@ -183,7 +187,7 @@ func PushRelease(ctx context.Context, dir string, rel artifact.Release, opts Pus
 	}
 	r := PushResult{Package: dir, Provider: rel.Kind + "/" + rel.Name, Release: rel.Release}
 	fail := func(err error) (PushResult, error) { r.Error = err.Error(); return r, err }
-	repo, err := opts.Prefix.Repository(rel.RepositoryName(), opts.Registry)
+	repo, err := pushRepository(rel, opts)
 	if err != nil {
 		return fail(err)
 	}
@@ -238,6 +242,15 @@ func PushRelease(ctx context.Context, dir string, rel artifact.Release, opts Pus
 		}
 	}
 	return r, nil
+}
+
+// pushRepository is opts.Repository, else the release's repository under
+// opts.Prefix.
+func pushRepository(rel artifact.Release, opts PushOptions) (artifact.Repository, error) {
+	if opts.Repository != "" {
+		return artifact.OpenRegistry(opts.Repository, opts.Registry)
+	}
+	return opts.Prefix.Repository(rel.RepositoryName(), opts.Registry)
 }
 
 // RefusedSummary names the findings that refuse a provider: "2 error

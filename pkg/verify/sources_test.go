@@ -3,71 +3,29 @@ package verify
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pinseal/pinseal/api/apitest"
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/netwatch"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
-// fetchedProvider is a provider of a tree whose charts hold no ConfigMap:
-// the chart installs it with no spec.fetchConfig, or, with the registry
-// value set, from the mirror's <type>-<name>-components artifact.
-type fetchedProvider struct {
-	chart, kind, name, typ, version string
-	url                             string // spec.fetchConfig.url instead (no registry switch)
-	components                      string // the components URL the operator downloads
-}
+// The fetched tree (internal/testkit/fixture.WriteFetched) models a
+// platform's tree that installs providers through the cluster-api-operator
+// and its defaults: no fetchConfig, fetchConfig.url, and a registry value
+// that switches charts to a mirror's fetchConfig.oci.
+var fetchedProviders = fixture.FetchedProviders
 
-// fetchedProviders model a tree shaped like a platform's that installs
-// providers through the cluster-api-operator and its defaults.
-var fetchedProviders = []fetchedProvider{
-	{chart: "capi-providers-core", kind: "CoreProvider", name: "cluster-api", typ: "core", version: "v1.10.1",
-		components: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/core-components.yaml"},
-	{chart: "capi-providers-bootstrap", kind: "BootstrapProvider", name: "kubeadm", typ: "bootstrap", version: "v1.10.1",
-		components: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/bootstrap-components.yaml"},
-	{chart: "capi-providers-bootstrap", kind: "BootstrapProvider", name: "talos", typ: "bootstrap", version: "v0.6.12",
-		components: "https://github.com/siderolabs/cluster-api-bootstrap-provider-talos/releases/download/v0.6.12/bootstrap-components.yaml"},
-	{chart: "capi-providers-cpprovider", kind: "ControlPlaneProvider", name: "kamaji", typ: "control-plane", version: "v0.15.2",
-		components: "https://github.com/clastix/cluster-api-control-plane-provider-kamaji/releases/download/v0.15.2/control-plane-components.yaml"},
-	{chart: "capi-providers-infraprovider", kind: "InfrastructureProvider", name: "kubevirt", typ: "infrastructure", version: "v0.1.9",
-		components: "https://github.com/kubernetes-sigs/cluster-api-provider-kubevirt/releases/download/v0.1.9/infrastructure-components.yaml"},
-	{chart: "capi-providers-proxmox", kind: "InfrastructureProvider", name: "proxmox", typ: "infrastructure", version: "v0.7.7",
-		url:        "https://github.com/ionos-cloud/cluster-api-provider-proxmox/releases/latest/infrastructure-components.yaml",
-		components: "https://github.com/ionos-cloud/cluster-api-provider-proxmox/releases/download/v0.7.7/infrastructure-components.yaml"},
-}
-
-// fetchedTree writes the charts of fetchedProviders under root.
+// fetchedTree writes the fetched tree under root.
 func fetchedTree(t *testing.T, root string) {
 	t.Helper()
-	templates := map[string]*bytes.Buffer{}
-	for _, p := range fetchedProviders {
-		b := templates[p.chart]
-		if b == nil {
-			b = &bytes.Buffer{}
-			templates[p.chart] = b
-		}
-		fmt.Fprintf(b, "---\napiVersion: operator.cluster.x-k8s.io/v1alpha2\nkind: %s\nmetadata:\n  name: %s\n  namespace: {{ .Release.Namespace }}\nspec:\n  version: %s\n", p.kind, p.name, p.version)
-		if p.url != "" {
-			fmt.Fprintf(b, "  fetchConfig:\n    url: %s\n", p.url)
-			continue
-		}
-		fmt.Fprintf(b, "{{- if .Values.registry }}\n  fetchConfig:\n    oci: {{ .Values.registry }}/capi/%s-%s-components:%s\n{{- end }}\n", p.typ, p.name, p.version)
-	}
-	for chart, tmpl := range templates {
-		dir := filepath.Join(root, "packages/system", chart)
-		if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		write(t, filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: "+chart+"\nversion: 0.1.0\n"))
-		write(t, filepath.Join(dir, "values.yaml"), []byte("registry: \"\"\n"))
-		write(t, filepath.Join(dir, "Makefile"), []byte("NAME="+chart+"\nNAMESPACE=cozy-cluster-api\n"))
-		write(t, filepath.Join(dir, "templates/providers.yaml"), tmpl.Bytes())
+	if err := fixture.WriteFetched(root); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -91,7 +49,7 @@ func TestFetchedProviders(t *testing.T) {
 	checkFetched(t, r, "")
 
 	for _, chart := range []string{"capi-providers-core", "capi-providers-bootstrap", "capi-providers-cpprovider", "capi-providers-infraprovider"} {
-		write(t, filepath.Join(root, "packages/system", chart, "values.yaml"), []byte("registry: "+mirror+"\n"))
+		write(t, filepath.Join(fixture.FetchedChartDir(root, chart), "values.yaml"), []byte("registry: "+mirror+"\n"))
 	}
 	r = verifyTree(t, root)
 	checkFetched(t, r, mirror)
@@ -123,7 +81,7 @@ func checkFetched(t *testing.T, r *report.Report, mirror string) {
 	}
 	want := report.SourceCounts{Fetched: len(fetchedProviders)}
 	for _, p := range fetchedProviders {
-		id := p.kind + "/" + p.name
+		id := p.ID()
 		src := providerSource(r, id)
 		f, ok := byProvider[id]
 		if src == nil || !ok || src.Pinned {
@@ -131,22 +89,22 @@ func checkFetched(t *testing.T, r *report.Report, mirror string) {
 			continue
 		}
 		switch {
-		case p.url != "":
+		case p.URL != "":
 			want.URL++
-			if src.Kind != report.SourceURL || src.Ref != p.url || !slices.Contains(src.URLs, p.components) || !strings.Contains(f.Message, p.components) {
-				t.Errorf("%s: source %+v, finding %s; want url %s", id, src, f.Message, p.components)
+			if src.Kind != report.SourceURL || src.Ref != p.URL || !slices.Contains(src.URLs, p.Components()) || !strings.Contains(f.Message, p.Components()) {
+				t.Errorf("%s: source %+v, finding %s; want url %s", id, src, f.Message, p.Components())
 			}
 		case mirror != "":
 			want.OCI++
-			ref := fmt.Sprintf("%s/capi/%s-%s-components:%s", mirror, p.typ, p.name, p.version)
+			ref := fmt.Sprintf("%s/capi/%s-%s-components:%s", mirror, p.Type, p.Name, p.Version)
 			if src.Kind != report.SourceOCI || src.Registry != mirror || src.Ref != ref || !strings.Contains(f.Message, "registry "+mirror) || !strings.Contains(f.Message, ref) {
 				t.Errorf("%s: source %+v, finding %s; want oci %s", id, src, f.Message, ref)
 			}
 		default:
 			want.Default++
-			if src.Kind != report.SourceDefault || src.Release != p.version || !slices.Contains(src.URLs, p.components) ||
-				!strings.Contains(f.Message, p.components) || !strings.Contains(f.Message, "built-in provider list") {
-				t.Errorf("%s: source %+v, finding %s; want default %s", id, src, f.Message, p.components)
+			if src.Kind != report.SourceDefault || src.Release != p.Version || !slices.Contains(src.URLs, p.Components()) ||
+				!strings.Contains(f.Message, p.Components()) || !strings.Contains(f.Message, "built-in provider list") {
+				t.Errorf("%s: source %+v, finding %s; want default %s", id, src, f.Message, p.Components())
 			}
 		}
 	}
