@@ -25,7 +25,7 @@ func (e errSteps) Error() string { return fmt.Sprintf("%d step(s) to take", e.n)
 func newPlanCmd() *cobra.Command {
 	var output, apiURL string
 	var allow []string
-	var verbose bool
+	var verbose, allowBreaking bool
 	cmd := &cobra.Command{
 		Use:   "plan [DIR...]",
 		Short: "Order the `builder bump` steps that bring the providers to the newest stable releases the core can serve",
@@ -39,6 +39,13 @@ bind: no downgrades, the core and kubeadm providers skip at most three
 minor versions (so a longer move is several steps), a release whose
 metadata.yaml has no series for it is refused. Newer releases no step
 reaches are listed as blocked, with the reason.
+
+Each step carries the safety report ` + "`builder bump`" + ` makes (CRD versions no longer
+served, contract, images, RBAC, variables, namespaces), from the release's
+components and metadata.yaml assets, read through the API as metadata is
+(allowed hosts only, digest checked, at most 16 MiB). A release whose report
+has a breaking change is blocked with that change as the reason, unless
+--allow-breaking: then its step's command carries --allow-breaking too.
 
 Give the tree's root (or every package, the core's included): contracts are
 judged against the core provider found under the DIRs.
@@ -64,7 +71,7 @@ not be read.`,
 			if verbose {
 				level = slog.LevelDebug
 			}
-			pl, err := plan.Check(ctx, args, plan.Options{Outdated: outdated.Options{
+			pl, err := plan.Check(ctx, args, plan.Options{AllowBreaking: allowBreaking, Outdated: outdated.Options{
 				APIURL: apiURL, AllowHosts: allow,
 				Token: strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
 				Log:   slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
@@ -91,6 +98,7 @@ not be read.`,
 	f.StringVarP(&output, "output", "o", "human", "output format: human or json (schema: api/plan.schema.json)")
 	f.StringVar(&apiURL, "api-url", outdated.DefaultAPIURL, "GitHub REST API root (GitHub Enterprise: https://HOST/api/v3)")
 	f.StringArrayVar(&allow, "allow-host", nil, "another host (HOST[:PORT]) release assets may be read from (see `builder outdated --help`); repeatable")
+	f.BoolVar(&allowBreaking, "allow-breaking", false, "plan releases whose safety report has a breaking change (a served CRD version removed without conversion); their commands carry --allow-breaking")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log each API request to stderr")
 	return cmd
 }
@@ -102,7 +110,11 @@ func printPlan(w io.Writer, pl *plan.Plan) {
 	for i, s := range pl.Steps {
 		fmt.Fprintf(w, "%d. %s %s: %s -> %s (%s)\n   why: %s\n   %s\n", i+1, s.Package, s.Provider, s.From, s.To, s.Contract, s.Why, s.Command)
 		for _, c := range s.Changes {
-			fmt.Fprintf(w, "   change %s %s: %s\n", c.Kind, c.Object, c.Detail)
+			mark := ""
+			if c.Breaking {
+				mark = " (breaking)"
+			}
+			fmt.Fprintf(w, "   change %s %s%s: %s\n", c.Kind, c.Object, mark, c.Detail)
 		}
 	}
 	for _, b := range pl.Blocked {
