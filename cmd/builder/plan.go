@@ -22,14 +22,8 @@ type errSteps struct{ n int }
 
 func (e errSteps) Error() string { return fmt.Sprintf("%d step(s) to take", e.n) }
 
-func newPlanCmd() *cobra.Command {
-	var output, apiURL string
-	var allow []string
-	var verbose, allowBreaking bool
-	cmd := &cobra.Command{
-		Use:   "plan [DIR...]",
-		Short: "Order the `builder bump` steps that bring the providers to the newest stable releases the core can serve",
-		Long: `Look up the newer releases of every provider under each DIR (default ".") as
+// planLong is `builder plan --help`.
+var planLong = `Look up the newer releases of every provider under each DIR (default ".") as
 ` + "`builder outdated`" + ` does, contracts included, and print the ordered steps that
 bring the tree to the newest stable releases it can reach, each one
 ` + "`builder bump`" + ` command to run as printed. A core move comes first when it is
@@ -51,7 +45,16 @@ Give the tree's root (or every package, the core's included): contracts are
 judged against the core provider found under the DIRs.
 
 Exit status: 0 nothing to do, 1 steps exist, 2 usage, or the releases could
-not be read.`,
+not be read.`
+
+func newPlanCmd() *cobra.Command {
+	var output, apiURL string
+	var allow []string
+	var verbose, allowBreaking bool
+	cmd := &cobra.Command{
+		Use:   "plan [DIR...]",
+		Short: "Order the `builder bump` steps that bring the providers to the newest stable releases the core can serve",
+		Long:  planLong,
 		Example: `  builder plan packages/system
   builder plan --output json . | jq -r '.steps[].command'`,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -118,6 +118,14 @@ func (c *client) readMetadata(ctx context.Context, repo string, rel ghRelease) (
 	return c.readAsset(ctx, rel.TagName, rel.Assets[i], metadata.MaxBytes)
 }
 
+// DigestError is an asset whose bytes are not those the API's digest
+// names; they are not used.
+type DigestError struct{ Asset, Release, Want, Got string }
+
+func (e *DigestError) Error() string {
+	return fmt.Sprintf("the %s asset of %s does not match the digest the API gives (sha256:%s, received sha256:%s); not used", e.Asset, e.Release, e.Want, e.Got)
+}
+
 // assetTimeout bounds one asset download, whatever client does it.
 const assetTimeout = 2 * time.Minute
 
@@ -172,7 +180,7 @@ func (c *client) readAsset(ctx context.Context, tag string, a Asset, max int64) 
 	if want := a.SHA256(); want != "" {
 		sum := sha256.Sum256(data)
 		if got := hex.EncodeToString(sum[:]); got != want {
-			return nil, fmt.Errorf("the %s asset of %s does not match the digest the API gives (sha256:%s, received sha256:%s); not used", a.Name, tag, want, got)
+			return nil, &DigestError{Asset: a.Name, Release: tag, Want: want, Got: got}
 		}
 	}
 	return data, nil

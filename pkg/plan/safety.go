@@ -204,6 +204,10 @@ func (r *reporter) readSide(ctx context.Context, p *outdated.Provider, tag strin
 		if errors.As(err, &rl) || ctx.Err() != nil {
 			return side{}, err
 		}
+		if de := (*outdated.DigestError)(nil); errors.As(err, &de) {
+			// The command's --sha256 is that digest: the bump would refuse.
+			return side{refuse: err.Error() + ", and `builder bump --sha256` would refuse the bytes as well"}, nil
+		}
 		return side{missing: err.Error()}, nil
 	}
 	data, err = applyPatches(dirOf(p), t.Components, t.Patches, data)

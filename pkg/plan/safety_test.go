@@ -147,3 +147,51 @@ func TestComponentsAssetMissing(t *testing.T) {
 		t.Errorf("why %q", why)
 	}
 }
+
+// TestCheckPatchDoesNotApply: the package's patch does not apply to
+// v0.7.8's components, so its bump would fail: v0.7.8 is blocked, saying
+// so, whatever --allow-breaking says.
+func TestCheckPatchDoesNotApply(t *testing.T) {
+	comp := capmox8(t)
+	if comp.Data = bytes.Replace(comp.Data, []byte("        - containerPort: 9440\n"), nil, 1); bytes.Equal(comp.Data, capmox8(t).Data) {
+		t.Fatal("the patch's context is not in the components")
+	}
+	api := safetyAPI(t, comp)
+	pl, err := Check(context.Background(), []string{fixture.Root()}, Options{AllowBreaking: true, Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// v0.7.9 (breaking, allowed) is still a step: the patch applies to it.
+	if got := summary(pl); got != "InfrastructureProvider/proxmox v0.7.7->v0.7.9" {
+		t.Fatalf("plan: %s", got)
+	}
+	api = safetyAPI(t, comp)
+	if pl, err = Check(context.Background(), []string{fixture.Root()}, Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(pl); got != "blocked InfrastructureProvider/proxmox v0.7.9; blocked InfrastructureProvider/proxmox v0.7.8" {
+		t.Fatalf("plan: %s", got)
+	}
+	if r := pl.Blocked[1].Reason; !strings.Contains(r, "the package's patch patches/0001-capmox-startup-probe.diff does not apply to the new components") || !strings.Contains(r, "`builder bump` to v0.7.8 would fail") {
+		t.Errorf("reason: %s", r)
+	}
+}
+
+// TestCheckComponentsDigestMismatch: a components asset whose bytes are
+// not those the API's digest names would fail the printed command's
+// --sha256: the release is blocked, saying so.
+func TestCheckComponentsDigestMismatch(t *testing.T) {
+	comp := capmox8(t)
+	comp.WrongDigest = true
+	api := safetyAPI(t, comp)
+	pl, err := Check(context.Background(), []string{fixture.Root()}, Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(pl); got != "blocked InfrastructureProvider/proxmox v0.7.9; blocked InfrastructureProvider/proxmox v0.7.8" {
+		t.Fatalf("plan: %s", got)
+	}
+	if r := pl.Blocked[1].Reason; !strings.Contains(r, "the infrastructure-components.yaml asset of v0.7.8 does not match the digest the API gives") || !strings.Contains(r, "--sha256` would refuse") {
+		t.Errorf("reason: %s", r)
+	}
+}
