@@ -3,6 +3,8 @@ package plan
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -193,5 +195,56 @@ func TestCheckComponentsDigestMismatch(t *testing.T) {
 	}
 	if r := pl.Blocked[1].Reason; !strings.Contains(r, "the infrastructure-components.yaml asset of v0.7.8 does not match the digest the API gives") || !strings.Contains(r, "--sha256` would refuse") {
 		t.Errorf("reason: %s", r)
+	}
+}
+
+// TestCheckHopReport: the core goes v1.10.1 -> v1.13.5 -> v1.14.0
+// (clusterctl skips at most three minors); the second step's report
+// compares v1.13.5's assets, not the tree's files, with v1.14.0's, whose
+// CRD stops serving a version: blocked, and planned with
+// --allow-breaking.
+func TestCheckHopReport(t *testing.T) {
+	vendored, err := os.ReadFile(filepath.Join(fixture.Root(), "packages", "system", "capi-providers-core", "files", "core-components.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	core := func(tag string, drop bool) releaseapi.Release {
+		comp := bytes.ReplaceAll(vendored, []byte(":v1.10.1"), []byte(":"+tag))
+		if drop {
+			comp = dropServed(t, comp)
+		}
+		return releaseapi.Release{Tag: tag, Files: []releaseapi.File{
+			{Name: "core-components.yaml", Data: comp},
+			{Name: "metadata.yaml", Data: releaseapi.Metadata("1.10=v1beta1", "1.13=v1beta2", "1.14=v1beta2")},
+		}}
+	}
+	api := releaseapi.New(t)
+	api.Add(capi, core("v1.14.0", true), core("v1.13.5", false))
+	opts := Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}}
+	pl, err := Check(context.Background(), []string{fixture.Root()}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(pl); got != "CoreProvider/cluster-api v1.10.1->v1.13.5; blocked CoreProvider/cluster-api v1.14.0" ||
+		!strings.Contains(pl.Blocked[0].Reason, "v1.14.0 breaks what clusters run today: crd-version-removed") {
+		t.Fatalf("plan: %s %+v", got, pl.Blocked)
+	}
+	opts.AllowBreaking = true
+	if pl, err = Check(context.Background(), []string{fixture.Root()}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(pl); got != "CoreProvider/cluster-api v1.10.1->v1.13.5; CoreProvider/cluster-api v1.13.5->v1.14.0" {
+		t.Fatalf("plan --allow-breaking: %s", got)
+	}
+	var details []string
+	for _, c := range pl.Steps[1].Changes {
+		details = append(details, c.Kind+": "+c.Detail)
+	}
+	got := strings.Join(details, "\n")
+	if !strings.Contains(got, "crd-version-removed") || !strings.Contains(got, "cluster-api-controller:v1.13.5 -> registry.k8s.io/cluster-api/cluster-api-controller:v1.14.0") || strings.Contains(got, "contract-changed") {
+		t.Errorf("changes of v1.13.5 -> v1.14.0:\n%s", got)
+	}
+	if strings.Contains(pl.Steps[0].Command, "--allow-breaking") || !strings.HasSuffix(pl.Steps[1].Command, " --allow-breaking") {
+		t.Errorf("commands: %s\n%s", pl.Steps[0].Command, pl.Steps[1].Command)
 	}
 }
