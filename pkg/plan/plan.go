@@ -26,6 +26,14 @@
 // A core move comes first when it is what makes a provider's newer release
 // installable, and only when every provider stays served after it.
 // Releases no step reaches are listed as blocked, with the reason.
+//
+// Each step carries the safety report `builder bump` makes for it
+// (changes.Compare of the release before and after the step, safety.go).
+// A release whose report is breaking, whose components the package's
+// patches do not fit, or whose components asset fails the API's digest
+// would make the printed command fail, so it is blocked (a breaking one
+// only without Options.AllowBreaking) and the plan is made again without
+// it.
 package plan
 
 import (
