@@ -22,14 +22,8 @@ type errSteps struct{ n int }
 
 func (e errSteps) Error() string { return fmt.Sprintf("%d step(s) to take", e.n) }
 
-func newPlanCmd() *cobra.Command {
-	var output, apiURL string
-	var allow []string
-	var verbose bool
-	cmd := &cobra.Command{
-		Use:   "plan [DIR...]",
-		Short: "Order the `builder bump` steps that bring the providers to the newest stable releases the core can serve",
-		Long: `Look up the newer releases of every provider under each DIR (default ".") as
+// planLong is `builder plan --help`.
+var planLong = `Look up the newer releases of every provider under each DIR (default ".") as
 ` + "`builder outdated`" + ` does, contracts included, and print the ordered steps that
 bring the tree to the newest stable releases it can reach, each one
 ` + "`builder bump`" + ` command to run as printed. A core move comes first when it is
@@ -40,11 +34,27 @@ minor versions (so a longer move is several steps), a release whose
 metadata.yaml has no series for it is refused. Newer releases no step
 reaches are listed as blocked, with the reason.
 
+Each step carries the safety report ` + "`builder bump`" + ` makes (CRD versions no longer
+served, contract, images, RBAC, variables, namespaces), from the release's
+components and metadata.yaml assets, read through the API as metadata is
+(allowed hosts only, digest checked, at most 16 MiB). A release whose report
+has a breaking change is blocked with that change as the reason, unless
+--allow-breaking: then its step's command carries --allow-breaking too.
+
 Give the tree's root (or every package, the core's included): contracts are
 judged against the core provider found under the DIRs.
 
 Exit status: 0 nothing to do, 1 steps exist, 2 usage, or the releases could
-not be read.`,
+not be read.`
+
+func newPlanCmd() *cobra.Command {
+	var output, apiURL string
+	var allow []string
+	var verbose, allowBreaking bool
+	cmd := &cobra.Command{
+		Use:   "plan [DIR...]",
+		Short: "Order the `builder bump` steps that bring the providers to the newest stable releases the core can serve",
+		Long:  planLong,
 		Example: `  builder plan packages/system
   builder plan --output json . | jq -r '.steps[].command'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -64,7 +74,7 @@ not be read.`,
 			if verbose {
 				level = slog.LevelDebug
 			}
-			pl, err := plan.Check(ctx, args, plan.Options{Outdated: outdated.Options{
+			pl, err := plan.Check(ctx, args, plan.Options{AllowBreaking: allowBreaking, Outdated: outdated.Options{
 				APIURL: apiURL, AllowHosts: allow,
 				Token: strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
 				Log:   slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
@@ -91,6 +101,7 @@ not be read.`,
 	f.StringVarP(&output, "output", "o", "human", "output format: human or json (schema: api/plan.schema.json)")
 	f.StringVar(&apiURL, "api-url", outdated.DefaultAPIURL, "GitHub REST API root (GitHub Enterprise: https://HOST/api/v3)")
 	f.StringArrayVar(&allow, "allow-host", nil, "another host (HOST[:PORT]) release assets may be read from (see `builder outdated --help`); repeatable")
+	f.BoolVar(&allowBreaking, "allow-breaking", false, "plan releases whose safety report has a breaking change (a served CRD version removed without conversion); their commands carry --allow-breaking")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log each API request to stderr")
 	return cmd
 }
@@ -102,7 +113,11 @@ func printPlan(w io.Writer, pl *plan.Plan) {
 	for i, s := range pl.Steps {
 		fmt.Fprintf(w, "%d. %s %s: %s -> %s (%s)\n   why: %s\n   %s\n", i+1, s.Package, s.Provider, s.From, s.To, s.Contract, s.Why, s.Command)
 		for _, c := range s.Changes {
-			fmt.Fprintf(w, "   change %s %s: %s\n", c.Kind, c.Object, c.Detail)
+			mark := ""
+			if c.Breaking {
+				mark = " (breaking)"
+			}
+			fmt.Fprintf(w, "   change %s %s%s: %s\n", c.Kind, c.Object, mark, c.Detail)
 		}
 	}
 	for _, b := range pl.Blocked {

@@ -29,14 +29,7 @@ func upgradeUpstream(t *testing.T, root string) *releaseapi.Server {
 		return b
 	}
 	core := read("capi-providers-core/files/core-components.yaml")
-	// The upstream capmox manifest is the vendored one without the
-	// package's patch (the startupProbe block); the pin holds its digest.
-	vendored := read("capi-providers-infraprovider/files/proxmox-infrastructure-components.yaml")
-	lines := strings.SplitAfter(string(vendored), "\n")
-	upstream := []byte(strings.Join(append(append([]string{}, lines[:144]...), lines[150:]...), ""))
-	if sum := sha256.Sum256(upstream); hex.EncodeToString(sum[:]) != "e84558cde85f9675db5f5bb1c2a930b56fb2837d6a3d0c4538ba078fd81322d9" {
-		t.Fatal("the fixture's capmox upstream could not be rebuilt")
-	}
+	upstream := capmoxUpstream(t, root)
 	api := releaseapi.New(t)
 	file := func(name string, data []byte) releaseapi.File { return releaseapi.File{Name: name, Data: data} }
 	api.Add("kubernetes-sigs/cluster-api",
@@ -60,9 +53,30 @@ func upgradeUpstream(t *testing.T, root string) *releaseapi.Server {
 	return api
 }
 
+// capmoxUpstream is the upstream capmox v0.7.7 manifest: the vendored one
+// under root without the package's patch (the startupProbe block); the
+// pin holds its digest.
+func capmoxUpstream(t *testing.T, root string) []byte {
+	t.Helper()
+	vendored, err := os.ReadFile(filepath.Join(root, "packages", "system", "capi-providers-infraprovider", "files", "proxmox-infrastructure-components.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(vendored), "\n")
+	upstream := []byte(strings.Join(append(append([]string{}, lines[:144]...), lines[150:]...), ""))
+	if sum := sha256.Sum256(upstream); hex.EncodeToString(sum[:]) != "e84558cde85f9675db5f5bb1c2a930b56fb2837d6a3d0c4538ba078fd81322d9" {
+		t.Fatal("the fixture's capmox upstream could not be rebuilt")
+	}
+	return upstream
+}
+
 type planJSON struct {
 	Steps []struct {
 		Provider, From, To, Why, Command string
+		Changes                          *[]struct {
+			Kind, Object, Detail string
+			Breaking             bool
+		}
 	}
 	Blocked []struct{ Provider, Release, Reason string }
 }
@@ -90,6 +104,20 @@ func TestPlanCommandRuns(t *testing.T) {
 	if len(pl.Steps) != 2 || pl.Steps[0].Provider != "CoreProvider/cluster-api" || pl.Steps[0].To != "v1.11.1" ||
 		pl.Steps[1].Provider != "InfrastructureProvider/proxmox" || pl.Steps[1].To != "v0.9.1" || !strings.HasPrefix(pl.Steps[0].Why, "core first") {
 		t.Fatalf("steps:\n%s", out)
+	}
+	// Each step lists its safety report: new images, the contracts the
+	// series move to; nothing breaking.
+	for _, s := range pl.Steps {
+		kinds := ""
+		for _, c := range *s.Changes {
+			kinds += " " + c.Kind
+			if c.Breaking {
+				t.Errorf("%s: breaking %+v", s.Provider, c)
+			}
+		}
+		if kinds != " contract-changed image-changed" {
+			t.Errorf("%s: changes%s\n%s", s.Provider, kinds, out)
+		}
 	}
 	// Out of order, capmox's step is refused by the bump's contract check
 	// (the core still serves v1beta1 only), with nothing changed.
@@ -133,11 +161,12 @@ func TestPlanCommandRuns(t *testing.T) {
 // stops at v0.7.8 and v0.9.1 is blocked, said in the human output.
 func TestPlanCommandBlocked(t *testing.T) {
 	root := fixture.Tree(t)
+	comp := capmoxUpstream(t, root)
 	api := releaseapi.New(t)
 	api.Add("kubernetes-sigs/cluster-api", releaseapi.Release{Tag: "v1.10.1", Files: []releaseapi.File{{Name: "metadata.yaml", Data: releaseapi.Metadata("1.10=v1beta1")}}})
 	api.Add("ionos-cloud/cluster-api-provider-proxmox",
-		releaseapi.Release{Tag: "v0.9.1", Files: []releaseapi.File{{Name: "infrastructure-components.yaml", Data: []byte("x")}, {Name: "metadata.yaml", Data: releaseapi.Metadata("0.9=v1beta2")}}},
-		releaseapi.Release{Tag: "v0.7.8", Files: []releaseapi.File{{Name: "infrastructure-components.yaml", Data: []byte("x")}, {Name: "metadata.yaml", Data: releaseapi.Metadata("0.7=v1beta1")}}},
+		releaseapi.Release{Tag: "v0.9.1", Files: []releaseapi.File{{Name: "infrastructure-components.yaml", Data: comp}, {Name: "metadata.yaml", Data: releaseapi.Metadata("0.9=v1beta2")}}},
+		releaseapi.Release{Tag: "v0.7.8", Files: []releaseapi.File{{Name: "infrastructure-components.yaml", Data: comp}, {Name: "metadata.yaml", Data: releaseapi.Metadata("0.7=v1beta1")}}},
 	)
 	out, _, err := runBuildTestCmd(t, "plan", root, "--api-url", api.URL(), "--allow-host", api.ObjectsHost())
 	var es errSteps
@@ -160,5 +189,71 @@ func TestPlanCommandBlocked(t *testing.T) {
 	var ue usageError
 	if _, _, err := runBuildTestCmd(t, "plan", root, "--api-url", "ftp://x"); !errors.As(err, &ue) {
 		t.Errorf("bad --api-url: %v", err)
+	}
+}
+
+// TestPlanCommandBreaking: capmox v0.7.8 stops serving the ProxmoxCluster
+// CRD's v1beta1 (no conversion webhook). The plan blocks it, naming the
+// change, and has nothing to do; with --allow-breaking its step lists the
+// change, its command carries --allow-breaking, and that command runs.
+func TestPlanCommandBreaking(t *testing.T) {
+	root := fixture.Tree(t)
+	comp := bytes.ReplaceAll(capmoxUpstream(t, root), []byte(":v0.7.7"), []byte(":v0.7.8"))
+	dropped := bytes.Replace(comp, []byte("\n    served: true\n"), []byte("\n    served: false\n"), 1)
+	if bytes.Equal(dropped, comp) {
+		t.Fatal("no served CRD version to drop")
+	}
+	api := releaseapi.New(t)
+	api.Add("kubernetes-sigs/cluster-api", releaseapi.Release{Tag: "v1.10.1", Files: []releaseapi.File{{Name: "metadata.yaml", Data: releaseapi.Metadata("1.10=v1beta1")}}})
+	api.Add("ionos-cloud/cluster-api-provider-proxmox",
+		releaseapi.Release{Tag: "v0.7.8", Files: []releaseapi.File{{Name: "infrastructure-components.yaml", Data: dropped}, {Name: "metadata.yaml", Data: releaseapi.Metadata("0.7=v1beta1")}}})
+	t.Setenv("PINSEAL_MIRRORS", "https://github.com/="+api.Objects()+"/")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	args := []string{"plan", root, "--api-url", api.URL(), "--allow-host", api.ObjectsHost()}
+
+	out, _, err := runBuildTestCmd(t, args...)
+	if err != nil {
+		t.Fatalf("want exit 0, nothing to do: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"blocked " + root + "/packages/system/capi-providers-infraprovider InfrastructureProvider/proxmox v0.7.8: v0.7.8 breaks what clusters run today: crd-version-removed CustomResourceDefinition/proxmoxclusters.infrastructure.cluster.x-k8s.io (version v1beta1 is no longer served",
+		"`builder plan --allow-breaking` plans it",
+		"0 step(s), 1 release(s) blocked",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	args = append(args, "--allow-breaking")
+	out, _, err = runBuildTestCmd(t, append(args, "--output", "json")...)
+	var es errSteps
+	if !errors.As(err, &es) {
+		t.Fatalf("want exit 1 with steps: %v\n%s", err, out)
+	}
+	validateJSON(t, "plan.schema.json", out)
+	var pl planJSON
+	if err := json.Unmarshal([]byte(out), &pl); err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Steps) != 1 || len(pl.Blocked) != 0 || pl.Steps[0].To != "v0.7.8" || pl.Steps[0].Changes == nil {
+		t.Fatalf("plan --allow-breaking:\n%s", out)
+	}
+	s := pl.Steps[0]
+	if cs := *s.Changes; len(cs) != 2 || cs[0].Kind != "crd-version-removed" || !cs[0].Breaking || cs[1].Kind != "image-changed" || cs[1].Breaking {
+		t.Errorf("changes:\n%s", out)
+	}
+	if !strings.HasSuffix(s.Command, " --allow-breaking") || !strings.Contains(s.Why, "breaking, allowed by --allow-breaking") {
+		t.Errorf("step:\n%s", out)
+	}
+	if out, _, err := runBuildTestCmd(t, args...); !errors.As(err, &es) || !strings.Contains(out, "change crd-version-removed CustomResourceDefinition/proxmoxclusters.infrastructure.cluster.x-k8s.io (breaking): ") {
+		t.Errorf("human output: %v\n%s", err, out)
+	}
+	if out, _, err := runBuildTestCmd(t, strings.Fields(s.Command)[1:]...); err != nil {
+		t.Fatalf("%s: %v\n%s", s.Command, err, out)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "packages", "system", "capi-providers-infraprovider", "pin.yaml"))
+	if !strings.Contains(string(b), "release: v0.7.8-infraprovider-proxmox") {
+		t.Errorf("pin.yaml after the step:\n%s", b)
 	}
 }

@@ -40,21 +40,13 @@ func (e *BreakingError) Error() string {
 // metadata before the bump with the staged ones (changes.Compare) into
 // Result.Changes, and refuses a breaking change unless AllowBreaking.
 func (b *bump) compareReleases() error {
-	oldComp, err := readComponents(b.real, b.lay.ReleaseFiles)
+	before, err := Vendored(b.real, b.lay.Version, b.lay.ReleaseFiles)
 	if err != nil {
 		return fmt.Errorf("bump %s: the safety report needs the components before the bump: %w", b.dir, err)
 	}
-	newComp, err := readComponents(b.stage, b.lay.ReleaseFiles)
+	after, err := Vendored(b.stage, b.opts.To, b.lay.ReleaseFiles)
 	if err != nil {
 		return fmt.Errorf("bump %s: the safety report needs the staged components: %w", b.dir, err)
-	}
-	before := changes.Release{Version: b.lay.Version, Components: oldComp}
-	after := changes.Release{Version: b.opts.To, Components: newComp}
-	if m := b.lay.Metadata; m != "" {
-		// Unreadable metadata compares no contract; the gate's
-		// metadata-series check says what is wrong with it.
-		before.Metadata, _ = os.ReadFile(filepath.Join(b.real, filepath.FromSlash(m)))
-		after.Metadata, _ = os.ReadFile(filepath.Join(b.stage, filepath.FromSlash(m)))
 	}
 	var opts changes.Options
 	if b.prov.Kind != "CoreProvider" {
@@ -79,6 +71,22 @@ func (b *bump) compareReleases() error {
 func servedContracts(t *model.Tree) []string {
 	served, _, _ := check.ServedContracts(t)
 	return served
+}
+
+// Vendored is release version as the package in dir vendors it (files):
+// its components YAML and metadata, one side of changes.Compare.
+// Unreadable metadata is left nil, so no contract is compared; the
+// metadata-series check says what is wrong with it.
+func Vendored(dir, version string, files model.ReleaseFiles) (changes.Release, error) {
+	comp, err := readComponents(dir, files)
+	if err != nil {
+		return changes.Release{}, err
+	}
+	r := changes.Release{Version: version, Components: comp}
+	if m := files.Metadata; m != "" {
+		r.Metadata, _ = os.ReadFile(filepath.Join(dir, filepath.FromSlash(m)))
+	}
+	return r, nil
 }
 
 // readComponents reads the vendored components YAML of files under dir,

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	pversion "github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/metadata"
@@ -114,9 +115,26 @@ func (c *client) readMetadata(ctx context.Context, repo string, rel ghRelease) (
 	if i < 0 {
 		return nil, fmt.Errorf("release %s has no %s asset (clusterctl and the operator need one too)", rel.TagName, MetadataAsset)
 	}
-	a := rel.Assets[i]
-	if a.Size > metadata.MaxBytes {
-		return nil, fmt.Errorf("the %s asset of %s is %d bytes, more than the %d read", MetadataAsset, rel.TagName, a.Size, metadata.MaxBytes)
+	return c.readAsset(ctx, rel.TagName, rel.Assets[i], metadata.MaxBytes)
+}
+
+// DigestError is an asset whose bytes are not those the API's digest
+// names; they are not used.
+type DigestError struct{ Asset, Release, Want, Got string }
+
+func (e *DigestError) Error() string {
+	return fmt.Sprintf("the %s asset of %s does not match the digest the API gives (sha256:%s, received sha256:%s); not used", e.Asset, e.Release, e.Want, e.Got)
+}
+
+// assetTimeout bounds one asset download, whatever client does it.
+const assetTimeout = 2 * time.Minute
+
+// readAsset reads asset a of release tag: at most max bytes (the size the
+// API lists is checked first), only from allowed hosts, checked against
+// the API's digest when it gives one.
+func (c *client) readAsset(ctx context.Context, tag string, a Asset, max int64) ([]byte, error) {
+	if a.Size > max {
+		return nil, fmt.Errorf("the %s asset of %s is %d bytes, more than the %d read", a.Name, tag, a.Size, max)
 	}
 	raw, accept := a.URL, "application/octet-stream"
 	if raw == "" {
@@ -124,11 +142,13 @@ func (c *client) readMetadata(ctx context.Context, repo string, rel ghRelease) (
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("the %s asset of %s has no usable URL (%q)", MetadataAsset, rel.TagName, raw)
+		return nil, fmt.Errorf("the %s asset of %s has no usable URL (%q)", a.Name, tag, raw)
 	}
 	if !c.allowed(u) {
-		return nil, fmt.Errorf("the %s asset of %s is at %s: %w (allowed: %s); pass --allow-host %s if that host is trusted", MetadataAsset, rel.TagName, u.Redacted(), ErrHostNotAllowed, strings.Join(c.allowedHosts(), ", "), u.Host)
+		return nil, fmt.Errorf("the %s asset of %s is at %s: %w (allowed: %s); pass --allow-host %s if that host is trusted", a.Name, tag, u.Redacted(), ErrHostNotAllowed, strings.Join(c.allowedHosts(), ", "), u.Host)
 	}
+	ctx, cancel := context.WithTimeout(ctx, assetTimeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
@@ -140,30 +160,50 @@ func (c *client) readMetadata(ctx context.Context, repo string, rel ghRelease) (
 	}
 	resp, err := c.assetClient().Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reading the %s asset of %s: %w", MetadataAsset, rel.TagName, err)
+		return nil, fmt.Errorf("reading the %s asset of %s: %w", a.Name, tag, err)
 	}
 	defer resp.Body.Close()
-	c.opts.Log.Debug("asset", "repo", repo, "release", rel.TagName, "status", resp.StatusCode, "host", resp.Request.URL.Host)
+	c.opts.Log.Debug("asset", "asset", a.Name, "release", tag, "status", resp.StatusCode, "host", resp.Request.URL.Host)
 	if err := rateLimited(resp); err != nil {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("reading the %s asset of %s: %s answered %s", MetadataAsset, rel.TagName, resp.Request.URL.Host, resp.Status)
+		return nil, fmt.Errorf("reading the %s asset of %s: %s answered %s", a.Name, tag, resp.Request.URL.Host, resp.Status)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, metadata.MaxBytes+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading the %s asset of %s: %w", MetadataAsset, rel.TagName, err)
+		return nil, fmt.Errorf("reading the %s asset of %s: %w", a.Name, tag, err)
 	}
-	if len(data) > metadata.MaxBytes {
-		return nil, fmt.Errorf("the %s asset of %s is more than %d bytes", MetadataAsset, rel.TagName, metadata.MaxBytes)
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("the %s asset of %s is more than %d bytes", a.Name, tag, max)
 	}
 	if want := a.SHA256(); want != "" {
 		sum := sha256.Sum256(data)
 		if got := hex.EncodeToString(sum[:]); got != want {
-			return nil, fmt.Errorf("the %s asset of %s does not match the digest the API gives (sha256:%s, received sha256:%s); not used", MetadataAsset, rel.TagName, want, got)
+			return nil, &DigestError{Asset: a.Name, Release: tag, Want: want, Got: got}
 		}
 	}
 	return data, nil
+}
+
+// Assets reads release assets the way Check reads metadata.yaml: through
+// the API's asset endpoint (else the download URL), only from the hosts
+// Options allow, the token only to the API's host, bounded in size and
+// time, checked against the API's digest when it gives one.
+type Assets struct{ c *client }
+
+// NewAssets is an asset reader with opts (as Check takes them).
+func NewAssets(opts Options) (*Assets, error) {
+	c := &client{opts: opts}
+	if err := c.init(); err != nil {
+		return nil, err
+	}
+	return &Assets{c}, nil
+}
+
+// Read reads asset a of release tag, at most max bytes.
+func (r *Assets) Read(ctx context.Context, tag string, a Asset, max int64) ([]byte, error) {
+	return r.c.readAsset(ctx, tag, a, max)
 }
 
 // assetClient is the API client that follows at most five redirects, each

@@ -80,7 +80,7 @@ func (c *client) readContracts(ctx context.Context, p *Provider, rels []ghReleas
 			r.ContractError = fmt.Sprintf("the %s of %s: %v", MetadataAsset, r.Tag, err)
 			continue
 		}
-		r.Contract = con
+		r.Contract, r.Metadata = con, raw
 	}
 	return nil
 }

@@ -90,6 +90,9 @@ type Release struct {
 	ContractError string `json:"contractError,omitempty"`
 	// Assets are the release's files as the API lists them.
 	Assets []Asset `json:"-"`
+	// Metadata is the release's metadata.yaml asset when Contract was read
+	// from it.
+	Metadata []byte `json:"-"`
 }
 
 // Provider is one provider's pinned version and what is newer upstream.

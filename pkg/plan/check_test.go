@@ -18,13 +18,14 @@ import (
 func TestCheckBlockedReasons(t *testing.T) {
 	watch := netwatch.Listen(t)
 	api := releaseapi.New(t)
+	comp := capmoxUpstream(t)
 	files := func(series ...string) []releaseapi.File {
-		return []releaseapi.File{{Name: "infrastructure-components.yaml", Data: []byte("x")}, {Name: "metadata.yaml", Data: releaseapi.Metadata(series...)}}
+		return []releaseapi.File{{Name: "infrastructure-components.yaml", Data: comp}, {Name: "metadata.yaml", Data: releaseapi.Metadata(series...)}}
 	}
 	api.Add(capi, releaseapi.Release{Tag: "v1.10.1", Files: files("1.10=v1beta1")})
 	api.Add(capmox,
 		releaseapi.Release{Tag: "v0.8.0-rc.1", Prerelease: true, Files: files("0.8=v1beta1")},
-		releaseapi.Release{Tag: "v0.7.13", Files: []releaseapi.File{{Name: "infrastructure-components.yaml", Data: []byte("x")}, {Name: "metadata.yaml", Data: releaseapi.Metadata("0.7=v1beta1"), URL: watch.URL("/a")}}},
+		releaseapi.Release{Tag: "v0.7.13", Files: []releaseapi.File{{Name: "infrastructure-components.yaml", Data: comp}, {Name: "metadata.yaml", Data: releaseapi.Metadata("0.7=v1beta1"), URL: watch.URL("/a")}}},
 		releaseapi.Release{Tag: "v0.7.12", Files: files("0.6=v1beta1")},                                                // series missing
 		releaseapi.Release{Tag: "v0.7.11", Files: []releaseapi.File{{Name: "metadata.yaml", Data: []byte("kind: [")}}}, // unreadable
 		releaseapi.Release{Tag: "v0.7.10", Files: []releaseapi.File{{Name: "infrastructure-components.yaml", Data: []byte("x")}}},

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pinseal/pinseal/pkg/changes"
 	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/outdated"
 )
@@ -42,8 +43,9 @@ func within(p, dir string) bool {
 // step is the Step of m: its `builder bump` command, with the digest of
 // every source it moves from the releases API (--sha256), or, where the
 // API gives none and the pin names no checksums file, trusted on first
-// use (said in why).
-func (w *world) step(m move, builder string) Step {
+// use (said in why). The step carries its safety report rp (nil or
+// missing: why says so); a breaking one, allowed, adds --allow-breaking.
+func (w *world) step(m move, builder string, rp *stepReport, allowBreaking bool) Step {
 	p := m.p.p
 	args := []string{builder, "bump", dirOf(p), "--provider", p.Provider, "--to", m.to.tag, "--tree", w.treeOf(m.p)}
 	for _, s := range m.to.srcs {
@@ -56,11 +58,24 @@ func (w *world) step(m move, builder string) Step {
 		args = append(args, "--trust-on-first-use")
 		why += "; the releases API gives no digest for a file it downloads, so the command trusts it on first use (compare the printed SHA-256 with the release's)"
 	}
+	var cs []changes.Change
+	switch {
+	case rp == nil:
+		why += "; no safety report was made"
+	case rp.missing != "":
+		why += "; the safety report could not be made: " + rp.missing
+	default:
+		cs = rp.changes
+		if bad := changes.Breaking(cs); len(bad) > 0 && allowBreaking {
+			args = append(args, "--allow-breaking")
+			why += "; breaking, allowed by --allow-breaking: " + describe(bad)
+		}
+	}
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = shellQuote(a)
 	}
-	return Step{Package: dirOf(p), Provider: p.Provider, From: m.from.tag, To: m.to.tag, Contract: m.to.contract, Why: why, Command: strings.Join(quoted, " ")}
+	return Step{Package: dirOf(p), Provider: p.Provider, From: m.from.tag, To: m.to.tag, Contract: m.to.contract, Why: why, Command: strings.Join(quoted, " "), Changes: cs}
 }
 
 // shellQuote quotes a word for a POSIX shell when it needs it.

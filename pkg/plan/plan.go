@@ -26,21 +26,22 @@
 // A core move comes first when it is what makes a provider's newer release
 // installable, and only when every provider stays served after it.
 // Releases no step reaches are listed as blocked, with the reason.
+//
+// Each step carries the safety report `builder bump` makes for it
+// (changes.Compare of the release before and after the step, safety.go).
+// A release whose report is breaking, whose components the package's
+// patches do not fit, or whose components asset fails the API's digest
+// would make the printed command fail, so it is blocked (a breaking one
+// only without Options.AllowBreaking) and the plan is made again without
+// it.
 package plan
 
 import (
 	"context"
 
+	"github.com/pinseal/pinseal/pkg/changes"
 	"github.com/pinseal/pinseal/pkg/outdated"
 )
-
-// Change is one difference between the old and the new components of a
-// step (the bump safety report): kind, the object and what changed.
-type Change struct {
-	Kind   string `json:"kind"`
-	Object string `json:"object"`
-	Detail string `json:"detail"`
-}
 
 // Step is one `builder bump` command.
 type Step struct {
@@ -55,8 +56,10 @@ type Step struct {
 	Why string `json:"why"`
 	// Command is the `builder bump` command line, to run as printed.
 	Command string `json:"command"`
-	// Changes is the safety report of the step, when one was made.
-	Changes []Change `json:"changes,omitempty"`
+	// Changes is the step's bump safety report (changes.Compare of the
+	// release before and after it, as `builder bump` reports it); absent
+	// when it could not be made (why says why).
+	Changes []changes.Change `json:"changes,omitzero"`
 }
 
 // Blocked is a newer stable release no step reaches.
@@ -80,28 +83,64 @@ type Plan struct {
 
 // Options configure Check.
 type Options struct {
-	// Outdated configures the releases look-up.
+	// Outdated configures the releases look-up and the asset downloads.
 	Outdated outdated.Options
 	// Builder is the command the printed steps start with; "" = "builder".
 	Builder string
+	// AllowBreaking plans steps whose safety report has a breaking change
+	// (their commands carry --allow-breaking); without it such a release
+	// is blocked, with the change as the reason.
+	AllowBreaking bool
 }
 
-// Check looks up the newer releases of every provider under roots and
-// plans the steps.
+// Check looks up the newer releases of every provider under roots, plans
+// the steps, and makes the safety report of each step from the release's
+// components and metadata.yaml assets (safety.go). A release whose report
+// is breaking is blocked unless AllowBreaking, and the plan is made again
+// without it.
 func Check(ctx context.Context, roots []string, opts Options) (*Plan, error) {
 	rep, err := outdated.Check(ctx, roots, opts.Outdated)
 	if err != nil {
 		return nil, err
 	}
-	return Make(rep, opts.Builder), nil
+	r, err := newReporter(rep, opts.Outdated)
+	if err != nil {
+		return nil, err
+	}
+	reports := map[stepKey]*stepReport{}
+	for {
+		pl := makePlan(rep, opts, reports)
+		todo := pl.unreported(reports)
+		if len(todo) == 0 {
+			return pl, nil
+		}
+		// Every round reports at least one step more, of finitely many
+		// pairs of releases, so the rounds end.
+		for _, k := range todo {
+			rp, err := r.report(ctx, k)
+			if err != nil {
+				return nil, err
+			}
+			reports[k.stepKey] = rp
+		}
+	}
 }
 
-// Make plans from an outdated report: a pure function of it.
+// Make plans from an outdated report: a pure function of it. It makes no
+// safety reports (Check does).
 func Make(rep *outdated.Report, builder string) *Plan {
+	return makePlan(rep, Options{Builder: builder}, nil)
+}
+
+// makePlan plans from rep and the safety reports made so far: a release
+// a report refuses is no step.
+func makePlan(rep *outdated.Report, opts Options, reports map[stepKey]*stepReport) *Plan {
+	builder := opts.Builder
 	if builder == "" {
 		builder = "builder"
 	}
 	w := newWorld(rep)
+	w.refuse(reports, opts.AllowBreaking)
 	pl := &Plan{Steps: []Step{}, Blocked: []Blocked{}, Core: rep.Core}
 	for _, p := range rep.Providers {
 		if p.Error != "" {
@@ -110,7 +149,7 @@ func Make(rep *outdated.Report, builder string) *Plan {
 	}
 	moves := w.best()
 	for _, m := range moves {
-		pl.Steps = append(pl.Steps, w.step(m, builder))
+		pl.Steps = append(pl.Steps, w.step(m, builder, reports[keyOf(m)], opts.AllowBreaking))
 	}
 	pl.Blocked = w.blocked(moves)
 	return pl

@@ -65,6 +65,7 @@ type Server struct {
 	api, objects *httptest.Server
 	mu           sync.Mutex
 	repos        map[string][]Release
+	repoIDs      map[string]int // order of first Add: keeps asset ids apart across repositories
 	assets       map[int]asset
 	used         int
 	requests     []string
@@ -93,7 +94,7 @@ func New(t testing.TB) *Server {
 
 // Start starts a stand-in for an example; Close stops it.
 func Start() *Server {
-	s := &Server{repos: map[string][]Release{}, assets: map[int]asset{}}
+	s := &Server{repos: map[string][]Release{}, repoIDs: map[string]int{}, assets: map[int]asset{}}
 	s.api = httptest.NewServer(http.HandlerFunc(s.serveAPI))
 	s.objects = httptest.NewServer(http.HandlerFunc(s.serveObjects))
 	return s
@@ -120,6 +121,9 @@ func (s *Server) ObjectsHost() string { return strings.TrimPrefix(s.objects.URL,
 func (s *Server) Add(repo string, rels ...Release) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.repoIDs[repo]; !ok {
+		s.repoIDs[repo] = len(s.repoIDs)
+	}
 	s.repos[repo] = append(s.repos[repo], rels...)
 }
 
@@ -245,11 +249,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, repo string) {
 }
 
 // object is a release in GitHub's JSON shape; its assets get ids (and
-// are registered for the asset endpoint) from the release's position.
+// are registered for the asset endpoint) from the repository's and the
+// release's position.
 func (s *Server) object(repo string, n int, rel Release) map[string]any {
 	assets := []any{}
 	for i, f := range rel.Files {
-		id := (n+1)*1000 + i
+		id := s.repoIDs[repo]*1_000_000 + (n+1)*1000 + i
 		s.assets[id] = asset{repo, rel.Tag, f}
 		u := f.URL
 		if u == "" {
