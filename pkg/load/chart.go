@@ -21,6 +21,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/ignore"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/internal/yamldoc"
 	"github.com/pinseal/pinseal/pkg/model"
 )
@@ -41,7 +42,7 @@ func hasMarker(b []byte) bool {
 
 // sourced is a rendered or plain object with where it came from.
 type sourced struct {
-	*object
+	*manifest.Object
 	File string // slash path relative to the package directory
 	// lineMap maps a line of the parsed text to a line of File (nil:
 	// identity, for plain manifests); 0 when unknown.
@@ -435,13 +436,13 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 			text = t // what the render child did not drop
 		}
 		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
-		objs, ps := loadObjects([]byte(text), file)
+		objs, ps := manifest.Parse([]byte(text), file)
 		lm := renderedLineMap(sources[k], text)
 		placeRendered(ps, lm, namespace, release, file)
 		probs = append(probs, ps...)
 		for _, o := range objs {
-			if !isProvider(o) && !isComponentsConfigMap(o) {
-				o.root = nil
+			if !manifest.IsProvider(o) && !manifest.IsComponentsConfigMap(o) {
+				o.Root = nil
 				continue
 			}
 			start := sourceLine(sources[k], o.Kind, o.Name)
@@ -450,7 +451,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 				line = lm(o.Line)
 			}
 			o.Line = line
-			out = append(out, sourced{object: o, File: file, lineMap: keyedLineMap(sources[k], text, lm, start)})
+			out = append(out, sourced{Object: o, File: file, lineMap: keyedLineMap(sources[k], text, lm, start)})
 		}
 	}
 	return out, probs

@@ -15,27 +15,13 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/pin/infer"
 )
-
-// operatorGroup is the API group of the provider kinds.
-const operatorGroup = "operator.cluster.x-k8s.io"
-
-func isProvider(o *object) bool {
-	group, _, ok := strings.Cut(o.APIVersion, "/")
-	return ok && group == operatorGroup && model.ProviderKinds[o.Kind] != ""
-}
-
-func isComponentsConfigMap(o *object) bool {
-	if o.Kind != "ConfigMap" || o.APIVersion != "v1" {
-		return false
-	}
-	return lookupPath(o.root, "binaryData", "components") != nil || lookupPath(o.root, "data", "components") != nil
-}
 
 // loadPackage loads one candidate directory; nil when it is not a
 // provider package.
@@ -132,17 +118,17 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 
 	var cms []*pendingCM
 	for _, o := range objs {
-		if isProvider(o.object) {
+		if manifest.IsProvider(o.Object) {
 			p.Providers = append(p.Providers, l.provider(p, o))
 		}
 	}
 	for _, o := range objs {
-		if !isComponentsConfigMap(o.object) {
+		if !manifest.IsComponentsConfigMap(o.Object) {
 			continue
 		}
 		// A ConfigMap with a components key is a provider's when it is
 		// shaped as provider components or a provider here selects it.
-		shaped := shapedAsComponents(o.object)
+		shaped := shapedAsComponents(o.Object)
 		n := len(p.Problems)
 		cm := l.configMap(p, o)
 		if !shaped && len(layout.Selecting(p, cm.ConfigMap)) == 0 {
@@ -335,15 +321,15 @@ func (l *scanner) readPlain(ctx context.Context, p *model.Package) (objs []sourc
 			suspicious = true
 			continue
 		}
-		fobjs, kps := loadObjects(kept, name)
+		fobjs, kps := manifest.Parse(kept, name)
 		ps = append(ps, kps...)
 		if len(ps) > 0 && hasProviderMarker(data) {
 			suspicious = true
 		}
 		probs = append(probs, ps...)
 		for _, o := range fobjs {
-			if isProvider(o) || isComponentsConfigMap(o) {
-				objs = append(objs, sourced{object: o, File: name})
+			if manifest.IsProvider(o) || manifest.IsComponentsConfigMap(o) {
+				objs = append(objs, sourced{Object: o, File: name})
 			}
 		}
 	}
@@ -448,33 +434,33 @@ func (l *scanner) provider(p *model.Package, o sourced) *model.Provider {
 			Location: model.Location{File: o.File, Line: o.fileLine(line)},
 			Message:  fmt.Sprintf("%s: %s %s", pr.ID(), field, why)})
 	}
-	spec := lookup(o.root, "spec")
-	if v := lookup(spec, "version"); v != nil {
-		s, ok, why := stringScalar(v)
+	spec := manifest.Lookup(o.Root, "spec")
+	if v := manifest.Lookup(spec, "version"); v != nil {
+		s, ok, why := manifest.StringScalar(v)
 		if !ok {
 			bad("spec.version", why, v.Line)
 		}
 		pr.Version = s
 	}
-	fc := lookup(spec, "fetchConfig")
-	pr.FetchURL, _ = scalar(lookup(fc, "url"))
-	if n := lookup(fc, "oci"); n != nil {
-		pr.FetchOCI, _ = scalar(n)
+	fc := manifest.Lookup(spec, "fetchConfig")
+	pr.FetchURL, _ = manifest.Scalar(manifest.Lookup(fc, "url"))
+	if n := manifest.Lookup(fc, "oci"); n != nil {
+		pr.FetchOCI, _ = manifest.Scalar(n)
 		pr.FetchOCILine = o.fileLine(n.Line)
 	}
-	if sel := lookup(fc, "selector"); sel != nil {
+	if sel := manifest.Lookup(fc, "selector"); sel != nil {
 		pr.Selector = &model.Selector{}
-		pr.Selector.MatchLabels = stringMap(lookup(sel, "matchLabels"), func(k, why string, line int) {
+		pr.Selector.MatchLabels = manifest.StringMap(manifest.Lookup(sel, "matchLabels"), func(k, why string, line int) {
 			bad("spec.fetchConfig.selector.matchLabels "+k, why, line)
 		})
-		if exprs := lookup(sel, "matchExpressions"); exprs != nil && exprs.Kind == yaml.SequenceNode {
+		if exprs := manifest.Lookup(sel, "matchExpressions"); exprs != nil && exprs.Kind == yaml.SequenceNode {
 			for _, e := range exprs.Content {
 				var r model.Requirement
-				r.Key, _ = scalar(lookup(e, "key"))
-				r.Operator, _ = scalar(lookup(e, "operator"))
-				if vs := lookup(e, "values"); vs != nil && vs.Kind == yaml.SequenceNode {
+				r.Key, _ = manifest.Scalar(manifest.Lookup(e, "key"))
+				r.Operator, _ = manifest.Scalar(manifest.Lookup(e, "operator"))
+				if vs := manifest.Lookup(e, "values"); vs != nil && vs.Kind == yaml.SequenceNode {
 					for _, v := range vs.Content {
-						s, _ := scalar(v)
+						s, _ := manifest.Scalar(v)
 						r.Values = append(r.Values, s)
 					}
 				}
@@ -482,7 +468,7 @@ func (l *scanner) provider(p *model.Package, o sourced) *model.Provider {
 			}
 		}
 	}
-	o.root = nil
+	o.Root = nil
 	return pr
 }
 
@@ -496,7 +482,7 @@ type pendingCM struct {
 // isEmpty reports whether n is a null scalar (`key:` with no value, `~`,
 // `null`), what a template renders when the file it reads is missing.
 func isEmpty(n *yaml.Node) bool {
-	n = resolve(n)
+	n = manifest.Resolve(n)
 	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
@@ -511,13 +497,13 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 			Location: model.Location{File: o.File, Line: o.fileLine(line)},
 			Message:  fmt.Sprintf("ConfigMap %s: %s %s", cm.Name, field, why)})
 	}
-	meta := lookup(o.root, "metadata")
-	cm.Labels = stringMap(lookup(meta, "labels"), func(k, why string, line int) { bad("label "+k, why, line) })
-	cm.Annotations = stringMap(lookup(meta, "annotations"), func(k, why string, line int) { bad("annotation "+k, why, line) })
+	meta := manifest.Lookup(o.Root, "metadata")
+	cm.Labels = manifest.StringMap(manifest.Lookup(meta, "labels"), func(k, why string, line int) { bad("label "+k, why, line) })
+	cm.Annotations = manifest.StringMap(manifest.Lookup(meta, "annotations"), func(k, why string, line int) { bad("annotation "+k, why, line) })
 	pc := &pendingCM{ConfigMap: cm}
 
-	bin := lookupPath(o.root, "binaryData", "components")
-	txt := lookupPath(o.root, "data", "components")
+	bin := manifest.LookupPath(o.Root, "binaryData", "components")
+	txt := manifest.LookupPath(o.Root, "data", "components")
 	comp := &model.Components{}
 	cm.Components = comp
 	switch {
@@ -526,7 +512,7 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 		if txt != nil {
 			bad("components", "is in both data and binaryData; Kubernetes rejects the ConfigMap", txt.Line)
 		}
-		s, ok := scalar(bin)
+		s, ok := manifest.Scalar(bin)
 		msg := "ConfigMap %s: binaryData.components is not valid base64: %v"
 		hint := "binaryData values must be base64 (Helm: {{ .Files.Get \"files/components.gz\" | b64enc }})"
 		switch {
@@ -538,8 +524,8 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 			hint = "the blob the template reads is missing, empty or excluded by .helmignore: rebuild it (`builder build` or `gzip -9 -n -c files/<components>.yaml > files/components.gz`) and check the path in the template's .Files.Get"
 		case !ok:
 			pc.rawErr = errors.New("binaryData.components is not a base64 string")
-			if n := resolve(bin); n != nil && n.Kind != yaml.ScalarNode {
-				pc.rawErr = fmt.Errorf("binaryData.components is a %s, not a base64 string", nodeKind(n))
+			if n := manifest.Resolve(bin); n != nil && n.Kind != yaml.ScalarNode {
+				pc.rawErr = fmt.Errorf("binaryData.components is a %s, not a base64 string", manifest.NodeKind(n))
 			}
 		default:
 			pc.raw, pc.rawErr = decodeBase64(s)
@@ -552,20 +538,20 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 				Hint:     hint})
 		}
 	case txt != nil:
-		s, ok := scalar(txt)
+		s, ok := manifest.Scalar(txt)
 		if !ok && txt.Kind != yaml.ScalarNode {
 			bad("data.components", "is not a string", txt.Line)
 		}
 		pc.raw = []byte(s)
 	}
-	if md := lookupPath(o.root, "data", "metadata"); md != nil {
-		s, ok := scalar(md)
+	if md := manifest.LookupPath(o.Root, "data", "metadata"); md != nil {
+		s, ok := manifest.Scalar(md)
 		cm.MetadataRaw = []byte(s)
 		cm.Metadata = metadata.Parse(cm.MetadataRaw)
 		if !ok && md.Kind != yaml.ScalarNode {
-			cm.Metadata = &model.Metadata{Err: fmt.Errorf("data.metadata is a %s, not a string", nodeKind(md))}
+			cm.Metadata = &model.Metadata{Err: fmt.Errorf("data.metadata is a %s, not a string", manifest.NodeKind(md))}
 		}
 	}
-	o.root = nil
+	o.Root = nil
 	return pc
 }

@@ -41,6 +41,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -527,10 +528,10 @@ func keepObjects(text, file string) ([]span, []model.Problem) {
 	var drop []span
 	var probs []model.Problem
 	offset := func(b []byte) int { return cap(data) - cap(b) } // b is a subslice of data
-	for _, d := range splitDocs(data) {
-		o, ps := parseDoc(d, file)
-		if o != nil && (isProvider(o) || isComponentsConfigMap(o)) {
-			if n := countNodes(o.root, maxKeptNodes+1); n <= maxKeptNodes {
+	for _, d := range manifest.SplitDocs(data) {
+		o, ps := manifest.ParseDoc(d, file)
+		if o != nil && (manifest.IsProvider(o) || manifest.IsComponentsConfigMap(o)) {
+			if n := countNodes(o.Root, maxKeptNodes+1); n <= maxKeptNodes {
 				continue // the parent parses it again, problems and all
 			}
 			ps = []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: o.Line},
@@ -538,11 +539,11 @@ func keepObjects(text, file string) ([]span, []model.Problem) {
 				Hint:    "a provider or components ConfigMap holds the components as one value; remove what makes it this big"}}
 		}
 		probs = append(probs, ps...)
-		if len(d.head) > 0 {
-			drop = append(drop, span{offset(d.head), offset(d.head) + len(d.head)})
+		if len(d.Head) > 0 {
+			drop = append(drop, span{offset(d.Head), offset(d.Head) + len(d.Head)})
 		}
-		if len(d.text) > 0 {
-			drop = append(drop, span{offset(d.text), offset(d.text) + len(d.text)})
+		if len(d.Text) > 0 {
+			drop = append(drop, span{offset(d.Text), offset(d.Text) + len(d.Text)})
 		}
 	}
 	return drop, probs

@@ -112,7 +112,7 @@ func TestRenderChildSeesWhatTemplatesRead(t *testing.T) {
 				if len(objs) != 1 || len(probs) > 0 {
 					t.Fatalf("render (%+v): %d objects, %+v", lim, len(objs), probs)
 				}
-				b, err := yaml.Marshal(objs[0].root)
+				b, err := yaml.Marshal(objs[0].Root)
 				if err != nil {
 					t.Fatal(err)
 				}
