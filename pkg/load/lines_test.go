@@ -1,5 +1,7 @@
 package load
 
+import "github.com/pinseal/pinseal/pkg/render"
+
 import "testing"
 
 func TestSourceLine(t *testing.T) {
@@ -34,7 +36,7 @@ metadata:
 func TestRenderedLineMap(t *testing.T) {
 	src := []byte("{{- if .Values.a }}\nkind: A\nx: {{ .Values.x }}\n{{- end }}\nunique: line\n")
 	rendered := "\nkind: A\nx: 1\nunique: line\n"
-	lm := renderedLineMap(src, rendered)
+	lm := render.RenderedLineMap(src, rendered)
 	for _, tc := range [][2]int{{2, 2}, {3, 0}, {4, 5}, {1, 0}, {99, 0}, {0, 0}} {
 		if got := lm(tc[0]); got != tc[1] {
 			t.Errorf("rendered line %d -> %d, want %d", tc[0], got, tc[1])
