@@ -69,7 +69,7 @@ func RenderedLineMap(src []byte, rendered string) func(int) int {
 	}
 }
 
-// Where Helm failed with a chart: the steps of renderChart.
+// Where Helm failed with a chart: the steps of loading and rendering it.
 const (
 	StageLoad         = "load"
 	StageDependencies = "dependencies"

@@ -603,7 +603,7 @@ func keepRendered(req renderRequest, name string, sources map[string][]byte, sub
 // are one scalar), and the parent parses what it gets again.
 const maxKeptNodes = 100000
 
-// keepObjects parses a template's output as renderChart does and returns
+// keepObjects parses a template's output as the loader does and returns
 // the spans of the documents that are not a provider or components
 // ConfigMap (to be blanked, blankSpans), with the problems those documents
 // have.
