@@ -10,7 +10,7 @@ import (
 	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/fetch"
-	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
 
@@ -32,6 +32,6 @@ var hints = []cli.Hint{
 func main() {
 	// build and push load packages as the verifier does: charts render in
 	// a bounded child process, which is this binary in a hidden mode.
-	load.MaybeRunRenderChild()
+	render.MaybeRunChild()
 	cli.Main(newRootCmd())
 }

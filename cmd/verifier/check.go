@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/pinseal/pinseal/internal/cli"
+	"github.com/pinseal/pinseal/pkg/render"
 
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
@@ -36,7 +37,7 @@ type checkOptions struct {
 	workers    int
 	maxInflate int64
 	listChecks bool
-	render     load.RenderLimits
+	render     render.Limits
 	exclude    []string
 	base       string // --base REV: the history gate
 	// Registry checks (verify.go holds the shared flags).
@@ -144,14 +145,14 @@ holding no provider packages).`,
 }
 
 // addRenderFlags adds the chart render bounds.
-func addRenderFlags(f *pflag.FlagSet, r *load.RenderLimits) {
-	f.DurationVar(&r.Timeout, "render-timeout", load.DefaultRenderTimeout, "stop rendering a chart after this long (a package-load finding names the template)")
-	f.Int64Var(&r.MaxMemory, "render-max-memory", load.DefaultRenderMaxMemory, "stop rendering a chart that takes more than this many bytes of memory")
-	f.Int64Var(&r.MaxOutput, "render-max-output", load.DefaultRenderMaxOutput, "stop rendering a chart whose rendered manifests pass this many bytes")
+func addRenderFlags(f *pflag.FlagSet, r *render.Limits) {
+	f.DurationVar(&r.Timeout, "render-timeout", render.DefaultTimeout, "stop rendering a chart after this long (a package-load finding names the template)")
+	f.Int64Var(&r.MaxMemory, "render-max-memory", render.DefaultMaxMemory, "stop rendering a chart that takes more than this many bytes of memory")
+	f.Int64Var(&r.MaxOutput, "render-max-output", render.DefaultMaxOutput, "stop rendering a chart whose rendered manifests pass this many bytes")
 }
 
 // checkRender refuses render bounds that are not positive.
-func checkRender(r load.RenderLimits) error {
+func checkRender(r render.Limits) error {
 	if r.Timeout <= 0 || r.MaxMemory <= 0 || r.MaxOutput <= 0 {
 		return usageError{Err: errors.New("--render-timeout, --render-max-memory and --render-max-output must be positive")}
 	}
@@ -230,16 +231,19 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	// Ctrl-C ends the check and kills the render children.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Closed before the report is written: the children are reaped, so
+	// their CPU time and memory count in this process's (time(1)).
+	opts.Sandbox = render.New(nil)
 	if o.base != "" {
 		base, err := history.Base(ctx, root, o.base, history.BaseOptions{Verify: opts})
 		if err != nil {
-			load.StopRenderChildren()
+			opts.Sandbox.Close()
 			return usageError{Err: fmt.Errorf("--base: %w", err)}
 		}
 		opts.Extra = append(opts.Extra, history.Checks(base)...)
 	}
 	_, r, err := verify.Run(ctx, root, opts)
-	load.StopRenderChildren()
+	opts.Sandbox.Close()
 	if err != nil {
 		// The tree could not be checked at all: not a findings result.
 		return usageError{Err: err}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/pkg/artifact"
-	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
@@ -42,7 +42,7 @@ var settingFlags = map[report.Setting]cli.SettingFlag{
 
 func main() {
 	// First: the bounded chart-render child is this binary run again.
-	load.MaybeRunRenderChild()
+	render.MaybeRunChild()
 	useFallbackRoots()
 	cli.Main(newRootCmd())
 }

@@ -4,13 +4,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // TestMain lets this test binary be the bounded chart-render child (see
-// load.MaybeRunRenderChild), and removes the binaries the tests built.
+// render.MaybeRunChild), and removes the binaries the tests built.
 func TestMain(m *testing.M) {
-	load.MaybeRunRenderChild()
+	render.MaybeRunChild()
 	code := m.Run()
 	removeBuildDir()
 	os.Exit(code)

@@ -92,7 +92,10 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	srv, err := server.New(ctx, cfg, server.NewVerifyEngine(cfg, o.plainHTTP), log)
+	engine := server.NewVerifyEngine(cfg, o.plainHTTP, log)
+	// Ends the render children when the service stops.
+	defer engine.Sandbox.Close()
+	srv, err := server.New(ctx, cfg, engine, log)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // BenchmarkTree loads synthetic trees written by internal/testkit/gentree (the core
@@ -56,11 +57,13 @@ func BenchmarkRenderChart(b *testing.B) {
 		}
 		for _, mode := range []struct {
 			name string
-			lim  RenderLimits
+			lim  render.Limits
 			cold bool
-		}{{"in-process", RenderLimits{InProcess: true}, false}, {"bounded", RenderLimits{}, false}, {"bounded-cold", RenderLimits{}, true}} {
+		}{{"in-process", render.Limits{InProcess: true}, false}, {"bounded", render.Limits{}, false}, {"bounded-cold", render.Limits{}, true}} {
 			b.Run(name+"/"+mode.name, func(b *testing.B) {
-				l := &scanner{root: filepath.Dir(dir), opts: Options{Render: mode.lim}.withDefaults()}
+				sb := render.New(nil)
+				defer sb.Close()
+				l := &scanner{root: filepath.Dir(dir), opts: Options{Render: mode.lim}.withDefaults(), sandbox: sb}
 				p := newPackage(candidate{dir: dir, rel: name, chart: true})
 				files, _, probs, fatal := l.collectChart(p)
 				if fatal || len(probs) > 0 {
@@ -69,7 +72,7 @@ func BenchmarkRenderChart(b *testing.B) {
 				for b.Loop() {
 					if mode.cold {
 						b.StopTimer()
-						retireIdle()
+						sb.Close()
 						b.StartTimer()
 					}
 					objs, probs := l.renderChart(context.Background(), files, "", "default", nil, nil)

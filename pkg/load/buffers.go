@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"strings"
 	"sync"
+
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // Read buffers of large chart files (a vendored manifest of megabytes),
@@ -69,7 +71,7 @@ func releaseBuffers(mem map[string][]byte) {
 // pooledFile tells whether a chart file's buffer may be pooled: not a
 // template, not a file Helm's loader itself parses.
 func pooledFile(name string) bool {
-	return !strings.HasPrefix(name, "templates/") && !strings.Contains(name, "/templates/") && !chartLoaderFiles[name]
+	return !strings.HasPrefix(name, "templates/") && !strings.Contains(name, "/templates/") && !render.ReadByLoader(name)
 }
 
 // readSized reads r to its end, expecting size bytes (a file's size when

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -21,8 +20,10 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/ignore"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/internal/yamldoc"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // markers are byte strings without which a text holds no provider object
@@ -41,7 +42,7 @@ func hasMarker(b []byte) bool {
 
 // sourced is a rendered or plain object with where it came from.
 type sourced struct {
-	*object
+	*manifest.Object
 	File string // slash path relative to the package directory
 	// lineMap maps a line of the parsed text to a line of File (nil:
 	// identity, for plain manifests); 0 when unknown.
@@ -54,59 +55,6 @@ func (o sourced) fileLine(line int) int {
 		return line
 	}
 	return o.lineMap(line)
-}
-
-// placeRendered restates problems found in a template's rendered output
-// for the template file: the message says the line was of the rendered
-// output, the line is the template's (lm, from renderedLineMap), and a
-// problem with no hint says how to see that output.
-func placeRendered(probs []model.Problem, lm func(int) int, namespace, release, file string) {
-	for i := range probs {
-		p := &probs[i]
-		p.Message = strings.Replace(p.Message, fmt.Sprintf("at line %d", p.Line),
-			fmt.Sprintf("at line %d of the rendered output", p.Line), 1)
-		p.Line = lm(p.Line)
-		if p.Hint == "" {
-			p.Hint = fmt.Sprintf("run `helm template -n %s %s .` and look at %s", namespace, release, file)
-		}
-	}
-}
-
-// renderedLineMap maps lines of a template's rendered output to lines of its
-// source: the same line when both read the same there, else the only source
-// line that reads like the rendered one, else 0. The rendered text is split
-// only when a line is asked for.
-func renderedLineMap(src []byte, rendered string) func(int) int {
-	var rl, sl []string
-	return func(n int) int {
-		if n <= 0 || len(src) == 0 {
-			return 0
-		}
-		if rl == nil {
-			rl = strings.Split(rendered, "\n")
-			sl = strings.Split(string(src), "\n")
-		}
-		if n > len(rl) {
-			return 0
-		}
-		want := rl[n-1]
-		if strings.TrimSpace(want) == "" {
-			return 0
-		}
-		if n <= len(sl) && sl[n-1] == want {
-			return n
-		}
-		found := 0
-		for i, l := range sl {
-			if l == want {
-				if found != 0 {
-					return 0
-				}
-				found = i + 1
-			}
-		}
-		return found
-	}
 }
 
 // keyedLineMap is lm, and for a rendered "key: value" line lm cannot place
@@ -169,41 +117,15 @@ const maxHelmignore = 1 << 20
 // mem holds the exact bytes of the regular (not symlinked) files read, by
 // path, so the vendored files need not be read twice.
 func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal bool) {
-	mem = map[string][]byte{}
-	rules := ignore.Empty()
-	badIgnore := false
-	if _, err := os.Lstat(filepath.Join(p.Dir, ignore.HelmIgnore)); err == nil {
-		// Through the tree's root, a regular file only: not ignore.ParseFile,
-		// which follows a link out of the tree and blocks on a FIFO.
-		data, err := l.readCapped(filepath.Join(p.Dir, ignore.HelmIgnore), maxHelmignore)
-		var r *ignore.Rules
-		if err == nil {
-			r, err = ignore.Parse(bytes.NewReader(data))
-		}
-		if err != nil {
-			// Helm refuses the chart; its files are still collected (with
-			// the default rules) so that a provider chart is not taken
-			// for something else.
-			probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: ignore.HelmIgnore},
-				Message: fmt.Sprintf(".helmignore cannot be read: %v", unwrapPath(err)),
-				Hint:    "make .helmignore a regular file of the chart"})
-			fatal, badIgnore = true, true
-		} else {
-			rules = r
-		}
-	}
-	rules.AddDefaults()
-	bad := func(rel, msg, hint string) {
-		probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel}, Message: msg, Hint: hint})
-	}
+	c := &chartReader{l: l, p: p, mem: map[string][]byte{}, read: l.readFile}
+	c.readIgnore()
 	// The chart's own files are read through a root opened at the chart:
 	// os.Root opens a path one component at a time, and most charts lie
 	// several directories below the tree's root (a monorepo's hundreds of
 	// charts cost twice the system time otherwise).
-	read := l.readFile
 	if sub := l.subRoot(p.Dir); sub != nil {
 		defer sub.Close()
-		read = func(fp string, size int64) ([]byte, error) {
+		c.read = func(fp string, size int64) ([]byte, error) {
 			f, err := sub.Open(relSlash(p.Dir, fp))
 			if err != nil {
 				return nil, err
@@ -212,75 +134,126 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 			return readSized(f, size)
 		}
 	}
-	_ = filepath.WalkDir(p.Dir, func(fp string, d fs.DirEntry, err error) error {
-		n := relSlash(p.Dir, fp)
-		if n == "." || (badIgnore && n == ignore.HelmIgnore) {
-			return nil
-		}
-		if err != nil {
-			bad(n, fmt.Sprintf("cannot read %s: %v", n, unwrapPath(err)), "make it readable")
-			fatal = true
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			bad(n, fmt.Sprintf("cannot stat %s: %v", n, unwrapPath(err)), "")
-			fatal = true
-			return nil
-		}
-		if d.IsDir() {
-			if skipDirs[d.Name()] || rules.Ignore(n, fi) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		target := fp
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			t, tfi, prob := l.followLink(p.Dir, fp, n)
-			if prob != nil {
-				probs = append(probs, *prob)
-				return nil
-			}
-			if tfi.IsDir() {
-				// Directory symlinks are not followed (Helm would).
-				l.opts.Logger.Debug("not following directory symlink", "package", p.Path, "file", n)
-				return nil
-			}
-			target, fi = t, tfi
-		}
-		if rules.Ignore(n, fi) {
-			return nil
-		}
-		if !fi.Mode().IsRegular() {
-			bad(n, fmt.Sprintf("%s is not a regular file (%s); Helm refuses to load the chart", n, fi.Mode().Type()), "remove it from the chart or add it to .helmignore")
-			fatal = true
-			return nil
-		}
-		if fi.Size() > loader.MaxDecompressedFileSize {
-			bad(n, fmt.Sprintf("%s is %d bytes, more than the %d Helm loads; Helm refuses the chart", n, fi.Size(), loader.MaxDecompressedFileSize), "")
-			fatal = true
-			return nil
-		}
-		readAt := read
-		if target != fp {
-			readAt = l.readFile // a symlink's target: anywhere in the tree
-		}
-		data, err := readAt(target, fi.Size())
-		if err != nil {
-			bad(n, fmt.Sprintf("cannot read %s: %v", n, unwrapPath(err)), "make it readable")
-			fatal = true
-			return nil
-		}
-		if target == fp {
-			mem[n] = data
-		}
-		files = append(files, &loader.BufferedFile{Name: n, Data: bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})})
+	_ = filepath.WalkDir(p.Dir, c.visit)
+	return c.files, c.mem, c.probs, c.fatal
+}
+
+// chartReader is collectChart's walk of one chart.
+type chartReader struct {
+	l         *scanner
+	p         *model.Package
+	rules     *ignore.Rules
+	badIgnore bool                                        // .helmignore cannot be read: not collected
+	read      func(fp string, size int64) ([]byte, error) // a file of the chart
+	files     []*loader.BufferedFile
+	mem       map[string][]byte
+	probs     []model.Problem
+	fatal     bool
+}
+
+// readIgnore reads the chart's .helmignore rules, and Helm's defaults.
+func (c *chartReader) readIgnore() {
+	c.rules = ignore.Empty()
+	defer func() { c.rules.AddDefaults() }() // on the rules read, else on the empty ones
+	if _, err := os.Lstat(filepath.Join(c.p.Dir, ignore.HelmIgnore)); err != nil {
+		return
+	}
+	// Through the tree's root, a regular file only: not ignore.ParseFile,
+	// which follows a link out of the tree and blocks on a FIFO.
+	data, err := c.l.readCapped(filepath.Join(c.p.Dir, ignore.HelmIgnore), maxHelmignore)
+	var r *ignore.Rules
+	if err == nil {
+		r, err = ignore.Parse(bytes.NewReader(data))
+	}
+	if err != nil {
+		// Helm refuses the chart; its files are still collected (with the
+		// default rules) so that a provider chart is not taken for
+		// something else.
+		c.probs = append(c.probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: ignore.HelmIgnore},
+			Message: fmt.Sprintf(".helmignore cannot be read: %v", unwrapPath(err)),
+			Hint:    "make .helmignore a regular file of the chart"})
+		c.fatal, c.badIgnore = true, true
+		return
+	}
+	c.rules = r
+}
+
+// bad records a file Helm would refuse the chart for.
+func (c *chartReader) bad(rel, msg, hint string) {
+	c.probs = append(c.probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel}, Message: msg, Hint: hint})
+	c.fatal = true
+}
+
+// visit is the WalkDir function: directories Helm ignores are skipped,
+// files are read (file).
+func (c *chartReader) visit(fp string, d fs.DirEntry, err error) error {
+	n := relSlash(c.p.Dir, fp)
+	if n == "." || (c.badIgnore && n == ignore.HelmIgnore) {
 		return nil
-	})
-	return files, mem, probs, fatal
+	}
+	if err != nil {
+		c.bad(n, fmt.Sprintf("cannot read %s: %v", n, unwrapPath(err)), "make it readable")
+		if d != nil && d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	fi, err := d.Info()
+	if err != nil {
+		c.bad(n, fmt.Sprintf("cannot stat %s: %v", n, unwrapPath(err)), "")
+		return nil
+	}
+	if d.IsDir() {
+		if skipDirs[d.Name()] || c.rules.Ignore(n, fi) {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	c.file(fp, n, fi)
+	return nil
+}
+
+// file reads the chart file at fp (n relative to the chart), following a
+// symlink to a file inside the tree, unless Helm ignores it.
+func (c *chartReader) file(fp, n string, fi fs.FileInfo) {
+	target := fp
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, tfi, prob := c.l.followLink(c.p.Dir, fp, n)
+		if prob != nil {
+			c.probs = append(c.probs, *prob)
+			return
+		}
+		if tfi.IsDir() {
+			// Directory symlinks are not followed (Helm would).
+			c.l.opts.Logger.Debug("not following directory symlink", "package", c.p.Path, "file", n)
+			return
+		}
+		target, fi = t, tfi
+	}
+	if c.rules.Ignore(n, fi) {
+		return
+	}
+	if !fi.Mode().IsRegular() {
+		c.bad(n, fmt.Sprintf("%s is not a regular file (%s); Helm refuses to load the chart", n, fi.Mode().Type()), "remove it from the chart or add it to .helmignore")
+		return
+	}
+	if fi.Size() > loader.MaxDecompressedFileSize {
+		c.bad(n, fmt.Sprintf("%s is %d bytes, more than the %d Helm loads; Helm refuses the chart", n, fi.Size(), loader.MaxDecompressedFileSize), "")
+		return
+	}
+	readAt := c.read
+	if target != fp {
+		readAt = c.l.readFile // a symlink's target: anywhere in the tree
+	}
+	data, err := readAt(target, fi.Size())
+	if err != nil {
+		c.bad(n, fmt.Sprintf("cannot read %s: %v", n, unwrapPath(err)), "make it readable")
+		return
+	}
+	if target == fp {
+		c.mem[n] = data
+	}
+	c.files = append(c.files, &loader.BufferedFile{Name: n, Data: bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})})
 }
 
 // followLink resolves the symlink at fp (n relative to the package). It
@@ -354,59 +327,20 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	if values == nil {
 		values = map[string]any{}
 	}
-	// The render child loads the chart first, under the render bounds,
-	// and checks what loading it builds (parsebound.go); this process
-	// loads it only when that is within the parse bounds. Render
-	// (bounded: render.go) says where Helm failed, so that the chart is
-	// not loaded here to learn it.
-	var child *rendering
-	if l.opts.Render.InProcess {
-		if b := checkChartFiles(files, func(string) {}); b != nil {
-			return nil, []model.Problem{*b.problem()}
-		}
-	} else {
-		var prob *model.Problem
-		child, prob = l.render(ctx, files, values, release, namespace)
-		if prob != nil {
-			return nil, []model.Problem{*prob}
-		}
-		if ctx.Err() != nil {
-			return nil, nil // the load ends; the chart was not checked
-		}
-		if child.stage != "" && child.stage != stageRender {
-			return nil, []model.Problem{helmProblem(child.stage, child.err)}
-		}
+	child, probs, ok := l.renderBounded(ctx, files, values, release, namespace)
+	if !ok {
+		return nil, probs
 	}
-	chrt, err := loader.LoadFiles(files)
-	if err != nil {
-		return nil, []model.Problem{helmProblem(stageLoad, err)}
+	chrt, vals, release, probs := l.loadChart(files, values, release, namespace)
+	if chrt == nil {
+		return nil, probs
 	}
-	if l.opts.Render.InProcess {
-		if b := measureChart(chrt, files); b != nil {
-			return nil, []model.Problem{*b.problem()}
-		}
+	out := child
+	if out == nil {
+		rendered, err := engine.Render(chrt, vals)
+		out = &render.Rendering{Rendered: rendered, Err: err}
 	}
-	if release == "" {
-		release = chrt.Name()
-	}
-	if err := chartutil.ProcessDependenciesWithMerge(chrt, values); err != nil {
-		return nil, []model.Problem{helmProblem(stageDependencies, err)}
-	}
-	// The schemas are checked where the chart renders: in the render child
-	// unless it renders in process (schema.go).
-	vals, prob := renderValues(chrt, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true},
-		l.opts.Render.InProcess, files)
-	if prob != nil {
-		return nil, []model.Problem{*prob}
-	}
-	var rendered, parse map[string]string
-	var docProbs map[string][]model.Problem
-	if child == nil {
-		rendered, err = engine.Render(chrt, vals)
-	} else {
-		rendered, parse, docProbs, err = child.rendered, child.parse, child.docProbs, child.err
-	}
-	if err != nil {
+	if err := out.Err; err != nil {
 		file, line := renderErrorLocation(chrt.Name(), err.Error())
 		return nil, []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: line},
 			Message: fmt.Sprintf("the chart does not render: %v", err),
@@ -415,8 +349,73 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	if rel != nil {
 		rel.chart, rel.config, rel.name, rel.namespace = chrt, values, release, namespace
 	}
-	sources := templateSources(chrt)
-	subdirs := subchartDirs(files)
+	return parseRendered(chrt, files, out, release, namespace, rel)
+}
+
+// renderBounded renders the chart in the sandbox, unless it renders in
+// process (then it only checks the chart's files against the parse
+// bounds). The render child loads the chart first, under the render
+// bounds, and checks what loading it builds; this process loads it only
+// when that is within the parse bounds, and the child says where Helm
+// failed, so that the chart is not loaded here to learn it. ok is false
+// when the chart goes no further (probs say why; none when ctx ended).
+func (l *scanner) renderBounded(ctx context.Context, files []*loader.BufferedFile, values map[string]any, release, namespace string) (child *render.Rendering, probs []model.Problem, ok bool) {
+	if l.opts.Render.InProcess {
+		if b := render.CheckChartFiles(files, func(string) {}); b != nil {
+			return nil, []model.Problem{*b.Problem()}, false
+		}
+		return nil, nil, true
+	}
+	child, prob := l.sandbox.Render(ctx, render.Chart{Files: files, Values: values, Release: release, Namespace: namespace, Limits: l.opts.Render})
+	if prob != nil {
+		return nil, []model.Problem{*prob}, false
+	}
+	if ctx.Err() != nil {
+		return nil, nil, false // the load ends; the chart was not checked
+	}
+	if child.Stage != "" && child.Stage != render.StageRender {
+		return nil, []model.Problem{helmProblem(child.Stage, child.Err)}, false
+	}
+	return child, nil, true
+}
+
+// loadChart loads the chart in this process and computes its values as
+// Helm does (the schemas checked here only when it renders in process);
+// release is the release name ("" given: the chart's). chrt is nil when
+// Helm fails (probs say why).
+func (l *scanner) loadChart(files []*loader.BufferedFile, values map[string]any, release, namespace string) (chrt *chart.Chart, vals chartutil.Values, rel string, probs []model.Problem) {
+	chrt, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, nil, release, []model.Problem{helmProblem(render.StageLoad, err)}
+	}
+	if l.opts.Render.InProcess {
+		if b := render.MeasureChart(chrt, files); b != nil {
+			return nil, nil, release, []model.Problem{*b.Problem()}
+		}
+	}
+	if release == "" {
+		release = chrt.Name()
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, values); err != nil {
+		return nil, nil, release, []model.Problem{helmProblem(render.StageDependencies, err)}
+	}
+	vals, prob := render.Values(chrt, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true},
+		l.opts.Render.InProcess, files)
+	if prob != nil {
+		return nil, nil, release, []model.Problem{*prob}
+	}
+	return chrt, vals, release, nil
+}
+
+// parseRendered parses every manifest of r (what the render child did
+// not drop) into the providers and components ConfigMaps, at the lines of
+// their template files, with the problems found; the rendered text is
+// dropped once parsed. rel, when not nil, receives each manifest as Helm
+// rendered it.
+func parseRendered(chrt *chart.Chart, files []*loader.BufferedFile, r *render.Rendering, release, namespace string, rel *releaseInput) ([]sourced, []model.Problem) {
+	rendered, parse, docProbs := r.Rendered, r.Parse, r.DocProbs
+	sources := render.TemplateSources(chrt)
+	subdirs := render.SubchartDirs(files)
 	keys := slices.Sorted(maps.Keys(rendered))
 	var out []sourced
 	var probs []model.Problem
@@ -434,14 +433,14 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		if t, ok := parse[k]; ok {
 			text = t // what the render child did not drop
 		}
-		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
-		objs, ps := loadObjects([]byte(text), file)
-		lm := renderedLineMap(sources[k], text)
-		placeRendered(ps, lm, namespace, release, file)
+		file := render.SubchartPath(strings.TrimPrefix(k, prefix), subdirs)
+		objs, ps := manifest.Parse([]byte(text), file)
+		lm := render.RenderedLineMap(sources[k], text)
+		render.PlaceRendered(ps, lm, namespace, release, file)
 		probs = append(probs, ps...)
 		for _, o := range objs {
-			if !isProvider(o) && !isComponentsConfigMap(o) {
-				o.root = nil
+			if !manifest.IsProvider(o) && !manifest.IsComponentsConfigMap(o) {
+				o.Root = nil
 				continue
 			}
 			start := sourceLine(sources[k], o.Kind, o.Name)
@@ -450,28 +449,20 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 				line = lm(o.Line)
 			}
 			o.Line = line
-			out = append(out, sourced{object: o, File: file, lineMap: keyedLineMap(sources[k], text, lm, start)})
+			out = append(out, sourced{Object: o, File: file, lineMap: keyedLineMap(sources[k], text, lm, start)})
 		}
 	}
 	return out, probs
 }
 
-// Where Helm failed with a chart: the steps of renderChart.
-const (
-	stageLoad         = "load"
-	stageDependencies = "dependencies"
-	stageValues       = "values"
-	stageRender       = "render"
-)
-
 // helmProblem is the problem of a chart Helm failed to load, resolve the
 // dependencies of or compute the values of (stage), with Helm's error.
 func helmProblem(stage string, err error) model.Problem {
 	switch stage {
-	case stageDependencies:
+	case render.StageDependencies:
 		return model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("Helm cannot resolve the chart's dependencies: %v", err), Hint: "run `helm dependency build`"}
-	case stageValues:
+	case render.StageValues:
 		return model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "values.yaml"},
 			Message: fmt.Sprintf("the chart's default values do not render: %v", err)}
 	}
@@ -493,74 +484,6 @@ func renderErrorLocation(chartName, msg string) (string, int) {
 	}
 	line, _ := strconv.Atoi(m[2])
 	return strings.TrimPrefix(m[1], chartName+"/"), line
-}
-
-// subchartDirs maps the path Helm gives a subchart's templates
-// ("charts/<chart name>") to its directory ("charts/<dir>"), nested too.
-func subchartDirs(files []*loader.BufferedFile) map[string]string {
-	dirToHelm := map[string]string{"": ""}
-	var dirs []string
-	names := map[string]string{}
-	for _, f := range files {
-		if strings.HasPrefix(f.Name, "charts/") && path.Base(f.Name) == "Chart.yaml" {
-			d := path.Dir(f.Name)
-			// Helm's own type, read as Helm reads it (sigs.k8s.io/yaml;
-			// docs/architecture.md, "YAML libraries", says why only here), bounded.
-			name := chartName(f.Data)
-			if name == "" {
-				continue
-			}
-			dirs = append(dirs, d)
-			names[d] = name
-		}
-	}
-	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") < strings.Count(dirs[j], "/") })
-	out := map[string]string{}
-	for _, d := range dirs {
-		// d is <parent dir>/charts/<dir>.
-		parent := strings.TrimSuffix(path.Dir(path.Dir(d)), ".")
-		ph, ok := dirToHelm[parent]
-		if !ok {
-			continue
-		}
-		h := path.Join(ph, "charts", names[d])
-		dirToHelm[d] = h
-		out[h] = d
-	}
-	return out
-}
-
-// subchartPath turns a rendered template path into the file's path in the
-// package, through subchart directories whose name differs from the chart's.
-func subchartPath(file string, subdirs map[string]string) string {
-	best := ""
-	for h := range subdirs {
-		if strings.HasPrefix(file, h+"/") && len(h) > len(best) {
-			best = h
-		}
-	}
-	if best == "" {
-		return file
-	}
-	return subdirs[best] + strings.TrimPrefix(file, best)
-}
-
-// templateSources maps each rendered template name to its source text.
-func templateSources(c *chart.Chart) map[string][]byte {
-	out := map[string][]byte{}
-	var rec func(c *chart.Chart)
-	rec = func(c *chart.Chart) {
-		for _, t := range c.Templates {
-			if t != nil {
-				out[path.Join(c.ChartFullPath(), t.Name)] = t.Data
-			}
-		}
-		for _, d := range c.Dependencies() {
-			rec(d)
-		}
-	}
-	rec(c)
-	return out
 }
 
 // keyLine tells whether ln is `key: val` (val optionally quoted, a

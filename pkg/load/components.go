@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
@@ -200,11 +201,11 @@ func (l *scanner) hashReader(p *model.Package, rel string, r io.Reader, exp *blo
 	defer blob.PutReader(br)
 	mf := &model.File{Path: rel}
 	if head, _ := br.Peek(2); isGzip(head) {
-		sc := &objectScanner{}
+		sc := &manifest.Scanner{}
 		info := blob.InspectExpect(br, l.opts.Limit, sc, exp)
 		mf.Size, mf.SHA256, mf.Blob = info.Size, info.SHA256, &info
 		if layout.Inflated(&info) {
-			mf.Objects = sc.result()
+			mf.Objects = sc.Result()
 		}
 	} else {
 		h := sha256.New()
@@ -233,7 +234,7 @@ func (l *scanner) inspect(ctx context.Context, p *model.Package, cm *pendingCM) 
 	comp.SHA256 = sha256.Sum256(raw)
 	comp.Gzip = isGzip(raw)
 	if !comp.Gzip {
-		comp.Objects = scanObjects(raw)
+		comp.Objects = manifest.Scan(raw)
 		return
 	}
 	for _, f := range p.Files {
@@ -243,11 +244,11 @@ func (l *scanner) inspect(ctx context.Context, p *model.Package, cm *pendingCM) 
 			return
 		}
 	}
-	sc := &objectScanner{}
+	sc := &manifest.Scanner{}
 	info := blob.InspectTo(ctxReader{ctx, bytes.NewReader(raw)}, l.opts.Limit, sc)
 	comp.Blob = &info
 	if layout.Inflated(&info) {
-		comp.Objects = sc.result()
+		comp.Objects = sc.Result()
 	}
 }
 

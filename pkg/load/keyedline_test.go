@@ -1,5 +1,7 @@
 package load
 
+import "github.com/pinseal/pinseal/pkg/render"
+
 import "testing"
 
 // TestKeyedLineMap: a rendered line whose value was templated is placed at
@@ -34,7 +36,7 @@ spec:
   fetchConfig:
     oci: registry.example.com/capi/proxmox
 `
-	lm := renderedLineMap(src, rendered)
+	lm := render.RenderedLineMap(src, rendered)
 	tests := []struct {
 		start, line, want int
 	}{
@@ -51,10 +53,10 @@ spec:
 		}
 	}
 	one := []byte("spec:\n  version: {{ .Values.v }}\n")
-	if got := keyedLineMap(one, "spec:\n  version: v1\n", renderedLineMap(one, "spec:\n  version: v1\n"), 0)(2); got != 2 {
+	if got := keyedLineMap(one, "spec:\n  version: v1\n", render.RenderedLineMap(one, "spec:\n  version: v1\n"), 0)(2); got != 2 {
 		t.Errorf("the only line with the key: %d, want 2", got)
 	}
-	if got := keyedLineMap(one, "spec:\n  {{ x }}: v1\n", renderedLineMap(one, "spec:\n  {{ x }}: v1\n"), 0)(2); got != 0 {
+	if got := keyedLineMap(one, "spec:\n  {{ x }}: v1\n", render.RenderedLineMap(one, "spec:\n  {{ x }}: v1\n"), 0)(2); got != 0 {
 		t.Errorf("a templated key: %d, want 0", got)
 	}
 }

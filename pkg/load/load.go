@@ -30,6 +30,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // DefaultNamespace is the namespace of packages that name none anywhere and
@@ -55,8 +56,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Render bounds the rendering of each chart (time, memory, output);
 	// the zero value renders in a bounded child process with the defaults
-	// (see MaybeRunRenderChild).
-	Render RenderLimits
+	// (see render.MaybeRunChild).
+	Render render.Limits
+	// Sandbox renders the charts (and parses the plain manifests) in
+	// bounded child processes. Whoever runs the loads owns it: one
+	// Sandbox for many loads keeps its children warm between them, and
+	// its Close reaps them. nil: the load starts its own and closes it
+	// before it returns.
+	Sandbox *render.Sandbox
 	// Exclude are path.Match patterns of slash paths relative to the root:
 	// a directory that matches is not entered (it and everything under it
 	// is listed as skipped).
@@ -100,46 +107,76 @@ type candidate struct {
 // grows with the number of workers, not with the tree.
 func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	opts = opts.withDefaults()
-	abs, err := filepath.Abs(root)
+	real, fsys, err := openDir(root, "tree", "the root of a tree of packages")
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", root, err)
-	}
-	// The tree is the real directory: symlinks pointing into it are judged
-	// against its resolved path.
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, fmt.Errorf("load tree %s: %w (give an existing directory)", root, err)
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return nil, fmt.Errorf("load tree %s: %w", root, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("load tree %s: not a directory (give the root of a tree of packages)", root)
-	}
-	t := &model.Tree{Root: real}
-	fsys, err := os.OpenRoot(real)
-	if err != nil {
-		return nil, fmt.Errorf("load tree %s: %w", root, err)
+		return nil, err
 	}
 	defer fsys.Close()
 	sk := &skips{}
 	cands, probs := walk(ctx, real, opts.Exclude, sk)
-	t.Problems = probs
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	l, done := newScanner(real, fsys, opts, sk)
+	defer done()
+	results, err := l.loadAll(ctx, cands)
+	if err != nil {
+		return nil, err
+	}
+	return assemble(real, probs, results, sk), nil
+}
 
+// openDir resolves dir (symlinks pointing into it are then judged against
+// its real path) and opens it as an os.Root. what ("tree", "package") and
+// give (what to give instead, if anything) word the errors.
+func openDir(dir, what, give string) (string, *os.Root, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", nil, fmt.Errorf("load %s %s: %w (give an existing directory)", what, dir, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", nil, fmt.Errorf("load %s %s: %w", what, dir, err)
+	}
+	if !st.IsDir() {
+		if give != "" {
+			return "", nil, fmt.Errorf("load %s %s: not a directory (give %s)", what, dir, give)
+		}
+		return "", nil, fmt.Errorf("load %s %s: not a directory", what, dir)
+	}
+	fsys, err := os.OpenRoot(real)
+	if err != nil {
+		return "", nil, fmt.Errorf("load %s %s: %w", what, dir, err)
+	}
+	return real, fsys, nil
+}
+
+// newScanner sets up the loads of one tree (or package) under real, with
+// the sandbox of opts, or one of its own that done closes.
+func newScanner(real string, fsys *os.Root, opts Options, sk *skips) (l *scanner, done func()) {
+	l = &scanner{root: real, fsys: fsys, opts: opts, skips: sk, sandbox: opts.Sandbox}
+	done = func() {}
+	if l.sandbox == nil {
+		l.sandbox = render.New(opts.Logger)
+		done = l.sandbox.Close
+	}
+	return l, done
+}
+
+// loadAll loads the candidates on opts.Workers workers, in the order given;
+// a candidate that is not a provider package is nil. It starts the render
+// children once the first package that needs one is found, so a tree
+// without provider charts starts none.
+func (l *scanner) loadAll(ctx context.Context, cands []candidate) ([]*model.Package, error) {
 	results := make([]*model.Package, len(cands))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	l := &scanner{root: real, fsys: fsys, opts: opts, skips: sk}
-	workers := min(opts.Workers, max(len(cands), 1))
-	l.warmRender = sync.OnceFunc(func() {
-		if !opts.Render.InProcess && renderHookWired.Load() {
-			warm(workers, opts.Render.withDefaults().MaxMemory)
-		}
-	})
+	workers := min(l.opts.Workers, max(len(cands), 1))
+	l.warmRender = sync.OnceFunc(func() { l.sandbox.Warm(workers, l.opts.Render) })
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -159,10 +196,13 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return results, ctx.Err()
+}
 
+// assemble builds the tree of the loaded packages: sorted by path, the
+// first with a CoreProvider its core.
+func assemble(real string, probs []model.Problem, results []*model.Package, sk *skips) *model.Tree {
+	t := &model.Tree{Root: real, Problems: probs}
 	for _, p := range results {
 		if p != nil {
 			t.Packages = append(t.Packages, p)
@@ -181,7 +221,7 @@ feed:
 			}
 		}
 	}
-	return t, nil
+	return t
 }
 
 // walk finds candidate package directories: every directory with a
@@ -280,7 +320,9 @@ type scanner struct {
 	fsys  *os.Root
 	opts  Options
 	skips *skips // charts that are not provider packages; nil: not recorded
-	// warmRender starts the render children (warm) once the first package
+	// sandbox renders the charts and parses the plain manifests.
+	sandbox *render.Sandbox
+	// warmRender starts the render children (Warm) once the first package
 	// that needs one is found, so a tree without provider charts starts
 	// none; nil: children start on demand.
 	warmRender func()
@@ -331,31 +373,17 @@ func newPackage(c candidate) *model.Package {
 // file is each provider's components, metadata and blob.
 func Package(ctx context.Context, dir string, opts Options) (*model.Package, error) {
 	opts = opts.withDefaults()
-	abs, err := filepath.Abs(dir)
+	real, fsys, err := openDir(dir, "package", "")
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", dir, err)
+		return nil, err
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, fmt.Errorf("load package %s: %w (give an existing directory)", dir, err)
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return nil, fmt.Errorf("load package %s: %w", dir, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("load package %s: not a directory", dir)
-	}
+	defer fsys.Close()
 	c := candidate{dir: real, rel: "."}
 	if fi, err := os.Lstat(filepath.Join(real, "Chart.yaml")); err == nil && !fi.IsDir() {
 		c.chart = true
 	}
-	fsys, err := os.OpenRoot(real)
-	if err != nil {
-		return nil, fmt.Errorf("load package %s: %w", dir, err)
-	}
-	defer fsys.Close()
-	l := &scanner{root: real, fsys: fsys, opts: opts}
+	l, done := newScanner(real, fsys, opts, nil)
+	defer done()
 	p := l.safeLoad(ctx, c)
 	if err := ctx.Err(); err != nil {
 		return nil, err

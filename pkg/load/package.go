@@ -15,6 +15,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
@@ -22,127 +23,145 @@ import (
 	"github.com/pinseal/pinseal/pkg/pin/infer"
 )
 
-// operatorGroup is the API group of the provider kinds.
-const operatorGroup = "operator.cluster.x-k8s.io"
-
-func isProvider(o *object) bool {
-	group, _, ok := strings.Cut(o.APIVersion, "/")
-	return ok && group == operatorGroup && model.ProviderKinds[o.Kind] != ""
-}
-
-func isComponentsConfigMap(o *object) bool {
-	if o.Kind != "ConfigMap" || o.APIVersion != "v1" {
-		return false
-	}
-	return lookupPath(o.root, "binaryData", "components") != nil || lookupPath(o.root, "data", "components") != nil
-}
-
 // loadPackage loads one candidate directory; nil when it is not a
 // provider package.
 func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	p := newPackage(c)
 	p.CommandDir = l.opts.CommandDir
-	var objs []sourced
+	pl := &pkgLoad{strong: func() bool { return false }}
+	defer pl.release()
 	var probs []model.Problem
-	var mem map[string][]byte // chart files already read
-	// strong: the package's sources name the operator's API group or
-	// labels. Asked only when a chart fails or renders no provider, so a
-	// clean package never scans its megabytes of vendored YAML for it.
-	strong := func() bool { return false }
-	var relIn *releaseInput       // what Helm would store as the release (charts)
-	var hashed bool               // hashFiles ran (beside the render)
-	var hashProbs []model.Problem // what it found, added in order below
+	var ok bool
 	if c.chart {
-		files, m, cprobs, fatal := l.collectChart(p)
-		mem = m
-		defer releaseBuffers(mem) // after every use of the chart's bytes
-		strong = sync.OnceValue(func() bool { return providerMarked(files) })
-		if !fatal && !chartWorthRendering(files) {
-			l.skip(c, "no template holds a provider object or components ConfigMap")
-			return nil
-		}
-		if fatal && !strong() {
-			l.skip(c, fmt.Sprintf("Helm cannot load it (%s), and nothing in it refers to cluster-api-operator providers", firstLine(cprobs[0].Message)))
-			return nil
-		}
-		l.needRender()
-		l.loadPins(p)
-		probs = append(probs, cprobs...)
-		var rprobs, vprobs []model.Problem
-		var values map[string]any
-		if !fatal {
-			ns := p.Pins.Namespace
-			if ns == "" {
-				ns = l.opts.Namespace
-			}
-			values, vprobs = l.valuesFor(c.rel)
-			probs = append(probs, vprobs...)
-			relIn = &releaseInput{}
-			// The files are hashed while the chart renders: a render is
-			// mostly waiting for the child. (A chart worth rendering is
-			// nearly always a provider package; one that is not has cost
-			// a hash.)
-			wait, finished := l.hashAsync(ctx, p, mem)
-			// Should the render panic, the chart's buffers still go back
-			// only once hashing is done with them (releaseBuffers is
-			// deferred before this).
-			defer func() { <-finished }()
-			objs, rprobs = l.renderChart(ctx, files, p.Pins.Name, ns, values, relIn)
-			hashProbs, hashed = wait(), true
-			probs = append(probs, rprobs...)
-		}
-		if len(rprobs) > 0 && !strong() {
-			why := "does not render with its default values"
-			if values != nil {
-				why = "does not render with the values the policy gives it"
-			}
-			if len(vprobs) > 0 {
-				why += " (" + vprobs[0].Message + ")"
-			}
-			l.skip(c, fmt.Sprintf("%s (%s), and nothing in it refers to cluster-api-operator providers; give it values in the policy (values:) to check it anyway", why, firstLine(rprobs[0].Message)))
-			return nil
-		}
+		probs, ok = l.readChart(ctx, c, p, pl)
 	} else {
 		l.needRender() // plain manifests are parsed in a render child
-		var ok bool
-		objs, probs, ok = l.readPlain(ctx, p)
-		if !ok {
-			return nil
+		pl.objs, probs, ok = l.readPlain(ctx, p)
+		if ok {
+			l.loadPins(p)
 		}
-		l.loadPins(p)
 	}
-	if ctx.Err() != nil {
+	if !ok || ctx.Err() != nil {
 		return nil
 	}
 	p.Problems = append(p.Problems, probs...)
+	p.Namespace = l.namespaceOf(p, pl.objs)
+	cms := l.sortObjects(p, pl.objs)
+	if len(p.Providers) == 0 && len(cms) == 0 && !(len(p.Problems) > 0 && pl.strong()) {
+		if c.chart {
+			l.skip(c, "renders no cluster-api-operator provider and no provider components ConfigMap")
+		}
+		return nil
+	}
+	if !l.inspectPackage(ctx, p, pl, cms) {
+		return nil
+	}
+	p.Problems = dedupe(p.Problems)
+	return p
+}
 
-	// Namespace: Makefile, then the objects, then the option.
-	p.Namespace = p.Pins.Namespace
-	if p.Namespace == "" {
-		for _, o := range objs {
-			if o.Namespace != "" {
-				p.Namespace = o.Namespace
-				break
-			}
+// pkgLoad is what reading a package (its chart, or its manifests) hands the
+// steps that follow.
+type pkgLoad struct {
+	objs []sourced
+	mem  map[string][]byte // chart files already read
+	// strong: the package's sources name the operator's API group or
+	// labels. Asked only when a chart fails or renders no provider, so a
+	// clean package never scans its megabytes of vendored YAML for it.
+	strong    func() bool
+	relIn     *releaseInput   // what Helm would store as the release (charts)
+	hashed    bool            // hashFiles ran (beside the render)
+	hashProbs []model.Problem // what it found, added in order
+	finished  <-chan struct{} // closed once hashing is done with mem
+}
+
+// release gives the chart's buffers back once hashing is done with them,
+// after every use of the chart's bytes (also when the load panics).
+func (pl *pkgLoad) release() {
+	if pl.finished != nil {
+		<-pl.finished
+	}
+	releaseBuffers(pl.mem)
+}
+
+// readChart reads the chart of c and renders it (hashing its files
+// meanwhile); ok is false when it is not a provider package (skipped).
+func (l *scanner) readChart(ctx context.Context, c candidate, p *model.Package, pl *pkgLoad) (probs []model.Problem, ok bool) {
+	files, mem, cprobs, fatal := l.collectChart(p)
+	pl.mem = mem
+	pl.strong = sync.OnceValue(func() bool { return providerMarked(files) })
+	if !fatal && !chartWorthRendering(files) {
+		l.skip(c, "no template holds a provider object or components ConfigMap")
+		return nil, false
+	}
+	if fatal && !pl.strong() {
+		l.skip(c, fmt.Sprintf("Helm cannot load it (%s), and nothing in it refers to cluster-api-operator providers", firstLine(cprobs[0].Message)))
+		return nil, false
+	}
+	l.needRender()
+	l.loadPins(p)
+	probs = append(probs, cprobs...)
+	if fatal {
+		return probs, true
+	}
+	ns := p.Pins.Namespace
+	if ns == "" {
+		ns = l.opts.Namespace
+	}
+	values, vprobs := l.valuesFor(c.rel)
+	probs = append(probs, vprobs...)
+	pl.relIn = &releaseInput{}
+	// The files are hashed while the chart renders: a render is mostly
+	// waiting for the child. (A chart worth rendering is nearly always a
+	// provider package; one that is not has cost a hash.)
+	wait, finished := l.hashAsync(ctx, p, mem)
+	pl.finished = finished
+	objs, rprobs := l.renderChart(ctx, files, p.Pins.Name, ns, values, pl.relIn)
+	pl.objs, pl.hashProbs, pl.hashed = objs, wait(), true
+	probs = append(probs, rprobs...)
+	if len(rprobs) > 0 && !pl.strong() {
+		why := "does not render with its default values"
+		if values != nil {
+			why = "does not render with the values the policy gives it"
+		}
+		if len(vprobs) > 0 {
+			why += " (" + vprobs[0].Message + ")"
+		}
+		l.skip(c, fmt.Sprintf("%s (%s), and nothing in it refers to cluster-api-operator providers; give it values in the policy (values:) to check it anyway", why, firstLine(rprobs[0].Message)))
+		return nil, false
+	}
+	return probs, true
+}
+
+// namespaceOf is the package's namespace: its Makefile's, then its
+// objects', then the option's.
+func (l *scanner) namespaceOf(p *model.Package, objs []sourced) string {
+	if p.Pins.Namespace != "" {
+		return p.Pins.Namespace
+	}
+	for _, o := range objs {
+		if o.Namespace != "" {
+			return o.Namespace
 		}
 	}
-	if p.Namespace == "" {
-		p.Namespace = l.opts.Namespace
-	}
+	return l.opts.Namespace
+}
 
+// sortObjects adds the package's providers and returns its components
+// ConfigMaps: those shaped as provider components or that a provider here
+// selects.
+func (l *scanner) sortObjects(p *model.Package, objs []sourced) []*pendingCM {
 	var cms []*pendingCM
 	for _, o := range objs {
-		if isProvider(o.object) {
+		if manifest.IsProvider(o.Object) {
 			p.Providers = append(p.Providers, l.provider(p, o))
 		}
 	}
 	for _, o := range objs {
-		if !isComponentsConfigMap(o.object) {
+		if !manifest.IsComponentsConfigMap(o.Object) {
 			continue
 		}
-		// A ConfigMap with a components key is a provider's when it is
-		// shaped as provider components or a provider here selects it.
-		shaped := shapedAsComponents(o.object)
+		shaped := shapedAsComponents(o.Object)
 		n := len(p.Problems)
 		cm := l.configMap(p, o)
 		if !shaped && len(layout.Selecting(p, cm.ConfigMap)) == 0 {
@@ -151,29 +170,29 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		}
 		cms = append(cms, cm)
 	}
-	if len(p.Providers) == 0 && len(cms) == 0 && !(len(p.Problems) > 0 && strong()) {
-		if c.chart {
-			l.skip(c, "renders no cluster-api-operator provider and no provider components ConfigMap")
-		}
-		return nil
-	}
+	return cms
+}
 
-	if relIn != nil && relIn.chart != nil {
-		p.Release = relIn.size()
+// inspectPackage measures the release, hashes the files, inflates and
+// matches the blobs, decides the layout and scans the images; false when
+// ctx ended.
+func (l *scanner) inspectPackage(ctx context.Context, p *model.Package, pl *pkgLoad, cms []*pendingCM) bool {
+	if pl.relIn != nil && pl.relIn.chart != nil {
+		p.Release = pl.relIn.size()
 	}
-	relIn = nil
-	if hashed {
-		p.Problems = append(p.Problems, hashProbs...)
+	pl.relIn = nil
+	if pl.hashed {
+		p.Problems = append(p.Problems, pl.hashProbs...)
 	} else {
-		l.hashFiles(ctx, p, mem)
+		l.hashFiles(ctx, p, pl.mem)
 	}
 	// Past rendering, every step is linear in its input and stops when
 	// ctx ends (a request's deadline): a package of many blobs, ConfigMaps
 	// or patched files does not hold its verification slot past it.
-	l.upstreamDigests(ctx, p, mem)
+	l.upstreamDigests(ctx, p, pl.mem)
 	for _, cm := range cms {
 		if ctx.Err() != nil {
-			return nil
+			return false
 		}
 		l.inspect(ctx, p, cm)
 		p.ConfigMaps = append(p.ConfigMaps, cm.ConfigMap)
@@ -184,19 +203,15 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	var inline []model.Image
 	for _, cm := range cms {
 		if ctx.Err() != nil {
-			return nil
+			return false
 		}
 		l.components(ctx, p, cm, p.Layout.ConfigMap(cm.ConfigMap))
 		inline = append(inline, l.inlineImages(ctx, p, cm)...)
 		cm.raw = nil
 	}
-	l.images(ctx, p, mem)
+	l.images(ctx, p, pl.mem)
 	p.Images = append(p.Images, inline...)
-	if ctx.Err() != nil {
-		return nil
-	}
-	p.Problems = dedupe(p.Problems)
-	return p
+	return ctx.Err() == nil
 }
 
 // hashAsync runs hashFiles in its own goroutine; the function it returns
@@ -326,7 +341,7 @@ func (l *scanner) readPlain(ctx context.Context, p *model.Package) (objs []sourc
 		}
 		// Parsed in a bounded render child first: a file of millions of
 		// tiny YAML nodes must not take the service's memory.
-		kept, ps, prob, err := l.parsePlain(ctx, name, data)
+		kept, ps, prob, err := l.sandbox.Parse(ctx, l.opts.Render, name, data)
 		if err != nil {
 			return nil, nil, false // ctx ended: the load ends
 		}
@@ -335,15 +350,15 @@ func (l *scanner) readPlain(ctx context.Context, p *model.Package) (objs []sourc
 			suspicious = true
 			continue
 		}
-		fobjs, kps := loadObjects(kept, name)
+		fobjs, kps := manifest.Parse(kept, name)
 		ps = append(ps, kps...)
 		if len(ps) > 0 && hasProviderMarker(data) {
 			suspicious = true
 		}
 		probs = append(probs, ps...)
 		for _, o := range fobjs {
-			if isProvider(o) || isComponentsConfigMap(o) {
-				objs = append(objs, sourced{object: o, File: name})
+			if manifest.IsProvider(o) || manifest.IsComponentsConfigMap(o) {
+				objs = append(objs, sourced{Object: o, File: name})
 			}
 		}
 	}
@@ -448,33 +463,33 @@ func (l *scanner) provider(p *model.Package, o sourced) *model.Provider {
 			Location: model.Location{File: o.File, Line: o.fileLine(line)},
 			Message:  fmt.Sprintf("%s: %s %s", pr.ID(), field, why)})
 	}
-	spec := lookup(o.root, "spec")
-	if v := lookup(spec, "version"); v != nil {
-		s, ok, why := stringScalar(v)
+	spec := manifest.Lookup(o.Root, "spec")
+	if v := manifest.Lookup(spec, "version"); v != nil {
+		s, ok, why := manifest.StringScalar(v)
 		if !ok {
 			bad("spec.version", why, v.Line)
 		}
 		pr.Version = s
 	}
-	fc := lookup(spec, "fetchConfig")
-	pr.FetchURL, _ = scalar(lookup(fc, "url"))
-	if n := lookup(fc, "oci"); n != nil {
-		pr.FetchOCI, _ = scalar(n)
+	fc := manifest.Lookup(spec, "fetchConfig")
+	pr.FetchURL, _ = manifest.Scalar(manifest.Lookup(fc, "url"))
+	if n := manifest.Lookup(fc, "oci"); n != nil {
+		pr.FetchOCI, _ = manifest.Scalar(n)
 		pr.FetchOCILine = o.fileLine(n.Line)
 	}
-	if sel := lookup(fc, "selector"); sel != nil {
+	if sel := manifest.Lookup(fc, "selector"); sel != nil {
 		pr.Selector = &model.Selector{}
-		pr.Selector.MatchLabels = stringMap(lookup(sel, "matchLabels"), func(k, why string, line int) {
+		pr.Selector.MatchLabels = manifest.StringMap(manifest.Lookup(sel, "matchLabels"), func(k, why string, line int) {
 			bad("spec.fetchConfig.selector.matchLabels "+k, why, line)
 		})
-		if exprs := lookup(sel, "matchExpressions"); exprs != nil && exprs.Kind == yaml.SequenceNode {
+		if exprs := manifest.Lookup(sel, "matchExpressions"); exprs != nil && exprs.Kind == yaml.SequenceNode {
 			for _, e := range exprs.Content {
 				var r model.Requirement
-				r.Key, _ = scalar(lookup(e, "key"))
-				r.Operator, _ = scalar(lookup(e, "operator"))
-				if vs := lookup(e, "values"); vs != nil && vs.Kind == yaml.SequenceNode {
+				r.Key, _ = manifest.Scalar(manifest.Lookup(e, "key"))
+				r.Operator, _ = manifest.Scalar(manifest.Lookup(e, "operator"))
+				if vs := manifest.Lookup(e, "values"); vs != nil && vs.Kind == yaml.SequenceNode {
 					for _, v := range vs.Content {
-						s, _ := scalar(v)
+						s, _ := manifest.Scalar(v)
 						r.Values = append(r.Values, s)
 					}
 				}
@@ -482,7 +497,7 @@ func (l *scanner) provider(p *model.Package, o sourced) *model.Provider {
 			}
 		}
 	}
-	o.root = nil
+	o.Root = nil
 	return pr
 }
 
@@ -496,7 +511,7 @@ type pendingCM struct {
 // isEmpty reports whether n is a null scalar (`key:` with no value, `~`,
 // `null`), what a template renders when the file it reads is missing.
 func isEmpty(n *yaml.Node) bool {
-	n = resolve(n)
+	n = manifest.Resolve(n)
 	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
@@ -511,13 +526,13 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 			Location: model.Location{File: o.File, Line: o.fileLine(line)},
 			Message:  fmt.Sprintf("ConfigMap %s: %s %s", cm.Name, field, why)})
 	}
-	meta := lookup(o.root, "metadata")
-	cm.Labels = stringMap(lookup(meta, "labels"), func(k, why string, line int) { bad("label "+k, why, line) })
-	cm.Annotations = stringMap(lookup(meta, "annotations"), func(k, why string, line int) { bad("annotation "+k, why, line) })
+	meta := manifest.Lookup(o.Root, "metadata")
+	cm.Labels = manifest.StringMap(manifest.Lookup(meta, "labels"), func(k, why string, line int) { bad("label "+k, why, line) })
+	cm.Annotations = manifest.StringMap(manifest.Lookup(meta, "annotations"), func(k, why string, line int) { bad("annotation "+k, why, line) })
 	pc := &pendingCM{ConfigMap: cm}
 
-	bin := lookupPath(o.root, "binaryData", "components")
-	txt := lookupPath(o.root, "data", "components")
+	bin := manifest.LookupPath(o.Root, "binaryData", "components")
+	txt := manifest.LookupPath(o.Root, "data", "components")
 	comp := &model.Components{}
 	cm.Components = comp
 	switch {
@@ -526,7 +541,7 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 		if txt != nil {
 			bad("components", "is in both data and binaryData; Kubernetes rejects the ConfigMap", txt.Line)
 		}
-		s, ok := scalar(bin)
+		s, ok := manifest.Scalar(bin)
 		msg := "ConfigMap %s: binaryData.components is not valid base64: %v"
 		hint := "binaryData values must be base64 (Helm: {{ .Files.Get \"files/components.gz\" | b64enc }})"
 		switch {
@@ -538,8 +553,8 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 			hint = "the blob the template reads is missing, empty or excluded by .helmignore: rebuild it (`builder build` or `gzip -9 -n -c files/<components>.yaml > files/components.gz`) and check the path in the template's .Files.Get"
 		case !ok:
 			pc.rawErr = errors.New("binaryData.components is not a base64 string")
-			if n := resolve(bin); n != nil && n.Kind != yaml.ScalarNode {
-				pc.rawErr = fmt.Errorf("binaryData.components is a %s, not a base64 string", nodeKind(n))
+			if n := manifest.Resolve(bin); n != nil && n.Kind != yaml.ScalarNode {
+				pc.rawErr = fmt.Errorf("binaryData.components is a %s, not a base64 string", manifest.NodeKind(n))
 			}
 		default:
 			pc.raw, pc.rawErr = decodeBase64(s)
@@ -552,20 +567,20 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 				Hint:     hint})
 		}
 	case txt != nil:
-		s, ok := scalar(txt)
+		s, ok := manifest.Scalar(txt)
 		if !ok && txt.Kind != yaml.ScalarNode {
 			bad("data.components", "is not a string", txt.Line)
 		}
 		pc.raw = []byte(s)
 	}
-	if md := lookupPath(o.root, "data", "metadata"); md != nil {
-		s, ok := scalar(md)
+	if md := manifest.LookupPath(o.Root, "data", "metadata"); md != nil {
+		s, ok := manifest.Scalar(md)
 		cm.MetadataRaw = []byte(s)
 		cm.Metadata = metadata.Parse(cm.MetadataRaw)
 		if !ok && md.Kind != yaml.ScalarNode {
-			cm.Metadata = &model.Metadata{Err: fmt.Errorf("data.metadata is a %s, not a string", nodeKind(md))}
+			cm.Metadata = &model.Metadata{Err: fmt.Errorf("data.metadata is a %s, not a string", manifest.NodeKind(md))}
 		}
 	}
-	o.root = nil
+	o.Root = nil
 	return pc
 }

@@ -1,104 +1,54 @@
 package load
 
 import (
-	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
-	sigsyaml "sigs.k8s.io/yaml"
-
+	"github.com/pinseal/pinseal/internal/testkit/chartbomb"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/yamlbound"
+	"github.com/pinseal/pinseal/pkg/render"
 )
-
-// aliasBomb is YAML of a few kilobytes whose last key expands to
-// fanout^(depth+1) scalars: what Helm's YAML library accepts (its alias ratio
-// check wants 1 % of the nodes decoded outside aliases: the padding) and
-// decodes in full.
-func aliasBomb(key string, fanout, depth int) string {
-	var b strings.Builder
-	b.WriteString(padding(key, pow(fanout, depth+1)))
-	fmt.Fprintf(&b, "%s0: &a0 [%s]\n", key, strings.TrimSuffix(strings.Repeat("x,", fanout), ","))
-	for d := 1; d <= depth; d++ {
-		fmt.Fprintf(&b, "%s%d: &a%d [%s]\n", key, d, d, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d,", d-1), fanout), ","))
-	}
-	return b.String()
-}
-
-func pow(a, b int) int {
-	n := 1
-	for range b {
-		n *= a
-	}
-	return n
-}
-
-// padding is a list of n/50 plain scalars under key+"pad".
-func padding(key string, n int) string {
-	return key + "pad: [" + strings.TrimSuffix(strings.Repeat("0,", n/50+1), ",") + "]\n"
-}
-
-// tgz packs files (name -> content) as a chart archive, each under dir/.
-func tgz(t testing.TB, dir string, files map[string][]byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	tw := tar.NewWriter(zw)
-	for _, n := range slices.Sorted(maps.Keys(files)) {
-		if err := tw.WriteHeader(&tar.Header{Name: dir + "/" + n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		tw.Write(files[n])
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
-}
-
-const subChartYAML = "apiVersion: v2\nname: sub\nversion: 0.1.0\n"
 
 // TestParseBounds: each chart, a few kilobytes, expands past a parse bound
 // when Helm loads it; the package gets one package-load problem naming the
 // file and the bound, in the render child and in process alike, quickly,
 // and a chart with a packed subchart within the bounds still renders.
 func TestParseBounds(t *testing.T) {
-	many := map[string][]byte{"Chart.yaml": []byte(subChartYAML)}
-	for i := range MaxArchiveEntries + 1 {
+	many := map[string][]byte{"Chart.yaml": []byte(chartbomb.SubChartYAML)}
+	for i := range render.MaxArchiveEntries + 1 {
 		many[fmt.Sprintf("files/f%05d", i)] = nil
 	}
-	inner := tgz(t, "deep", map[string][]byte{"Chart.yaml": []byte("apiVersion: v2\nname: deep\nversion: 0.1.0\n"), "files/zero": make([]byte, MaxArchiveBytes)})
+	inner := chartbomb.Tgz(t, "deep", map[string][]byte{"Chart.yaml": []byte("apiVersion: v2\nname: deep\nversion: 0.1.0\n"), "files/zero": make([]byte, render.MaxArchiveBytes)})
 	tests := []struct {
 		name  string
 		files map[string][]byte
 		file  string
 		want  string
 	}{
-		{"values aliases", map[string][]byte{"values.yaml": []byte(aliasBomb("v", 20, 3))},
+		{"values aliases", map[string][]byte{"values.yaml": []byte(chartbomb.AliasBomb("v", 20, 3))},
 			"values.yaml", "more than 100000 YAML nodes"},
-		{"values long string aliases", map[string][]byte{"values.yaml": []byte(padding("p", 1100) + "s: &s " + strings.Repeat("y", 4096) + "\nl: [" + strings.TrimSuffix(strings.Repeat("*s,", 1100), ",") + "]\n")},
+		{"values long string aliases", map[string][]byte{"values.yaml": []byte(chartbomb.Padding("p", 1100) + "s: &s " + strings.Repeat("y", 4096) + "\nl: [" + strings.TrimSuffix(strings.Repeat("*s,", 1100), ",") + "]\n")},
 			"values.yaml", "more than 4 MiB of strings"},
-		{"Chart.yaml aliases", map[string][]byte{"Chart.yaml": []byte("apiVersion: v2\nname: bomb\nversion: 0.1.0\n" + aliasBomb("x", 20, 3))},
+		{"Chart.yaml aliases", map[string][]byte{"Chart.yaml": []byte("apiVersion: v2\nname: bomb\nversion: 0.1.0\n" + chartbomb.AliasBomb("x", 20, 3))},
 			"Chart.yaml", "more than 100000 YAML nodes"},
-		{"subchart values aliases", map[string][]byte{"charts/sub/Chart.yaml": []byte(subChartYAML), "charts/sub/values.yaml": []byte(aliasBomb("v", 20, 3))},
+		{"subchart values aliases", map[string][]byte{"charts/sub/Chart.yaml": []byte(chartbomb.SubChartYAML), "charts/sub/values.yaml": []byte(chartbomb.AliasBomb("v", 20, 3))},
 			"charts/sub/values.yaml", "more than 100000 YAML nodes"},
-		{"packed subchart values aliases", map[string][]byte{"charts/sub-0.1.0.tgz": tgz(t, "sub", map[string][]byte{"Chart.yaml": []byte(subChartYAML), "values.yaml": []byte(aliasBomb("v", 20, 3))})},
+		{"packed subchart values aliases", map[string][]byte{"charts/sub-0.1.0.tgz": chartbomb.Tgz(t, "sub", map[string][]byte{"Chart.yaml": []byte(chartbomb.SubChartYAML), "values.yaml": []byte(chartbomb.AliasBomb("v", 20, 3))})},
 			"charts/sub-0.1.0.tgz", "more than 100000 YAML nodes"},
-		{"packed subchart inflates", map[string][]byte{"charts/sub-0.1.0.tgz": tgz(t, "sub", map[string][]byte{"Chart.yaml": []byte(subChartYAML), "files/zero": make([]byte, MaxArchiveBytes+1)})},
+		{"packed subchart inflates", map[string][]byte{"charts/sub-0.1.0.tgz": chartbomb.Tgz(t, "sub", map[string][]byte{"Chart.yaml": []byte(chartbomb.SubChartYAML), "files/zero": make([]byte, render.MaxArchiveBytes+1)})},
 			"charts/sub-0.1.0.tgz", "more than 16 MiB once inflated"},
-		{"nested packed subchart inflates", map[string][]byte{"charts/sub-0.1.0.tgz": tgz(t, "sub", map[string][]byte{"Chart.yaml": []byte(subChartYAML), "charts/deep-0.1.0.tgz": inner})},
+		{"nested packed subchart inflates", map[string][]byte{"charts/sub-0.1.0.tgz": chartbomb.Tgz(t, "sub", map[string][]byte{"Chart.yaml": []byte(chartbomb.SubChartYAML), "charts/deep-0.1.0.tgz": inner})},
 			"charts/sub-0.1.0.tgz", "more than 16 MiB once inflated"},
-		{"packed subchart entries", map[string][]byte{"charts/sub-0.1.0.tgz": tgz(t, "sub", many)},
+		{"packed subchart entries", map[string][]byte{"charts/sub-0.1.0.tgz": chartbomb.Tgz(t, "sub", many)},
 			"charts/sub-0.1.0.tgz", "more than 10000 entries"},
-		{"schema", map[string][]byte{"values.schema.json": []byte("[" + strings.TrimSuffix(strings.Repeat("0,", MaxChartValueNodes), ",") + "]")},
+		{"schema", map[string][]byte{"values.schema.json": []byte("[" + strings.TrimSuffix(strings.Repeat("0,", render.MaxChartValueNodes), ",") + "]")},
 			"values.schema.json", "more than 100000 YAML nodes"},
 	}
 	for _, tc := range tests {
@@ -110,7 +60,7 @@ func TestParseBounds(t *testing.T) {
 					write(t, root, "bomb/"+n, c)
 				}
 				start := time.Now()
-				tr := loadTree(t, root, Options{Render: RenderLimits{InProcess: inProcess}})
+				tr := loadTree(t, root, Options{Render: render.Limits{InProcess: inProcess}})
 				if d := time.Since(start); d > 20*time.Second {
 					t.Errorf("load took %s", d)
 				}
@@ -131,11 +81,11 @@ func TestParseBounds(t *testing.T) {
 func TestParseBoundsClean(t *testing.T) {
 	root := t.TempDir()
 	writeBombChart(t, root, "clean", "")
-	write(t, root, "clean/values.yaml", []byte(aliasBomb("v", 10, 3)))
-	write(t, root, "clean/charts/sub-0.1.0.tgz", tgz(t, "sub", map[string][]byte{"Chart.yaml": []byte(subChartYAML),
-		"values.yaml": []byte("a: 1\n"), "templates/p.yaml": []byte(strings.Replace(providerTemplate, "name: cluster-api", "name: sub", 1))}))
+	write(t, root, "clean/values.yaml", []byte(chartbomb.AliasBomb("v", 10, 3)))
+	write(t, root, "clean/charts/sub-0.1.0.tgz", chartbomb.Tgz(t, "sub", map[string][]byte{"Chart.yaml": []byte(chartbomb.SubChartYAML),
+		"values.yaml": []byte("a: 1\n"), "templates/p.yaml": []byte(strings.Replace(chartbomb.ProviderTemplate, "name: cluster-api", "name: sub", 1))}))
 	write(t, root, "clean/charts/dir/Chart.yaml", []byte("apiVersion: v2\nname: dir\nversion: 0.1.0\n"))
-	write(t, root, "clean/charts/dir/templates/p.yaml", []byte(strings.Replace(providerTemplate, "name: cluster-api", "name: dir", 1)))
+	write(t, root, "clean/charts/dir/templates/p.yaml", []byte(strings.Replace(chartbomb.ProviderTemplate, "name: cluster-api", "name: dir", 1)))
 	tr := loadTree(t, root, Options{})
 	if len(tr.Packages) != 1 {
 		t.Fatalf("%d packages", len(tr.Packages))
@@ -165,7 +115,7 @@ func TestParseBoundRenderMemory(t *testing.T) {
 	root := t.TempDir()
 	writeBombChart(t, root, "bomb", "")
 	hundred := func(alias string) string { return strings.TrimSuffix(strings.Repeat("*"+alias+",", 100), ",") }
-	write(t, root, "bomb/values.yaml", []byte(padding("p", 10100)+"s: &s "+strings.Repeat("y", 64<<10)+
+	write(t, root, "bomb/values.yaml", []byte(chartbomb.Padding("p", 10100)+"s: &s "+strings.Repeat("y", 64<<10)+
 		"\nl1: &l1 ["+hundred("s")+"]\nl2: ["+hundred("l1")+"]\n"))
 	tr := loadTree(t, root, Options{Render: testRenderLimits})
 	probs := tr.Packages[0].Problems
@@ -173,43 +123,6 @@ func TestParseBoundRenderMemory(t *testing.T) {
 		!strings.Contains(probs[0].Message, "parsing values.yaml went over the render memory limit of 256 MiB") {
 		t.Fatalf("problems %+v, want one at values.yaml naming the render memory limit", probs)
 	}
-}
-
-// FuzzCheckChartFiles: the bounded reading of a chart's packed subchart
-// and its values never panics, and an archive it lets through is one
-// Helm's loader inflates to no more than MaxArchiveBytes; values it lets
-// through decode within the value bounds.
-func FuzzCheckChartFiles(f *testing.F) {
-	f.Add(tgz(f, "sub", map[string][]byte{"Chart.yaml": []byte(subChartYAML), "values.yaml": []byte("a: 1\n")}), []byte("a: &a [1]\nb: *a\n"))
-	f.Add(tgz(f, "sub", map[string][]byte{"Chart.yaml": []byte(subChartYAML), "charts/in.tgz": tgz(f, "in", map[string][]byte{"Chart.yaml": []byte(subChartYAML)})}), []byte(aliasBomb("v", 5, 3)))
-	f.Add(tgz(f, "sub", map[string][]byte{"Chart.yaml": []byte(subChartYAML), "files/z": make([]byte, 1<<20)}), []byte("{}"))
-	f.Add([]byte("\x1f\x8b\x08\x00"), []byte("a: [\n"))
-	f.Fuzz(func(t *testing.T, archive, values []byte) {
-		files := []*loader.BufferedFile{{Name: "Chart.yaml", Data: []byte("apiVersion: v2\nname: top\nversion: 0.1.0\n")},
-			{Name: "values.yaml", Data: values}, {Name: "charts/sub.tgz", Data: archive}}
-		if b := checkChartFiles(files, func(string) {}); b != nil {
-			if b.File == "" || b.Message == "" {
-				t.Fatalf("bound %+v names no file", b)
-			}
-			return
-		}
-		if inner, err := loader.LoadArchiveFiles(bytes.NewReader(archive)); err == nil {
-			var n int
-			for _, f := range inner {
-				n += len(f.Data)
-			}
-			if n > MaxArchiveBytes {
-				t.Fatalf("let through an archive of %d inflated bytes", n)
-			}
-		}
-		var v any
-		if sigsyaml.Unmarshal(values, &v) == nil {
-			b := &yamlbound.Budget{Limits: yamlbound.Limits{MaxNodes: MaxChartValueNodes, MaxScalarBytes: MaxChartValueBytes}}
-			if err := measureValues(b, v); err != nil {
-				t.Fatalf("let through values over a bound: %v", err)
-			}
-		}
-	})
 }
 
 // TestLoadStopsAtDeadline: a chart whose files/ hold gzip bombs (each

@@ -19,6 +19,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	helmtime "helm.sh/helm/v3/pkg/time"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -375,7 +376,7 @@ func yamlTwins(files []*chart.File) map[int][]byte {
 // of compressed bytes costs the most and says the least; other base64 (of
 // text, say) compresses well and is sampled.
 func splitLongBase64(m []byte) (rest []byte, long []string) {
-	if len(m) < longScalarMin {
+	if len(m) < manifest.LongScalarMin {
 		return m, nil
 	}
 	taken := 0
@@ -384,7 +385,7 @@ func splitLongBase64(m []byte) (rest []byte, long []string) {
 		if e := bytes.IndexByte(m[i:], '\n'); e >= 0 {
 			lineEnd, next = i+e, i+e+1
 		}
-		if vs, ok := longValue(m[i:lineEnd], longScalarMin); ok && bytes.HasPrefix(m[i+vs:], []byte("H4sI")) {
+		if vs, ok := manifest.LongValue(m[i:lineEnd], manifest.LongScalarMin); ok && bytes.HasPrefix(m[i+vs:], []byte("H4sI")) {
 			if rest == nil {
 				rest = make([]byte, 0, len(m)/4)
 			}

@@ -5,76 +5,24 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
-	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"github.com/pinseal/pinseal/internal/testkit/chartbomb"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
-func TestUnreadFiles(t *testing.T) {
-	big := strings.Repeat("x", omitMin)
-	base := map[string]string{
-		"Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "values.yaml": big,
-		"files/big.yaml": big, "files/blob.gz": big, "files/small.yaml": "a: 1\n",
-	}
-	tests := []struct {
-		name, tmpl string
-		extra      map[string]string
-		want       []string // nil: every file is sent
-	}{
-		{"literal reads", `{{ .Files.Get "files/blob.gz" | b64enc }}`, nil, []string{"files/big.yaml"}},
-		{"no reads", `kind: X`, nil, []string{"files/big.yaml", "files/blob.gz"}},
-		{"root and bytes", `{{ $.Files.GetBytes "files/big.yaml" }}{{ .Files.Lines ` + "`files/blob.gz`" + ` }}`, nil, []string{}},
-		{"escaped literal", `{{ .Files.Get "files/big\u002eyaml" }}`, nil, nil},
-		{"computed name", `{{ .Files.Get (printf "files/%s" "big.yaml") }}`, nil, nil},
-		{"glob", `{{ (.Files.Glob "files/*").AsConfig }}`, nil, nil},
-		{"files in a variable", `{{ $f := .Files }}{{ $f.Get "files/big.yaml" }}`, nil, nil},
-		{"index", `{{ (index . "Files").Get "files/big.yaml" }}`, nil, nil},
-		{"tpl", `{{ tpl .Values.t . }}`, nil, nil},
-		{"tpl in a pipeline", `{{ .Values.t | tpl }}`, nil, nil},
-		{"tpl file name is not tpl", `{{/* see _helpers.tpl */}}`, nil, []string{"files/big.yaml", "files/blob.gz"}},
-		{"a word holding Files", `{{ .Values.extraFiles }}`, nil, nil},
-		{"subchart", `kind: X`, map[string]string{"charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n"}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var files []*loader.BufferedFile
-			for n, c := range base {
-				files = append(files, &loader.BufferedFile{Name: n, Data: []byte(c)})
-			}
-			for n, c := range tt.extra {
-				files = append(files, &loader.BufferedFile{Name: n, Data: []byte(c)})
-			}
-			files = append(files, &loader.BufferedFile{Name: "templates/t.yaml", Data: []byte(tt.tmpl + big)})
-			got := unreadFiles(files)
-			if tt.want == nil {
-				if got != nil {
-					t.Fatalf("unreadFiles = %v, want nil (send every file)", got)
-				}
-				return
-			}
-			var names []string
-			for n := range got {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			if len(names) == 0 {
-				names = []string{}
-			}
-			if !reflect.DeepEqual(names, tt.want) {
-				t.Fatalf("unreadFiles = %v, want %v", names, tt.want)
-			}
-		})
-	}
-}
+// bigFile is the size from which the render child is sent a chart file only
+// when a template can read it (the render package's omitMin).
+const bigFile = 4 << 10
 
 // TestRenderChildSeesWhatTemplatesRead: a chart renders the same in the
 // render child (sent only the files its templates can read) as in process
 // (every file), however its templates read the files.
 func TestRenderChildSeesWhatTemplatesRead(t *testing.T) {
-	big := strings.Repeat("the vendored manifest\n", omitMin/10)
+	big := strings.Repeat("the vendored manifest\n", bigFile/10)
 	reads := map[string]string{
 		"literal":    `{{ .Files.Get "files/big.yaml" | sha256sum }}`,
 		"computed":   `{{ .Files.Get (printf "files/%s" "big.yaml") | sha256sum }}`,
@@ -99,10 +47,12 @@ func TestRenderChildSeesWhatTemplatesRead(t *testing.T) {
 			write("Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n")
 			write("files/big.yaml", big)
 			write("files/small.yaml", "a: 1\n")
-			write("templates/provider.yaml", strings.Replace(providerTemplate, "v1.10.1-core", "v1.10.1-"+`{{ `+strings.TrimPrefix(expr, "{{ ")+` | trunc 12 }}`, 1))
+			write("templates/provider.yaml", strings.Replace(chartbomb.ProviderTemplate, "v1.10.1-core", "v1.10.1-"+`{{ `+strings.TrimPrefix(expr, "{{ ")+` | trunc 12 }}`, 1))
 			var got [2]string
-			for i, lim := range []RenderLimits{{InProcess: true}, testRenderLimits} {
-				l := &scanner{root: filepath.Dir(dir), opts: Options{Render: lim}.withDefaults()}
+			for i, lim := range []render.Limits{{InProcess: true}, testRenderLimits} {
+				sb := render.New(nil)
+				defer sb.Close()
+				l := &scanner{root: filepath.Dir(dir), opts: Options{Render: lim}.withDefaults(), sandbox: sb}
 				p := newPackage(candidate{dir: dir, rel: "c", chart: true})
 				files, _, probs, fatal := l.collectChart(p)
 				if fatal || len(probs) > 0 {
@@ -112,7 +62,7 @@ func TestRenderChildSeesWhatTemplatesRead(t *testing.T) {
 				if len(objs) != 1 || len(probs) > 0 {
 					t.Fatalf("render (%+v): %d objects, %+v", lim, len(objs), probs)
 				}
-				b, err := yaml.Marshal(objs[0].root)
+				b, err := yaml.Marshal(objs[0].Root)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -146,7 +96,7 @@ func FuzzRenderReadsFiles(f *testing.F) {
 	} {
 		f.Add(read)
 	}
-	big := strings.Repeat("kind: Vendored\n", omitMin/10)
+	big := strings.Repeat("kind: Vendored\n", bigFile/10)
 	f.Fuzz(func(t *testing.T, read string) {
 		if strings.Contains(read, "}}") || strings.Contains(read, "{{") && !strings.Contains(read, "tpl") {
 			return // one action: the fuzzer varies the read, not the template around it
@@ -172,7 +122,7 @@ func FuzzRenderReadsFiles(f *testing.F) {
 				}
 			}
 		}
-		inproc, err := Tree(context.Background(), root, Options{Workers: 1, Render: RenderLimits{InProcess: true}})
+		inproc, err := Tree(context.Background(), root, Options{Workers: 1, Render: render.Limits{InProcess: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,35 +13,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinseal/pinseal/internal/testkit/chartbomb"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
 // TestMain lets this test binary be the render child (see
-// MaybeRunRenderChild).
+// render.MaybeRunChild).
 func TestMain(m *testing.M) {
-	MaybeRunRenderChild()
+	render.MaybeRunChild()
 	os.Exit(m.Run())
 }
-
-// providerTemplate is a template that makes a chart worth rendering.
-const providerTemplate = `apiVersion: operator.cluster.x-k8s.io/v1alpha2
-kind: CoreProvider
-metadata:
-  name: cluster-api
-  namespace: {{ .Release.Namespace }}
-spec:
-  version: v1.10.1-core
-`
-
-// Template bombs, as an attacker would upload them.
-const (
-	memoryBomb = `{{ repeat 1000000000000 "aaaaaaaaaa" }}` + "\n"
-	timeBomb   = `{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}` + "\n"
-	// 400 × 10 KB = 4 MB of output.
-	outputBomb = `{{ range until 400 }}{{ repeat 10000 "a" }}{{ end }}` + "\n"
-)
 
 // writeBombChart writes a chart with the provider template and the
 // template bomb (when not "") under dir/rel.
@@ -49,7 +33,7 @@ func writeBombChart(t testing.TB, dir, rel, bomb string) {
 	t.Helper()
 	files := map[string]string{
 		"Chart.yaml":              "apiVersion: v2\nname: bomb\nversion: 0.1.0\n",
-		"templates/provider.yaml": providerTemplate,
+		"templates/provider.yaml": chartbomb.ProviderTemplate,
 	}
 	if bomb != "" {
 		files["templates/zz-bomb.yaml"] = bomb
@@ -65,7 +49,7 @@ func writeBombChart(t testing.TB, dir, rel, bomb string) {
 	}
 }
 
-var testRenderLimits = RenderLimits{Timeout: 2 * time.Second, MaxMemory: 256 << 20, MaxOutput: 1 << 20}
+var testRenderLimits = render.Limits{Timeout: 2 * time.Second, MaxMemory: 256 << 20, MaxOutput: 1 << 20}
 
 // TestRenderBounds: each bomb becomes one package-load problem naming the
 // template and the limit, and loading ends within the time bound.
@@ -75,11 +59,11 @@ func TestRenderBounds(t *testing.T) {
 		want       []string
 		setting    report.Setting // the limit the hint asks to raise
 	}{
-		{"memory", memoryBomb, []string{"rendering template templates/zz-bomb.yaml went over the render memory limit of 256 MiB"}, report.SettingRenderMaxMemory},
-		{"time", timeBomb, []string{"rendering template templates/zz-bomb.yaml took longer than the render time limit of 2s"}, report.SettingRenderTimeout},
-		{"output", outputBomb, []string{"went over the render output limit of 1 MiB", "templates/zz-bomb.yaml"}, report.SettingRenderMaxOutput},
+		{"memory", chartbomb.MemoryBomb, []string{"rendering template templates/zz-bomb.yaml went over the render memory limit of 256 MiB"}, report.SettingRenderMaxMemory},
+		{"time", chartbomb.TimeBomb, []string{"rendering template templates/zz-bomb.yaml took longer than the render time limit of 2s"}, report.SettingRenderTimeout},
+		{"output", chartbomb.OutputBomb, []string{"went over the render output limit of 1 MiB", "templates/zz-bomb.yaml"}, report.SettingRenderMaxOutput},
 		// A chart cannot forge the mark that names the running template.
-		{"forged mark", `{{ if lookup "pinseal.render/mark" "bomb/templates/provider.yaml" "" "x" }}{{ end }}` + timeBomb,
+		{"forged mark", `{{ if lookup "pinseal.render/mark" "bomb/templates/provider.yaml" "" "x" }}{{ end }}` + chartbomb.TimeBomb,
 			[]string{"rendering template templates/zz-bomb.yaml took longer"}, report.SettingRenderTimeout},
 	}
 	for _, tc := range tests {
@@ -124,7 +108,7 @@ func TestRenderBoundedSameAsInProcess(t *testing.T) {
 	// broken: the child drops them and reports their problems.
 	writeBombChart(t, root, "docs", "--- {kind: A}\n---\nkind: ConfigMap\ndata: {a: 1, a: 2}\n--- [1, 2]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, annotations: {provider.cluster.x-k8s.io/compressed: \"false\"}}\ndata:\n  components: |\n    ---\n    a: b\n--- foo: [\n")
 	bounded := sortProblems(loadTree(t, root, Options{}))
-	inproc := sortProblems(loadTree(t, root, Options{Render: RenderLimits{InProcess: true}}))
+	inproc := sortProblems(loadTree(t, root, Options{Render: render.Limits{InProcess: true}}))
 	if len(bounded.Packages) < 7 {
 		t.Fatalf("only %d packages loaded", len(bounded.Packages))
 	}
@@ -150,79 +134,6 @@ func TestRenderBoundedSameAsInProcess(t *testing.T) {
 	}
 	if broken == nil || len(broken.Problems) != 1 || !strings.Contains(broken.Problems[0].Message, "zz-bomb.yaml:1:") {
 		t.Fatalf("broken chart: %+v", broken)
-	}
-}
-
-// TestRenderWorkers: a child that rendered within bounds renders the next
-// chart too; one that passed a bound is gone, and the next chart gets a new
-// one.
-func TestRenderWorkers(t *testing.T) {
-	retireIdle()
-	root := t.TempDir()
-	writeBombChart(t, root, "clean", "")
-	load := func() *model.Package {
-		tr := loadTree(t, root, Options{Render: testRenderLimits})
-		if len(tr.Packages) != 1 {
-			t.Fatalf("%d packages", len(tr.Packages))
-		}
-		return tr.Packages[0]
-	}
-	before := pool.started.Load()
-	for range 5 {
-		if p := load(); len(p.Problems) != 0 || len(p.Providers) != 1 {
-			t.Fatalf("clean chart: %+v", p)
-		}
-	}
-	if n := pool.started.Load() - before; n != 1 {
-		t.Fatalf("%d render children started for 5 charts in a row, want 1", n)
-	}
-	writeBombChart(t, root, "clean", memoryBomb)
-	if p := load(); len(p.Problems) != 1 || !strings.Contains(p.Problems[0].Message, "memory limit") {
-		t.Fatalf("bomb: %+v", p.Problems)
-	}
-	writeBombChart(t, root, "clean", "")
-	os.Remove(filepath.Join(root, "clean/templates/zz-bomb.yaml"))
-	if p := load(); len(p.Problems) != 0 || len(p.Providers) != 1 {
-		t.Fatalf("clean chart after the bomb: %+v", p)
-	}
-	if n := pool.started.Load() - before; n != 2 {
-		t.Fatalf("%d render children started, want 2 (one replaced the bomb's)", n)
-	}
-	// An idle child that died is replaced, not reported.
-	pool.mu.Lock()
-	for _, w := range pool.idle {
-		w.kill()
-		<-w.exited
-	}
-	pool.mu.Unlock()
-	if p := load(); len(p.Problems) != 0 {
-		t.Fatalf("after the idle child died: %+v", p.Problems)
-	}
-}
-
-// TestRenderChildBackstop: a render child whose parent stopped caring (or
-// died) ends a chart that runs past its time bound by itself.
-func TestRenderChildBackstop(t *testing.T) {
-	w, err := startWorker(256 << 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.kill()
-	req := renderRequest{Seq: 1, Timeout: 500 * time.Millisecond, MaxOutput: 1 << 20, Files: []renderFile{
-		{Name: "Chart.yaml", Data: []byte("apiVersion: v2\nname: bomb\nversion: 0.1.0\n")},
-		{Name: "templates/bomb.yaml", Data: []byte(timeBomb)},
-	}}
-	if err := w.enc.Encode(&req); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-w.exited:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the render child still runs 15s into a chart bounded to 0.5s")
-	}
-	code := w.cmd.ProcessState.ExitCode()
-	if code != 4 && code != 5 {
-		t.Fatalf("render child exit code %d (%v), want 4 (watchdog) or 5 (CPU limit)", code, w.waitErr)
 	}
 }
 
@@ -259,7 +170,7 @@ func TestRenderHeavyYAML(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	tr := loadTree(t, root, Options{Render: RenderLimits{Timeout: 20 * time.Second, MaxMemory: 64 << 20}})
+	tr := loadTree(t, root, Options{Render: render.Limits{Timeout: 20 * time.Second, MaxMemory: 64 << 20}})
 	runtime.ReadMemStats(&after)
 	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 1 || !strings.Contains(tr.Packages[0].Problems[0].Message, "memory limit of 64 MiB") ||
 		tr.Packages[0].Problems[0].File != "templates/zz-bomb.yaml" {
@@ -281,33 +192,16 @@ func TestRenderHeavyYAML(t *testing.T) {
 // returns at once, not at the render time limit.
 func TestRenderCancel(t *testing.T) {
 	root := t.TempDir()
-	writeBombChart(t, root, "bomb", timeBomb)
+	writeBombChart(t, root, "bomb", chartbomb.TimeBomb)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := Tree(ctx, root, Options{Render: RenderLimits{Timeout: time.Minute}})
+	_, err := Tree(ctx, root, Options{Render: render.Limits{Timeout: time.Minute}})
 	if err == nil {
 		t.Fatal("Tree returned no error after its context ended")
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("Tree returned %s after start, its context ended after 0.5s", d)
-	}
-}
-
-// TestRenderHookMissing: a program that did not wire the render child gets
-// a clear problem, unless it asks for in-process rendering.
-func TestRenderHookMissing(t *testing.T) {
-	renderHookWired.Store(false)
-	defer renderHookWired.Store(true)
-	root := t.TempDir()
-	writeBombChart(t, root, "clean", "")
-	tr := loadTree(t, root, Options{})
-	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 1 || !strings.Contains(tr.Packages[0].Problems[0].Message, "MaybeRunRenderChild") {
-		t.Fatalf("want one problem naming MaybeRunRenderChild, got %+v", tr.Packages)
-	}
-	tr = loadTree(t, root, Options{Render: RenderLimits{InProcess: true}})
-	if len(tr.Packages) != 1 || len(tr.Packages[0].Problems) != 0 || len(tr.Packages[0].Providers) != 1 {
-		t.Fatalf("in process: %+v", tr.Packages)
 	}
 }
 
@@ -318,10 +212,10 @@ func TestRenderHookMissing(t *testing.T) {
 // exactly as Helm's engine does in process.
 func FuzzRenderLimits(f *testing.F) {
 	f.Add(`{{ .Release.Namespace }}: {{ .Chart.Name | upper }}`)
-	f.Add(memoryBomb)
+	f.Add(chartbomb.MemoryBomb)
 	f.Add(`{{ range until 1000 }}{{ range until 1000 }}{{ range until 1000 }}{{ end }}{{ end }}{{ end }}`)
 	f.Add(`{{ define "x" }}{{ include "x" . }}{{ end }}{{ include "x" . }}`)
-	lim := RenderLimits{Timeout: time.Second, MaxMemory: 128 << 20, MaxOutput: 256 << 10}
+	lim := render.Limits{Timeout: time.Second, MaxMemory: 128 << 20, MaxOutput: 256 << 10}
 	f.Fuzz(func(t *testing.T, tmpl string) {
 		root := t.TempDir()
 		writeBombChart(t, root, "c", tmpl)
@@ -348,7 +242,7 @@ func FuzzRenderLimits(f *testing.F) {
 		if bounded {
 			return
 		}
-		inproc, err := Tree(context.Background(), root, Options{Workers: 1, Render: RenderLimits{InProcess: true}})
+		inproc, err := Tree(context.Background(), root, Options{Workers: 1, Render: render.Limits{InProcess: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,13 +260,13 @@ func TestPlainManifestNodeBomb(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "plain")
 	os.MkdirAll(dir, 0o755)
-	provider := strings.Replace(providerTemplate, "{{ .Release.Namespace }}", "capi", 1)
+	provider := strings.Replace(chartbomb.ProviderTemplate, "{{ .Release.Namespace }}", "capi", 1)
 	os.WriteFile(filepath.Join(dir, "provider.yaml"), []byte(provider), 0o644)
 	// 3 million one-character flow items (6 MB): GiBs as yaml.v3 nodes.
 	bomb := "# a Provider list\nitems: [" + strings.Repeat("1,", 3_000_000) + "1]\n"
 	os.WriteFile(filepath.Join(dir, "zz-bomb.yaml"), []byte(bomb), 0o644)
 
-	tr := loadTree(t, root, Options{Render: RenderLimits{Timeout: 20 * time.Second, MaxMemory: 128 << 20}})
+	tr := loadTree(t, root, Options{Render: render.Limits{Timeout: 20 * time.Second, MaxMemory: 128 << 20}})
 	if len(tr.Packages) != 1 {
 		t.Fatalf("%d packages, want the plain one", len(tr.Packages))
 	}
@@ -391,43 +285,12 @@ func TestPlainManifestNodeBomb(t *testing.T) {
 	}
 }
 
-// TestRenderWarm: warm starts render children ahead of the charts (Tree
-// calls it once it has walked the tree), and the charts then render in
-// those: no more children start than the render slots, however many
-// charts and workers there are.
-func TestRenderWarm(t *testing.T) {
-	retireIdle()
-	root := t.TempDir()
-	for i := range 6 {
-		writeBombChart(t, root, fmt.Sprintf("c%d", i), "")
-	}
-	mem := testRenderLimits.MaxMemory
-	before := pool.started.Load()
-	warm(6, mem)
-	pool.mu.Lock()
-	for pool.warming[mem] > 0 {
-		pool.ready.Wait()
-	}
-	idle := len(pool.idle)
-	pool.mu.Unlock()
-	most := cap(renderSlots)
-	if n := pool.started.Load() - before; n != int64(most) || idle != most {
-		t.Fatalf("warm started %d children (%d idle), want %d (the render slots)", n, idle, most)
-	}
-	tr := loadTree(t, root, Options{Render: testRenderLimits, Workers: 6})
-	if len(tr.Packages) != 6 {
-		t.Fatalf("%d packages, want 6", len(tr.Packages))
-	}
-	if n := pool.started.Load() - before; n != int64(most) {
-		t.Fatalf("%d render children started for 6 charts, want %d (the warm ones)", n, most)
-	}
-}
-
 // TestNoRenderChildrenWithoutProviderCharts: a tree whose charts hold no
 // provider template starts no render child (warm waits for the first chart
 // that renders).
 func TestNoRenderChildrenWithoutProviderCharts(t *testing.T) {
-	retireIdle()
+	sb := render.New(nil)
+	defer sb.Close()
 	root := t.TempDir()
 	for i := range 3 {
 		dir := filepath.Join(root, fmt.Sprintf("app%d", i))
@@ -437,50 +300,19 @@ func TestNoRenderChildrenWithoutProviderCharts(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: app\nversion: 0.1.0\n"), 0o644)
 		os.WriteFile(filepath.Join(dir, "templates", "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: b\n"), 0o644)
 	}
-	before := pool.started.Load()
-	tr := loadTree(t, root, Options{Render: testRenderLimits})
+	tr := loadTree(t, root, Options{Render: testRenderLimits, Sandbox: sb})
 	if len(tr.Packages) != 0 || len(tr.Skipped) != 3 {
 		t.Fatalf("%d packages, %d skipped; want 0 and 3", len(tr.Packages), len(tr.Skipped))
 	}
-	if n := pool.started.Load() - before; n != 0 {
+	if n := sb.Started(); n != 0 {
 		t.Fatalf("%d render children started for a tree with no provider chart", n)
 	}
 	writeBombChart(t, root, "provider", "")
-	tr = loadTree(t, root, Options{Render: testRenderLimits})
+	tr = loadTree(t, root, Options{Render: testRenderLimits, Sandbox: sb})
 	if len(tr.Packages) != 1 {
 		t.Fatalf("%d packages, want 1", len(tr.Packages))
 	}
-	if n := pool.started.Load() - before; n == 0 {
+	if n := sb.Started(); n == 0 {
 		t.Fatalf("no render child started for a provider chart")
-	}
-}
-
-// TestStopRenderChildren: after a render, StopRenderChildren leaves no
-// idle child and every child it ended has been reaped.
-func TestStopRenderChildren(t *testing.T) {
-	root := t.TempDir()
-	writeBombChart(t, root, "clean", "")
-	if tr := loadTree(t, root, Options{Render: testRenderLimits}); len(tr.Packages) != 1 {
-		t.Fatalf("%d packages", len(tr.Packages))
-	}
-	pool.mu.Lock()
-	idle := slices.Clone(pool.idle)
-	pool.mu.Unlock()
-	if len(idle) == 0 {
-		t.Fatal("no idle render child after a render")
-	}
-	StopRenderChildren()
-	pool.mu.Lock()
-	left := len(pool.idle)
-	pool.mu.Unlock()
-	if left != 0 {
-		t.Errorf("%d idle render children left", left)
-	}
-	for _, w := range idle {
-		select {
-		case <-w.exited:
-		default:
-			t.Errorf("render child %d not reaped", w.cmd.Process.Pid)
-		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/netwatch"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // TestSchemaReachesNothing: a values.schema.json whose references name a
@@ -45,7 +46,7 @@ func TestSchemaReachesNothing(t *testing.T) {
 				write(t, root, bootPkg+"/values.schema.json", []byte(tc.schema))
 				write(t, root, bootPkg+"/other.json", []byte(`{"type":"object"}`))
 				start := time.Now()
-				tr := loadTree(t, root, Options{Render: RenderLimits{InProcess: inProcess}})
+				tr := loadTree(t, root, Options{Render: render.Limits{InProcess: inProcess}})
 				if d := time.Since(start); d > 20*time.Second {
 					t.Errorf("load took %s", d)
 				}
@@ -68,7 +69,7 @@ func TestSchemaReachesNothing(t *testing.T) {
 			write(t, root, bootPkg+"/charts/subdir/Chart.yaml", []byte("apiVersion: v2\nname: sub\nversion: 0.1.0\n"))
 			write(t, root, bootPkg+"/charts/subdir/values.yaml", []byte("a: 1\n"))
 			write(t, root, bootPkg+"/charts/subdir/values.schema.json", []byte(`{"$ref":"`+watch.URL("/sub.json")+`"}`))
-			tr := loadTree(t, root, Options{Render: RenderLimits{InProcess: inProcess}})
+			tr := loadTree(t, root, Options{Render: render.Limits{InProcess: inProcess}})
 			p := find(t, tr, bootPkg)
 			if pr := problem(p, model.CheckPackageLoad, "refers to"); pr == nil || pr.File != "charts/subdir/values.schema.json" {
 				t.Fatalf("problems = %+v, want one at charts/subdir/values.schema.json", p.Problems)
@@ -79,12 +80,12 @@ func TestSchemaReachesNothing(t *testing.T) {
 			root := fixture.Tree(t)
 			write(t, root, bootPkg+"/values.schema.json", []byte(schema))
 			write(t, root, bootPkg+"/values.yaml", []byte("replicas: 2\n"))
-			tr := loadTree(t, root, Options{Render: RenderLimits{InProcess: inProcess}})
+			tr := loadTree(t, root, Options{Render: render.Limits{InProcess: inProcess}})
 			if p := find(t, tr, bootPkg); len(p.Problems) != 0 || len(p.Providers) != 2 {
 				t.Fatalf("clean schema: problems %+v, providers %d", p.Problems, len(p.Providers))
 			}
 			write(t, root, bootPkg+"/values.yaml", []byte("replicas: two\n"))
-			tr = loadTree(t, root, Options{Render: RenderLimits{InProcess: inProcess}})
+			tr = loadTree(t, root, Options{Render: render.Limits{InProcess: inProcess}})
 			p := find(t, tr, bootPkg)
 			if pr := problem(p, model.CheckPackageLoad, "values don't meet the specifications of the schema"); pr == nil || pr.File != "values.yaml" || !strings.Contains(pr.Message, "replicas") {
 				t.Fatalf("problems = %+v, want the schema violation at values.yaml", p.Problems)
@@ -94,31 +95,4 @@ func TestSchemaReachesNothing(t *testing.T) {
 	if n := watch.Count(); n != 0 {
 		t.Fatalf("%d connections reached the listener the schemas named", n)
 	}
-}
-
-// FuzzValuesSchema: whatever a values.schema.json holds, validating
-// values against it ends, without a panic, having loaded no document
-// (refusingLoader is the only loader; a refused ref is reported as such).
-func FuzzValuesSchema(f *testing.F) {
-	for _, s := range []string{
-		`{"$ref":"http://127.0.0.1:1/x.json"}`,
-		`{"$schema":"file:///etc/passwd"}`,
-		`{"$id":"http://x/","$ref":"y"}`,
-		`{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`,
-		`{"properties":{"a":{"type":"integer"}},"additionalProperties":false}`,
-		`{"$ref":"urn:x"}`,
-		`true`, `[]`, `{"pattern":"(a*)*b"}`,
-	} {
-		f.Add([]byte(s))
-	}
-	values := map[string]any{"a": 1, "b": map[string]any{"c": "d"}}
-	f.Fuzz(func(t *testing.T, schema []byte) {
-		ref, err := validateSchema(schema, values)
-		if ref != "" && err != nil {
-			t.Fatalf("both a refused ref %q and an error %v", ref, err)
-		}
-		if ref != "" && strings.HasPrefix(ref, "urn:") {
-			t.Fatalf("urn ref %q refused; Helm gives it the permissive schema", ref)
-		}
-	})
 }

@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -144,9 +145,9 @@ func mergeValues(dst, src map[string]any) {
 // shapedAsComponents reports whether a ConfigMap is shaped as provider
 // components: a components key beside a metadata key (whatever they
 // hold), or the operator's compressed annotation.
-func shapedAsComponents(o *object) bool {
-	if lookupPath(o.root, "data", "metadata") != nil || lookupPath(o.root, "binaryData", "metadata") != nil {
+func shapedAsComponents(o *manifest.Object) bool {
+	if manifest.LookupPath(o.Root, "data", "metadata") != nil || manifest.LookupPath(o.Root, "binaryData", "metadata") != nil {
 		return true
 	}
-	return lookupPath(o.root, "metadata", "annotations", model.CompressedAnnotation) != nil
+	return manifest.LookupPath(o.Root, "metadata", "annotations", model.CompressedAnnotation) != nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/remote/remotetest"
+	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
@@ -32,7 +33,7 @@ func TestFindingsNameNoFlag(t *testing.T) {
 	quiet := slog.New(slog.DiscardHandler)
 	inflate := Options{Options: load.Options{Workers: 2, Limit: 64, Logger: quiet}}
 	render := Options{Options: load.Options{Workers: 2, Logger: quiet,
-		Render: load.RenderLimits{Timeout: 30 * time.Second, MaxMemory: load.DefaultRenderMaxMemory, MaxOutput: 64}}}
+		Render: render.Limits{Timeout: 30 * time.Second, MaxMemory: render.DefaultMaxMemory, MaxOutput: 64}}}
 
 	// The clean tree plus a provider installing from a registry nobody
 	// allowed, checked against a registry nobody listens on.

@@ -17,9 +17,9 @@ import (
 	"github.com/pinseal/pinseal/internal/service/gitsource"
 	"github.com/pinseal/pinseal/internal/service/server/untar"
 	"github.com/pinseal/pinseal/pkg/artifact"
-	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/remote"
+	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
 
@@ -220,8 +220,8 @@ type Limits struct {
 }
 
 // Render is the chart render bounds these limits set.
-func (l Limits) Render() load.RenderLimits {
-	return load.RenderLimits{Timeout: l.RenderTimeout.D(), MaxMemory: l.RenderMaxMemory, MaxOutput: l.RenderMaxOutput}
+func (l Limits) Render() render.Limits {
+	return render.Limits{Timeout: l.RenderTimeout.D(), MaxMemory: l.RenderMaxMemory, MaxOutput: l.RenderMaxOutput}
 }
 
 // WebhookConfig is the one URL the service POSTs events to.
@@ -333,9 +333,9 @@ func (c *Config) applyDefaults() {
 	setDur(&l.ReadHeaderTimeout, 10*time.Second)
 	setDur(&l.ScanTimeout, 30*time.Minute)
 	setDur(&l.ShutdownTimeout, 30*time.Second)
-	setDur(&l.RenderTimeout, load.DefaultRenderTimeout)
-	setInt64(&l.RenderMaxMemory, load.DefaultRenderMaxMemory)
-	setInt64(&l.RenderMaxOutput, load.DefaultRenderMaxOutput)
+	setDur(&l.RenderTimeout, render.DefaultTimeout)
+	setInt64(&l.RenderMaxMemory, render.DefaultMaxMemory)
+	setInt64(&l.RenderMaxOutput, render.DefaultMaxOutput)
 	setInt(&l.GitMaxFiles, gitsource.DefaultMaxFiles)
 	setInt64(&l.GitMaxBytes, gitsource.DefaultMaxBytes)
 	if c.Webhook != nil {

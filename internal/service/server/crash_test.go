@@ -18,7 +18,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/servertest"
-	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -31,8 +31,8 @@ const (
 
 func TestMain(m *testing.M) {
 	// This test binary is also the bounded chart-render child of the
-	// engine's tests (see load.MaybeRunRenderChild).
-	load.MaybeRunRenderChild()
+	// engine's tests (see render.MaybeRunChild).
+	render.MaybeRunChild()
 	if cfg := os.Getenv(serveEnv); cfg != "" {
 		os.Exit(serveProcess(cfg, os.Getenv(addrEnv)))
 	}

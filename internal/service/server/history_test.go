@@ -56,7 +56,9 @@ func TestGitSourceHistory(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.PublicReads = true
 	cfg.Sources = []SourceConfig{{Name: "g", Git: &GitConfig{URL: "file://" + repo, Ref: "master"}}}
-	ts := startServer(t, cfg, NewVerifyEngine(cfg, false))
+	engine := NewVerifyEngine(cfg, false, nil)
+	t.Cleanup(engine.Sandbox.Close)
+	ts := startServer(t, cfg, engine)
 	scanNow := func() scanDetail {
 		t.Helper()
 		var sc store.Scan

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/history"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
@@ -21,19 +23,25 @@ type VerifyEngine struct {
 	// Registry are the registry client options (plain HTTP, allowed hosts).
 	Registry artifact.Options
 	// Render bounds every chart render.
-	Render load.RenderLimits
+	Render render.Limits
+	// Sandbox renders the charts of every scan, its children kept warm
+	// between scans; whoever made the engine closes it. nil: each scan
+	// starts its own.
+	Sandbox *render.Sandbox
 	// Allow is the registries allowlist: where providers'
 	// spec.fetchConfig.oci may be read from in scheduled scans.
 	Allow []string
 }
 
 // NewVerifyEngine is the engine the config describes: its registries
-// allowlist and render limits; plainHTTP reaches registries over plain
+// allowlist and render limits, and a render sandbox the caller closes
+// (Sandbox.Close) when it is done; plainHTTP reaches registries over plain
 // HTTP (a loopback registry).
-func NewVerifyEngine(cfg *Config, plainHTTP bool) VerifyEngine {
+func NewVerifyEngine(cfg *Config, plainHTTP bool, log *slog.Logger) VerifyEngine {
 	return VerifyEngine{
 		Registry: artifact.Options{PlainHTTP: plainHTTP, AllowedHosts: cfg.RegistryHosts(), Retries: fetch.DefaultRetries},
 		Render:   cfg.Limits.Render(),
+		Sandbox:  render.New(log),
 		Allow:    cfg.Registries,
 	}
 }
@@ -67,7 +75,7 @@ func named(rep *report.Report, err error) (*report.Report, error) {
 
 // CheckTree implements Engine.
 func (e VerifyEngine) CheckTree(ctx context.Context, root string, opts CheckOptions) (*report.Report, error) {
-	vo := verify.Options{Options: load.Options{Render: e.Render}, Policy: orDefault(opts.Policy), OnlyExtra: opts.RegistryOnly && opts.Registry != ""}
+	vo := verify.Options{Options: load.Options{Render: e.Render, Sandbox: e.Sandbox}, Policy: orDefault(opts.Policy), OnlyExtra: opts.RegistryOnly && opts.Registry != ""}
 	if opts.Registry != "" {
 		prefix, err := artifact.ParsePrefix(opts.Registry)
 		if err != nil {

@@ -48,7 +48,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/service/server"
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
-	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
@@ -56,7 +56,7 @@ import (
 const benchRepo = "127.0.0.1:5000/bench/core-cluster-api"
 
 func main() {
-	load.MaybeRunRenderChild()
+	render.MaybeRunChild()
 	serve := flag.String("serve", "", "run as the server child with this data directory")
 	rate := flag.Int("rate", 200, "cached verify requests per second")
 	dur := flag.Duration("duration", 10*time.Second, "how long to send cached verify requests")

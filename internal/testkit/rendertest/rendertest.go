@@ -1,19 +1,19 @@
 // Package rendertest is the TestMain of the test binaries that load charts.
 //
 // The test binary must be able to serve as the bounded render child (see
-// load.MaybeRunRenderChild), as the builder and verifier binaries do.
+// render.MaybeRunChild), as the builder and verifier binaries do.
 package rendertest
 
 import (
 	"os"
 	"testing"
 
-	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // Main runs the render child when the binary was started as one, else the
 // tests.
 func Main(m *testing.M) {
-	load.MaybeRunRenderChild()
+	render.MaybeRunChild()
 	os.Exit(m.Run())
 }

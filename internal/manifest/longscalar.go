@@ -1,4 +1,4 @@
-package load
+package manifest
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ import (
 
 // longScalarMin is the shortest line value swapped (a components blob is
 // tens of KiB or more; short values cost yaml.v3 little).
-const longScalarMin = 4096
+const LongScalarMin = 4096
 
 // swapNonce starts every placeholder; random per process.
 var swapNonce = func() string {
@@ -97,7 +97,7 @@ func swapLongScalars(text []byte, min int) ([]byte, []string) {
 			lineEnd, next = i+e, i+e+1
 		}
 		if lineEnd-i >= min {
-			if vs, ok := longValue(text[i:lineEnd], min); ok {
+			if vs, ok := LongValue(text[i:lineEnd], min); ok {
 				if out == nil {
 					if bytes.Contains(text, []byte(swapNonce)) {
 						return nil, nil
@@ -121,7 +121,7 @@ func swapLongScalars(text []byte, min int) ([]byte, []string) {
 
 // longValue reports whether line l is `<spaces><key>: <value>` with a
 // qualifying value of at least min bytes, and where the value starts.
-func longValue(l []byte, min int) (int, bool) {
+func LongValue(l []byte, min int) (int, bool) {
 	i := 0
 	for i < len(l) && l[i] == ' ' {
 		i++

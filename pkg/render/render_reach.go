@@ -1,4 +1,4 @@
-package load
+package render
 
 import (
 	"regexp"
@@ -38,6 +38,10 @@ var chartLoaderFiles = map[string]bool{
 	"Chart.yaml": true, "values.yaml": true, "values.schema.json": true,
 	"Chart.lock": true, "requirements.yaml": true, "requirements.lock": true,
 }
+
+// ReadByLoader reports whether Helm's loader itself reads the chart file
+// name (not through .Files).
+func ReadByLoader(name string) bool { return chartLoaderFiles[name] }
 
 // unreadFiles returns the names of the chart files of at least omitMin
 // bytes that no template can read (see above), or nil when the templates

@@ -1,4 +1,4 @@
-package load
+package manifest
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ const maxScanLine = 4 << 10
 // and metadata.name. It looks at lines, not at YAML syntax, so it costs
 // about a memchr per line; YAML errors inside an object are not its
 // business (the operator's apply reports those).
-type objectScanner struct {
+type Scanner struct {
 	line    []byte
 	long    bool // the current line overflowed maxScanLine
 	doc     int  // documents seen (1-based index of the current one)
@@ -32,7 +32,7 @@ type objectScanner struct {
 	problem                          string
 }
 
-func (s *objectScanner) Write(p []byte) (int, error) {
+func (s *Scanner) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -51,7 +51,7 @@ func (s *objectScanner) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *objectScanner) add(b []byte) {
+func (s *Scanner) add(b []byte) {
 	if room := maxScanLine - len(s.line); room < len(b) {
 		b = b[:max(room, 0)]
 		s.long = true
@@ -59,7 +59,7 @@ func (s *objectScanner) add(b []byte) {
 	s.line = append(s.line, b...)
 }
 
-func (s *objectScanner) endLine() {
+func (s *Scanner) endLine() {
 	s.scanBytes(s.line)
 	s.line = s.line[:0]
 	s.long = false
@@ -67,14 +67,14 @@ func (s *objectScanner) endLine() {
 
 // scanBytes reads one line. Fast path: an indented line inside a
 // document, outside metadata, tells nothing (most lines of a manifest).
-func (s *objectScanner) scanBytes(l []byte) {
+func (s *Scanner) scanBytes(l []byte) {
 	if s.content && !s.inMeta && len(l) > 0 && l[0] == ' ' {
 		return
 	}
 	s.scanLine(string(bytes.TrimRight(l, "\r")))
 }
 
-func (s *objectScanner) scanLine(l string) {
+func (s *Scanner) scanLine(l string) {
 	t := strings.TrimSpace(l)
 	if strings.HasPrefix(l, "---") || l == "..." {
 		s.endDoc()
@@ -149,7 +149,7 @@ func topKey(l string) (key, val string, ok bool) {
 	return k, v, true
 }
 
-func (s *objectScanner) endDoc() {
+func (s *Scanner) endDoc() {
 	if s.content {
 		s.doc++
 		if s.apiVersion && s.kind && s.metadata && s.name {
@@ -162,7 +162,7 @@ func (s *objectScanner) endDoc() {
 }
 
 // describe says what the current document is instead of an object.
-func (s *objectScanner) describe() string {
+func (s *Scanner) describe() string {
 	first := s.first
 	if len(first) > 60 {
 		first = first[:60] + "…"
@@ -193,7 +193,7 @@ func (s *objectScanner) describe() string {
 
 // result finishes the stream: truncated tells that the stream was cut
 // short (the last document is then judged as it is).
-func (s *objectScanner) result() *model.Objects {
+func (s *Scanner) Result() *model.Objects {
 	if len(s.line) > 0 || s.long {
 		s.endLine()
 	}
@@ -206,8 +206,8 @@ func (s *objectScanner) result() *model.Objects {
 }
 
 // scanObjects scans a whole manifest held in memory.
-func scanObjects(b []byte) *model.Objects {
-	s := &objectScanner{}
+func Scan(b []byte) *model.Objects {
+	s := &Scanner{}
 	_, _ = s.Write(b)
-	return s.result()
+	return s.Result()
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package load
+package render
 
 import (
 	"os/exec"

@@ -1,4 +1,4 @@
-package load
+package manifest
 
 import (
 	"encoding/base64"
@@ -15,7 +15,7 @@ import (
 // problems.
 func parseBoth(t *testing.T, text []byte, min int) (swapped int) {
 	t.Helper()
-	for _, d := range splitDocs(text) {
+	for _, d := range SplitDocs(text) {
 		po, pp := parseDocWith(d, "f.yaml", 0)
 		fo, fp := parseDocWith(d, "f.yaml", min)
 		if !reflect.DeepEqual(po, fo) || !reflect.DeepEqual(pp, fp) {
@@ -52,7 +52,7 @@ func TestLongScalarsSameTree(t *testing.T) {
 		{"digits only (a number)", "binaryData:\n  components: " + strings.Repeat("1", 5000) + "\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := parseBoth(t, []byte(tc.text), longScalarMin)
+			got := parseBoth(t, []byte(tc.text), LongScalarMin)
 			if tc.fast != (got > 0 && fastTaken(tc.text)) {
 				t.Fatalf("fast path taken: %v, want %v", !tc.fast, tc.fast)
 			}
@@ -63,8 +63,8 @@ func TestLongScalarsSameTree(t *testing.T) {
 // fastTaken reports whether every document of text with a swap parses on
 // the fast path.
 func fastTaken(text string) bool {
-	for _, d := range splitDocs([]byte(text)) {
-		sw, vals := swapLongScalars(d.bytes(), longScalarMin)
+	for _, d := range SplitDocs([]byte(text)) {
+		sw, vals := swapLongScalars(d.bytes(), LongScalarMin)
 		if vals == nil {
 			continue
 		}

@@ -1,4 +1,4 @@
-package load
+package render
 
 // Bounds on what the verifier's own process parses of a chart. Helm's
 // loader builds a chart's values, Chart.yaml and lock, values schema and
@@ -58,12 +58,12 @@ const parseMark = "parse:"
 // parseBound is a parse bound a chart passed: File is the package file
 // (a packed subchart for what is inside one), Message what passed which
 // bound.
-type parseBound struct {
+type Bound struct {
 	File    string
 	Message string
 }
 
-func (b *parseBound) problem() *model.Problem {
+func (b *Bound) Problem() *model.Problem {
 	return &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: b.File},
 		Message: b.Message + "; the chart was not loaded",
 		Hint:    "a provider package's chart needs nothing this large: remove what makes it so (YAML aliases that repeat whole subtrees, generated values, large packed subcharts)"}
@@ -78,7 +78,7 @@ func (b *parseBound) problem() *model.Problem {
 // MaxChartValueBytes in all. mark is called with the package file about to
 // be read, so that a render bound passed while reading it names it. It
 // runs in the render child.
-func checkChartFiles(files []*loader.BufferedFile, mark func(string)) *parseBound {
+func CheckChartFiles(files []*loader.BufferedFile, mark func(string)) *Bound {
 	a := &archiveCheck{bytesLeft: MaxArchiveBytes, entriesLeft: MaxArchiveEntries, mark: mark,
 		values: &yamlbound.Budget{Limits: yamlbound.Limits{MaxNodes: MaxChartValueNodes, MaxScalarBytes: MaxChartValueBytes}}}
 	return a.chart("", "", files)
@@ -92,7 +92,7 @@ type archiveCheck struct {
 
 // yaml decodes one YAML file as Helm does (sigs.k8s.io/yaml) and spends
 // what it built from a.values.
-func (a *archiveCheck) yaml(name, where string, data []byte) *parseBound {
+func (a *archiveCheck) yaml(name, where string, data []byte) *Bound {
 	if where == "" {
 		where = name
 		a.mark(name)
@@ -108,7 +108,7 @@ func (a *archiveCheck) yaml(name, where string, data []byte) *parseBound {
 			if where != name {
 				in = " (in " + where + ")"
 			}
-			return &parseBound{File: where, Message: fmt.Sprintf("%s%s: with the chart's other values files and Chart.yaml it has %s", name, in, boundText(be))}
+			return &Bound{File: where, Message: fmt.Sprintf("%s%s: with the chart's other values files and Chart.yaml it has %s", name, in, boundText(be))}
 		}
 	}
 	return nil
@@ -118,7 +118,7 @@ func (a *archiveCheck) yaml(name, where string, data []byte) *parseBound {
 // files, as Helm's loader.LoadFiles groups them. prefix is the chart's
 // path in the package; outer the package file of the archive it is in
 // ("" when it is not in one).
-func (a *archiveCheck) chart(prefix, outer string, files []*loader.BufferedFile) *parseBound {
+func (a *archiveCheck) chart(prefix, outer string, files []*loader.BufferedFile) *Bound {
 	subs := map[string][]*loader.BufferedFile{}
 	for _, f := range files {
 		if chartLoaderFiles[f.Name] {
@@ -174,12 +174,12 @@ func (a *archiveCheck) chart(prefix, outer string, files []*loader.BufferedFile)
 // package file where) as loader.LoadArchiveFiles does, within what is left
 // of the bounds. nil files and no bound: the archive is broken, which
 // Helm reports when it loads it.
-func (a *archiveCheck) inflate(name, where string, data []byte) ([]*loader.BufferedFile, *parseBound) {
+func (a *archiveCheck) inflate(name, where string, data []byte) ([]*loader.BufferedFile, *Bound) {
 	if where == name {
 		a.mark(name)
 	}
-	over := func(what string) *parseBound {
-		return &parseBound{File: where, Message: fmt.Sprintf("the packed subcharts of the chart hold more than %s (reading %s)", what, name)}
+	over := func(what string) *Bound {
+		return &Bound{File: where, Message: fmt.Sprintf("the packed subcharts of the chart hold more than %s (reading %s)", what, name)}
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
@@ -258,21 +258,21 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 // values, Chart.yaml, lock and schema, against MaxChartValueNodes and
 // MaxChartValueBytes in all. files are the chart's files, to name a
 // subchart's directory.
-func measureChart(chrt *chart.Chart, files []*loader.BufferedFile) *parseBound {
+func MeasureChart(chrt *chart.Chart, files []*loader.BufferedFile) *Bound {
 	b := &yamlbound.Budget{Limits: yamlbound.Limits{MaxNodes: MaxChartValueNodes, MaxScalarBytes: MaxChartValueBytes}}
-	subdirs := subchartDirs(files)
-	var bound *parseBound
+	subdirs := SubchartDirs(files)
+	var bound *Bound
 	var rec func(c *chart.Chart)
 	rec = func(c *chart.Chart) {
 		dir := strings.TrimPrefix(c.ChartFullPath(), chrt.Name())
-		dir = strings.TrimPrefix(subchartPath(strings.TrimPrefix(dir, "/"), subdirs), "/")
+		dir = strings.TrimPrefix(SubchartPath(strings.TrimPrefix(dir, "/"), subdirs), "/")
 		if dir != "" {
 			dir += "/"
 		}
 		fail := func(file string, err error) {
 			var be *yamlbound.Error
 			if errors.As(err, &be) {
-				bound = &parseBound{File: dir + file, Message: fmt.Sprintf("%s%s: as Helm loaded it, with the chart's other values files, Chart.yaml and schemas, it has %s", dir, file, boundText(be))}
+				bound = &Bound{File: dir + file, Message: fmt.Sprintf("%s%s: as Helm loaded it, with the chart's other values files, Chart.yaml and schemas, it has %s", dir, file, boundText(be))}
 			}
 		}
 		if err := measureValues(b, c.Values); err != nil {
@@ -358,7 +358,7 @@ func measureValues(b *yamlbound.Budget, v any) error {
 // it has none, does not parse, or is larger than a Chart.yaml could
 // reasonably be (it is read in the verifier's own process, before any
 // bound was checked).
-func chartName(data []byte) string {
+func ChartName(data []byte) string {
 	const maxChartYAML = 64 << 10
 	if len(data) > maxChartYAML {
 		return ""

@@ -1,4 +1,4 @@
-package load
+package manifest
 
 import (
 	"strings"
@@ -27,11 +27,11 @@ func TestScanObjects(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, chunk := range []int{len(tc.in) + 1, 3} { // whole, and split across writes
-				s := &objectScanner{}
+				s := &Scanner{}
 				for i := 0; i < len(tc.in); i += chunk {
 					_, _ = s.Write([]byte(tc.in[i:min(i+chunk, len(tc.in))]))
 				}
-				o := s.result()
+				o := s.Result()
 				if o.Count != tc.count || (tc.problem == "") != (o.Problem == "") || !strings.Contains(o.Problem, tc.problem) {
 					t.Errorf("chunk %d: got %+v, want count %d problem %q", chunk, o, tc.count, tc.problem)
 				}
@@ -45,17 +45,17 @@ func FuzzScanObjects(f *testing.F) {
 	f.Add([]byte("Not Found"))
 	f.Add([]byte("<html>"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		o := scanObjects(b)
+		o := Scan(b)
 		if o.Count == 0 && o.Problem == "" {
 			t.Fatal("no object and no problem")
 		}
 		// Byte by byte (no line is ever whole in one write, so the
 		// no-copy path of Write is never taken): the same result.
-		s := &objectScanner{}
+		s := &Scanner{}
 		for i := range b {
 			_, _ = s.Write(b[i : i+1])
 		}
-		if slow := s.result(); *slow != *o {
+		if slow := s.Result(); *slow != *o {
 			t.Fatalf("written whole: %+v; byte by byte: %+v", *o, *slow)
 		}
 	})

@@ -1,4 +1,4 @@
-package load
+package render
 
 // Values schemas without reaching out. Helm validates a chart's values
 // against its values.schema.json files (and its subcharts') with
@@ -57,7 +57,7 @@ func (refusingLoader) Load(url string) (any, error) {
 // (validateSchemas). files are the chart's files (to name a subchart's
 // schema by its directory). A problem is returned instead of the values
 // when they do not compose or do not validate.
-func renderValues(chrt *chart.Chart, user map[string]any, opts chartutil.ReleaseOptions, validate bool, files []*loader.BufferedFile) (chartutil.Values, *model.Problem) {
+func Values(chrt *chart.Chart, user map[string]any, opts chartutil.ReleaseOptions, validate bool, files []*loader.BufferedFile) (chartutil.Values, *model.Problem) {
 	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, user, opts, chartutil.DefaultCapabilities, true)
 	if err != nil {
 		return nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "values.yaml"},
@@ -97,7 +97,7 @@ func validateSchemas(chrt *chart.Chart, values map[string]any, files []*loader.B
 			if ref != "" {
 				file := "values.schema.json"
 				if c != chrt {
-					file = subchartPath(strings.TrimPrefix(c.ChartFullPath(), top)+"/values.schema.json", subchartDirs(files))
+					file = SubchartPath(strings.TrimPrefix(c.ChartFullPath(), top)+"/values.schema.json", SubchartDirs(files))
 				}
 				refused = &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: file},
 					Message: fmt.Sprintf("%s refers to %q, another document: the verifier reads no schema but the chart's values.schema.json files (Helm would fetch or open it on the machine that installs the chart); the values were not checked and the chart was not rendered", file, ref),

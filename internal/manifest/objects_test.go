@@ -1,4 +1,4 @@
-package load
+package manifest
 
 import (
 	"strconv"
@@ -37,7 +37,7 @@ func TestLoadObjects(t *testing.T) {
 		{"tabs", "kind: A\n\tmetadata: x\n", nil, []string{"does not parse@"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			objs, probs := loadObjects([]byte(tc.in), "x.yaml")
+			objs, probs := Parse([]byte(tc.in), "x.yaml")
 			var got []string
 			for _, o := range objs {
 				got = append(got, o.Kind+"/"+o.Name+"@"+itoa(o.Line))
@@ -70,53 +70,13 @@ func TestStringScalar(t *testing.T) {
 		{`v: true`, false}, {`v: yes`, false}, {`v: off`, false}, {`v: 1.10`, false}, {`v: 3`, false},
 		{`v: ~`, false}, {`v: [a]`, false}, {"v: |\n  text\n", true},
 	} {
-		objs, _ := loadObjects([]byte("kind: X\n"+tc.in+"\n"), "x")
+		objs, _ := Parse([]byte("kind: X\n"+tc.in+"\n"), "x")
 		if len(objs) != 1 {
 			t.Fatalf("%s: no object", tc.in)
 		}
-		_, ok, why := stringScalar(lookup(objs[0].root, "v"))
+		_, ok, why := StringScalar(Lookup(objs[0].Root, "v"))
 		if ok != tc.ok || (!ok && why == "") {
 			t.Errorf("%s: ok = %v (%s), want %v", tc.in, ok, why, tc.ok)
-		}
-	}
-}
-
-func TestSourceLine(t *testing.T) {
-	src := []byte(`{{- if .Values.on }}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: first
----
-kind: ConfigMap
-metadata:
-  name: "second"
-{{- end }}
----
-kind: Secret
-metadata:
-  name: {{ .Release.Name }}
-`)
-	for _, tc := range []struct {
-		kind, name string
-		want       int
-	}{
-		{"ConfigMap", "first", 6}, {"ConfigMap", "second", 10}, {"Secret", "rel", 13}, {"ConfigMap", "third", 0}, {"Deployment", "x", 0},
-	} {
-		if got := sourceLine(src, tc.kind, tc.name); got != tc.want {
-			t.Errorf("%s/%s: line %d, want %d", tc.kind, tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestRenderedLineMap(t *testing.T) {
-	src := []byte("{{- if .Values.a }}\nkind: A\nx: {{ .Values.x }}\n{{- end }}\nunique: line\n")
-	rendered := "\nkind: A\nx: 1\nunique: line\n"
-	lm := renderedLineMap(src, rendered)
-	for _, tc := range [][2]int{{2, 2}, {3, 0}, {4, 5}, {1, 0}, {99, 0}, {0, 0}} {
-		if got := lm(tc[0]); got != tc[1] {
-			t.Errorf("rendered line %d -> %d, want %d", tc[0], got, tc[1])
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package load
+package render
 
 import (
 	"bufio"
@@ -60,7 +60,8 @@ type frame struct {
 
 var errFrameTooBig = errors.New("render answer over the output bound")
 
-var pool struct {
+// childPool is a Sandbox's children.
+type childPool struct {
 	mu      sync.Mutex
 	idle    []*renderWorker
 	warming map[int64]int // children being started by warm, by memory bound
@@ -69,13 +70,16 @@ var pool struct {
 	started atomic.Int64 // children started, for tests and benchmarks
 }
 
-func init() { pool.ready = sync.NewCond(&pool.mu) }
-
 // warm starts children with memory bound mem in the background, up to n
 // (and the render slots) idle or starting, so that the first charts of a
 // tree do not each wait for a child to start (an exec and the Go runtime's
 // start-up: tens of milliseconds). getWorker waits for them.
-func warm(n int, mem int64) {
+func (s *Sandbox) Warm(n int, lim Limits) {
+	if !Available(lim) {
+		return
+	}
+	mem := lim.WithDefaults().MaxMemory
+	pool := &s.pool
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
 	have := pool.warming[mem]
@@ -84,15 +88,15 @@ func warm(n int, mem int64) {
 			have++
 		}
 	}
-	for ; have < min(n, cap(renderSlots)); have++ {
+	for ; have < min(n, cap(s.slots)); have++ {
 		if pool.warming == nil {
 			pool.warming = map[int64]int{}
 		}
 		pool.warming[mem]++
 		go func() {
-			w, err := startWorker(mem)
+			w, err := s.startWorker(mem)
 			if err == nil {
-				putWorker(w)
+				s.putWorker(w)
 			}
 			pool.mu.Lock()
 			pool.warming[mem]--
@@ -104,10 +108,11 @@ func warm(n int, mem int64) {
 
 // getWorker returns an idle child with memory bound mem, or one warm is
 // starting, or starts one.
-func getWorker(mem int64) (*renderWorker, error) {
+func (s *Sandbox) getWorker(mem int64) (*renderWorker, error) {
+	pool := &s.pool
 	pool.mu.Lock()
 	for {
-		if w := takeIdle(mem); w != nil {
+		if w := pool.takeIdle(mem); w != nil {
 			pool.mu.Unlock()
 			return w, nil
 		}
@@ -117,12 +122,12 @@ func getWorker(mem int64) (*renderWorker, error) {
 		pool.ready.Wait()
 	}
 	pool.mu.Unlock()
-	return startWorker(mem)
+	return s.startWorker(mem)
 }
 
 // takeIdle takes a live idle child with memory bound mem off the idle list
 // (pool.mu held), or returns nil.
-func takeIdle(mem int64) *renderWorker {
+func (pool *childPool) takeIdle(mem int64) *renderWorker {
 	for i := len(pool.idle) - 1; i >= 0; i-- {
 		w := pool.idle[i]
 		if w.mem != mem {
@@ -141,10 +146,11 @@ func takeIdle(mem int64) *renderWorker {
 }
 
 // putWorker keeps w for the next chart, or retires it.
-func putWorker(w *renderWorker) {
+func (s *Sandbox) putWorker(w *renderWorker) {
+	pool := &s.pool
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
-	if w.served >= workerCharts || len(pool.idle) >= cap(renderSlots) {
+	if w.served >= workerCharts || len(pool.idle) >= cap(s.slots) {
 		go w.retire()
 		return
 	}
@@ -164,14 +170,14 @@ func putWorker(w *renderWorker) {
 }
 
 // startWorker starts a render child bounded to mem bytes.
-func startWorker(mem int64) (*renderWorker, error) {
+func (s *Sandbox) startWorker(mem int64) (*renderWorker, error) {
 	exe, err := selfExe()
 	if err != nil {
 		return nil, fmt.Errorf("finding this program's executable to render in: %w", err)
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = []string{
-		fmt.Sprintf("%s=v2:%d", renderChildEnv, mem),
+		fmt.Sprintf("%s=v2:%d", childEnv, mem),
 		"GOMAXPROCS=1",
 		fmt.Sprintf("GOMEMLIMIT=%d", mem),
 		"GOTRACEBACK=none",
@@ -192,7 +198,7 @@ func startWorker(mem int64) (*renderWorker, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the render process: %w", err)
 	}
-	pool.started.Add(1)
+	s.pool.started.Add(1)
 	w.enc = gob.NewEncoder(w.stdin)
 	go w.read(bufio.NewReader(stdout))
 	return w, nil
@@ -249,12 +255,13 @@ func (w *renderWorker) retire() {
 	}
 }
 
-// renderInChild renders req in a child, bounded by lim and ctx.
-func renderInChild(ctx context.Context, req renderRequest, lim RenderLimits) (*renderResponse, error) {
+// inChild renders req in a child, bounded by lim and ctx.
+func (s *Sandbox) inChild(ctx context.Context, req renderRequest, lim Limits) (*renderResponse, error) {
+	pool := &s.pool
 	var w *renderWorker
 	var err error
 	for attempt := 0; ; attempt++ {
-		if w, err = getWorker(lim.MaxMemory); err != nil {
+		if w, err = s.getWorker(lim.MaxMemory); err != nil {
 			return nil, err
 		}
 		pool.mu.Lock()
@@ -288,7 +295,7 @@ func renderInChild(ctx context.Context, req renderRequest, lim RenderLimits) (*r
 			return nil, fmt.Errorf("reading the render process's answer: %w", err)
 		}
 		w.served++
-		putWorker(w)
+		s.putWorker(w)
 		if res.Output > 0 {
 			return nil, &limitError{What: "output", Template: res.Template, Detail: fmt.Sprintf("%s rendered", byteSize(res.Output))}
 		}
@@ -307,7 +314,7 @@ func renderInChild(ctx context.Context, req renderRequest, lim RenderLimits) (*r
 // failure says why a child gave no answer: over the output bound, out of
 // memory, killed (the CPU-time backstop, the kernel's OOM killer) or a
 // crash.
-func (w *renderWorker) failure(err error, lim RenderLimits) error {
+func (w *renderWorker) failure(err error, lim Limits) error {
 	if errors.Is(err, errFrameTooBig) {
 		return &limitError{What: "output", Template: w.prog.template(), Detail: fmt.Sprintf("more than %s written", byteSize(lim.MaxOutput))}
 	}
@@ -324,10 +331,10 @@ func (w *renderWorker) failure(err error, lim RenderLimits) error {
 // runRenderChild is the child's main: bound itself, then render each chart
 // on stdin and answer on stdout until stdin ends. Its exit code is 0 when
 // stdin ended.
-func runRenderChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var mem int64
 	if _, err := fmt.Sscanf(spec, "v2:%d", &mem); err != nil || mem <= 0 {
-		fmt.Fprintf(stderr, "pinseal render child: bad %s=%q\n", renderChildEnv, spec)
+		fmt.Fprintf(stderr, "pinseal render child: bad %s=%q\n", childEnv, spec)
 		return 3
 	}
 	if err := limitSelf(mem); err != nil {
@@ -378,14 +385,14 @@ func runRenderChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int 
 	}
 }
 
-// StopRenderChildren ends this process's idle render children and waits
-// for them. A command calls it before it exits: its children are then
-// reaped, so their CPU time and memory count in its own resource usage
-// (what time(1) reports), and none is left to die only with its parent.
-func StopRenderChildren() { retireIdle() }
-
-// retireIdle retires every idle child.
-func retireIdle() {
+// Close ends the Sandbox's idle children and waits for them: they are then
+// reaped, so their CPU time and memory count in this process's resource
+// usage (what time(1) reports), and none is left to die only with its
+// parent. A render still running keeps its child, which is retired when the
+// render returns. The Sandbox may be used again after Close (children
+// start anew).
+func (s *Sandbox) Close() {
+	pool := &s.pool
 	pool.mu.Lock()
 	idle := pool.idle
 	pool.idle = nil
@@ -395,3 +402,7 @@ func retireIdle() {
 		w.retire()
 	}
 }
+
+// Started is how many children the Sandbox has started, for tests and
+// benchmarks of its reuse.
+func (s *Sandbox) Started() int64 { return s.pool.started.Load() }

@@ -1,4 +1,4 @@
-package load
+package manifest
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 )
 
 // object is one parsed Kubernetes object of a rendered (or plain) YAML file.
-type object struct {
+type Object struct {
 	APIVersion string
 	Kind       string
 	Name       string
@@ -20,7 +20,7 @@ type object struct {
 	// Line is the 1-based line of metadata.name (else kind, else the
 	// document start) in the parsed text.
 	Line int
-	root *yaml.Node // the document's top mapping
+	Root *yaml.Node // the document's top mapping
 }
 
 // maxNodeDepth bounds how deep the loader descends into a document.
@@ -30,11 +30,11 @@ const maxNodeDepth = 500
 // one plain manifest file) into objects. Every document that does not parse,
 // has duplicate keys or is not a mapping becomes a Problem naming file and
 // line; the other documents are still returned. It never panics.
-func loadObjects(data []byte, file string) ([]*object, []model.Problem) {
-	var objs []*object
+func Parse(data []byte, file string) ([]*Object, []model.Problem) {
+	var objs []*Object
 	var probs []model.Problem
-	for _, d := range splitDocs(data) {
-		o, p := parseDoc(d, file)
+	for _, d := range SplitDocs(data) {
+		o, p := ParseDoc(d, file)
 		if o != nil {
 			objs = append(objs, o)
 		}
@@ -44,28 +44,28 @@ func loadObjects(data []byte, file string) ([]*object, []model.Problem) {
 }
 
 // doc is one YAML document of a multi-document text.
-type doc struct {
-	head []byte // content that followed the "--- " marker on its line
-	text []byte
+type Doc struct {
+	Head []byte // content that followed the "--- " marker on its line
+	Text []byte
 	line int // 1-based line of the document's first line in the whole text
 }
 
-func (d doc) bytes() []byte {
-	if len(d.head) == 0 {
-		return d.text
+func (d Doc) bytes() []byte {
+	if len(d.Head) == 0 {
+		return d.Text
 	}
-	b := make([]byte, 0, len(d.head)+1+len(d.text))
-	b = append(b, d.head...)
+	b := make([]byte, 0, len(d.Head)+1+len(d.Text))
+	b = append(b, d.Head...)
 	b = append(b, '\n')
-	return append(b, d.text...)
+	return append(b, d.Text...)
 }
 
 // splitDocs splits text at document markers ("---" or "..." at column 0).
 // What follows "--- " on the marker line starts the next document, so line
 // numbers stay exact.
-func splitDocs(text []byte) []doc {
-	var docs []doc
-	cur := doc{line: 1}
+func SplitDocs(text []byte) []Doc {
+	var docs []Doc
+	cur := Doc{line: 1}
 	start := 0
 	line := 1
 	for i := 0; i < len(text); line++ {
@@ -75,25 +75,25 @@ func splitDocs(text []byte) []doc {
 		}
 		l := text[i:next]
 		if m := yamldoc.Marker(l); m != "" {
-			cur.text = text[start:i]
+			cur.Text = text[start:i]
 			docs = append(docs, cur)
-			cur = doc{line: line + 1}
+			cur = Doc{line: line + 1}
 			if m == "---" {
 				if rest := bytes.TrimRight(l[3:], "\r\n"); len(bytes.TrimSpace(rest)) > 0 {
 					// As Helm's manifest splitter does, the document starts
 					// right after the marker.
-					cur = doc{line: line, head: bytes.TrimLeft(rest, " \t")}
+					cur = Doc{line: line, Head: bytes.TrimLeft(rest, " \t")}
 				}
 			}
 			start = next
 		}
 		i = next
 	}
-	cur.text = text[start:]
+	cur.Text = text[start:]
 	docs = append(docs, cur)
 	out := docs[:0]
 	for _, d := range docs {
-		if !blank(d.head) || !blank(d.text) {
+		if !blank(d.Head) || !blank(d.Text) {
 			out = append(out, d)
 		}
 	}
@@ -119,13 +119,13 @@ func blank(b []byte) bool {
 
 // parseDoc parses one document into an object. A document that is empty or
 // null yields nothing.
-func parseDoc(d doc, file string) (o *object, probs []model.Problem) {
-	return parseDocWith(d, file, longScalarMin)
+func ParseDoc(d Doc, file string) (o *Object, probs []model.Problem) {
+	return parseDocWith(d, file, LongScalarMin)
 }
 
 // parseDocWith is parseDoc with long base64 values of at least swapMin
 // bytes kept out of the YAML scan (longscalar.go; 0: never).
-func parseDocWith(d doc, file string, swapMin int) (o *object, probs []model.Problem) {
+func parseDocWith(d Doc, file string, swapMin int) (o *Object, probs []model.Problem) {
 	defer func() {
 		if r := recover(); r != nil {
 			o = nil
@@ -156,7 +156,7 @@ func parseDocWith(d doc, file string, swapMin int) (o *object, probs []model.Pro
 	}
 	if root.Kind != yaml.MappingNode {
 		return nil, []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: lineOf(root.Line)},
-			Message: fmt.Sprintf("YAML document at line %d is a %s, not a Kubernetes object (a mapping)", lineOf(root.Line), nodeKind(root))}}
+			Message: fmt.Sprintf("YAML document at line %d is a %s, not a Kubernetes object (a mapping)", lineOf(root.Line), NodeKind(root))}}
 	}
 	if dups := duplicateKeys(root); len(dups) > 0 {
 		for _, dk := range dups {
@@ -166,16 +166,16 @@ func parseDocWith(d doc, file string, swapMin int) (o *object, probs []model.Pro
 		}
 		return nil, probs
 	}
-	o = &object{root: root, Line: lineOf(root.Line)}
-	o.APIVersion, _ = scalar(lookup(root, "apiVersion"))
-	o.Kind, _ = scalar(lookup(root, "kind"))
-	if k := lookup(root, "kind"); k != nil {
+	o = &Object{Root: root, Line: lineOf(root.Line)}
+	o.APIVersion, _ = Scalar(Lookup(root, "apiVersion"))
+	o.Kind, _ = Scalar(Lookup(root, "kind"))
+	if k := Lookup(root, "kind"); k != nil {
 		o.Line = lineOf(k.Line)
 	}
-	meta := lookup(root, "metadata")
-	o.Name, _ = scalar(lookup(meta, "name"))
-	o.Namespace, _ = scalar(lookup(meta, "namespace"))
-	if nm := lookup(meta, "name"); nm != nil {
+	meta := Lookup(root, "metadata")
+	o.Name, _ = Scalar(Lookup(meta, "name"))
+	o.Namespace, _ = Scalar(Lookup(meta, "namespace"))
+	if nm := Lookup(meta, "name"); nm != nil {
 		o.Line = lineOf(nm.Line)
 	}
 	// Rebase every node's line so later lookups report whole-text lines.
@@ -183,7 +183,7 @@ func parseDocWith(d doc, file string, swapMin int) (o *object, probs []model.Pro
 	return o, probs
 }
 
-func nodeKind(n *yaml.Node) string {
+func NodeKind(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.SequenceNode:
 		return "list"
@@ -246,7 +246,7 @@ func duplicateKeys(root *yaml.Node) []dupKey {
 }
 
 // resolve follows an alias to its anchor.
-func resolve(n *yaml.Node) *yaml.Node {
+func Resolve(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
 		n = n.Alias
 	}
@@ -258,31 +258,31 @@ func resolve(n *yaml.Node) *yaml.Node {
 
 // lookup returns the value of key in mapping m, nil when m is not a mapping
 // or has no such key.
-func lookup(m *yaml.Node, key string) *yaml.Node {
-	m = resolve(m)
+func Lookup(m *yaml.Node, key string) *yaml.Node {
+	m = Resolve(m)
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if k := m.Content[i]; k.Kind == yaml.ScalarNode && k.Value == key {
-			return resolve(m.Content[i+1])
+			return Resolve(m.Content[i+1])
 		}
 	}
 	return nil
 }
 
 // lookupPath looks up a chain of keys.
-func lookupPath(m *yaml.Node, keys ...string) *yaml.Node {
+func LookupPath(m *yaml.Node, keys ...string) *yaml.Node {
 	for _, k := range keys {
-		m = lookup(m, k)
+		m = Lookup(m, k)
 	}
 	return m
 }
 
 // scalar returns a scalar node's value; ok is false for a missing node, a
 // null or a non-scalar.
-func scalar(n *yaml.Node) (string, bool) {
-	n = resolve(n)
+func Scalar(n *yaml.Node) (string, bool) {
+	n = Resolve(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		return "", false
 	}
@@ -291,13 +291,13 @@ func scalar(n *yaml.Node) (string, bool) {
 
 // stringScalar returns a scalar that Kubernetes reads as a string. For a
 // value it would read as a bool, number or null, ok is false and why says so.
-func stringScalar(n *yaml.Node) (s string, ok bool, why string) {
-	n = resolve(n)
+func StringScalar(n *yaml.Node) (s string, ok bool, why string) {
+	n = Resolve(n)
 	if n == nil {
 		return "", false, "missing"
 	}
 	if n.Kind != yaml.ScalarNode {
-		return "", false, "a " + nodeKind(n) + ", not a string"
+		return "", false, "a " + NodeKind(n) + ", not a string"
 	}
 	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
 		return n.Value, true, ""
@@ -318,23 +318,23 @@ func stringScalar(n *yaml.Node) (s string, ok bool, why string) {
 
 // stringMap reads a mapping of strings (labels, annotations, matchLabels).
 // Entries Kubernetes would not read as strings are reported by bad.
-func stringMap(n *yaml.Node, bad func(key, why string, line int)) map[string]string {
-	n = resolve(n)
+func StringMap(n *yaml.Node, bad func(key, why string, line int)) map[string]string {
+	n = Resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		if n != nil && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
-			bad("", "is a "+nodeKind(n)+", not a mapping", n.Line)
+			bad("", "is a "+NodeKind(n)+", not a mapping", n.Line)
 		}
 		return nil
 	}
 	out := make(map[string]string, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		key, ok, why := stringScalar(k)
+		key, ok, why := StringScalar(k)
 		if !ok {
 			bad(k.Value, "key "+why, k.Line)
 			continue
 		}
-		val, ok, why := stringScalar(v)
+		val, ok, why := StringScalar(v)
 		if !ok {
 			bad(key, why, v.Line)
 		}

@@ -1,11 +1,11 @@
-package load
-
-// Bounded rendering. A chart's templates are programs written by whoever
+// Package render renders untrusted Helm charts in bounded child processes.
+//
+// A chart's templates are programs written by whoever
 // wrote the chart: `{{ repeat 1000000000000 "a" }}` asks for 1 TB and kills
 // the process that renders it (a Go allocation failure is fatal, not a
 // panic), and nested `range until 100000` loops run for ever. Go can neither
 // stop a running goroutine nor cap its heap, so charts are rendered in
-// child processes: the program re-executes itself (MaybeRunRenderChild at
+// child processes: the program re-executes itself (MaybeRunChild at
 // the top of main detects the child mode), the child caps its own address
 // space (RLIMIT_AS), Go heap and CPU time, renders charts with Helm's engine
 // one at a time as the parent sends them and writes each one's rendered
@@ -15,6 +15,7 @@ package load
 // limit. A child that rendered a chart within bounds is kept for the next
 // one (render_pool.go), so the bound costs a process start only now and
 // then, not per chart.
+package render
 
 import (
 	"bytes"
@@ -25,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path"
 	"regexp"
@@ -41,20 +43,21 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
-// Default render bounds (RenderLimits' zero values).
+// Default render bounds (the zero values of Limits).
 const (
-	DefaultRenderTimeout   = 10 * time.Second
-	DefaultRenderMaxMemory = 512 << 20
-	DefaultRenderMaxOutput = 64 << 20
+	DefaultTimeout   = 10 * time.Second
+	DefaultMaxMemory = 512 << 20
+	DefaultMaxOutput = 64 << 20
 )
 
-// RenderLimits bound the rendering of one chart. The zero value means the
+// Limits bound the rendering of one chart. The zero value means the
 // defaults, rendered in a bounded child process.
-type RenderLimits struct {
+type Limits struct {
 	// Timeout bounds the wall time of rendering one chart
 	// (DefaultRenderTimeout when <= 0).
 	Timeout time.Duration
@@ -68,56 +71,81 @@ type RenderLimits struct {
 	// InProcess renders in the calling process with no bound on time or
 	// memory (the bounds above are ignored and ctx cannot stop a render).
 	// Only for trusted trees, or programs that cannot re-execute
-	// themselves; see MaybeRunRenderChild.
+	// themselves; see MaybeRunChild.
 	InProcess bool
 }
 
-func (r RenderLimits) withDefaults() RenderLimits {
+func (r Limits) WithDefaults() Limits {
 	if r.Timeout <= 0 {
-		r.Timeout = DefaultRenderTimeout
+		r.Timeout = DefaultTimeout
 	}
 	if r.MaxMemory <= 0 {
-		r.MaxMemory = DefaultRenderMaxMemory
+		r.MaxMemory = DefaultMaxMemory
 	}
 	if r.MaxOutput <= 0 {
-		r.MaxOutput = DefaultRenderMaxOutput
+		r.MaxOutput = DefaultMaxOutput
 	}
 	return r
 }
 
 // String says the bounds as the findings and docs do.
-func (r RenderLimits) String() string {
-	r = r.withDefaults()
+func (r Limits) String() string {
+	r = r.WithDefaults()
 	return fmt.Sprintf("time %s, memory %s, output %s", r.Timeout, byteSize(r.MaxMemory), byteSize(r.MaxOutput))
 }
 
-// renderChildEnv marks the child process; its value is
-// "v2:<max memory bytes>".
-const renderChildEnv = "PINSEAL_RENDER_CHILD"
+// childEnv marks the child process; its value is "v2:<max memory bytes>".
+const childEnv = "PINSEAL_RENDER_CHILD"
 
-// renderHookWired is set when this program called MaybeRunRenderChild,
-// i.e. its executable can render in a child.
-var renderHookWired atomic.Bool
+// hookWired is set when this program called MaybeRunChild, i.e. its
+// executable can render in a child. It is the one package-level state: it
+// says what the program's main does, which holds for the whole process.
+var hookWired atomic.Bool
 
-// renderSlots bounds the charts rendering at once in this process (and so
-// the render children busy at once).
-var renderSlots = make(chan struct{}, max(2, runtime.NumCPU()))
-
-// MaybeRunRenderChild must be called first thing in main (and in TestMain
-// of tests that load charts) of every program that loads trees with bounded
-// rendering (the default). In the render child it renders the chart on
-// stdin and exits; otherwise it only records that the program can run as a
-// render child, and returns. A program that does not call it gets a
-// package-load problem for every chart unless it sets
-// Options.Render.InProcess.
-func MaybeRunRenderChild() {
-	v, ok := os.LookupEnv(renderChildEnv)
+// MaybeRunChild must be called first thing in main (and in TestMain of
+// tests that load charts) of every program that renders charts in a
+// Sandbox. In the render child it renders the charts on stdin and exits;
+// otherwise it only records that the program can run as a render child,
+// and returns. A program that does not call it gets a package-load problem
+// for every chart unless it renders in process (Limits.InProcess).
+func MaybeRunChild() {
+	v, ok := os.LookupEnv(childEnv)
 	if !ok {
-		renderHookWired.Store(true)
+		hookWired.Store(true)
 		return
 	}
-	os.Exit(runRenderChild(v, os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(runChild(v, os.Stdin, os.Stdout, os.Stderr))
 }
+
+// Sandbox renders untrusted charts and parses untrusted manifests in
+// bounded child processes (the program re-executed: see MaybeRunChild).
+// It keeps the children that finished within bounds for the next chart, so
+// a run pays a child's start-up only now and then. New starts it; whoever
+// runs the loads closes it (Close), which ends and reaps its children.
+// A Sandbox is safe for concurrent use.
+type Sandbox struct {
+	log *slog.Logger
+	// slots bounds the charts rendering at once (and so the children busy
+	// at once).
+	slots chan struct{}
+	pool  childPool
+}
+
+// New returns a Sandbox that logs the bounds charts pass to log (nil: the
+// default logger). It starts no child until one is needed (or Warm).
+func New(log *slog.Logger) *Sandbox {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Sandbox{log: log, slots: make(chan struct{}, max(2, runtime.NumCPU()))}
+	s.pool.ready = sync.NewCond(&s.pool.mu)
+	return s
+}
+
+// Available reports whether charts can render in child processes: the
+// limits do not ask for rendering in process and the program calls
+// MaybeRunChild.
+func Available(lim Limits) bool { return !lim.InProcess && hookWired.Load() }
 
 // renderRequest is what the parent sends the child (gob, on stdin).
 type renderRequest struct {
@@ -157,7 +185,7 @@ type renderResponse struct {
 	Stage string
 	// Bound is set when the chart passed a parse bound (parsebound.go):
 	// the parent does not load it.
-	Bound *parseBound
+	Bound *Bound
 	// Values is set when the values do not compose or do not validate
 	// against the chart's schemas (the chart was not rendered).
 	Values *model.Problem
@@ -181,48 +209,59 @@ type span struct{ From, To int }
 
 // rendering is what the render child answered for a chart: the rendered
 // output, or where Helm failed (stage, err).
-type rendering struct {
-	// rendered is Helm's output; parse is what the loader parses (the
+type Rendering struct {
+	// Rendered is Helm's output; Parse is what the loader parses (the
 	// output with the documents that are neither providers nor
 	// components ConfigMaps blanked, by template, when it differs);
-	// docProbs holds, by template, what the child found wrong in those
-	// documents (lines and messages as renderChart gives its own).
-	rendered, parse map[string]string
-	docProbs        map[string][]model.Problem
-	stage           string // where Helm failed: stageLoad … stageRender; "" when it did not
-	err             error
+	// DocProbs holds, by template, what the child found wrong in those
+	// documents (lines and messages as the loader gives its own).
+	Rendered, Parse map[string]string
+	DocProbs        map[string][]model.Problem
+	Stage           string // where Helm failed: StageLoad … StageRender; "" when it did not
+	Err             error
 }
 
-// render has the chart of files loaded and rendered with user values in a
-// render child, bounded by l.opts.Render, and answers what it rendered or
-// where Helm failed. A bound passed (a render or parse bound, or a child
-// that cannot run) is prob. When ctx ends, the answer's err is ctx's
-// error.
+// Chart is one chart to render: its files as Helm's loader reads them, the
+// user-supplied values (policy values files; nil: none), the release name
+// ("": the chart's name) and namespace, and the bounds.
+type Chart struct {
+	Files     []*loader.BufferedFile
+	Values    map[string]any
+	Release   string
+	Namespace string
+	Limits    Limits
+}
+
+// Render has chart c loaded and rendered in a render child, bounded by
+// c.Limits, and answers what it rendered or where Helm failed. A bound
+// passed (a render or parse bound, or a child that cannot run) is prob.
+// When ctx ends, the answer's Err is ctx's error.
 //
 // The child loads the chart first and checks what loading it builds
 // against the parse bounds (parsebound.go); it also parses the rendered
 // YAML (a chart can render tens of MiB of tiny YAML nodes, which take GiBs
 // to parse) and marks the documents that are neither providers nor
 // components ConfigMaps, which are blanked here.
-func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, user map[string]any, release, namespace string) (*rendering, *model.Problem) {
-	lim := l.opts.Render.withDefaults()
-	if !renderHookWired.Load() {
+func (s *Sandbox) Render(ctx context.Context, c Chart) (*Rendering, *model.Problem) {
+	files, user, release, namespace := c.Files, c.Values, c.Release, c.Namespace
+	lim := c.Limits.WithDefaults()
+	if !hookWired.Load() {
 		return nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "Chart.yaml"},
-			Message: "the chart was not rendered: this program cannot render charts in a bounded child process (it does not call load.MaybeRunRenderChild at the start of main)",
-			Hint:    "call load.MaybeRunRenderChild() first thing in main (and TestMain), or set load.Options.Render.InProcess for trusted trees"}
+			Message: "the chart was not rendered: this program cannot render charts in a bounded child process (it does not call render.MaybeRunChild at the start of main)",
+			Hint:    "call render.MaybeRunChild() first thing in main (and TestMain), or set load.Options.Render.InProcess for trusted trees"}
 	}
 	select {
-	case renderSlots <- struct{}{}:
-		defer func() { <-renderSlots }()
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
 	case <-ctx.Done():
-		return &rendering{stage: stageRender, err: ctx.Err()}, nil
+		return &Rendering{Stage: StageRender, Err: ctx.Err()}, nil
 	}
 	req := renderRequest{Release: release, Namespace: namespace, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput}
 	if len(user) > 0 {
 		// JSON, as Helm itself turns values files into values.
 		b, err := json.Marshal(user)
 		if err != nil {
-			return &rendering{stage: stageValues, err: fmt.Errorf("values for the chart: %w", err)}, nil
+			return &Rendering{Stage: StageValues, Err: fmt.Errorf("values for the chart: %w", err)}, nil
 		}
 		req.Values = b
 	}
@@ -234,21 +273,21 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, user
 		}
 		req.Files = append(req.Files, renderFile{Name: f.Name, Data: data})
 	}
-	res, err := renderInChild(ctx, req, lim)
+	res, err := s.inChild(ctx, req, lim)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &rendering{stage: stageRender, err: ctx.Err()}, nil
+			return &Rendering{Stage: StageRender, Err: ctx.Err()}, nil
 		}
 		var le *limitError
 		if errors.As(err, &le) {
-			return nil, l.limitProblem(le, files, lim, release, namespace)
+			return nil, s.limitProblem(le, files, lim, release, namespace)
 		}
 		return nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "Chart.yaml"},
 			Message: fmt.Sprintf("the chart could not be rendered: %v", err),
 			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}
 	}
 	if res.Bound != nil {
-		return nil, res.Bound.problem()
+		return nil, res.Bound.Problem()
 	}
 	if res.Values != nil {
 		return nil, res.Values
@@ -256,11 +295,11 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, user
 	if res.Err != "" {
 		stage := res.Stage
 		if stage == "" {
-			stage = stageLoad // never loaded here on an answer that does not say
+			stage = StageLoad // never loaded here on an answer that does not say
 		}
-		return &rendering{stage: stage, err: errors.New(res.Err)}, nil
+		return &Rendering{Stage: stage, Err: errors.New(res.Err)}, nil
 	}
-	out := &rendering{rendered: res.Rendered, parse: map[string]string{}, docProbs: res.Problems}
+	out := &Rendering{Rendered: res.Rendered, Parse: map[string]string{}, DocProbs: res.Problems}
 	for k, drop := range res.Dropped {
 		text, ok := blankSpans(res.Rendered[k], drop)
 		if !ok {
@@ -268,7 +307,7 @@ func (l *scanner) render(ctx context.Context, files []*loader.BufferedFile, user
 				Message: "the chart could not be rendered: the render process answered with bad document spans",
 				Hint:    "this is a failure of the render process, not of the chart; see the service's log"}
 		}
-		out.parse[k] = text
+		out.Parse[k] = text
 	}
 	return out, nil
 }
@@ -286,11 +325,11 @@ func (e *limitError) Error() string {
 
 // limitProblem turns a bound passed into the package-load problem naming
 // the template (as a file of the package) and the limit.
-func (l *scanner) limitProblem(le *limitError, files []*loader.BufferedFile, lim RenderLimits, release, namespace string) *model.Problem {
+func (s *Sandbox) limitProblem(le *limitError, files []*loader.BufferedFile, lim Limits, release, namespace string) *model.Problem {
 	name := ""
 	for _, f := range files {
 		if f.Name == "Chart.yaml" {
-			name = chartName(f.Data)
+			name = ChartName(f.Data)
 		}
 	}
 	if release == "" {
@@ -301,7 +340,7 @@ func (l *scanner) limitProblem(le *limitError, files []*loader.BufferedFile, lim
 		// Passed while the child read the chart's files, before rendering.
 		file, tmpl, doing = f, f, "parsing "+f
 	} else if le.Template != "" {
-		file = subchartPath(strings.TrimPrefix(le.Template, name+"/"), subchartDirs(files))
+		file = SubchartPath(strings.TrimPrefix(le.Template, name+"/"), SubchartDirs(files))
 		tmpl = "template " + file
 		doing = "rendering " + tmpl
 	}
@@ -318,7 +357,7 @@ func (l *scanner) limitProblem(le *limitError, files []*loader.BufferedFile, lim
 		msg = fmt.Sprintf("the rendered output of the chart went over the render output limit of %s (%s, the largest from %s); rendering stopped", byteSize(lim.MaxOutput), le.Detail, tmpl)
 		limit, setting = "render output limit", report.SettingRenderMaxOutput
 	}
-	l.opts.Logger.Warn("chart render over its bound", "chart", name, "template", le.Template, "limit", le.What, "detail", le.Detail)
+	s.log.Warn("chart render over its bound", "chart", name, "template", le.Template, "limit", le.What, "detail", le.Detail)
 	return &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: file}, Message: msg,
 		Hint:     fmt.Sprintf("fix the template (run `helm template -n %s %s .` in the package directory); if the chart really needs more, raise the %s", namespace, release, limit),
 		Settings: []report.Setting{setting}}
@@ -421,10 +460,10 @@ func (w *progressWriter) oom() bool {
 	return w.noMem
 }
 
-// renderForChild loads and renders the chart as renderChart does, with a
-// mark at the start of every template so that the parent knows which one
-// was running when it had to stop the render. Rendered manifests over
-// req.MaxOutput bytes in all are not sent, only their size.
+// renderForChild loads and renders the chart as the loader does in
+// process, with a mark at the start of every template so that the parent
+// knows which one was running when it had to stop the render. Rendered
+// manifests over req.MaxOutput bytes in all are not sent, only their size.
 func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	if req.Parse {
 		return parseForChild(req, progress)
@@ -433,79 +472,125 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	for i, f := range req.Files {
 		files[i] = &loader.BufferedFile{Name: f.Name, Data: f.Data}
 	}
+	chrt, res := loadForChild(req, files, progress)
+	if res != nil {
+		return res
+	}
+	release := req.Release
+	if release == "" {
+		release = chrt.Name()
+	}
+	vals, res := valuesForChild(req, chrt, release, files)
+	if res != nil {
+		return res
+	}
+	sources := TemplateSources(chrt) // before the marks
+	rendered, res := renderMarked(req, chrt, vals, progress)
+	if res != nil {
+		return res
+	}
+	if total, biggest := outputSize(rendered); total > req.MaxOutput {
+		return &renderResponse{Output: total, Template: biggest}
+	}
+	return keepRendered(req, chrt.Name(), sources, SubchartDirs(files), rendered, release, progress)
+}
+
+// loadForChild loads the chart of files within the parse bounds, with a
+// progress mark before each file it checks; res is the answer when it
+// cannot.
+func loadForChild(req renderRequest, files []*loader.BufferedFile, progress io.Writer) (*chart.Chart, *renderResponse) {
 	mark := func(file string) {
 		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, req.Seq, strconv.Quote(parseMark+file))
 	}
-	if b := checkChartFiles(files, mark); b != nil {
-		return &renderResponse{Bound: b}
+	if b := CheckChartFiles(files, mark); b != nil {
+		return nil, &renderResponse{Bound: b}
 	}
 	mark("Chart.yaml")
 	chrt, err := loader.LoadFiles(files)
 	if chrt != nil {
 		// What the parent would build loading it, the part of a failed
 		// load included: the parent does not load a chart Helm fails on.
-		if b := measureChart(chrt, files); b != nil {
-			return &renderResponse{Bound: b}
+		if b := MeasureChart(chrt, files); b != nil {
+			return nil, &renderResponse{Bound: b}
 		}
 	}
 	if err != nil {
-		return &renderResponse{Err: err.Error(), Stage: stageLoad}
+		return nil, &renderResponse{Err: err.Error(), Stage: StageLoad}
 	}
-	release := req.Release
-	if release == "" {
-		release = chrt.Name()
-	}
+	return chrt, nil
+}
+
+// valuesForChild composes the chart's values with the user's (req.Values)
+// and validates them against the chart's schemas; res is the answer when
+// they do not compose or validate.
+func valuesForChild(req renderRequest, chrt *chart.Chart, release string, files []*loader.BufferedFile) (chartutil.Values, *renderResponse) {
 	user := map[string]any{}
 	if len(req.Values) > 0 {
 		if err := json.Unmarshal(req.Values, &user); err != nil {
-			return &renderResponse{Err: fmt.Sprintf("render child: values: %v", err)}
+			return nil, &renderResponse{Err: fmt.Sprintf("render child: values: %v", err)}
 		}
 	}
 	if err := chartutil.ProcessDependenciesWithMerge(chrt, user); err != nil {
-		return &renderResponse{Err: err.Error(), Stage: stageDependencies}
+		return nil, &renderResponse{Err: err.Error(), Stage: StageDependencies}
 	}
-	vals, prob := renderValues(chrt, user, chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, true, files)
+	vals, prob := Values(chrt, user, chartutil.ReleaseOptions{Name: release, Namespace: req.Namespace, Revision: 1, IsInstall: true}, true, files)
 	if prob != nil {
-		return &renderResponse{Values: prob}
+		return nil, &renderResponse{Values: prob}
 	}
+	return vals, nil
+}
+
+// renderMarked renders the chart with a mark at the start of every
+// template (markTemplates) under a random API version a chart cannot
+// forge; res is the answer when Helm fails.
+func renderMarked(req renderRequest, chrt *chart.Chart, vals chartutil.Values, progress io.Writer) (map[string]string, *renderResponse) {
 	nonce := make([]byte, 16)
 	if _, err := rand.Read(nonce); err != nil {
-		return &renderResponse{Err: fmt.Sprintf("render child: %v", err)}
+		return nil, &renderResponse{Err: fmt.Sprintf("render child: %v", err)}
 	}
 	api := markGroup + hex.EncodeToString(nonce)
-	sources := templateSources(chrt) // before the marks
 	marked := markTemplates(chrt, api)
 	rendered, err := engine.RenderWithClientProvider(chrt, vals, markProvider{api: api, seq: req.Seq, w: progress})
 	if err != nil {
-		return &renderResponse{Err: unmarkError(err.Error(), marked, api), Stage: stageRender}
+		return nil, &renderResponse{Err: unmarkError(err.Error(), marked, api), Stage: StageRender}
 	}
-	var total int64
-	biggest, size := "", 0
+	return rendered, nil
+}
+
+// outputSize is the size of the rendered manifests in all, and the largest
+// template.
+func outputSize(rendered map[string]string) (total int64, biggest string) {
+	size := 0
 	for k, v := range rendered {
 		total += int64(len(v))
 		if len(v) > size {
 			biggest, size = k, len(v)
 		}
 	}
-	if total > req.MaxOutput {
-		return &renderResponse{Output: total, Template: biggest}
-	}
+	return total, biggest
+}
+
+// keepRendered parses each template's output (keepObjects) and answers the
+// output with the spans of the documents the parent need not parse and
+// those documents' problems, placed at the lines of the template's source
+// (sources, taken before the marks) as the loader places its own.
+func keepRendered(req renderRequest, name string, sources map[string][]byte, subdirs map[string]string, rendered map[string]string, release string, progress io.Writer) *renderResponse {
 	res := &renderResponse{Rendered: rendered, Dropped: map[string][]span{}, Problems: map[string][]model.Problem{}}
-	prefix, subdirs := chrt.Name()+"/", subchartDirs(files)
+	prefix := name + "/"
 	for k, text := range rendered {
 		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
 			rendered[k] = "" // skipped by the parent too
 			continue
 		}
-		file := subchartPath(strings.TrimPrefix(k, prefix), subdirs)
+		file := SubchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		// Parsing a template's output may pass the memory bound too: name it.
 		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, req.Seq, strconv.Quote(k))
 		drop, probs := keepObjects(text, file)
 		if len(drop) > 0 {
 			res.Dropped[k] = drop
 		}
-		// As renderChart does with the problems it finds itself.
-		placeRendered(probs, renderedLineMap(sources[k], text), req.Namespace, release, file)
+		// As the loader does with the problems it finds itself.
+		PlaceRendered(probs, RenderedLineMap(sources[k], text), req.Namespace, release, file)
 		if len(probs) > 0 {
 			res.Problems[k] = probs
 		}
@@ -518,7 +603,7 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 // are one scalar), and the parent parses what it gets again.
 const maxKeptNodes = 100000
 
-// keepObjects parses a template's output as renderChart does and returns
+// keepObjects parses a template's output as the loader does and returns
 // the spans of the documents that are not a provider or components
 // ConfigMap (to be blanked, blankSpans), with the problems those documents
 // have.
@@ -527,10 +612,10 @@ func keepObjects(text, file string) ([]span, []model.Problem) {
 	var drop []span
 	var probs []model.Problem
 	offset := func(b []byte) int { return cap(data) - cap(b) } // b is a subslice of data
-	for _, d := range splitDocs(data) {
-		o, ps := parseDoc(d, file)
-		if o != nil && (isProvider(o) || isComponentsConfigMap(o)) {
-			if n := countNodes(o.root, maxKeptNodes+1); n <= maxKeptNodes {
+	for _, d := range manifest.SplitDocs(data) {
+		o, ps := manifest.ParseDoc(d, file)
+		if o != nil && (manifest.IsProvider(o) || manifest.IsComponentsConfigMap(o)) {
+			if n := countNodes(o.Root, maxKeptNodes+1); n <= maxKeptNodes {
 				continue // the parent parses it again, problems and all
 			}
 			ps = []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: o.Line},
@@ -538,11 +623,11 @@ func keepObjects(text, file string) ([]span, []model.Problem) {
 				Hint:    "a provider or components ConfigMap holds the components as one value; remove what makes it this big"}}
 		}
 		probs = append(probs, ps...)
-		if len(d.head) > 0 {
-			drop = append(drop, span{offset(d.head), offset(d.head) + len(d.head)})
+		if len(d.Head) > 0 {
+			drop = append(drop, span{offset(d.Head), offset(d.Head) + len(d.Head)})
 		}
-		if len(d.text) > 0 {
-			drop = append(drop, span{offset(d.text), offset(d.text) + len(d.text)})
+		if len(d.Text) > 0 {
+			drop = append(drop, span{offset(d.Text), offset(d.Text) + len(d.Text)})
 		}
 	}
 	return drop, probs
@@ -567,27 +652,26 @@ func parseForChild(req renderRequest, progress io.Writer) *renderResponse {
 	return res
 }
 
-// parsePlain has a plain manifest file parsed in a bounded render child
-// and returns what the loader parses itself: data with the documents that
-// are neither providers nor components ConfigMaps blanked (line numbers
-// hold), and the problems of those documents. A bound passed is prob.
-// Without render children (Render.InProcess, or a program that does not
-// wire MaybeRunRenderChild) data is returned as it is, parsed in process
-// as before.
-func (l *scanner) parsePlain(ctx context.Context, name string, data []byte) (kept []byte, docProbs []model.Problem, prob *model.Problem, err error) {
-	lim := l.opts.Render
-	if lim.InProcess || !renderHookWired.Load() {
+// Parse has a plain manifest file parsed in a bounded render child and
+// returns what the loader parses itself: data with the documents that are
+// neither providers nor components ConfigMaps blanked (line numbers hold),
+// and the problems of those documents. A bound passed is prob. Without
+// render children (lim.InProcess, or a program that does not call
+// MaybeRunChild) data is returned as it is, for the loader to parse in
+// process.
+func (s *Sandbox) Parse(ctx context.Context, lim Limits, name string, data []byte) (kept []byte, docProbs []model.Problem, prob *model.Problem, err error) {
+	if !Available(lim) {
 		return data, nil, nil, nil
 	}
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	select {
-	case renderSlots <- struct{}{}:
-		defer func() { <-renderSlots }()
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
 	case <-ctx.Done():
 		return nil, nil, nil, ctx.Err()
 	}
 	req := renderRequest{Parse: true, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput, Files: []renderFile{{Name: name, Data: data}}}
-	res, err := renderInChild(ctx, req, lim)
+	res, err := s.inChild(ctx, req, lim)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, nil, ctx.Err()
@@ -613,7 +697,7 @@ func (l *scanner) parsePlain(ctx context.Context, name string, data []byte) (kep
 }
 
 // limitValue is the bound of kind what ("time", "memory", "output").
-func limitValue(what string, lim RenderLimits) string {
+func limitValue(what string, lim Limits) string {
 	switch what {
 	case "time":
 		return lim.Timeout.String()
@@ -714,4 +798,13 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// firstLine is the first line of a message, shortened.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
 }

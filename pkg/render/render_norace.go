@@ -1,6 +1,6 @@
 //go:build !race
 
-package load
+package render
 
 // raceEnabled: built with -race.
 const raceEnabled = false
