@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,7 +133,10 @@ func (s *Server) Mirror() string { return "https://github.com/=" + s.objects.URL
 func (s *Server) Add(repo string, rels ...Release) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.repos[repo] = append(s.repos[repo], rels...)
+	for _, rel := range rels {
+		rel.Files = slices.Clone(rel.Files)
+		s.repos[repo] = append(s.repos[repo], rel)
+	}
 }
 
 // Publish lists rel of repo before those already added: a new release,
@@ -140,6 +144,7 @@ func (s *Server) Add(repo string, rels ...Release) {
 func (s *Server) Publish(repo string, rel Release) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	rel.Files = slices.Clone(rel.Files)
 	s.repos[repo] = append([]Release{rel}, s.repos[repo]...)
 }
 
@@ -385,18 +390,47 @@ func (s *Server) serveObjects(w http.ResponseWriter, r *http.Request) {
 	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if len(parts) == 6 && parts[2] == "releases" && parts[3] == "download" {
-		for _, rel := range s.repos[parts[0]+"/"+parts[1]] {
-			if rel.Tag != parts[4] {
-				continue
-			}
-			for _, f := range rel.Files {
-				if f.Name == parts[5] {
-					w.Header().Set("Content-Type", "application/octet-stream")
-					w.Write(f.Data)
-					return
-				}
-			}
+		if f := s.file(parts[0]+"/"+parts[1], parts[4], parts[5]); f != nil {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write(f.Data)
+			return
 		}
 	}
 	http.NotFound(w, r)
+}
+
+// file is the asset name of release tag of repo, nil if there is none.
+func (s *Server) file(repo, tag, name string) *File {
+	for _, rel := range s.repos[repo] {
+		if rel.Tag != tag {
+			continue
+		}
+		for i := range rel.Files {
+			if rel.Files[i].Name == name {
+				return &rel.Files[i]
+			}
+		}
+	}
+	return nil
+}
+
+// Asset is the bytes of asset name of release tag of repo, nil if there
+// is none.
+func (s *Server) Asset(repo, tag, name string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.file(repo, tag, name); f != nil {
+		return f.Data
+	}
+	return nil
+}
+
+// Replace swaps the bytes of asset name of release tag of repo (a moved
+// tag, or a release a test reshapes); its digest follows.
+func (s *Server) Replace(repo, tag, name string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.file(repo, tag, name); f != nil {
+		f.Data = data
+	}
 }
