@@ -3,11 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
@@ -17,42 +13,21 @@ import (
 // TestOutdatedCommand: exit 1 with a newer stable release, 0 without, 2
 // when the API refuses (rate limit); the token comes from GITHUB_TOKEN.
 func TestOutdatedCommand(t *testing.T) {
-	var mu sync.Mutex
-	var newest string
-	limited := false
-	var auth []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		auth = append(auth, r.Header.Get("Authorization"))
-		w.Header().Set("X-RateLimit-Limit", "5000")
-		w.Header().Set("X-RateLimit-Reset", "1893456000")
-		if limited {
-			w.Header().Set("X-RateLimit-Remaining", "0")
-			w.WriteHeader(http.StatusForbidden)
-			fmt.Fprint(w, `{"message":"API rate limit exceeded"}`)
-			return
-		}
-		w.Header().Set("X-RateLimit-Remaining", "4999")
-		if r.URL.Path != "/repos/kubernetes-sigs/cluster-api/releases" {
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, `{"message":"Not Found"}`)
-			return
-		}
-		fmt.Fprintf(w, `[{"tag_name":%q,"name":"","draft":false,"prerelease":false,"published_at":"2025-08-12T00:00:00Z","html_url":"https://github.com/kubernetes-sigs/cluster-api/releases/tag/x"},{"tag_name":"v1.10.1","draft":false,"prerelease":false}]`, newest)
-	}))
-	defer srv.Close()
+	const repo = "kubernetes-sigs/cluster-api"
+	newer, same := releaseapi.New(t), releaseapi.New(t)
+	newer.Token, same.Token = "tok-from-env", "tok-from-env"
+	newer.Add(repo, releaseapi.Release{Tag: "v1.11.0"}, releaseapi.Release{Tag: "v1.10.1"})
+	same.Add(repo, releaseapi.Release{Tag: "v1.10.0"}, releaseapi.Release{Tag: "v1.10.1"})
 	t.Setenv("GITHUB_TOKEN", "tok-from-env")
 	root := fixture.Root()
 	core := root + "/packages/system/capi-providers-core"
 
-	newest = "v1.11.0"
-	out, _, err := runBuildTestCmd(t, "outdated", core, "--api-url", srv.URL)
+	out, _, err := runBuildTestCmd(t, "outdated", core, "--api-url", newer.URL())
 	var eo errOutdated
 	if !errors.As(err, &eo) || !strings.Contains(out, "v1.11.0") {
 		t.Fatalf("newer release: err %v, output:\n%s", err, out)
 	}
-	out, _, err = runBuildTestCmd(t, "outdated", core, "--api-url", srv.URL, "--output", "json")
+	out, _, err = runBuildTestCmd(t, "outdated", core, "--api-url", newer.URL(), "--output", "json")
 	var rep struct {
 		Outdated  int
 		Providers []struct{ Provider, Version string }
@@ -62,16 +37,19 @@ func TestOutdatedCommand(t *testing.T) {
 	}
 	validateJSON(t, "outdated.schema.json", out)
 
-	newest = "v1.10.0"
-	if out, _, err = runBuildTestCmd(t, "outdated", core, "--api-url", srv.URL); err != nil {
+	if out, _, err = runBuildTestCmd(t, "outdated", core, "--api-url", same.URL()); err != nil {
 		t.Fatalf("nothing newer: err %v\n%s", err, out)
 	}
 
-	limited = true
-	_, _, err = runBuildTestCmd(t, "outdated", core, "--api-url", srv.URL)
+	same.UseUp()
+	_, _, err = runBuildTestCmd(t, "outdated", core, "--api-url", same.URL())
 	var ue usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "rate limit") {
 		t.Fatalf("rate limited: %v", err)
+	}
+	auth := append(newer.Auth(), same.Auth()...)
+	if len(auth) < 4 {
+		t.Errorf("the API got %d requests, want one a run", len(auth))
 	}
 	for _, a := range auth {
 		if a != "Bearer tok-from-env" {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
-	"github.com/pinseal/pinseal/internal/testkit/releasehost"
+	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 )
 
@@ -28,15 +28,15 @@ func TestIntegrationVendorToOCICommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	core := fixture.FetchedProviders[0]
-	host := releasehost.Start(t)
+	host := releaseapi.New(t)
 	comp, meta := fixture.FetchedRelease(core)
-	host.Add(core.Repo, core.Version, releasehost.Asset{Name: core.Asset, Data: comp}, releasehost.Asset{Name: "metadata.yaml", Data: meta})
+	host.Add(core.Repo, releaseapi.Release{Tag: core.Version, Files: []releaseapi.File{{Name: core.Asset, Data: comp}, {Name: "metadata.yaml", Data: meta}}})
 	values := filepath.Join(t.TempDir(), "platform.yaml")
 	if err := os.WriteFile(values, []byte("registry: http://"+reg.Host+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dir := fixture.FetchedChartDir(root, core.Chart)
-	stdout, stderr, err := runBuildTestCmd(t, "vendor", dir, "--api-url", host.URL(), "--mirror", host.Mirror(), "--allow-host", host.Addr(),
+	stdout, stderr, err := runBuildTestCmd(t, "vendor", dir, "--api-url", host.URL(), "--mirror", host.Mirror(), "--allow-host", host.ObjectsHost(),
 		"--to-oci", reg.Host+"/capi", "--values", values, "--key", keys+".key")
 	repo := reg.Host + "/capi/core-cluster-api-components"
 	if err != nil || !strings.Contains(stdout, "pushed "+repo+"@sha256:") || !strings.Contains(stdout, "(tag v1.10.1), signed and attested") {

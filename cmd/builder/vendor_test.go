@@ -8,7 +8,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
-	"github.com/pinseal/pinseal/internal/testkit/releasehost"
+	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
 	"github.com/pinseal/pinseal/pkg/vendor"
 )
 
@@ -22,21 +22,21 @@ func TestVendorCommand(t *testing.T) {
 	if err := fixture.WriteFetched(root); err != nil {
 		t.Fatal(err)
 	}
-	host := releasehost.Start(t)
+	host := releaseapi.New(t)
 	var talos, kubeadm fixture.FetchedProvider
 	for _, p := range fixture.FetchedProviders {
 		comp, meta := fixture.FetchedRelease(p)
 		switch p.ID() {
 		case "BootstrapProvider/talos":
 			talos = p
-			host.Add(p.Repo, p.Version, releasehost.Asset{Name: p.Asset, Data: comp, NoDigest: true}, releasehost.Asset{Name: "metadata.yaml", Data: meta, NoDigest: true})
+			host.Add(p.Repo, releaseapi.Release{Tag: p.Version, Files: []releaseapi.File{{Name: p.Asset, Data: comp, NoDigest: true}, {Name: "metadata.yaml", Data: meta, NoDigest: true}}})
 		case "BootstrapProvider/kubeadm":
 			kubeadm = p
-			host.Add(p.Repo, p.Version, releasehost.Asset{Name: p.Asset, Data: comp}, releasehost.Asset{Name: "metadata.yaml", Data: meta})
+			host.Add(p.Repo, releaseapi.Release{Tag: p.Version, Files: []releaseapi.File{{Name: p.Asset, Data: comp}, {Name: "metadata.yaml", Data: meta}}})
 		}
 	}
 	dir := fixture.FetchedChartDir(root, talos.Chart)
-	base := []string{"vendor", dir, "--api-url", host.URL(), "--mirror", host.Mirror(), "--allow-host", host.Addr(), "--retries", "0"}
+	base := []string{"vendor", dir, "--api-url", host.URL(), "--mirror", host.Mirror(), "--allow-host", host.ObjectsHost(), "--retries", "0"}
 	var ue cli.UsageError
 
 	for _, bad := range [][]string{
@@ -57,7 +57,7 @@ func TestVendorCommand(t *testing.T) {
 	}
 	out, _, err := runBuildTestCmd(t, append(talosArgs, "--trust-on-first-use")...)
 	comp, _ := fixture.FetchedRelease(talos)
-	if err != nil || !strings.Contains(out, "TRUSTED ON FIRST USE: "+talos.Components()+" sha256:"+releasehost.SHA256(comp)) ||
+	if err != nil || !strings.Contains(out, "TRUSTED ON FIRST USE: "+talos.Components()+" sha256:"+releaseapi.SHA256(comp)) ||
 		!strings.Contains(out, "ConfigMap v0.6.12-bootstrap-talos, selected by "+vendor.SelectorLabel+"=bootstrap-talos") {
 		t.Fatalf("tofu: %v\n%s", err, out)
 	}

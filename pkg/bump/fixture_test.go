@@ -5,16 +5,14 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/build"
@@ -99,21 +97,20 @@ func series(list ...string) string {
 	return b.String()
 }
 
-// upstream is the stand-in release server.
+// upstream is the stand-in release host; its downloads are reached
+// through mirror().
 type upstream struct {
-	srv   *httptest.Server
-	files map[string][]byte // path (after the host) -> bytes
-	hits  atomic.Int64
+	*releaseapi.Server
 }
 
 func (u *upstream) add(r release) {
-	base := "/" + r.repo + "/releases/download/" + r.version + "/"
-	u.files[base+r.compName] = components(r.repo, r.version, r.breakPatch)
-	u.files[base+"metadata.yaml"] = metadata(r.series)
+	comp, meta := components(r.repo, r.version, r.breakPatch), metadata(r.series)
+	files := []releaseapi.File{{Name: r.compName, Data: comp}, {Name: "metadata.yaml", Data: meta}}
 	if r.checksums {
-		u.files[base+"checksums.txt"] = []byte(fmt.Sprintf("%s  %s\n%s *metadata.yaml\n%s  other.tar.gz\n",
-			shaOf(u.files[base+r.compName]), r.compName, shaOf(u.files[base+"metadata.yaml"]), strings.Repeat("0", 64)))
+		files = append(files, releaseapi.File{Name: "checksums.txt", Data: []byte(fmt.Sprintf("%s  %s\n%s *metadata.yaml\n%s  other.tar.gz\n",
+			shaOf(comp), r.compName, shaOf(meta), strings.Repeat("0", 64)))})
 	}
+	u.Add(r.repo, releaseapi.Release{Tag: r.version, Files: files})
 }
 
 func (u *upstream) url(repo, version, name string) string {
@@ -121,24 +118,11 @@ func (u *upstream) url(repo, version, name string) string {
 }
 
 func (u *upstream) bytes(repo, version, name string) []byte {
-	return u.files["/"+repo+"/releases/download/"+version+"/"+name]
+	return u.Asset(repo, version, name)
 }
 
 func newUpstream(t testing.TB) *upstream {
-	u := &upstream{files: map[string][]byte{}}
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.hits.Add(1)
-		data, ok := u.files[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write(data)
-	}))
-	t.Cleanup(u.srv.Close)
-	if !strings.HasPrefix(u.srv.URL, "http://127.0.0.1:") {
-		t.Fatalf("stand-in not on 127.0.0.1: %s", u.srv.URL)
-	}
+	u := &upstream{releaseapi.New(t)}
 	for _, r := range []release{
 		{repo: "kubernetes-sigs/cluster-api", version: "v1.10.1", compName: "core-components.yaml", series: series("1.9=v1beta1", "1.10=v1beta1")},
 		{repo: "kubernetes-sigs/cluster-api", version: "v1.11.0", compName: "core-components.yaml", series: series("1.10=v1beta1", "1.11=v1beta2")},
@@ -167,7 +151,7 @@ func newUpstream(t testing.TB) *upstream {
 }
 
 func (u *upstream) mirror() fetch.Mirror {
-	return fetch.Mirror{From: "https://github.com/", To: u.srv.URL + "/"}
+	return fetch.Mirror{From: "https://github.com/", To: u.Objects() + "/"}
 }
 
 func shaOf(b []byte) string { return hexSHA(b) }

@@ -46,7 +46,7 @@ func killBump(t *testing.T, u *upstream, dir string, n int) {
 	marker := filepath.Join(t.TempDir(), "marker")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledBumpHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "PINSEAL_BUMP_KILL_DIR="+dir, "PINSEAL_BUMP_KILL_AFTER="+strconv.Itoa(n),
-		"PINSEAL_BUMP_KILL_MARKER="+marker, "PINSEAL_BUMP_KILL_MIRROR="+u.srv.URL+"/")
+		"PINSEAL_BUMP_KILL_MARKER="+marker, "PINSEAL_BUMP_KILL_MIRROR="+u.Objects()+"/")
 	out := &limitedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

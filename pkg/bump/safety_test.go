@@ -27,8 +27,8 @@ func crdDoc(versions ...string) string {
 
 // withCRD makes the stand-in's proxmox release carry the CRD document.
 func (u *upstream) withCRD(version, doc string) {
-	p := "/ionos-cloud/cluster-api-provider-proxmox/releases/download/" + version + "/infrastructure-components.yaml"
-	u.files[p] = append(components("ionos-cloud/cluster-api-provider-proxmox", version, false), doc...)
+	const repo = "ionos-cloud/cluster-api-provider-proxmox"
+	u.Replace(repo, version, "infrastructure-components.yaml", append(components(repo, version, false), doc...))
 }
 
 // TestBumpBreakingRefused: a new release that stops serving a CRD version

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
-	"github.com/pinseal/pinseal/internal/testkit/releasehost"
+	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/vendor"
 )
@@ -28,10 +28,10 @@ func Example() {
 		panic(err)
 	}
 	core := fixture.FetchedProviders[0]
-	host := releasehost.New()
+	host := releaseapi.Start()
 	defer host.Close()
 	comp, meta := fixture.FetchedRelease(core)
-	host.Add(core.Repo, core.Version, releasehost.Asset{Name: core.Asset, Data: comp}, releasehost.Asset{Name: "metadata.yaml", Data: meta})
+	host.Add(core.Repo, releaseapi.Release{Tag: core.Version, Files: []releaseapi.File{{Name: core.Asset, Data: comp}, {Name: "metadata.yaml", Data: meta}}})
 	mirror, err := fetch.ParseMirror(host.Mirror())
 	if err != nil {
 		panic(err)
@@ -41,7 +41,7 @@ func Example() {
 	res, err := vendor.Vendor(context.Background(), dir, vendor.Options{
 		APIURL:     host.URL(),
 		Mirrors:    []fetch.Mirror{mirror},
-		AllowHosts: []string{host.Addr()},
+		AllowHosts: []string{host.ObjectsHost()},
 	})
 	if err != nil {
 		panic(err)

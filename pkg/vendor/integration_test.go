@@ -13,7 +13,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/opsim"
-	"github.com/pinseal/pinseal/internal/testkit/releasehost"
+	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/bump"
@@ -109,7 +109,7 @@ func TestIntegrationVendorOCI(t *testing.T) {
 	// pins.
 	pinPath := filepath.Join(w.chart(fp.ID(), t), "pin.yaml")
 	pinYAML, _ := os.ReadFile(pinPath)
-	edited := strings.Replace(string(pinYAML), releasehost.SHA256(wantComp), strings.Repeat("ab", 32), 1)
+	edited := strings.Replace(string(pinYAML), releaseapi.SHA256(wantComp), strings.Repeat("ab", 32), 1)
 	if err := os.WriteFile(pinPath, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestIntegrationVendorOCI(t *testing.T) {
 
 	// builder bump moves the pinned release on; vendor --to-oci pushes
 	// the new one as pinned, and the registry holds it verified.
-	w.host.Add(fp.Repo, "v0.15.3", releasehost.Asset{Name: fp.Asset, Data: append(wantComp, "# v0.15.3\n"...)}, releasehost.Asset{Name: "metadata.yaml", Data: wantMeta})
+	w.host.Publish(fp.Repo, releaseapi.Release{Tag: "v0.15.3", Files: []releaseapi.File{{Name: fp.Asset, Data: append(wantComp, "# v0.15.3\n"...)}, {Name: "metadata.yaml", Data: wantMeta}}})
 	m, _ := fetch.ParseMirror(w.host.Mirror())
 	if _, err := bump.Bump(ctx, w.chart(fp.ID(), t), bump.Options{To: "v0.15.3", TrustOnFirstUse: true, Tree: w.root, Fetcher: &fetch.Fetcher{Mirrors: []fetch.Mirror{m}}}); err != nil {
 		t.Fatalf("bump: %v", err)

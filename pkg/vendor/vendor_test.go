@@ -13,7 +13,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/netwatch"
-	"github.com/pinseal/pinseal/internal/testkit/releasehost"
+	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
 	"github.com/pinseal/pinseal/internal/testkit/rendertest"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/build"
@@ -35,25 +35,25 @@ func TestMain(m *testing.M) { rendertest.Main(m) }
 // that publishes every provider's release.
 type world struct {
 	root string
-	host *releasehost.Host
+	host *releaseapi.Server
 	opts vendor.Options
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{root: t.TempDir(), host: releasehost.Start(t)}
+	w := &world{root: t.TempDir(), host: releaseapi.New(t)}
 	if err := fixture.WriteFetched(w.root); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range fixture.FetchedProviders {
 		comp, meta := fixture.FetchedRelease(p)
-		w.host.Add(p.Repo, p.Version, releasehost.Asset{Name: p.Asset, Data: comp}, releasehost.Asset{Name: "metadata.yaml", Data: meta})
+		w.host.Add(p.Repo, releaseapi.Release{Tag: p.Version, Files: []releaseapi.File{{Name: p.Asset, Data: comp}, {Name: "metadata.yaml", Data: meta}}})
 	}
 	m, err := fetch.ParseMirror(w.host.Mirror())
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.opts = vendor.Options{APIURL: w.host.URL(), Mirrors: []fetch.Mirror{m}, AllowHosts: []string{w.host.Addr()}}
+	w.opts = vendor.Options{APIURL: w.host.URL(), Mirrors: []fetch.Mirror{m}, AllowHosts: []string{w.host.ObjectsHost()}}
 	return w
 }
 
@@ -179,7 +179,7 @@ func TestVendorConfigMap(t *testing.T) {
 	// outdated and bump see the pinned release like any other.
 	p := fetchedProvider(t, "InfrastructureProvider/proxmox")
 	comp, meta := fixture.FetchedRelease(p)
-	w.host.Add(p.Repo, "v0.7.8", releasehost.Asset{Name: p.Asset, Data: append(comp, "# v0.7.8\n"...)}, releasehost.Asset{Name: "metadata.yaml", Data: meta})
+	w.host.Publish(p.Repo, releaseapi.Release{Tag: "v0.7.8", Files: []releaseapi.File{{Name: p.Asset, Data: append(comp, "# v0.7.8\n"...)}, {Name: "metadata.yaml", Data: meta}}})
 	od, err := outdated.Check(ctx, []string{w.chart(p.ID(), t)}, outdated.Options{APIURL: w.host.URL()})
 	if err != nil || od.Outdated != 1 || od.Providers[0].Version != "v0.7.7" || od.Providers[0].Newer[0].Tag != "v0.7.8" {
 		t.Fatalf("outdated: %v %+v", err, od)
@@ -247,7 +247,7 @@ func TestVendorWrongSHA256(t *testing.T) {
 	}
 	// The right digest from the flag is taken as given.
 	comp, _ := fixture.FetchedRelease(fetchedProvider(t, opts.Provider))
-	opts.SHA256 = map[string]string{"core-components.yaml": releasehost.SHA256(comp)}
+	opts.SHA256 = map[string]string{"core-components.yaml": releaseapi.SHA256(comp)}
 	res, err := vendor.Vendor(context.Background(), w.chart(opts.Provider, t), opts)
 	if err != nil || res.Digests[0].From != bump.FromFlag || res.Digests[1].From != vendor.FromAssetDigest {
 		t.Fatalf("err %v, digests %+v", err, res)
@@ -272,7 +272,7 @@ func TestVendorHostNotAllowed(t *testing.T) {
 
 	opts = w.opts
 	opts.Provider = "InfrastructureProvider/proxmox"
-	w.host.Redirect = watch.URL("")
+	w.host.RedirectDownloads(watch.URL(""))
 	_, err = vendor.Vendor(context.Background(), w.chart(opts.Provider, t), opts)
 	if !errors.Is(err, vendor.ErrHostNotAllowed) {
 		t.Fatalf("redirect: err = %v, want host not allowed", err)
@@ -294,10 +294,10 @@ func TestVendorDigestSources(t *testing.T) {
 	ctx := context.Background()
 	p := fetchedProvider(t, "BootstrapProvider/talos")
 	comp, meta := fixture.FetchedRelease(p)
-	w.host = releasehost.Start(t)
-	w.host.Add(p.Repo, p.Version, releasehost.Asset{Name: p.Asset, Data: comp, NoDigest: true}, releasehost.Asset{Name: "metadata.yaml", Data: meta, NoDigest: true})
+	w.host = releaseapi.New(t)
+	w.host.Add(p.Repo, releaseapi.Release{Tag: p.Version, Files: []releaseapi.File{{Name: p.Asset, Data: comp, NoDigest: true}, {Name: "metadata.yaml", Data: meta, NoDigest: true}}})
 	m, _ := fetch.ParseMirror(w.host.Mirror())
-	opts := vendor.Options{Provider: p.ID(), APIURL: w.host.URL(), Mirrors: []fetch.Mirror{m}, AllowHosts: []string{w.host.Addr()}}
+	opts := vendor.Options{Provider: p.ID(), APIURL: w.host.URL(), Mirrors: []fetch.Mirror{m}, AllowHosts: []string{w.host.ObjectsHost()}}
 	dir := w.chart(p.ID(), t)
 	if _, err := vendor.Vendor(ctx, dir, opts); !errors.Is(err, bump.ErrNoDigest) {
 		t.Fatalf("no digest: err = %v", err)
@@ -308,16 +308,16 @@ func TestVendorDigestSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	tofu := res.TrustedOnFirstUse()
-	if len(tofu) != 2 || tofu[0].SHA256 != releasehost.SHA256(comp) || tofu[1].SHA256 != releasehost.SHA256(meta) {
+	if len(tofu) != 2 || tofu[0].SHA256 != releaseapi.SHA256(comp) || tofu[1].SHA256 != releaseapi.SHA256(meta) {
 		t.Fatalf("trusted on first use: %+v", tofu)
 	}
 
 	// Checksums: the kubeadm bootstrap release publishes them.
 	k := fetchedProvider(t, "BootstrapProvider/kubeadm")
 	kc, km := fixture.FetchedRelease(k)
-	sums := releasehost.SHA256(kc) + "  " + k.Asset + "\n" + releasehost.SHA256(km) + "  metadata.yaml\n"
-	w.host.Add(k.Repo, k.Version, releasehost.Asset{Name: k.Asset, Data: kc}, releasehost.Asset{Name: "metadata.yaml", Data: km}, releasehost.Asset{Name: "checksums.txt", Data: []byte(sums)})
-	opts = vendor.Options{Provider: k.ID(), APIURL: w.host.URL(), Mirrors: []fetch.Mirror{m}, AllowHosts: []string{w.host.Addr()}}
+	sums := releaseapi.SHA256(kc) + "  " + k.Asset + "\n" + releaseapi.SHA256(km) + "  metadata.yaml\n"
+	w.host.Add(k.Repo, releaseapi.Release{Tag: k.Version, Files: []releaseapi.File{{Name: k.Asset, Data: kc}, {Name: "metadata.yaml", Data: km}, {Name: "checksums.txt", Data: []byte(sums)}}})
+	opts = vendor.Options{Provider: k.ID(), APIURL: w.host.URL(), Mirrors: []fetch.Mirror{m}, AllowHosts: []string{w.host.ObjectsHost()}}
 	res, err = vendor.Vendor(ctx, dir, opts)
 	if err != nil || res.Digests[0].From != bump.FromChecksums {
 		t.Fatalf("checksums: %v %+v", err, res)
@@ -364,8 +364,8 @@ func TestVendorRefuses(t *testing.T) {
 	kv := fetchedProvider(t, "InfrastructureProvider/kubevirt")
 	kc, km := fixture.FetchedRelease(kv)
 	pinned := "providers:\n- kind: " + kv.Kind + "\n  name: " + kv.Name + "\n  version: " + kv.Version + "\n  release: " + kv.Version + "\n  sources:\n" +
-		"  - url: " + kv.Components() + "\n    sha256: " + releasehost.SHA256(kc) + "\n    to: files/c.yaml\n" +
-		"  - url: " + kv.Metadata() + "\n    sha256: " + releasehost.SHA256(km) + "\n    to: files/m.yaml\n"
+		"  - url: " + kv.Components() + "\n    sha256: " + releaseapi.SHA256(kc) + "\n    to: files/c.yaml\n" +
+		"  - url: " + kv.Metadata() + "\n    sha256: " + releaseapi.SHA256(km) + "\n    to: files/m.yaml\n"
 	if err := os.WriteFile(filepath.Join(w.chart(kv.ID(), t), "pin.yaml"), []byte(pinned), 0o644); err != nil {
 		t.Fatal(err)
 	}

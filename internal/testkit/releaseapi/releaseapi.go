@@ -1,14 +1,21 @@
-// Package releaseapi is a stand-in for GitHub's releases API on 127.0.0.1,
-// with release assets.
+// Package releaseapi is a stand-in for GitHub's releases API and its
+// release downloads on 127.0.0.1.
 //
-// It answers GET /repos/{owner}/{repo}/releases in the shape GitHub
-// documents (a JSON array of release objects, per_page/page paging with a
-// Link header, the X-RateLimit-* headers, a bearer token) and serves each
-// release's assets: through the API's asset endpoint
-// (/repos/{owner}/{repo}/releases/assets/{id}, which redirects to a
-// second "objects" host as GitHub does, or answers itself), and at the
-// paths github.com download URLs have on the objects host, so a mirror
-// of https://github.com/ to Objects() serves the files a pin names.
+// Its API host answers, in the shape GitHub documents:
+//
+//	GET /repos/{owner}/{repo}/releases                the releases, newest first: per_page/page
+//	                                                  paging with a Link header
+//	GET /repos/{owner}/{repo}/releases/tags/{tag}     one release with its assets
+//	GET /repos/{owner}/{repo}/releases/assets/{id}    an asset: a redirect to the objects host
+//	                                                  as GitHub's is, or the bytes themselves
+//
+// with the X-RateLimit-* headers and a bearer token. Its second host, the
+// objects host, serves each asset at the path its github.com download URL
+// has (/{owner}/{repo}/releases/download/{tag}/{name}), so the mirror
+// Mirror() names serves the files a pin names; it can redirect those
+// downloads elsewhere (RedirectDownloads), as GitHub sends them to its
+// object storage. Asset digests are "sha256:<hex>", left out or wrong when
+// a test asks.
 package releaseapi
 
 import (
@@ -18,6 +25,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +76,7 @@ type Server struct {
 	repoIDs      map[string]int // order of first Add: keeps asset ids apart across repositories
 	assets       map[int]asset
 	used         int
+	redirect     string
 	requests     []string
 	auth         []string
 	objectAuth   []string
@@ -116,15 +125,61 @@ func (s *Server) Objects() string { return s.objects.URL }
 // ObjectsHost is HOST:PORT of the objects host (what --allow-host takes).
 func (s *Server) ObjectsHost() string { return strings.TrimPrefix(s.objects.URL, "http://") }
 
+// Mirror is the FROM=TO mirror setting (--mirror) that sends GitHub
+// release downloads to the objects host.
+func (s *Server) Mirror() string { return "https://github.com/=" + s.objects.URL + "/" }
+
 // Add lists releases of repo (owner/name), newest first as GitHub lists
 // them, after those already added.
 func (s *Server) Add(repo string, rels ...Release) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.repoID(repo)
+	for _, rel := range rels {
+		rel.Files = slices.Clone(rel.Files)
+		s.repos[repo] = append(s.repos[repo], rel)
+	}
+}
+
+// Publish lists rel of repo before those already added: a new release,
+// the newest.
+func (s *Server) Publish(repo string, rel Release) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repoID(repo)
+	rel.Files = slices.Clone(rel.Files)
+	s.repos[repo] = append([]Release{rel}, s.repos[repo]...)
+}
+
+// RedirectDownloads makes the objects host answer every download with a
+// redirect to to+path (a host a test watches).
+func (s *Server) RedirectDownloads(to string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.redirect = to
+}
+
+// UseUp spends what is left of the rate limit: every API request after
+// it is refused as over the limit.
+func (s *Server) UseUp() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used = s.limit()
+}
+
+func (s *Server) limit() int {
+	if s.Limit == 0 {
+		return 5000
+	}
+	return s.Limit
+}
+
+// repoID numbers repo the first time it is seen (asset ids stay apart
+// per repository); s.mu is held.
+func (s *Server) repoID(repo string) {
 	if _, ok := s.repoIDs[repo]; !ok {
 		s.repoIDs[repo] = len(s.repoIDs)
 	}
-	s.repos[repo] = append(s.repos[repo], rels...)
 }
 
 // Requests are the request URIs the API host received, in order.
@@ -148,6 +203,12 @@ func (s *Server) ObjectAuth() []string {
 	return append([]string(nil), s.objectAuth...)
 }
 
+// SHA256 is the lowercase hex SHA-256 of b.
+func SHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // Metadata is a clusterctl metadata.yaml listing series "MAJOR.MINOR=CONTRACT".
 func Metadata(series ...string) []byte {
 	var b strings.Builder
@@ -166,6 +227,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, r.URL.RequestURI())
 	s.auth = append(s.auth, r.Header.Get("Authorization"))
+	if !allowedMethod(w, r) {
+		return
+	}
 	if a := r.Header.Get("Authorization"); s.Token != "" && a != "" && a != "Bearer "+s.Token {
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprint(w, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest","status":"401"}`)
@@ -178,6 +242,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case len(parts) == 4 && parts[0] == "repos" && parts[3] == "releases":
 		s.list(w, r, parts[1]+"/"+parts[2])
+	case len(parts) == 6 && parts[0] == "repos" && parts[3] == "releases" && parts[4] == "tags":
+		s.byTag(w, parts[1]+"/"+parts[2], parts[5])
 	case len(parts) == 6 && parts[0] == "repos" && parts[3] == "releases" && parts[4] == "assets":
 		s.assetEndpoint(w, r, parts[5])
 	default:
@@ -186,12 +252,19 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// allowedMethod refuses what is not GET or HEAD.
+func allowedMethod(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.WriteHeader(http.StatusMethodNotAllowed)
+	fmt.Fprint(w, `{"message":"Method Not Allowed","status":"405"}`)
+	return false
+}
+
 // rateLimit sets the X-RateLimit-* headers and refuses when used up.
 func (s *Server) rateLimit(w http.ResponseWriter) bool {
-	limit := s.Limit
-	if limit == 0 {
-		limit = 5000
-	}
+	limit := s.limit()
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), 10))
@@ -248,6 +321,19 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, repo string) {
 	json.NewEncoder(w).Encode(out)
 }
 
+// byTag answers one release by its tag.
+func (s *Server) byTag(w http.ResponseWriter, repo, tag string) {
+	for n, rel := range s.repos[repo] {
+		if rel.Tag == tag {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			json.NewEncoder(w).Encode(s.object(repo, n, rel))
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNotFound)
+	fmt.Fprint(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest/releases/releases#get-a-release-by-tag-name","status":"404"}`)
+}
+
 // object is a release in GitHub's JSON shape; its assets get ids (and
 // are registered for the asset endpoint) from the repository's and the
 // release's position.
@@ -270,8 +356,7 @@ func (s *Server) object(repo string, n int, rel Release) map[string]any {
 			if f.WrongDigest {
 				data = append([]byte("other "), data...)
 			}
-			sum := sha256.Sum256(data)
-			a["digest"] = "sha256:" + hex.EncodeToString(sum[:])
+			a["digest"] = "sha256:" + SHA256(data)
 		}
 		assets = append(assets, a)
 	}
@@ -308,19 +393,56 @@ func (s *Server) serveObjects(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.objectAuth = append(s.objectAuth, r.Header.Get("Authorization"))
+	if !allowedMethod(w, r) {
+		return
+	}
+	if s.redirect != "" {
+		http.Redirect(w, r, s.redirect+r.URL.Path, http.StatusFound)
+		return
+	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if len(parts) == 6 && parts[2] == "releases" && parts[3] == "download" {
-		for _, rel := range s.repos[parts[0]+"/"+parts[1]] {
-			if rel.Tag != parts[4] {
-				continue
-			}
-			for _, f := range rel.Files {
-				if f.Name == parts[5] {
-					w.Write(f.Data)
-					return
-				}
-			}
+		if f := s.file(parts[0]+"/"+parts[1], parts[4], parts[5]); f != nil {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write(f.Data)
+			return
 		}
 	}
 	http.NotFound(w, r)
+}
+
+// file is the asset name of release tag of repo, nil if there is none.
+func (s *Server) file(repo, tag, name string) *File {
+	for _, rel := range s.repos[repo] {
+		if rel.Tag != tag {
+			continue
+		}
+		for i := range rel.Files {
+			if rel.Files[i].Name == name {
+				return &rel.Files[i]
+			}
+		}
+	}
+	return nil
+}
+
+// Asset is the bytes of asset name of release tag of repo, nil if there
+// is none.
+func (s *Server) Asset(repo, tag, name string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.file(repo, tag, name); f != nil {
+		return f.Data
+	}
+	return nil
+}
+
+// Replace swaps the bytes of asset name of release tag of repo (a moved
+// tag, or a release a test reshapes); its digest follows.
+func (s *Server) Replace(repo, tag, name string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.file(repo, tag, name); f != nil {
+		f.Data = data
+	}
 }
