@@ -27,7 +27,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -83,8 +82,8 @@ type Options struct {
 	// staged package is checked against; "" means the nearest directory
 	// above the package holding .git, else the package alone.
 	Tree string
-	// Log receives progress; nil discards it.
-	Log *slog.Logger
+	// Logger receives progress; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Version is one side of a bump.
@@ -195,9 +194,9 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err := checkOptions(dir, opts); err != nil {
 		return nil, err
 	}
-	b := &bump{dir: dir, opts: opts, log: opts.Log, quiet: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	b := &bump{dir: dir, opts: opts, log: opts.Logger, quiet: slog.New(slog.DiscardHandler)}
 	if b.log == nil {
-		b.log = b.quiet
+		b.log = slog.Default()
 	}
 	if err := b.resolveDir(); err != nil {
 		return nil, err
@@ -220,7 +219,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(cache)
-	b.staged = &fetch.Fetcher{CacheDir: cache, Offline: true, BaseDir: b.real, Log: b.quiet}
+	b.staged = &fetch.Fetcher{CacheDir: cache, Offline: true, BaseDir: b.real, Logger: b.quiet}
 	if err := b.fetchSources(ctx); err != nil {
 		return nil, err
 	}
@@ -416,7 +415,7 @@ func (b *bump) pinNewSources() error {
 func (b *bump) readChecksums(ctx context.Context) error {
 	b.fetcher = *b.opts.Fetcher
 	b.fetcher.BaseDir = b.real
-	b.fetcher.Log = b.quiet
+	b.fetcher.Logger = b.quiet
 	b.sums = replaceTokens(b.lay.Checksums, b.lay.Version, b.opts.To)
 	if b.sums == "" {
 		return nil
@@ -573,7 +572,7 @@ func (b *bump) buildStaged(ctx context.Context) error {
 			}
 		}
 	}
-	if _, err := build.Build(ctx, b.stage, build.Options{Fetcher: b.staged, Log: b.quiet, Provider: b.prov.ID()}); err != nil {
+	if _, err := build.Build(ctx, b.stage, build.Options{Fetcher: b.staged, Logger: b.quiet, Provider: b.prov.ID()}); err != nil {
 		return fmt.Errorf("bump %s refused, nothing was changed: %w", b.dir, unstage(err, b.stage, b.real))
 	}
 	return nil
@@ -664,7 +663,7 @@ func unstage(err error, stage, real string) error {
 // provider's blob header): those of pkg are returned as pre-existing; they
 // do not block. It returns the new release's contract.
 func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage string, prov *model.Provider, newRel string, changed map[string]bool) (string, []report.Finding, error) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	st, err := load.Tree(ctx, stage, load.Options{Logger: quiet, Namespace: pkg.Namespace})
 	if err != nil {
 		return "", nil, err

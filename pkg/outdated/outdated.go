@@ -57,8 +57,9 @@ type Options struct {
 	Client *http.Client
 	// MaxPages bounds the pages read per repository; 0 = DefaultMaxPages.
 	MaxPages int
-	// Log receives one debug record per request; nil discards them.
-	Log *slog.Logger
+	// Logger receives one debug record per request; nil means
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Release is one upstream release.
@@ -119,7 +120,7 @@ func RepoOf(u string) string {
 
 // Check loads each root and looks up every provider's repository.
 func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	api := &client{opts: opts, cache: map[string]result{}}
 	if err := api.init(); err != nil {
 		return nil, err
@@ -265,8 +266,8 @@ func (c *client) init() error {
 	if c.opts.MaxPages <= 0 {
 		c.opts.MaxPages = DefaultMaxPages
 	}
-	if c.opts.Log == nil {
-		c.opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if c.opts.Logger == nil {
+		c.opts.Logger = slog.Default()
 	}
 	return nil
 }
@@ -286,7 +287,7 @@ func (c *client) fetchAll(ctx context.Context, repo string) ([]ghRelease, error)
 	var all []ghRelease
 	for page := 1; next != ""; page++ {
 		if page > c.opts.MaxPages {
-			c.opts.Log.Warn("stopped reading releases", "repo", repo, "pages", c.opts.MaxPages)
+			c.opts.Logger.Warn("stopped reading releases", "repo", repo, "pages", c.opts.MaxPages)
 			break
 		}
 		u, err := url.Parse(next)
@@ -326,7 +327,7 @@ func (c *client) page(ctx context.Context, repo, u string) ([]ghRelease, string,
 		return nil, "", fmt.Errorf("%s: reading the releases: %w", repo, err)
 	}
 	remaining := resp.Header.Get("X-RateLimit-Remaining")
-	c.opts.Log.Debug("releases", "repo", repo, "status", resp.StatusCode, "ratelimit_remaining", remaining)
+	c.opts.Logger.Debug("releases", "repo", repo, "status", resp.StatusCode, "ratelimit_remaining", remaining)
 	switch {
 	case (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests) && remaining == "0":
 		limit, _ := strconv.Atoi(resp.Header.Get("X-RateLimit-Limit"))
