@@ -102,8 +102,8 @@ type VersionPin struct {
 }
 
 // Reason says why a signature or attestation does not verify. pkg/sign
-// decides it (sign.Reason is this type), pkg/remote records it in
-// Signature and Provenance, pkg/check words the findings about it.
+// decides it, pkg/remote records it in Signature and Provenance, pkg/check
+// words the findings about it.
 type Reason string
 
 // The reasons, spelled here once.
