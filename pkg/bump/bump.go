@@ -183,8 +183,8 @@ func writeFinding(b *strings.Builder, f report.Finding, hint bool) {
 
 // GateChecks are the offline checks the staged package must pass.
 var GateChecks = []string{
-	check.PackageLoad, check.BlobYAML, check.BlobHeader, check.BlobCorrupt,
-	check.ConfigMapVersion, check.CompressedAnnotation, check.PinVersion, check.PinDigest,
+	model.CheckPackageLoad, check.BlobYAML, check.BlobHeader, model.CheckBlobCorrupt,
+	check.ConfigMapVersion, check.CompressedAnnotation, check.PinVersion, model.CheckPinDigest,
 	check.MetadataSeries, check.Contract, check.SelectorUnique, check.SelectorSemver,
 }
 
@@ -675,7 +675,7 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 		}
 	}
 	if sp == nil {
-		return "", nil, &RefusedError{Package: pkg.Path, Findings: []report.Finding{{Check: check.PackageLoad, Severity: report.Error, Package: pkg.Path,
+		return "", nil, &RefusedError{Package: pkg.Path, Findings: []report.Finding{{Check: model.CheckPackageLoad, Severity: report.Error, Package: pkg.Path,
 			Message: "the staged package holds no provider any more"}}}
 	}
 	sp.Path, sp.Dir = pkg.Path, pkg.Dir

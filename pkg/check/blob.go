@@ -235,7 +235,7 @@ func blobCorrupt(t *model.Tree) []report.Finding {
 			return
 		}
 		hint, settings := corruptHint(pkg, cm, c.Blob)
-		f := newFinding(BlobCorrupt, pkg, owner, blobLocation(pkg, cm),
+		f := newFinding(model.CheckBlobCorrupt, pkg, owner, blobLocation(pkg, cm),
 			fmt.Sprintf("%s of ConfigMap %q %s", componentsKey(c), cm.Name, corruptMessage(c.Blob)), hint)
 		f.Settings = settings
 		out = append(out, f)
@@ -247,7 +247,7 @@ func blobCorrupt(t *model.Tree) []report.Finding {
 			if f.Blob == nil || carried[pkg][name] || (f.Blob.Err == nil && f.Blob.HeaderErr == nil) {
 				continue
 			}
-			out = append(out, newFinding(BlobCorrupt, pkg, "", model.Location{File: name},
+			out = append(out, newFinding(model.CheckBlobCorrupt, pkg, "", model.Location{File: name},
 				fmt.Sprintf("vendored blob %s %s", name, corruptMessage(f.Blob)),
 				fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkg.CommandPath())))
 		}

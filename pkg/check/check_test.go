@@ -206,7 +206,7 @@ func TestMutations(t *testing.T) {
 				b := core(t).ConfigMaps[0].Components.Blob
 				b.Err = &blob.CorruptError{Kind: blob.Truncated, Offset: 57}
 			},
-			check: BlobCorrupt, count: 1, want: []string{"truncated", "compressed byte 57"},
+			check: model.CheckBlobCorrupt, count: 1, want: []string{"truncated", "compressed byte 57"},
 		},
 		{
 			name: "gzip bomb stops at limit",
@@ -215,7 +215,7 @@ func TestMutations(t *testing.T) {
 				b.RawSize = 256 << 20
 				b.Err = &blob.CorruptError{Kind: blob.TooLarge, Offset: -1, Detail: "inflates to more than 268435456 bytes; stopped there"}
 			},
-			check: BlobCorrupt, count: 1, want: []string{"size limit", "268435456 bytes", "raise the inflate limit"}, not: []string{"stopped there"},
+			check: model.CheckBlobCorrupt, count: 1, want: []string{"size limit", "268435456 bytes", "raise the inflate limit"}, not: []string{"stopped there"},
 			settings: []report.Setting{report.SettingInflateLimit},
 		},
 		{
@@ -223,7 +223,7 @@ func TestMutations(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				core(t).Files["files/old.gz"] = &model.File{Path: "files/old.gz", Blob: &blob.Info{Err: &blob.CorruptError{Kind: blob.MultiMember, Offset: 300}, Members: 2}}
 			},
-			check: BlobCorrupt, count: 1, want: []string{"files/old.gz", "2 gzip members"},
+			check: model.CheckBlobCorrupt, count: 1, want: []string{"files/old.gz", "2 gzip members"},
 		},
 		{
 			name: "ConfigMap renamed",
@@ -355,7 +355,7 @@ func TestMutations(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				core(t).Files["files/metadata.yaml"].SHA256 = digest("tampered")
 			},
-			check: PinDigest, count: 1, want: []string{"files/metadata.yaml does not match its pin", hexOf("tampered")},
+			check: model.CheckPinDigest, count: 1, want: []string{"files/metadata.yaml does not match its pin", hexOf("tampered")},
 			file: "packages/system/core/files/metadata.yaml",
 		},
 		{
@@ -364,7 +364,7 @@ func TestMutations(t *testing.T) {
 				delete(core(t).Files, "files/metadata.yaml")
 				core(t).ConfigMaps[0].MetadataRaw = nil
 			},
-			check: PinDigest, count: 1, want: []string{"not vendored"},
+			check: model.CheckPinDigest, count: 1, want: []string{"not vendored"},
 		},
 		{
 			name: "sha pin removed",
@@ -392,32 +392,32 @@ func TestMutations(t *testing.T) {
 		{
 			name: "loader problem passes through",
 			mutate: func(t *model.Tree) {
-				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: PackageLoad, Location: model.Location{File: "templates/x.yaml", Line: 3}, Message: "yaml: duplicate key"})
+				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "templates/x.yaml", Line: 3}, Message: "yaml: duplicate key"})
 			},
-			check: PackageLoad, count: 1, want: []string{"duplicate key"}, file: "packages/system/infra/templates/x.yaml", line: 3,
+			check: model.CheckPackageLoad, count: 1, want: []string{"duplicate key"}, file: "packages/system/infra/templates/x.yaml", line: 3,
 		},
 		{
 			name: "loader problem outside any package",
 			mutate: func(t *model.Tree) {
-				t.Problems = append(t.Problems, model.Problem{Check: PackageLoad, Location: model.Location{File: "packages/locked"}, Message: "cannot read packages/locked: permission denied"})
+				t.Problems = append(t.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "packages/locked"}, Message: "cannot read packages/locked: permission denied"})
 			},
-			check: PackageLoad, count: 1, want: []string{"permission denied"}, file: "packages/locked",
+			check: model.CheckPackageLoad, count: 1, want: []string{"permission denied"}, file: "packages/locked",
 		},
 		{
 			name: "loader problem for undecodable components",
 			mutate: func(t *model.Tree) {
 				cm := infra(t).ConfigMaps[0]
 				cm.Components = &model.Components{InBinaryData: true, DecodeErr: errors.New("illegal base64 data at input byte 4")}
-				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: BlobCorrupt, Message: "binaryData.components is not valid base64"})
+				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: model.CheckBlobCorrupt, Message: "binaryData.components is not valid base64"})
 			},
-			check: BlobCorrupt, count: 1, want: []string{"base64"},
+			check: model.CheckBlobCorrupt, count: 1, want: []string{"base64"},
 		},
 		{
 			name: "loader problem keeps its own check",
 			mutate: func(t *model.Tree) {
-				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: BlobCorrupt, Message: "binaryData.components is not valid base64"})
+				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: model.CheckBlobCorrupt, Message: "binaryData.components is not valid base64"})
 			},
-			check: BlobCorrupt, count: 1, want: []string{"base64"},
+			check: model.CheckBlobCorrupt, count: 1, want: []string{"base64"},
 		},
 	}
 	for _, tc := range tests {
@@ -550,8 +550,8 @@ func TestVersionOf(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
-	want := []string{PackageLoad, BlobYAML, BlobHeader, BlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
-		CompressedAnnotation, MetadataSeries, Contract, PinVersion, PinDigest, PinMissing, ReleaseSize,
+	want := []string{model.CheckPackageLoad, BlobYAML, BlobHeader, model.CheckBlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
+		CompressedAnnotation, MetadataSeries, Contract, PinVersion, model.CheckPinDigest, PinMissing, ReleaseSize,
 		OCISource, ImageRef, RegistryDigest, VersionReused, Signature, Provenance, OCIInstall, WaiverExpired}
 	if got := IDs(); !slices.Equal(got, want) {
 		t.Fatalf("catalog IDs = %v, want %v", got, want)
@@ -751,7 +751,7 @@ func TestAirgapHints(t *testing.T) {
 	}}
 	tr := &model.Tree{Root: "/tree", Packages: []*model.Package{pkg}}
 	fs := runAll(tr)
-	if got := checksOf(fs); !slices.Equal(got, []string{BlobCorrupt, SelectorSemver}) {
+	if got := checksOf(fs); !slices.Equal(got, []string{model.CheckBlobCorrupt, SelectorSemver}) {
 		t.Fatalf("checks = %v: %+v", got, fs)
 	}
 	for _, f := range fs {

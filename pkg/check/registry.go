@@ -72,7 +72,7 @@ func Registry(builders []string) []Check {
 // config's). They have the IDs of the tree checks they stand in for.
 func ArtifactChecks(builders []string) []Check {
 	return append(Registry(builders),
-		withRun(BlobCorrupt, artifactBlobCorrupt),
+		withRun(model.CheckBlobCorrupt, artifactBlobCorrupt),
 		withRun(BlobHeader, artifactBlobHeader),
 		withRun(BlobYAML, artifactBlobYAML),
 		withRun(MetadataSeries, artifactMetadata),
@@ -568,7 +568,7 @@ func artifactBlobCorrupt(t *model.Tree) []report.Finding {
 		if c.Blob == nil || (c.Blob.Err == nil && c.Blob.HeaderErr == nil) {
 			return
 		}
-		out = append(out, layerFinding(BlobCorrupt, pkg, p, "components.gz",
+		out = append(out, layerFinding(model.CheckBlobCorrupt, pkg, p, "components.gz",
 			fmt.Sprintf("layer components.gz of %s %s", a.Pinned(), corruptMessage(c.Blob)), rebuildArtifact))
 	})
 	return out

@@ -320,7 +320,7 @@ func TestArtifactChecks(t *testing.T) {
 		}, BlobHeader, `embeds file name "core-components.yaml"`},
 		{"blob truncated", func(a *model.Artifact) {
 			a.Content.Blob.Err = &blob.CorruptError{Kind: blob.Truncated, Offset: 9}
-		}, BlobCorrupt, "truncated"},
+		}, model.CheckBlobCorrupt, "truncated"},
 		{"no series", func(a *model.Artifact) {
 			a.Content.Metadata.ReleaseSeries[0].Minor = 9
 		}, MetadataSeries, "no releaseSeries for 1.10"},

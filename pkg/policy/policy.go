@@ -23,6 +23,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/policies"
 )
@@ -239,7 +240,7 @@ func (v *policyValidator) checks(p *Policy, known []string) {
 		}
 		switch sev {
 		case report.Off:
-			if id == check.PackageLoad {
+			if id == model.CheckPackageLoad {
 				v.bad("checks."+id, "cannot be off: a package that does not load is checked by nothing else; use error or warning")
 			}
 		case report.Error, report.Warning:

@@ -174,7 +174,7 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 		}
 		// package-load passes the loader's problems through under their own
 		// check IDs, so it always runs; the policy filters what is off.
-		if c.ID != check.PackageLoad && !pol.Enabled(c.ID) {
+		if c.ID != model.CheckPackageLoad && !pol.Enabled(c.ID) {
 			continue
 		}
 		start := time.Now()
