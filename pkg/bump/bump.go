@@ -749,13 +749,14 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 // gateFindings are the error findings of the GateChecks over t (a check
 // may report some of its findings as warnings: those never block).
 func gateFindings(t *model.Tree) []report.Finding {
+	in := check.NewInput(t)
 	var out []report.Finding
 	for _, id := range GateChecks {
 		c, ok := check.Lookup(id)
 		if !ok || c.Run == nil || c.Severity != report.Error {
 			continue
 		}
-		for _, f := range c.Run(t) {
+		for _, f := range c.Run(in) {
 			if f.Severity == report.Warning {
 				continue
 			}

@@ -24,7 +24,21 @@ import (
 // Func is a check: a pure function of the tree. Findings carry Check,
 // Package, Provider, File (relative to the tree root), Line, Message, Hint
 // and Detail; the engine sets Severity from the policy.
-type Func func(*model.Tree) []report.Finding
+type Func func(*Input) []report.Finding
+
+// Input is what the checks of one run read: the tree, and the index of
+// its ConfigMaps, built once for all of them.
+type Input struct {
+	Tree  *model.Tree
+	Index *Index
+}
+
+// NewInput indexes t for a run of checks. The checks only read it, one
+// after the other (the index caches selections and is not safe for
+// concurrent use).
+func NewInput(t *model.Tree) *Input {
+	return &Input{Tree: t, Index: NewIndex(t)}
+}
 
 // Check is one catalog entry.
 type Check struct {
@@ -119,10 +133,14 @@ var catalog = []Check{
 // Catalog returns every catalog entry in a stable order.
 func Catalog() []Check { return slices.Clone(catalog) }
 
-// Builtin returns the checks that run over the tree alone.
-func Builtin() []Check {
+// Builtin returns the checks that run over the tree alone; image-ref
+// reads movingTags (the policy's) as moving on top of MovingTags.
+func Builtin(movingTags []string) []Check {
 	var out []Check
 	for _, c := range catalog {
+		if c.ID == ImageRef {
+			c = imageRefCheck(movingTags)
+		}
 		if c.Run != nil {
 			out = append(out, c)
 		}

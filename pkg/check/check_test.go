@@ -121,8 +121,8 @@ func cleanTree() *model.Tree {
 // runAll runs every built-in check.
 func runAll(t *model.Tree) []report.Finding {
 	var out []report.Finding
-	for _, c := range Builtin() {
-		out = append(out, c.Run(t)...)
+	for _, c := range Builtin(nil) {
+		out = append(out, c.Run(NewInput(t))...)
 	}
 	return out
 }
@@ -479,11 +479,11 @@ func TestContractV1beta2CoreServesV1beta1(t *testing.T) {
 	for _, s := range infra(tree).ConfigMaps {
 		s.Metadata.ReleaseSeries[0].Contract = "v1beta1"
 	}
-	if fs := contract(tree); len(fs) != 0 {
+	if fs := contract(NewInput(tree)); len(fs) != 0 {
 		t.Fatalf("a v1beta2 core serves v1beta1 providers, got %v", fs)
 	}
 	infra(tree).ConfigMaps[0].Metadata.ReleaseSeries[0].Contract = "v1alpha4"
-	if fs := contract(tree); len(fs) != 1 {
+	if fs := contract(NewInput(tree)); len(fs) != 1 {
 		t.Fatalf("v1alpha4 against a v1beta2 core: %d findings, want 1", len(fs))
 	}
 }
@@ -492,7 +492,7 @@ func TestContractSkippedWithoutCore(t *testing.T) {
 	tree := cleanTree()
 	infra(tree).ConfigMaps[0].Metadata.ReleaseSeries[0].Contract = "v1beta2"
 	tree.Core = nil
-	if fs := contract(tree); len(fs) != 0 {
+	if fs := contract(NewInput(tree)); len(fs) != 0 {
 		t.Fatalf("no core in tree: want no contract findings, got %v", fs)
 	}
 }
@@ -513,7 +513,7 @@ func TestSelectorsArePerNamespace(t *testing.T) {
 	}
 	// In the same namespace they do, for both providers.
 	other.Namespace = ns
-	fs := selectorUnique(tree)
+	fs := selectorUnique(NewInput(tree))
 	if len(fs) != 2 {
 		t.Fatalf("same namespace: %d selector-unique findings, want 2: %v", len(fs), fs)
 	}
@@ -618,7 +618,7 @@ func TestVersionVariablesThatAreNoVersions(t *testing.T) {
 	infra(tree).Pins.Versions = append(infra(tree).Pins.Versions,
 		pin.Var{Name: "GO_VERSION", Value: "1.22", Known: true, File: "Makefile", Line: 9},
 		pin.Var{Name: "CHART_VERSION", Value: "latest", Known: true, File: "Makefile", Line: 10})
-	if fs := pinVersion(tree); len(fs) != 0 {
+	if fs := pinVersion(NewInput(tree)); len(fs) != 0 {
 		t.Fatalf("variables that hold no upstream version were compared: %v", fs)
 	}
 }
@@ -635,7 +635,7 @@ func TestAssembledMakefilePin(t *testing.T) {
 		t.Fatalf("assembled pins of the releases in use: %v", fs)
 	}
 	pkg.Pins.File.Providers[0].Version = "v0.8.0"
-	fs := pinVersion(tree)
+	fs := pinVersion(NewInput(tree))
 	if len(fs) != 1 || !strings.Contains(fs[0].Message, "release v0.8.0") || !strings.Contains(fs[0].Message, `InfrastructureProvider/proxmox "v0.7.7-infraprovider-proxmox"`) {
 		t.Fatalf("assembled pin of another release: %v", fs)
 	}
@@ -668,16 +668,16 @@ func TestComputedVersionWithDockerfilePin(t *testing.T) {
 	computed := pin.Var{Name: "CAPMOX_VERSION", Value: "$(shell awk -F= '/^ARG VERSION=/{print $$2}' images/capmox/Dockerfile)", File: "Makefile", Line: 4}
 	tr := cleanTree()
 	infra(tr).Pins.Versions = []pin.Var{computed, {Name: "VERSION", Value: "v0.7.7", Known: true, File: "images/capmox/Dockerfile", Line: 2}}
-	if fs := pinVersion(tr); len(fs) != 0 {
+	if fs := pinVersion(NewInput(tr)); len(fs) != 0 {
 		t.Fatalf("matching Dockerfile pin: %+v", fs)
 	}
 	infra(tr).Pins.Versions[1].Value = "v0.7.8"
-	fs := pinVersion(tr)
+	fs := pinVersion(NewInput(tr))
 	if len(fs) != 1 || fs[0].File != "packages/system/infra/images/capmox/Dockerfile" || fs[0].Severity != "" || !strings.Contains(fs[0].Message, "v0.7.8") {
 		t.Fatalf("drifted Dockerfile pin: %+v", fs)
 	}
 	infra(tr).Pins.Versions = []pin.Var{computed}
-	fs = pinVersion(tr)
+	fs = pinVersion(NewInput(tr))
 	if len(fs) != 1 || fs[0].Severity != report.Warning || !strings.Contains(fs[0].Message, "cannot be checked") {
 		t.Fatalf("no literal pin: %+v", fs)
 	}
@@ -691,7 +691,7 @@ func TestPinMissingNamesTheDownload(t *testing.T) {
 		{Value: "https://example.com/x/metadata.yaml", Known: true, File: "Makefile", Line: 12},
 		{Name: "CAPMOX_URL", Value: "https://example.com/capmox.yaml", Known: true, File: "Makefile", Line: 3},
 	}
-	fs := pinMissing(tr)
+	fs := pinMissing(NewInput(tr))
 	if len(fs) != 2 {
 		t.Fatalf("findings: %+v", fs)
 	}
@@ -724,7 +724,7 @@ func TestReleaseSizeLevels(t *testing.T) {
 		core := tr.Packages[0]
 		core.Release = &model.ReleaseSize{Bytes: tc.bytes, Exact: true, Files: []model.FileWeight{
 			{Path: "files/core-components.yaml", Bytes: 600 << 10}, {Path: "files/components.gz", Bytes: 100 << 10}}}
-		fs := releaseSize(tr)
+		fs := releaseSize(NewInput(tr))
 		if len(fs) != tc.n {
 			t.Fatalf("%d bytes: %+v", tc.bytes, fs)
 		}

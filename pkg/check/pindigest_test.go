@@ -125,14 +125,14 @@ func TestPinMissingIgnoresBlobs(t *testing.T) {
 		}
 		infra.Files[name].Blob = nil // plain YAML bytes, no gzip magic
 	}
-	for _, f := range pinMissing(tree) {
+	for _, f := range pinMissing(NewInput(tree)) {
 		if strings.HasSuffix(f.File, ".gz") {
 			t.Errorf("pin-missing reports the blob %s: %s", f.File, f.Message)
 		}
 	}
 	infra.Files["files/extra.yaml"] = &model.File{Path: "files/extra.yaml"}
 	var found bool
-	for _, f := range pinMissing(tree) {
+	for _, f := range pinMissing(NewInput(tree)) {
 		found = found || strings.Contains(f.Message, "files/extra.yaml")
 	}
 	if !found {

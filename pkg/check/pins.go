@@ -87,9 +87,10 @@ func describeTargets(ts []target) string {
 
 // pinVersion: the pinned upstream version is the version part of the
 // ConfigMap name and spec.version.
-func pinVersion(t *model.Tree) []report.Finding {
+func pinVersion(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
-	ix := NewIndex(t)
+	ix := in.Index
 	for _, pkg := range t.Packages {
 		ps := pkg.Pins
 		if ps == nil {
@@ -279,7 +280,8 @@ func patchedComponents(pkg *model.Package, pp pin.Provider, s pin.Source) bool {
 // pinDigest: every pinned vendored file exists and matches its SHA-256; a
 // file the pin's patches change matches it once they are reversed
 // (model.File.Upstream, filled by the loader).
-func pinDigest(t *model.Tree) []report.Finding {
+func pinDigest(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	for _, pkg := range t.Packages {
 		if pkg.Pins == nil || pkg.Pins.File == nil {
@@ -353,7 +355,8 @@ func vendoredYAML(pkg *model.Package) []string {
 // pinMissing: every upstream download and vendored file is pinned by
 // SHA-256, and every provider installs bytes something holds
 // (unheldSources).
-func pinMissing(t *model.Tree) []report.Finding {
+func pinMissing(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	for _, pkg := range t.Packages {
 		prov := ""
@@ -410,12 +413,13 @@ func pinMissing(t *model.Tree) []report.Finding {
 				fmt.Sprintf("add its upstream URL and sha256 to %s", pinFile(pkg))))
 		}
 	}
-	return append(out, unheldSources(t)...)
+	return append(out, unheldSources(in)...)
 }
 
 // packageLoad passes the loader's problems through; each carries its own
 // check ID (package-load when it belongs to no other check).
-func packageLoad(t *model.Tree) []report.Finding {
+func packageLoad(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	for _, p := range t.Problems {
 		id := p.Check

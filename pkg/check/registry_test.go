@@ -59,7 +59,7 @@ func setLayers(a *model.Artifact) {
 func runRegistry(t *model.Tree, builders []string) []report.Finding {
 	var out []report.Finding
 	for _, c := range Registry(builders) {
-		out = append(out, c.Run(t)...)
+		out = append(out, c.Run(NewInput(t))...)
 	}
 	return out
 }
@@ -298,7 +298,7 @@ func TestArtifactChecks(t *testing.T) {
 	run := func(tr *model.Tree) []report.Finding {
 		var out []report.Finding
 		for _, c := range ArtifactChecks(nil) {
-			out = append(out, c.Run(tr)...)
+			out = append(out, c.Run(NewInput(tr))...)
 		}
 		return out
 	}
@@ -432,7 +432,7 @@ func TestOCIInstall(t *testing.T) {
 				p.Artifact = &model.Artifact{Ref: "r/x:" + ver, Repository: "r/x", Found: true, Digest: digest("m").String(),
 					YAMLTitle: yt, YAMLSHA256: layers[yt], MetadataSHA256: md, Layers: layers}
 				tree := &model.Tree{Packages: []*model.Package{{Path: "p", Providers: []*model.Provider{p}}}}
-				fs := ociInstall(tree)
+				fs := ociInstall(NewInput(tree))
 				if len(fs) == 0 {
 					continue
 				}

@@ -415,7 +415,7 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			t.Logf("%s: %s\n  file %s:%d\n  hint: %s", f.Check, f.Message, f.File, f.Line, f.Hint)
 		})
 	}
-	for _, c := range check.Builtin() {
+	for _, c := range check.Builtin(nil) {
 		if !covered[c.ID] {
 			t.Errorf("no mutation test for check %s", c.ID)
 		}
@@ -578,10 +578,10 @@ func TestRunErrors(t *testing.T) {
 // checks, run after the built-in ones and judged by the same policy.
 func TestExtraChecks(t *testing.T) {
 	tree := &model.Tree{Root: "/t", Packages: []*model.Package{{Path: "p", Providers: []*model.Provider{{Kind: "CoreProvider", Name: "cluster-api"}}}}}
-	sig := check.Check{ID: check.Signature, Title: "Artifact signed", Severity: report.Error, Run: func(t *model.Tree) []report.Finding {
+	sig := check.Check{ID: check.Signature, Title: "Artifact signed", Severity: report.Error, Run: func(*check.Input) []report.Finding {
 		return []report.Finding{{Check: check.Signature, Package: "p", Provider: "CoreProvider/cluster-api", Message: "no signature"}}
 	}}
-	panicky := check.Check{ID: "custom-panics", Run: func(*model.Tree) []report.Finding { panic("boom") }}
+	panicky := check.Check{ID: "custom-panics", Run: func(*check.Input) []report.Finding { panic("boom") }}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	r, err := Evaluate(context.Background(), tree, Options{Options: load.Options{Logger: quiet}, Extra: []check.Check{sig, panicky}})
 	if err != nil {
@@ -728,7 +728,7 @@ func TestChecksPolicyMovingTags(t *testing.T) {
 	imageRef := func(opts Options) []report.Finding {
 		for _, c := range Checks(opts) {
 			if c.ID == check.ImageRef {
-				return c.Run(tree)
+				return c.Run(check.NewInput(tree))
 			}
 		}
 		t.Fatalf("Checks(%+v) has no %s", opts, check.ImageRef)
