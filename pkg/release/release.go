@@ -212,9 +212,15 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 		reencoded = r.Blob
 	}
 	rel = &artifact.Release{
-		Kind: p.Kind, Name: p.Name, Release: p.Version,
-		Blob: gz, YAML: yml, Metadata: meta,
-		BuilderVersion: builderVersion,
+		ArtifactConfig: model.ArtifactConfig{
+			Kind:           p.Kind,
+			Name:           p.Name,
+			Release:        p.Version,
+			BuilderVersion: builderVersion,
+		},
+		Blob:     gz,
+		YAML:     yml,
+		Metadata: meta,
 	}
 	if pp := pinOf(pkg, r, p); pp != nil {
 		rel.Version = pp.Version

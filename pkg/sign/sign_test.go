@@ -41,15 +41,22 @@ func release(t testing.TB, rel string) artifact.Release {
 	io.WriteString(w, yamlDoc)
 	w.Close()
 	return artifact.Release{
-		Kind: "CoreProvider", Name: "cluster-api", Release: rel, Version: "v1.10.1",
-		Contract: "v1beta1", Type: "core",
-		Blob: b.Bytes(), YAML: []byte(yamlDoc),
-		Metadata: []byte("releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n"),
-		Pins: []pin.Source{
-			{URL: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/core-components.yaml", SHA256: strings.Repeat("1", 64), To: "files/core-components.yaml"},
-			{URL: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/metadata.yaml", SHA256: strings.Repeat("2", 64), To: "files/metadata.yaml"},
+		ArtifactConfig: model.ArtifactConfig{
+			Kind:     "CoreProvider",
+			Name:     "cluster-api",
+			Release:  rel,
+			Version:  "v1.10.1",
+			Contract: "v1beta1",
+			Type:     "core",
+			Pins: []pin.Source{
+				{URL: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/core-components.yaml", SHA256: strings.Repeat("1", 64), To: "files/core-components.yaml"},
+				{URL: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/metadata.yaml", SHA256: strings.Repeat("2", 64), To: "files/metadata.yaml"},
+			},
+			BuilderVersion: version.Version,
 		},
-		BuilderVersion: version.Version,
+		Blob:     b.Bytes(),
+		YAML:     []byte(yamlDoc),
+		Metadata: []byte("releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n"),
 	}
 }
 
