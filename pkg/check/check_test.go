@@ -169,7 +169,7 @@ func TestMutations(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				c := core(t).ConfigMaps[0].Components
 				c.Blob.RawSHA256 = digest("old yaml")
-				c.Diff = &model.Diff{Line: 42, Offset: 1234, Excerpt: "@@ -42 +42 @@\n-        startupProbe:\n+        livenessProbe:"}
+				c.Diff = &blob.Diff{Line: 42, Offset: 1234, Excerpt: "@@ -42 +42 @@\n-        startupProbe:\n+        livenessProbe:"}
 			},
 			check: BlobYAML, count: 1, want: []string{"line 42", "byte 1234", "files/core-components.yaml", "builder build packages/system/core", "gzip -9 -n -c files/core-components.yaml > files/components.gz", "startupProbe"},
 			file: "packages/system/core/files/core-components.yaml", line: 42,

@@ -313,7 +313,7 @@ func TestArtifactChecks(t *testing.T) {
 	}{
 		{"blob inflates to other YAML", func(a *model.Artifact) {
 			a.Content.Blob.RawSHA256 = digest("other")
-			a.Content.Diff = &model.Diff{Line: 2, Offset: 15, Excerpt: "@@ line 2 @@\n-kind: Namespace\n+kind: Secret\n"}
+			a.Content.Diff = &blob.Diff{Line: 2, Offset: 15, Excerpt: "@@ line 2 @@\n-kind: Namespace\n+kind: Secret\n"}
 		}, BlobYAML, "first difference at line 2"},
 		{"header embeds a name", func(a *model.Artifact) {
 			a.Content.Blob.Header = blob.Header{HasName: true, Name: "core-components.yaml"}
