@@ -70,12 +70,13 @@ for p in "${pkgs[@]}"; do
 	# The path, not a longer one (pkg/pin is not pkg/pin/infer's prefix to
 	# rewrite; pkg/remote must not match pkg/remotes): what follows is not a
 	# name character. The import path is rewritten wherever it stands; a
-	# bare pkg/... path only where a path starts (not inside another
-	# module's path such as k8s.io/apimachinery/pkg/labels).
+	# bare pkg/... path only where a path starts, with or without ./ or
+	# ../ (a link in docs), not inside another module's path such as
+	# k8s.io/apimachinery/pkg/labels.
 	esc=$(printf '%s' "$p" | sed 's/[.[\*^$/]/\\&/g')
 	text_files "$p" | xargs -0 -r sed -i -E \
 		-e "s#${module//./\\.}/pkg/${esc}([^A-Za-z0-9_-]|\$)#${module}/internal/${p}\\1#g" \
-		-e "s#(^|[^A-Za-z0-9_./-])(\\./)?pkg/${esc}([^A-Za-z0-9_-]|\$)#\\1\\2internal/${p}\\3#g"
+		-e "s#(^|[^A-Za-z0-9_./-])((\\.\\.?/)*)pkg/${esc}([^A-Za-z0-9_-]|\$)#\\1\\2internal/${p}\\4#g"
 done
 
 # Import blocks sort by path: internal/ and pkg/ trade places.
