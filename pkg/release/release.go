@@ -211,17 +211,8 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 	if enc == blob.DirtyHeader {
 		reencoded = r.Blob
 	}
-	rel = &artifact.Release{
-		ArtifactConfig: model.ArtifactConfig{
-			Kind:           p.Kind,
-			Name:           p.Name,
-			Release:        p.Version,
-			BuilderVersion: builderVersion,
-		},
-		Blob:     gz,
-		YAML:     yml,
-		Metadata: meta,
-	}
+	cfg := model.ArtifactConfig{Kind: p.Kind, Name: p.Name, Release: p.Version, BuilderVersion: builderVersion}
+	rel = &artifact.Release{ArtifactConfig: cfg, Blob: gz, YAML: yml, Metadata: meta}
 	if pp := pinOf(pkg, r, p); pp != nil {
 		rel.Version = pp.Version
 		rel.Pins = slices.Clone(pp.Sources)
