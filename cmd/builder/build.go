@@ -127,7 +127,7 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 		} else if len(restored) > 0 {
 			fmt.Fprintf(stderr, "builder: %s: restored %d files left by an interrupted bump\n", dir, len(restored))
 		}
-		res, err := build.Build(ctx, dir, build.Options{Fetcher: fetcher, Log: log, DryRun: o.dryRun, Provider: o.provider})
+		res, err := build.Build(ctx, dir, build.Options{Fetcher: fetcher, Logger: log, DryRun: o.dryRun, Provider: o.provider})
 		if err != nil {
 			failed++
 			fmt.Fprintln(stderr, "builder:", err)

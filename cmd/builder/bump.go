@@ -145,7 +145,7 @@ func runBump(ctx context.Context, stdout, stderr io.Writer, o *bumpOptions, dir 
 	res, err := bump.Bump(ctx, dir, bump.Options{
 		Provider: o.provider, To: o.to, Release: o.release, SHA256: shas,
 		TrustOnFirstUse: o.tofu, DryRun: o.dryRun, AllowBreaking: o.breaking, Fetcher: fetcher, Tree: o.tree,
-		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
 		return err

@@ -142,7 +142,7 @@ func TestIntegrationMonorepoAsItStands(t *testing.T) {
 		if r.Release != v.release {
 			t.Errorf("%s pushed as %s, want %s", id, r.Release, v.release)
 		}
-		repo, err := artifact.OpenRegistry(prefix+"/"+artifact.Release{Kind: kind, Name: name, Type: model.ProviderKinds[kind]}.RepositoryName(), regOpts)
+		repo, err := artifact.OpenRegistry(prefix+"/"+model.RepositoryName(model.ProviderKinds[kind], name), regOpts)
 		if err != nil {
 			t.Fatal(err)
 		}

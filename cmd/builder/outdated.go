@@ -72,7 +72,7 @@ Exit status: 0 nothing outdated, 1 a provider has a newer stable release,
 				APIURL:     apiURL,
 				AllowHosts: allow,
 				Token:      strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
-				Log:        slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
+				Logger:     slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
 			})
 			if err != nil {
 				return usageError{Err: err}

@@ -76,8 +76,8 @@ func newPlanCmd() *cobra.Command {
 			}
 			pl, err := plan.Check(ctx, args, plan.Options{AllowBreaking: allowBreaking, Outdated: outdated.Options{
 				APIURL: apiURL, AllowHosts: allow,
-				Token: strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
-				Log:   slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
+				Token:  strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
+				Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
 			}})
 			if err != nil {
 				return usageError{Err: err}

@@ -40,7 +40,35 @@ func newPushCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "push [DIR...] --to PREFIX",
 		Short: "Push each provider release of the packages as a reproducible OCI artifact, signed and attested with --key",
-		Long: `Push one OCI artifact per provider release of each package DIR (default ".")
+		Long:  pushLong,
+		Example: `  builder push examples/packages/* --to oci-layout:out/oci
+  COSIGN_PASSWORD=... builder push packages/system/capi-providers-* --to ghcr.io/acme/capi --key cosign.key
+  builder push . --to 127.0.0.1:5000/capi --plain-http`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			prefix, err := o.validate()
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			return runPush(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o, prefix, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.to, "to", "", "where to push: HOST[:PORT]/PATH or oci-layout:DIR")
+	f.StringVar(&o.policy, "policy", "", "verification policy whose severities and waivers decide which offline findings refuse a provider (default: the built-in policies/default.yaml)")
+	f.StringVar(&o.key, "key", "", "cosign private key to sign and attest with (password in $COSIGN_PASSWORD)")
+	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
+	f.BoolVar(&o.tlog, "tlog", false, "also upload to a transparency log (not supported: refused before anything is pushed, saying how to do it with cosign)")
+	f.StringVar(&o.sigFormat, "signature-format", string(sign.FormatBundle), "how --key stores the signature and provenance: bundle (Sigstore bundles as OCI referrers, cosign v3) or legacy (sha256-<hex>.sig/.att tags, cosign v2)")
+	f.BoolVar(&o.json, "json", false, "print the results as JSON")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
+	return cmd
+}
+
+// pushLong is the help text of `builder push`.
+const pushLong = `Push one OCI artifact per provider release of each package DIR (default ".")
 to repository PREFIX/<type>-<name> with tag = release. PREFIX is
 HOST[:PORT]/PATH for a registry or oci-layout:DIR for OCI image layout
 directories (one per repository).
@@ -74,60 +102,40 @@ wrong password or a refused signature leaves no unsigned release tag. An existin
 by the same key is not repeated. Registry credentials come from the docker
 config and its credential helpers.
 
-Exit status: 0 pushed (or already there), 1 a release failed or was refused, 2 usage.`,
-		Example: `  builder push examples/packages/* --to oci-layout:out/oci
-  COSIGN_PASSWORD=... builder push packages/system/capi-providers-* --to ghcr.io/acme/capi --key cosign.key
-  builder push . --to 127.0.0.1:5000/capi --plain-http`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.to == "" {
-				return usageError{Err: errors.New("--to PREFIX is required (HOST[:PORT]/PATH or oci-layout:DIR)")}
-			}
-			prefix, err := artifact.ParsePrefix(o.to)
-			if err != nil {
-				return usageError{Err: err}
-			}
-			format, err := sign.ParseFormat(o.sigFormat)
-			if err != nil {
-				return usageError{Err: fmt.Errorf("--signature-format: %w", err)}
-			}
-			o.format = format
-			if o.tlog && o.key == "" {
-				return usageError{Err: errors.New("--tlog needs --key")}
-			}
-			if o.key != "" {
-				// A key that is not there fails before anything is pushed.
-				if fi, err := os.Stat(o.key); err != nil || fi.IsDir() {
-					if err == nil {
-						err = errors.New("is a directory")
-					}
-					return usageError{Err: fmt.Errorf("--key %s: %w (make a key pair with `builder keygen` or `cosign generate-key-pair`)", o.key, err)}
-				}
-			}
-			if o.tlog {
-				// Refused before anything is pushed, so no unsigned tag is left.
-				return fmt.Errorf("--tlog: %w; nothing was pushed", errTLogUnsupported)
-			}
-			if len(args) == 0 {
-				args = []string{"."}
-			}
-			if o.policy != "" {
-				if _, err := policy.Load(o.policy); err != nil {
-					return usageError{Err: fmt.Errorf("--policy: %w", err)}
-				}
-			}
-			return runPush(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o, prefix, args)
-		},
+Exit status: 0 pushed (or already there), 1 a release failed or was refused, 2 usage.`
+
+// validate checks the flags before anything is pushed, returning the
+// parsed --to.
+func (o *pushOptions) validate() (artifact.Prefix, error) {
+	if o.to == "" {
+		return artifact.Prefix{}, usageError{Err: errors.New("--to PREFIX is required (HOST[:PORT]/PATH or oci-layout:DIR)")}
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.to, "to", "", "where to push: HOST[:PORT]/PATH or oci-layout:DIR")
-	f.StringVar(&o.policy, "policy", "", "verification policy whose severities and waivers decide which offline findings refuse a provider (default: the built-in policies/default.yaml)")
-	f.StringVar(&o.key, "key", "", "cosign private key to sign and attest with (password in $COSIGN_PASSWORD)")
-	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
-	f.BoolVar(&o.tlog, "tlog", false, "also upload to a transparency log (not supported: refused before anything is pushed, saying how to do it with cosign)")
-	f.StringVar(&o.sigFormat, "signature-format", string(sign.FormatBundle), "how --key stores the signature and provenance: bundle (Sigstore bundles as OCI referrers, cosign v3) or legacy (sha256-<hex>.sig/.att tags, cosign v2)")
-	f.BoolVar(&o.json, "json", false, "print the results as JSON")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
-	return cmd
+	prefix, err := artifact.ParsePrefix(o.to)
+	if err != nil {
+		return artifact.Prefix{}, usageError{Err: err}
+	}
+	if o.format, err = sign.ParseFormat(o.sigFormat); err != nil {
+		return artifact.Prefix{}, usageError{Err: fmt.Errorf("--signature-format: %w", err)}
+	}
+	if o.tlog && o.key == "" {
+		return artifact.Prefix{}, usageError{Err: errors.New("--tlog needs --key")}
+	}
+	if o.key != "" {
+		// A key that is not there fails before anything is pushed.
+		if err := sign.CheckKeyFile(o.key); err != nil {
+			return artifact.Prefix{}, usageError{Err: fmt.Errorf("--key %w", err)}
+		}
+	}
+	if o.tlog {
+		// Refused before anything is pushed, so no unsigned tag is left.
+		return artifact.Prefix{}, fmt.Errorf("--tlog: %w; nothing was pushed", errTLogUnsupported)
+	}
+	if o.policy != "" {
+		if _, err := policy.Load(o.policy); err != nil {
+			return artifact.Prefix{}, usageError{Err: fmt.Errorf("--policy: %w", err)}
+		}
+	}
+	return prefix, nil
 }
 
 // errTLogUnsupported refuses --tlog: pinseal signs offline with a key and

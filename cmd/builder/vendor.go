@@ -139,7 +139,7 @@ func (o *vendorOptions) vendorOptions(stderr io.Writer) (vendor.Options, error) 
 		Registry:       artifact.Options{PlainHTTP: o.plainHTTP, Retries: fetch.DefaultRetries},
 		Sign:           sign.Options{Format: format},
 		BuilderVersion: version.Version,
-		Log:            slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
 	if o.key != "" {
 		if fi, err := os.Stat(o.key); err != nil || fi.IsDir() {

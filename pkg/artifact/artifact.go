@@ -67,32 +67,25 @@ const (
 // (pkg/operator has the lookup rules).
 const YAMLTitle = operator.ComponentsTitle
 
-// Release is one provider release to pack: the identity of the provider and
-// the exact bytes that go into the artifact.
+// Release is one provider release to pack: the identity of the provider
+// (its config, the artifact's config blob) and the exact bytes that go into
+// the artifact.
 type Release struct {
-	Kind     string // CoreProvider, BootstrapProvider, ...
-	Name     string // provider name (metadata.name of the provider object)
-	Release  string // ConfigMap name and spec.version; the tag
-	Version  string // upstream version
-	Contract string // API contract of the release series (v1beta1, v1beta2)
-	// Type is core, bootstrap, control-plane, infrastructure, ipam, addon
-	// or runtime-extension.
-	Type     string
+	// ArtifactConfig is the provider's identity, versions, pins and
+	// builder: Type is core, bootstrap, control-plane, infrastructure,
+	// ipam, addon or runtime-extension; Release the ConfigMap name and
+	// spec.version (the tag); VersionPins the version variables the
+	// package pins its upstream release with (Makefile
+	// CABPT_UPSTREAM_VERSION = v0.6.12, Dockerfile ARG VERSION=v0.19.0):
+	// not digests, so not provenance materials, but recorded beside them.
+	model.ArtifactConfig
 	Blob     []byte // the components.gz layer, packed as is (`builder push` gives blob.ForYAML of the vendored blob)
 	YAML     []byte // the raw components YAML
 	Metadata []byte // clusterctl metadata.yaml
-	Pins     []pin.Source
-	// VersionPins are the version variables the package pins its upstream
-	// release with (Makefile CABPT_UPSTREAM_VERSION = v0.6.12, Dockerfile
-	// ARG VERSION=v0.19.0): not digests, so not provenance materials, but
-	// recorded beside them.
-	VersionPins []model.VersionPin
 	// Patches are the package's patches applied to the pinned sources, in
 	// order. They are recorded in the provenance, not in the artifact (the
 	// YAML layer already holds their result).
 	Patches []Patch
-	// BuilderVersion is the pinseal version that packs the artifact.
-	BuilderVersion string
 }
 
 // Patch is one patch file of a package.
@@ -103,21 +96,11 @@ type Patch struct {
 
 // Config returns the config blob content of the release.
 func (r Release) Config() model.ArtifactConfig {
-	pins := r.Pins
-	if pins == nil {
-		pins = []pin.Source{}
+	c := r.ArtifactConfig
+	if c.Pins == nil {
+		c.Pins = []pin.Source{}
 	}
-	return model.ArtifactConfig{
-		Kind:           r.Kind,
-		Name:           r.Name,
-		Type:           r.Type,
-		Release:        r.Release,
-		Version:        r.Version,
-		Contract:       r.Contract,
-		Pins:           pins,
-		VersionPins:    r.VersionPins,
-		BuilderVersion: r.BuilderVersion,
-	}
+	return c
 }
 
 // RepositoryName is the repository of the release below a prefix

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -55,21 +56,23 @@ func gz(t testing.TB, data string) []byte {
 
 func testRelease(t testing.TB) Release {
 	return Release{
-		Kind:     "InfrastructureProvider",
-		Name:     "proxmox",
-		Release:  "v0.7.7-infraprovider-proxmox",
-		Version:  "v0.7.7",
-		Contract: "v1beta1",
-		Type:     "infrastructure",
+		ArtifactConfig: model.ArtifactConfig{
+			Kind:     "InfrastructureProvider",
+			Name:     "proxmox",
+			Release:  "v0.7.7-infraprovider-proxmox",
+			Version:  "v0.7.7",
+			Contract: "v1beta1",
+			Type:     "infrastructure",
+			Pins: []pin.Source{{
+				URL:    "https://github.com/ionos-cloud/cluster-api-provider-proxmox/releases/download/v0.7.7/infrastructure-components.yaml",
+				SHA256: strings.Repeat("ab", 32),
+				To:     "files/infrastructure-components.yaml",
+			}},
+			BuilderVersion: "v0.1.0-test",
+		},
 		Blob:     gz(t, testYAML),
 		YAML:     []byte(testYAML),
 		Metadata: []byte(testMetadata),
-		Pins: []pin.Source{{
-			URL:    "https://github.com/ionos-cloud/cluster-api-provider-proxmox/releases/download/v0.7.7/infrastructure-components.yaml",
-			SHA256: strings.Repeat("ab", 32),
-			To:     "files/infrastructure-components.yaml",
-		}},
-		BuilderVersion: "v0.1.0-test",
 	}
 }
 

@@ -107,11 +107,18 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 		return Release{}, err
 	}
 	rel := Release{
-		Kind: p.Kind, Name: p.Name, Release: p.Release, Version: p.Version,
-		Blob: blob, YAML: yml, Metadata: meta,
-		Pins:           p.Sources,
-		Patches:        patches,
-		BuilderVersion: builderVersion,
+		ArtifactConfig: model.ArtifactConfig{
+			Kind:           p.Kind,
+			Name:           p.Name,
+			Release:        p.Release,
+			Version:        p.Version,
+			Pins:           p.Sources,
+			BuilderVersion: builderVersion,
+		},
+		Blob:     blob,
+		YAML:     yml,
+		Metadata: meta,
+		Patches:  patches,
 	}
 	if err := rel.Complete(metaPath); err != nil {
 		return Release{}, fmt.Errorf("%s: %s: %w", dir, id, err)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 func writePackage(t *testing.T, files map[string]string) string {
@@ -139,15 +141,15 @@ func TestHashPatches(t *testing.T) {
 }
 
 func TestReleaseComplete(t *testing.T) {
-	r := Release{Kind: "InfrastructureProvider", Version: "v0.7.1", Metadata: []byte(testMetadata)}
+	r := Release{ArtifactConfig: model.ArtifactConfig{Kind: "InfrastructureProvider", Version: "v0.7.1"}, Metadata: []byte(testMetadata)}
 	if err := r.Complete("files/metadata.yaml"); err != nil || r.Type != "infrastructure" || r.Contract != "v1beta1" {
 		t.Fatalf("Complete: type %q contract %q, %v", r.Type, r.Contract, err)
 	}
-	bad := Release{Kind: "Provider", Version: "v0.7.1", Metadata: []byte(testMetadata)}
+	bad := Release{ArtifactConfig: model.ArtifactConfig{Kind: "Provider", Version: "v0.7.1"}, Metadata: []byte(testMetadata)}
 	if err := bad.Complete("files/metadata.yaml"); err == nil || !strings.Contains(err.Error(), `kind "Provider" is not a cluster-api-operator provider kind`) {
 		t.Fatalf("unknown kind: %v", err)
 	}
-	old := Release{Kind: "InfrastructureProvider", Version: "v0.5.0", Metadata: []byte(testMetadata)}
+	old := Release{ArtifactConfig: model.ArtifactConfig{Kind: "InfrastructureProvider", Version: "v0.5.0"}, Metadata: []byte(testMetadata)}
 	if err := old.Complete("files/m.yaml"); err == nil || !strings.HasPrefix(err.Error(), "files/m.yaml: ") || old.Contract != "" {
 		t.Fatalf("version outside the series: %v (contract %q)", err, old.Contract)
 	}

@@ -60,23 +60,11 @@ func Pull(ctx context.Context, repo Repository, ref string) (*Pulled, error) {
 	if ref == "" {
 		return nil, fmt.Errorf("pull from %s: no tag or digest given", repo.Name())
 	}
-	where := repo.Name() + refSep(ref) + ref
-	desc, err := repo.Resolve(ctx, ref)
+	desc, err := resolveManifest(ctx, repo, ref)
 	if err != nil {
-		return nil, fmt.Errorf("pull %s: %w", where, err)
+		return nil, err
 	}
-	if d, derr := digest.Parse(ref); derr == nil && desc.Digest != d {
-		return nil, fmt.Errorf("pull %s: the repository resolved it to %s: %w", where, desc.Digest, ErrTampered)
-	}
-	switch desc.MediaType {
-	case ocispec.MediaTypeImageManifest, "application/octet-stream", "":
-	default:
-		return nil, fmt.Errorf("pull %s: media type %s is not an OCI image manifest; a pinseal artifact is one manifest per release", where, desc.MediaType)
-	}
-	if desc.Size > MaxManifestSize {
-		return nil, fmt.Errorf("pull %s: manifest of %d bytes exceeds the %d byte limit", where, desc.Size, MaxManifestSize)
-	}
-	where = repo.Name() + "@" + desc.Digest.String()
+	where := repo.Name() + "@" + desc.Digest.String()
 	raw, err := fetch(ctx, repo, desc)
 	if err != nil {
 		return nil, fmt.Errorf("pull %s: manifest: %w", where, err)
@@ -90,22 +78,63 @@ func Pull(ctx context.Context, repo Repository, ref string) (*Pulled, error) {
 	}
 	p.Descriptor.MediaType = ocispec.MediaTypeImageManifest
 	p.Descriptor.ArtifactType = p.Manifest.ArtifactType
+	if err := p.pullConfig(ctx, repo, where); err != nil {
+		return nil, err
+	}
+	if err := p.pullLayers(ctx, repo, where); err != nil {
+		return nil, err
+	}
+	if p.ComponentsTitle = ComponentsLayer(p.Manifest, p.Config); p.ComponentsTitle != "" {
+		p.YAML = p.Files[p.ComponentsTitle]
+	}
+	return p, nil
+}
 
+// resolveManifest resolves ref to a manifest descriptor within the size
+// limit; a digest ref must resolve to itself.
+func resolveManifest(ctx context.Context, repo Repository, ref string) (ocispec.Descriptor, error) {
+	where := repo.Name() + refSep(ref) + ref
+	desc, err := repo.Resolve(ctx, ref)
+	if err != nil {
+		return desc, fmt.Errorf("pull %s: %w", where, err)
+	}
+	if d, derr := digest.Parse(ref); derr == nil && desc.Digest != d {
+		return desc, fmt.Errorf("pull %s: the repository resolved it to %s: %w", where, desc.Digest, ErrTampered)
+	}
+	switch desc.MediaType {
+	case ocispec.MediaTypeImageManifest, "application/octet-stream", "":
+	default:
+		return desc, fmt.Errorf("pull %s: media type %s is not an OCI image manifest; a pinseal artifact is one manifest per release", where, desc.MediaType)
+	}
+	if desc.Size > MaxManifestSize {
+		return desc, fmt.Errorf("pull %s: manifest of %d bytes exceeds the %d byte limit", where, desc.Size, MaxManifestSize)
+	}
+	return desc, nil
+}
+
+// pullConfig fetches the manifest's config, decoding a pinseal one.
+func (p *Pulled) pullConfig(ctx context.Context, repo Repository, where string) error {
 	cfg := p.Manifest.Config
 	if cfg.Size > MaxConfigSize {
-		return nil, fmt.Errorf("pull %s: config of %d bytes exceeds the %d byte limit", where, cfg.Size, MaxConfigSize)
+		return fmt.Errorf("pull %s: config of %d bytes exceeds the %d byte limit", where, cfg.Size, MaxConfigSize)
 	}
+	var err error
 	if p.ConfigBytes, err = fetch(ctx, repo, cfg); err != nil {
-		return nil, fmt.Errorf("pull %s: config %s: %w", where, cfg.Digest, err)
+		return fmt.Errorf("pull %s: config %s: %w", where, cfg.Digest, err)
 	}
 	if cfg.MediaType == ConfigMediaType {
 		var c model.ArtifactConfig
 		if err := json.Unmarshal(p.ConfigBytes, &c); err != nil {
-			return nil, fmt.Errorf("pull %s: config is not a pinseal config: %w", where, err)
+			return fmt.Errorf("pull %s: config is not a pinseal config: %w", where, err)
 		}
 		p.Config = &c
 	}
+	return nil
+}
 
+// pullLayers fetches the titled layers into p.Files, within the size
+// limits; an untitled layer is counted, not fetched.
+func (p *Pulled) pullLayers(ctx context.Context, repo Repository, where string) error {
 	var total int64
 	for i, l := range p.Manifest.Layers {
 		title := l.Annotations[ocispec.AnnotationTitle]
@@ -114,20 +143,20 @@ func Pull(ctx context.Context, repo Repository, ref string) (*Pulled, error) {
 			name = fmt.Sprintf("#%d", i)
 		}
 		if l.Size > MaxLayerSize {
-			return nil, fmt.Errorf("pull %s: layer %s of %d bytes exceeds the %d byte limit", where, name, l.Size, MaxLayerSize)
+			return fmt.Errorf("pull %s: layer %s of %d bytes exceeds the %d byte limit", where, name, l.Size, MaxLayerSize)
 		}
 		if total += l.Size; total > MaxTotalSize {
-			return nil, fmt.Errorf("pull %s: layers exceed %d bytes in total", where, MaxTotalSize)
+			return fmt.Errorf("pull %s: layers exceed %d bytes in total", where, MaxTotalSize)
 		}
 		if title == "" {
 			continue
 		}
 		if _, dup := p.Files[title]; dup {
-			return nil, fmt.Errorf("pull %s: two layers titled %q", where, title)
+			return fmt.Errorf("pull %s: two layers titled %q", where, title)
 		}
 		b, err := fetch(ctx, repo, l)
 		if err != nil {
-			return nil, fmt.Errorf("pull %s: layer %s (%s): %w", where, name, l.Digest, err)
+			return fmt.Errorf("pull %s: layer %s (%s): %w", where, name, l.Digest, err)
 		}
 		p.Files[title] = b
 		switch title {
@@ -137,10 +166,7 @@ func Pull(ctx context.Context, repo Repository, ref string) (*Pulled, error) {
 			p.Metadata = b
 		}
 	}
-	if p.ComponentsTitle = ComponentsLayer(p.Manifest, p.Config); p.ComponentsTitle != "" {
-		p.YAML = p.Files[p.ComponentsTitle]
-	}
-	return p, nil
+	return nil
 }
 
 // ComponentsLayer is the title of the layer of m that is the provider's

@@ -63,65 +63,15 @@ func (e eofOnError) Read(p []byte) (int, error) {
 func FirstDifference(a, b io.Reader) *Diff {
 	ra := bufio.NewReaderSize(eofOnError{a}, 64<<10)
 	rb := bufio.NewReaderSize(b, 64<<10)
-	var off int64
-	line := 1
-	var tail []byte // last bytes of the common prefix
-	keep := func(p []byte) {
-		line += bytes.Count(p, []byte{'\n'})
-		off += int64(len(p))
-		if len(p) >= tailKeep {
-			tail = append(tail[:0], p[len(p)-tailKeep:]...)
-			return
-		}
-		tail = append(tail, p...)
-		if len(tail) > 2*tailKeep {
-			tail = append(tail[:0], tail[len(tail)-tailKeep:]...)
-		}
+	p := &commonPrefix{line: 1}
+	if p.skip(ra, rb) {
+		return nil
 	}
-	for {
-		pa, _ := ra.Peek(32 << 10)
-		pb, _ := rb.Peek(32 << 10)
-		n := min(len(pa), len(pb))
-		i := 0
-		for i < n && pa[i] == pb[i] {
-			i++
-		}
-		if i < n || n == 0 {
-			if len(pa) == 0 && len(pb) == 0 {
-				return nil
-			}
-			keep(pa[:i])
-			_, _ = ra.Discard(i)
-			_, _ = rb.Discard(i)
-			break
-		}
-		keep(pa[:n])
-		_, _ = ra.Discard(n)
-		_, _ = rb.Discard(n)
-	}
-
-	// Context: whole common lines before the differing one, and the common
-	// start of the differing line.
-	var before []string
-	partial := tail
-	if k := bytes.LastIndexByte(tail, '\n'); k >= 0 {
-		partial = tail[k+1:]
-		lines := strings.Split(string(tail[:k]), "\n")
-		if len(lines) > diffContext {
-			lines = lines[len(lines)-diffContext:]
-		} else if int64(len(tail)) < off && len(lines) > 0 {
-			lines = lines[1:] // the first may be cut
-		}
-		before = lines
-	}
-	if len(partial) > diffMaxLine/2 {
-		// A long line: show the part around the difference.
-		partial = append([]byte("…"), partial[len(partial)-diffMaxLine/2:]...)
-	}
+	before, partial := p.context()
 	la, endA := readLines(ra, partial, diffWindow)
 	lb, endB := readLines(rb, partial, diffWindow)
 
-	head := []string{fmt.Sprintf("@@ line %d, byte %d @@", line, off)}
+	head := []string{fmt.Sprintf("@@ line %d, byte %d @@", p.line, p.off)}
 	for _, l := range before {
 		head = append(head, " "+show(l))
 	}
@@ -136,8 +86,82 @@ func FirstDifference(a, b io.Reader) *Diff {
 	if room := diffMaxLines - len(head) - len(trailer); len(body) > room {
 		body = append(body[:room-1], "…")
 	}
+	return &Diff{Line: p.line, Offset: p.off, Excerpt: excerpt(append(append(head, body...), trailer...))}
+}
+
+// commonPrefix is what two streams have in common before they differ:
+// its length, the line the difference is on and the last bytes before it.
+type commonPrefix struct {
+	off  int64
+	line int
+	tail []byte // last bytes of the common prefix
+}
+
+func (p *commonPrefix) keep(b []byte) {
+	p.line += bytes.Count(b, []byte{'\n'})
+	p.off += int64(len(b))
+	if len(b) >= tailKeep {
+		p.tail = append(p.tail[:0], b[len(b)-tailKeep:]...)
+		return
+	}
+	p.tail = append(p.tail, b...)
+	if len(p.tail) > 2*tailKeep {
+		p.tail = append(p.tail[:0], p.tail[len(p.tail)-tailKeep:]...)
+	}
+}
+
+// skip reads ra and rb while they agree, leaving both at the first
+// difference; it reports whether they are equal to the end.
+func (p *commonPrefix) skip(ra, rb *bufio.Reader) (equal bool) {
+	for {
+		pa, _ := ra.Peek(32 << 10)
+		pb, _ := rb.Peek(32 << 10)
+		n := min(len(pa), len(pb))
+		i := 0
+		for i < n && pa[i] == pb[i] {
+			i++
+		}
+		if i < n || n == 0 {
+			if len(pa) == 0 && len(pb) == 0 {
+				return true
+			}
+			p.keep(pa[:i])
+			_, _ = ra.Discard(i)
+			_, _ = rb.Discard(i)
+			return false
+		}
+		p.keep(pa[:n])
+		_, _ = ra.Discard(n)
+		_, _ = rb.Discard(n)
+	}
+}
+
+// context returns the whole common lines before the differing one, and
+// the common start of the differing line.
+func (p *commonPrefix) context() (before []string, partial []byte) {
+	tail := p.tail
+	partial = tail
+	if k := bytes.LastIndexByte(tail, '\n'); k >= 0 {
+		partial = tail[k+1:]
+		lines := strings.Split(string(tail[:k]), "\n")
+		if len(lines) > diffContext {
+			lines = lines[len(lines)-diffContext:]
+		} else if int64(len(tail)) < p.off && len(lines) > 0 {
+			lines = lines[1:] // the first may be cut
+		}
+		before = lines
+	}
+	if len(partial) > diffMaxLine/2 {
+		// A long line: show the part around the difference.
+		partial = append([]byte("…"), partial[len(partial)-diffMaxLine/2:]...)
+	}
+	return before, partial
+}
+
+// excerpt joins lines, cut at diffMaxBytes.
+func excerpt(lines []string) string {
 	var ex strings.Builder
-	for _, l := range append(append(head, body...), trailer...) {
+	for _, l := range lines {
 		if ex.Len()+len(l)+1 > diffMaxBytes-len("…\n") {
 			ex.WriteString("…\n")
 			break
@@ -145,7 +169,7 @@ func FirstDifference(a, b io.Reader) *Diff {
 		ex.WriteString(l)
 		ex.WriteByte('\n')
 	}
-	return &Diff{Line: line, Offset: off, Excerpt: ex.String()}
+	return ex.String()
 }
 
 // textLine is one line of a diff window; noEOL marks a last line without

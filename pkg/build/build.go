@@ -47,8 +47,8 @@ type Options struct {
 	// file: URLs resolve against the package directory unless its BaseDir
 	// is set.
 	Fetcher *fetch.Fetcher
-	// Log receives progress records; nil discards them.
-	Log *slog.Logger
+	// Logger receives progress records; nil means slog.Default().
+	Logger *slog.Logger
 	// DryRun computes everything (fetch, verify, patch, compress) and
 	// reports what would change, writing nothing.
 	DryRun bool
@@ -127,9 +127,9 @@ type output struct {
 
 // Build builds the package in dir. On error nothing in dir has changed.
 func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
-	log := opts.Log
+	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.Default()
 	}
 	if opts.Fetcher == nil {
 		return nil, errors.New("build: Options.Fetcher is nil")

@@ -31,7 +31,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -91,8 +90,8 @@ type Options struct {
 	// staged package is checked against; "" means the nearest directory
 	// above the package holding .git, else the package alone.
 	Tree string
-	// Log receives progress; nil discards it.
-	Log *slog.Logger
+	// Logger receives progress; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Version is one side of a bump.
@@ -195,8 +194,8 @@ func writeFinding(b *strings.Builder, f report.Finding, hint bool) {
 
 // GateChecks are the offline checks the staged package must pass.
 var GateChecks = []string{
-	check.PackageLoad, check.BlobYAML, check.BlobHeader, check.BlobCorrupt,
-	check.ConfigMapVersion, check.CompressedAnnotation, check.PinVersion, check.PinDigest,
+	model.CheckPackageLoad, check.BlobYAML, check.BlobHeader, model.CheckBlobCorrupt,
+	check.ConfigMapVersion, check.CompressedAnnotation, check.PinVersion, model.CheckPinDigest,
 	check.MetadataSeries, check.Contract, check.SelectorUnique, check.SelectorSemver,
 }
 
@@ -206,9 +205,9 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err := checkOptions(dir, opts); err != nil {
 		return nil, err
 	}
-	b := &bump{dir: dir, opts: opts, log: opts.Log, quiet: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	b := &bump{dir: dir, opts: opts, log: opts.Logger, quiet: slog.New(slog.DiscardHandler)}
 	if b.log == nil {
-		b.log = b.quiet
+		b.log = slog.Default()
 	}
 	if err := b.resolveDir(); err != nil {
 		return nil, err
@@ -231,7 +230,7 @@ func Bump(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(cache)
-	b.staged = &fetch.Fetcher{CacheDir: cache, Offline: true, BaseDir: b.real, Log: b.quiet}
+	b.staged = &fetch.Fetcher{CacheDir: cache, Offline: true, BaseDir: b.real, Logger: b.quiet}
 	if err := b.fetchSources(ctx); err != nil {
 		return nil, err
 	}
@@ -430,7 +429,7 @@ func (b *bump) pinNewSources() error {
 func (b *bump) readChecksums(ctx context.Context) error {
 	b.fetcher = *b.opts.Fetcher
 	b.fetcher.BaseDir = b.real
-	b.fetcher.Log = b.quiet
+	b.fetcher.Logger = b.quiet
 	b.sums = replaceTokens(b.lay.Checksums, b.lay.Version, b.opts.To)
 	if b.sums == "" {
 		return nil
@@ -587,7 +586,7 @@ func (b *bump) buildStaged(ctx context.Context) error {
 			}
 		}
 	}
-	if _, err := build.Build(ctx, b.stage, build.Options{Fetcher: b.staged, Log: b.quiet, Provider: b.prov.ID()}); err != nil {
+	if _, err := build.Build(ctx, b.stage, build.Options{Fetcher: b.staged, Logger: b.quiet, Provider: b.prov.ID()}); err != nil {
 		return fmt.Errorf("bump %s refused, nothing was changed: %w", b.dir, unstage(err, b.stage, b.real))
 	}
 	return nil
@@ -678,7 +677,7 @@ func unstage(err error, stage, real string) error {
 // provider's blob header): those of pkg are returned as pre-existing; they
 // do not block. It returns the new release's contract.
 func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage string, prov *model.Provider, newRel string, changed map[string]bool) (string, []report.Finding, error) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	st, err := load.Tree(ctx, stage, load.Options{Logger: quiet, Namespace: pkg.Namespace})
 	if err != nil {
 		return "", nil, err
@@ -690,7 +689,7 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 		}
 	}
 	if sp == nil {
-		return "", nil, &RefusedError{Package: pkg.Path, Findings: []report.Finding{{Check: check.PackageLoad, Severity: report.Error, Package: pkg.Path,
+		return "", nil, &RefusedError{Package: pkg.Path, Findings: []report.Finding{{Check: model.CheckPackageLoad, Severity: report.Error, Package: pkg.Path,
 			Message: "the staged package holds no provider any more"}}}
 	}
 	sp.Path, sp.Dir = pkg.Path, pkg.Dir
@@ -764,13 +763,14 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 // gateFindings are the error findings of the GateChecks over t (a check
 // may report some of its findings as warnings: those never block).
 func gateFindings(t *model.Tree) []report.Finding {
+	in := check.NewInput(t)
 	var out []report.Finding
 	for _, id := range GateChecks {
 		c, ok := check.Lookup(id)
 		if !ok || c.Run == nil || c.Severity != report.Error {
 			continue
 		}
-		for _, f := range c.Run(t) {
+		for _, f := range c.Run(in) {
 			if f.Severity == report.Warning {
 				continue
 			}

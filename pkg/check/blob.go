@@ -76,9 +76,9 @@ func blobBroken(c *model.Components) bool {
 }
 
 // blobYAML: gunzip(blob) equals the vendored YAML byte for byte.
-func blobYAML(t *model.Tree) []report.Finding {
+func blobYAML(in *Input) []report.Finding {
 	var out []report.Finding
-	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+	eachConfigMap(in, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
 		c := cm.Components
 		if c == nil {
 			out = append(out, newFinding(BlobYAML, pkg, owner, cm.Location,
@@ -144,9 +144,9 @@ func blobYAML(t *model.Tree) []report.Finding {
 }
 
 // blobHeader: the gzip header embeds nothing that changes between runs.
-func blobHeader(t *model.Tree) []report.Finding {
+func blobHeader(in *Input) []report.Finding {
 	var out []report.Finding
-	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+	eachConfigMap(in, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
 		c := cm.Components
 		if !gzipInspected(c) || c.Blob.HeaderErr != nil {
 			return
@@ -217,10 +217,11 @@ func corruptHint(pkg *model.Package, cm *model.ConfigMap, info *blob.Info) (stri
 }
 
 // blobCorrupt: the blob is one valid complete gzip member within the limit.
-func blobCorrupt(t *model.Tree) []report.Finding {
+func blobCorrupt(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	carried := map[*model.Package]map[string]bool{} // blob files a ConfigMap carries
-	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+	eachConfigMap(in, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
 		c := cm.Components
 		if !gzipInspected(c) {
 			return // an undecodable one is the loader's blob-corrupt problem
@@ -235,7 +236,7 @@ func blobCorrupt(t *model.Tree) []report.Finding {
 			return
 		}
 		hint, settings := corruptHint(pkg, cm, c.Blob)
-		f := newFinding(BlobCorrupt, pkg, owner, blobLocation(pkg, cm),
+		f := newFinding(model.CheckBlobCorrupt, pkg, owner, blobLocation(pkg, cm),
 			fmt.Sprintf("%s of ConfigMap %q %s", componentsKey(c), cm.Name, corruptMessage(c.Blob)), hint)
 		f.Settings = settings
 		out = append(out, f)
@@ -247,7 +248,7 @@ func blobCorrupt(t *model.Tree) []report.Finding {
 			if f.Blob == nil || carried[pkg][name] || (f.Blob.Err == nil && f.Blob.HeaderErr == nil) {
 				continue
 			}
-			out = append(out, newFinding(BlobCorrupt, pkg, "", model.Location{File: name},
+			out = append(out, newFinding(model.CheckBlobCorrupt, pkg, "", model.Location{File: name},
 				fmt.Sprintf("vendored blob %s %s", name, corruptMessage(f.Blob)),
 				fmt.Sprintf("rebuild it reproducibly: `builder build %s`", pkg.CommandPath())))
 		}
@@ -258,10 +259,10 @@ func blobCorrupt(t *model.Tree) []report.Finding {
 // compressedAnnotation: components are gzip in binaryData exactly when the
 // compressed annotation is "true" (the operator reads binaryData and gunzips
 // only then, and data.components otherwise).
-func compressedAnnotation(t *model.Tree) []report.Finding {
+func compressedAnnotation(in *Input) []report.Finding {
 	var out []report.Finding
 	const ann = model.CompressedAnnotation
-	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+	eachConfigMap(in, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
 		c := cm.Components
 		if c == nil || c.DecodeErr != nil {
 			return
@@ -299,9 +300,9 @@ func compressedAnnotation(t *model.Tree) []report.Finding {
 
 // componentsValid: the (inflated) components are a stream of Kubernetes
 // objects with apiVersion, kind and metadata.name, at least one.
-func componentsValid(t *model.Tree) []report.Finding {
+func componentsValid(in *Input) []report.Finding {
 	var out []report.Finding
-	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+	eachConfigMap(in, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
 		c := cm.Components
 		if c == nil || c.DecodeErr != nil || blobBroken(c) || c.Objects == nil || c.Objects.Problem == "" {
 			return
@@ -327,7 +328,8 @@ func componentsValid(t *model.Tree) []report.Finding {
 }
 
 // releaseSize: the chart's Helm release fits the 1 MiB of a Secret.
-func releaseSize(t *model.Tree) []report.Finding {
+func releaseSize(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	for _, pkg := range t.Packages {
 		r := pkg.Release

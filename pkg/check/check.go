@@ -24,7 +24,21 @@ import (
 // Func is a check: a pure function of the tree. Findings carry Check,
 // Package, Provider, File (relative to the tree root), Line, Message, Hint
 // and Detail; the engine sets Severity from the policy.
-type Func func(*model.Tree) []report.Finding
+type Func func(*Input) []report.Finding
+
+// Input is what the checks of one run read: the tree, and the index of
+// its ConfigMaps, built once for all of them.
+type Input struct {
+	Tree  *model.Tree
+	Index *Index
+}
+
+// NewInput indexes t for a run of checks. The checks only read it, one
+// after the other (the index caches selections and is not safe for
+// concurrent use).
+func NewInput(t *model.Tree) *Input {
+	return &Input{Tree: t, Index: NewIndex(t)}
+}
 
 // Check is one catalog entry.
 type Check struct {
@@ -45,10 +59,8 @@ func (c Check) Rule() report.Rule {
 // Stable check IDs. The IDs of problems the loader reports are declared in
 // pkg/model, which the loader and the checks share.
 const (
-	PackageLoad          = model.CheckPackageLoad
 	BlobYAML             = "blob-yaml"
 	BlobHeader           = "blob-header"
-	BlobCorrupt          = model.CheckBlobCorrupt
 	ComponentsValid      = "components-valid"
 	ReleaseSize          = "release-size"
 	ConfigMapVersion     = "configmap-version"
@@ -58,7 +70,6 @@ const (
 	MetadataSeries       = "metadata-series"
 	Contract             = "contract"
 	PinVersion           = "pin-version"
-	PinDigest            = model.CheckPinDigest
 	PinMissing           = "pin-missing"
 	OCISource            = "oci-source"
 	RegistryDigest       = "registry-digest"
@@ -72,13 +83,13 @@ const (
 )
 
 var catalog = []Check{
-	{ID: PackageLoad, Title: "Package loads", Severity: report.Error, Run: packageLoad,
+	{ID: model.CheckPackageLoad, Title: "Package loads", Severity: report.Error, Run: packageLoad,
 		Description: "The package renders and its files parse: no render failure, bad YAML, duplicate keys, invalid base64, unreadable file or symlink out of the tree."},
 	{ID: BlobYAML, Title: "Blob equals YAML", Severity: report.Error, Run: blobYAML,
 		Description: "gunzip(blob) equals the vendored YAML byte for byte; the finding shows the first differing line and a short diff. A gzip blob with no vendored YAML beside it (air-gap charts inline it) is a warning that nobody can review what the cluster gets."},
 	{ID: BlobHeader, Title: "Reproducible gzip header", Severity: report.Error, Run: blobHeader,
 		Description: "The blob's gzip header is reproducible: MTIME 0, no FNAME, FCOMMENT or FEXTRA; the finding says what is embedded."},
-	{ID: BlobCorrupt, Title: "Blob is valid gzip", Severity: report.Error, Run: blobCorrupt,
+	{ID: model.CheckBlobCorrupt, Title: "Blob is valid gzip", Severity: report.Error, Run: blobCorrupt,
 		Description: "The blob is one valid, complete gzip member (CRC and size trailer checked; a second member or trailing bytes are errors) that inflates within the inflate limit, where a gzip bomb stops; vendored gzip files no ConfigMap carries are checked too."},
 	{ID: ComponentsValid, Title: "Components are Kubernetes objects", Severity: report.Error, Run: componentsValid,
 		Description: "The components (inflated when gzip) are a stream of Kubernetes objects, each with apiVersion, kind and metadata.name, at least one: not a saved 404 body, an HTML error page, a truncated download or a bare scalar."},
@@ -96,7 +107,7 @@ var catalog = []Check{
 		Description: "The contract of the provider's release series is one the tree's core provider serves, also for ConfigMaps no provider in the tree selects (skipped when the tree has no core provider). A provider whose metadata is not in the tree (no spec.fetchConfig.selector: the operator fetches it at install time) is a warning that its contract could not be checked, and so is every provider when the core provider's metadata is not in the tree."},
 	{ID: PinVersion, Title: "Pinned version is the release", Severity: report.Error, Run: pinVersion,
 		Description: "The pinned upstream version (pin.yaml, a Makefile variable, or the Dockerfile ARG VERSION= a computed Makefile version reads) is the version part of the ConfigMap name and spec.version; a computed version with no literal pin anywhere is a warning that it cannot be checked."},
-	{ID: PinDigest, Title: "Vendored files match pins", Severity: report.Error, Run: pinDigest,
+	{ID: model.CheckPinDigest, Title: "Vendored files match pins", Severity: report.Error, Run: pinDigest,
 		Description: "Every pinned vendored file exists and matches its SHA-256 pin; a file the pin's patches change matches it once they are reversed (last patch first)."},
 	{ID: PinMissing, Title: "Upstream files are pinned", Severity: report.Warning, Run: pinMissing,
 		Description: "Every upstream download and vendored file is pinned by SHA-256; the finding names the download (URL, file:line). A provider whose bytes nothing holds is one too: with no spec.fetchConfig (the operator downloads the release clusterctl's built-in provider list names) or with spec.fetchConfig.url, the finding names the release and the URLs the operator downloads at install time; with spec.fetchConfig.oci on a registry the run did not contact (no --registry), it names the registry."},
@@ -125,10 +136,14 @@ var catalog = []Check{
 // Catalog returns every catalog entry in a stable order.
 func Catalog() []Check { return slices.Clone(catalog) }
 
-// Builtin returns the checks that run over the tree alone.
-func Builtin() []Check {
+// Builtin returns the checks that run over the tree alone; image-ref
+// reads movingTags (the policy's) as moving on top of MovingTags.
+func Builtin(movingTags []string) []Check {
 	var out []Check
 	for _, c := range catalog {
+		if c.ID == ImageRef {
+			c = imageRefCheck(movingTags)
+		}
 		if c.Run != nil {
 			out = append(out, c)
 		}

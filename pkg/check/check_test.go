@@ -121,8 +121,8 @@ func cleanTree() *model.Tree {
 // runAll runs every built-in check.
 func runAll(t *model.Tree) []report.Finding {
 	var out []report.Finding
-	for _, c := range Builtin() {
-		out = append(out, c.Run(t)...)
+	for _, c := range Builtin(nil) {
+		out = append(out, c.Run(NewInput(t))...)
 	}
 	return out
 }
@@ -169,7 +169,7 @@ func TestMutations(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				c := core(t).ConfigMaps[0].Components
 				c.Blob.RawSHA256 = digest("old yaml")
-				c.Diff = &model.Diff{Line: 42, Offset: 1234, Excerpt: "@@ -42 +42 @@\n-        startupProbe:\n+        livenessProbe:"}
+				c.Diff = &blob.Diff{Line: 42, Offset: 1234, Excerpt: "@@ -42 +42 @@\n-        startupProbe:\n+        livenessProbe:"}
 			},
 			check: BlobYAML, count: 1, want: []string{"line 42", "byte 1234", "files/core-components.yaml", "builder build packages/system/core", "gzip -9 -n -c files/core-components.yaml > files/components.gz", "startupProbe"},
 			file: "packages/system/core/files/core-components.yaml", line: 42,
@@ -206,7 +206,7 @@ func TestMutations(t *testing.T) {
 				b := core(t).ConfigMaps[0].Components.Blob
 				b.Err = &blob.CorruptError{Kind: blob.Truncated, Offset: 57}
 			},
-			check: BlobCorrupt, count: 1, want: []string{"truncated", "compressed byte 57"},
+			check: model.CheckBlobCorrupt, count: 1, want: []string{"truncated", "compressed byte 57"},
 		},
 		{
 			name: "gzip bomb stops at limit",
@@ -215,7 +215,7 @@ func TestMutations(t *testing.T) {
 				b.RawSize = 256 << 20
 				b.Err = &blob.CorruptError{Kind: blob.TooLarge, Offset: -1, Detail: "inflates to more than 268435456 bytes; stopped there"}
 			},
-			check: BlobCorrupt, count: 1, want: []string{"size limit", "268435456 bytes", "raise the inflate limit"}, not: []string{"stopped there"},
+			check: model.CheckBlobCorrupt, count: 1, want: []string{"size limit", "268435456 bytes", "raise the inflate limit"}, not: []string{"stopped there"},
 			settings: []report.Setting{report.SettingInflateLimit},
 		},
 		{
@@ -223,7 +223,7 @@ func TestMutations(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				core(t).Files["files/old.gz"] = &model.File{Path: "files/old.gz", Blob: &blob.Info{Err: &blob.CorruptError{Kind: blob.MultiMember, Offset: 300}, Members: 2}}
 			},
-			check: BlobCorrupt, count: 1, want: []string{"files/old.gz", "2 gzip members"},
+			check: model.CheckBlobCorrupt, count: 1, want: []string{"files/old.gz", "2 gzip members"},
 		},
 		{
 			name: "ConfigMap renamed",
@@ -355,7 +355,7 @@ func TestMutations(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				core(t).Files["files/metadata.yaml"].SHA256 = digest("tampered")
 			},
-			check: PinDigest, count: 1, want: []string{"files/metadata.yaml does not match its pin", hexOf("tampered")},
+			check: model.CheckPinDigest, count: 1, want: []string{"files/metadata.yaml does not match its pin", hexOf("tampered")},
 			file: "packages/system/core/files/metadata.yaml",
 		},
 		{
@@ -364,7 +364,7 @@ func TestMutations(t *testing.T) {
 				delete(core(t).Files, "files/metadata.yaml")
 				core(t).ConfigMaps[0].MetadataRaw = nil
 			},
-			check: PinDigest, count: 1, want: []string{"not vendored"},
+			check: model.CheckPinDigest, count: 1, want: []string{"not vendored"},
 		},
 		{
 			name: "sha pin removed",
@@ -392,32 +392,32 @@ func TestMutations(t *testing.T) {
 		{
 			name: "loader problem passes through",
 			mutate: func(t *model.Tree) {
-				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: PackageLoad, Location: model.Location{File: "templates/x.yaml", Line: 3}, Message: "yaml: duplicate key"})
+				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "templates/x.yaml", Line: 3}, Message: "yaml: duplicate key"})
 			},
-			check: PackageLoad, count: 1, want: []string{"duplicate key"}, file: "packages/system/infra/templates/x.yaml", line: 3,
+			check: model.CheckPackageLoad, count: 1, want: []string{"duplicate key"}, file: "packages/system/infra/templates/x.yaml", line: 3,
 		},
 		{
 			name: "loader problem outside any package",
 			mutate: func(t *model.Tree) {
-				t.Problems = append(t.Problems, model.Problem{Check: PackageLoad, Location: model.Location{File: "packages/locked"}, Message: "cannot read packages/locked: permission denied"})
+				t.Problems = append(t.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "packages/locked"}, Message: "cannot read packages/locked: permission denied"})
 			},
-			check: PackageLoad, count: 1, want: []string{"permission denied"}, file: "packages/locked",
+			check: model.CheckPackageLoad, count: 1, want: []string{"permission denied"}, file: "packages/locked",
 		},
 		{
 			name: "loader problem for undecodable components",
 			mutate: func(t *model.Tree) {
 				cm := infra(t).ConfigMaps[0]
 				cm.Components = &model.Components{InBinaryData: true, DecodeErr: errors.New("illegal base64 data at input byte 4")}
-				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: BlobCorrupt, Message: "binaryData.components is not valid base64"})
+				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: model.CheckBlobCorrupt, Message: "binaryData.components is not valid base64"})
 			},
-			check: BlobCorrupt, count: 1, want: []string{"base64"},
+			check: model.CheckBlobCorrupt, count: 1, want: []string{"base64"},
 		},
 		{
 			name: "loader problem keeps its own check",
 			mutate: func(t *model.Tree) {
-				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: BlobCorrupt, Message: "binaryData.components is not valid base64"})
+				infra(t).Problems = append(infra(t).Problems, model.Problem{Check: model.CheckBlobCorrupt, Message: "binaryData.components is not valid base64"})
 			},
-			check: BlobCorrupt, count: 1, want: []string{"base64"},
+			check: model.CheckBlobCorrupt, count: 1, want: []string{"base64"},
 		},
 	}
 	for _, tc := range tests {
@@ -479,11 +479,11 @@ func TestContractV1beta2CoreServesV1beta1(t *testing.T) {
 	for _, s := range infra(tree).ConfigMaps {
 		s.Metadata.ReleaseSeries[0].Contract = "v1beta1"
 	}
-	if fs := contract(tree); len(fs) != 0 {
+	if fs := contract(NewInput(tree)); len(fs) != 0 {
 		t.Fatalf("a v1beta2 core serves v1beta1 providers, got %v", fs)
 	}
 	infra(tree).ConfigMaps[0].Metadata.ReleaseSeries[0].Contract = "v1alpha4"
-	if fs := contract(tree); len(fs) != 1 {
+	if fs := contract(NewInput(tree)); len(fs) != 1 {
 		t.Fatalf("v1alpha4 against a v1beta2 core: %d findings, want 1", len(fs))
 	}
 }
@@ -492,7 +492,7 @@ func TestContractSkippedWithoutCore(t *testing.T) {
 	tree := cleanTree()
 	infra(tree).ConfigMaps[0].Metadata.ReleaseSeries[0].Contract = "v1beta2"
 	tree.Core = nil
-	if fs := contract(tree); len(fs) != 0 {
+	if fs := contract(NewInput(tree)); len(fs) != 0 {
 		t.Fatalf("no core in tree: want no contract findings, got %v", fs)
 	}
 }
@@ -513,7 +513,7 @@ func TestSelectorsArePerNamespace(t *testing.T) {
 	}
 	// In the same namespace they do, for both providers.
 	other.Namespace = ns
-	fs := selectorUnique(tree)
+	fs := selectorUnique(NewInput(tree))
 	if len(fs) != 2 {
 		t.Fatalf("same namespace: %d selector-unique findings, want 2: %v", len(fs), fs)
 	}
@@ -550,8 +550,8 @@ func TestVersionOf(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
-	want := []string{PackageLoad, BlobYAML, BlobHeader, BlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
-		CompressedAnnotation, MetadataSeries, Contract, PinVersion, PinDigest, PinMissing, ReleaseSize,
+	want := []string{model.CheckPackageLoad, BlobYAML, BlobHeader, model.CheckBlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
+		CompressedAnnotation, MetadataSeries, Contract, PinVersion, model.CheckPinDigest, PinMissing, ReleaseSize,
 		OCISource, ImageRef, RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall, WaiverExpired}
 	if got := IDs(); !slices.Equal(got, want) {
 		t.Fatalf("catalog IDs = %v, want %v", got, want)
@@ -618,7 +618,7 @@ func TestVersionVariablesThatAreNoVersions(t *testing.T) {
 	infra(tree).Pins.Versions = append(infra(tree).Pins.Versions,
 		pin.Var{Name: "GO_VERSION", Value: "1.22", Known: true, File: "Makefile", Line: 9},
 		pin.Var{Name: "CHART_VERSION", Value: "latest", Known: true, File: "Makefile", Line: 10})
-	if fs := pinVersion(tree); len(fs) != 0 {
+	if fs := pinVersion(NewInput(tree)); len(fs) != 0 {
 		t.Fatalf("variables that hold no upstream version were compared: %v", fs)
 	}
 }
@@ -635,7 +635,7 @@ func TestAssembledMakefilePin(t *testing.T) {
 		t.Fatalf("assembled pins of the releases in use: %v", fs)
 	}
 	pkg.Pins.File.Providers[0].Version = "v0.8.0"
-	fs := pinVersion(tree)
+	fs := pinVersion(NewInput(tree))
 	if len(fs) != 1 || !strings.Contains(fs[0].Message, "release v0.8.0") || !strings.Contains(fs[0].Message, `InfrastructureProvider/proxmox "v0.7.7-infraprovider-proxmox"`) {
 		t.Fatalf("assembled pin of another release: %v", fs)
 	}
@@ -668,16 +668,16 @@ func TestComputedVersionWithDockerfilePin(t *testing.T) {
 	computed := pin.Var{Name: "CAPMOX_VERSION", Value: "$(shell awk -F= '/^ARG VERSION=/{print $$2}' images/capmox/Dockerfile)", File: "Makefile", Line: 4}
 	tr := cleanTree()
 	infra(tr).Pins.Versions = []pin.Var{computed, {Name: "VERSION", Value: "v0.7.7", Known: true, File: "images/capmox/Dockerfile", Line: 2}}
-	if fs := pinVersion(tr); len(fs) != 0 {
+	if fs := pinVersion(NewInput(tr)); len(fs) != 0 {
 		t.Fatalf("matching Dockerfile pin: %+v", fs)
 	}
 	infra(tr).Pins.Versions[1].Value = "v0.7.8"
-	fs := pinVersion(tr)
+	fs := pinVersion(NewInput(tr))
 	if len(fs) != 1 || fs[0].File != "packages/system/infra/images/capmox/Dockerfile" || fs[0].Severity != "" || !strings.Contains(fs[0].Message, "v0.7.8") {
 		t.Fatalf("drifted Dockerfile pin: %+v", fs)
 	}
 	infra(tr).Pins.Versions = []pin.Var{computed}
-	fs = pinVersion(tr)
+	fs = pinVersion(NewInput(tr))
 	if len(fs) != 1 || fs[0].Severity != report.Warning || !strings.Contains(fs[0].Message, "cannot be checked") {
 		t.Fatalf("no literal pin: %+v", fs)
 	}
@@ -691,7 +691,7 @@ func TestPinMissingNamesTheDownload(t *testing.T) {
 		{Value: "https://example.com/x/metadata.yaml", Known: true, File: "Makefile", Line: 12},
 		{Name: "CAPMOX_URL", Value: "https://example.com/capmox.yaml", Known: true, File: "Makefile", Line: 3},
 	}
-	fs := pinMissing(tr)
+	fs := pinMissing(NewInput(tr))
 	if len(fs) != 2 {
 		t.Fatalf("findings: %+v", fs)
 	}
@@ -724,7 +724,7 @@ func TestReleaseSizeLevels(t *testing.T) {
 		core := tr.Packages[0]
 		core.Release = &model.ReleaseSize{Bytes: tc.bytes, Exact: true, Files: []model.FileWeight{
 			{Path: "files/core-components.yaml", Bytes: 600 << 10}, {Path: "files/components.gz", Bytes: 100 << 10}}}
-		fs := releaseSize(tr)
+		fs := releaseSize(NewInput(tr))
 		if len(fs) != tc.n {
 			t.Fatalf("%d bytes: %+v", tc.bytes, fs)
 		}
@@ -751,7 +751,7 @@ func TestAirgapHints(t *testing.T) {
 	}}
 	tr := &model.Tree{Root: "/tree", Packages: []*model.Package{pkg}}
 	fs := runAll(tr)
-	if got := checksOf(fs); !slices.Equal(got, []string{BlobCorrupt, SelectorSemver}) {
+	if got := checksOf(fs); !slices.Equal(got, []string{model.CheckBlobCorrupt, SelectorSemver}) {
 		t.Fatalf("checks = %v: %+v", got, fs)
 	}
 	for _, f := range fs {

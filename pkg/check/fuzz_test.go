@@ -45,7 +45,7 @@ var mutators = []func(t *model.Tree, i int){
 	func(t *model.Tree, i int) {
 		cm := cmAt(t, i)
 		if c := cm.Components; c != nil {
-			c.Diff = &model.Diff{}
+			c.Diff = &blob.Diff{}
 		}
 		if r := pkgAt(t, i).Layout.ConfigMap(cm); r != nil {
 			r.Components = "files/absent.yaml"

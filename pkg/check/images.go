@@ -13,24 +13,25 @@ import (
 
 // MovingTags are the tags image-ref always reads as moving: registries
 // repoint them at every push. A reference with no tag and no digest means
-// latest. A policy adds its own (policy movingTags) with ImageRefCheck.
+// latest. A policy adds its own (policy movingTags), given to Builtin.
 var MovingTags = []string{"latest", "main", "master"}
 
-// ImageRefCheck is the image-ref catalog entry with extra moving tags (the
-// policy's movingTags) on top of MovingTags.
-func ImageRefCheck(extra []string) Check {
+// imageRefCheck is the image-ref catalog entry with extra moving tags on
+// top of MovingTags.
+func imageRefCheck(extra []string) Check {
 	c, _ := Lookup(ImageRef)
 	moving := append(slices.Clone(MovingTags), extra...)
-	c.Run = func(t *model.Tree) []report.Finding { return imageRef(t, moving) }
+	c.Run = func(in *Input) []report.Finding { return imageRef(in, moving) }
 	return c
 }
 
-func imageRefDefault(t *model.Tree) []report.Finding { return imageRef(t, MovingTags) }
+func imageRefDefault(in *Input) []report.Finding { return imageRef(in, MovingTags) }
 
 // imageRef: every image the components run is pinned by digest or on a tag
 // that does not move; a digest-pinned image of the provider itself carries
 // the release's version as its tag.
-func imageRef(t *model.Tree, moving []string) []report.Finding {
+func imageRef(in *Input, moving []string) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	for _, pkg := range t.Packages {
 		for _, img := range pkg.Images {

@@ -37,7 +37,7 @@ func TestImageRef(t *testing.T) {
 		{"quay.io/brancz/kube-rbac-proxy:v0.15.0" + d, "", ""}, // a sidecar's own version
 		{"registry.k8s.io/cluster-api/cluster-api-controller:nightly", "", ""},
 	} {
-		got := imageRef(imageTree(tc.ref), MovingTags)
+		got := imageRef(NewInput(imageTree(tc.ref)), MovingTags)
 		if tc.sev == "" {
 			if len(got) != 0 {
 				t.Errorf("%s: unexpected %v", tc.ref, got)
@@ -59,11 +59,11 @@ func TestImageRef(t *testing.T) {
 		}
 	}
 	// A policy's moving tag.
-	c := ImageRefCheck([]string{"nightly"})
-	if got := c.Run(imageTree("registry.k8s.io/cluster-api/cluster-api-controller:nightly")); len(got) != 1 || !strings.Contains(got[0].Message, `"nightly"`) {
+	c := imageRefCheck([]string{"nightly"})
+	if got := c.Run(NewInput(imageTree("registry.k8s.io/cluster-api/cluster-api-controller:nightly"))); len(got) != 1 || !strings.Contains(got[0].Message, `"nightly"`) {
 		t.Errorf("movingTags [nightly]: %v", got)
 	}
-	if got := c.Run(imageTree("x/y:main")); len(got) != 1 {
+	if got := c.Run(NewInput(imageTree("x/y:main"))); len(got) != 1 {
 		t.Errorf("a policy's tags add to the built-in ones: %v", got)
 	}
 }

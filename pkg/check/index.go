@@ -192,8 +192,9 @@ func pickers(t *model.Tree, ix *Index) map[*model.ConfigMap][]*model.Provider {
 // eachConfigMap calls fn for every ConfigMap of the tree, package by
 // package, with the provider to name on a finding about it (ownerOf: ""
 // when no provider in the tree selects it).
-func eachConfigMap(t *model.Tree, fn func(pkg *model.Package, cm *model.ConfigMap, owner string)) {
-	pick := pickers(t, NewIndex(t))
+func eachConfigMap(in *Input, fn func(pkg *model.Package, cm *model.ConfigMap, owner string)) {
+	t := in.Tree
+	pick := pickers(t, in.Index)
 	for _, pkg := range t.Packages {
 		for _, cm := range pkg.ConfigMaps {
 			fn(pkg, cm, ownerOf(pkg, cm, pick))

@@ -66,9 +66,9 @@ func releaseContract(cm *model.ConfigMap) (contract string, v *version.Version, 
 
 // metadataSeries: the ConfigMap's metadata parses and has a releaseSeries
 // for its release's major.minor.
-func metadataSeries(t *model.Tree) []report.Finding {
+func metadataSeries(in *Input) []report.Finding {
 	var out []report.Finding
-	eachConfigMap(t, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
+	eachConfigMap(in, func(pkg *model.Package, cm *model.ConfigMap, owner string) {
 		key, _ := VersionOf(cm)
 		v, err := version.ParseSemantic(key)
 		if err != nil {
@@ -119,9 +119,10 @@ func coreContract(t *model.Tree, ix *Index) (contract string, core *model.Provid
 // contract: each provider release's contract is one the core serves. With
 // no core provider (or no readable core contract) in the tree it is
 // skipped; the other checks say what is wrong with the core.
-func contract(t *model.Tree) []report.Finding {
+func contract(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
-	ix := NewIndex(t)
+	ix := in.Index
 	if out := uncheckableContracts(t, ix); out != nil {
 		return out
 	}

@@ -14,18 +14,15 @@ import (
 // the operator's source; this needs no registry, so it runs offline, while
 // oci-install judges the artifact the value names once a registry is
 // given. Rules that only operators before v0.20.0 break are warnings.
-func ociSource(t *model.Tree) []report.Finding {
+func ociSource(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
-	var ix *Index // built on the first provider that needs it
 	providers(t, func(pkg *model.Package, p *model.Provider) {
 		spec := operator.Spec{Kind: p.Kind, Name: p.Name, Version: p.Version,
 			OCI: p.FetchOCI, URL: p.FetchURL, Selector: p.Selector != nil}
 		probs := operator.Check(spec)
 		if p.FetchOCI != "" && p.Selector == nil && p.FetchURL == "" && p.Version != "" {
-			if ix == nil {
-				ix = NewIndex(t)
-			}
-			if prob := operator.Preloaded(p.Version, preloaded(ix, pkg, p)); prob != nil {
+			if prob := operator.Preloaded(p.Version, preloaded(in.Index, pkg, p)); prob != nil {
 				probs = append(probs, *prob)
 			}
 		}

@@ -30,7 +30,7 @@ func ociTree(mutate func(p *model.Provider)) *model.Tree {
 // provider's), naming the rule and the operator source; rules only old
 // operators break are warnings.
 func TestOCISource(t *testing.T) {
-	if fs := ociSource(ociTree(nil)); len(fs) != 0 {
+	if fs := ociSource(NewInput(ociTree(nil))); len(fs) != 0 {
 		t.Fatalf("clean: %+v", fs)
 	}
 	tests := []struct {
@@ -47,7 +47,7 @@ func TestOCISource(t *testing.T) {
 		{"two rules", func(p *model.Provider) { p.FetchURL = "https://example.com"; p.Version = "latest" }, []operator.Rule{operator.RuleExclusive, operator.RuleTagVersion, operator.RuleVersion}, 9, ""},
 	}
 	for _, tc := range tests {
-		fs := ociSource(ociTree(tc.mutate))
+		fs := ociSource(NewInput(ociTree(tc.mutate)))
 		if len(fs) != len(tc.rules) {
 			t.Errorf("%s: %d findings, want %v: %+v", tc.name, len(fs), tc.rules, fs)
 			continue
@@ -90,7 +90,7 @@ func TestOCISourcePreloaded(t *testing.T) {
 	for _, tc := range tests {
 		tree := ociTree(nil)
 		tree.Packages[0].ConfigMaps = tc.cms
-		fs := ociSource(tree)
+		fs := ociSource(NewInput(tree))
 		if tc.want == "" {
 			if len(fs) != 0 {
 				t.Errorf("%s: %+v", tc.name, fs)

@@ -42,7 +42,7 @@ func TestPinDigestPatched(t *testing.T) {
 				d := digest("edited")
 				patched(t).Upstream = &d
 			},
-			checks: []string{PinDigest},
+			checks: []string{model.CheckPinDigest},
 			want: []string{comp + " does not match its pin in pin.yaml: sha256 " + hexOf("edited") + " with its patches (" + patchFile + ") reversed, pinned " + hexOf(yamlText("cluster-api")),
 				"`builder build packages/system/core` re-vendors it", "put it in a patch listed in pin.yaml"},
 		},
@@ -51,7 +51,7 @@ func TestPinDigestPatched(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				patched(t).UpstreamErr = "patch " + patchFile + " hunk #1 @@ -10,6 +10,12 @@ (line 9 of the patch) cannot be reversed on " + comp + ": line 12 is \"x\", the patched file should have \"y\""
 			},
-			checks: []string{PinDigest},
+			checks: []string{model.CheckPinDigest},
 			want: []string{comp + " is not the pinned upstream (https://example.com/cluster-api/v1.10.1/components.yaml) plus the patches pin.yaml lists (" + patchFile + ")",
 				"hunk #1 @@ -10,6 +10,12 @@", "`builder build packages/system/core`", "update the patch"},
 		},
@@ -62,7 +62,7 @@ func TestPinDigestPatched(t *testing.T) {
 				patched(t).Upstream = &d
 				core(t).Files["files/metadata.yaml"].SHA256 = digest("tampered")
 			},
-			checks: []string{PinDigest},
+			checks: []string{model.CheckPinDigest},
 			want:   []string{"files/metadata.yaml does not match its pin in pin.yaml: sha256 " + hexOf("tampered") + ", pinned"},
 		},
 		{
@@ -70,10 +70,10 @@ func TestPinDigestPatched(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				patched(t)
 				pkg := core(t)
-				pkg.Problems = append(pkg.Problems, model.Problem{Check: PinDigest, Provider: "CoreProvider/cluster-api",
+				pkg.Problems = append(pkg.Problems, model.Problem{Check: model.CheckPinDigest, Provider: "CoreProvider/cluster-api",
 					Location: model.Location{File: "pin.yaml"}, Message: "pin.yaml lists patch " + patchFile + " for CoreProvider/cluster-api, but it cannot be read", Hint: "restore it"})
 			},
-			checks: []string{PinDigest},
+			checks: []string{model.CheckPinDigest},
 			want:   []string{"cannot be read"},
 		},
 		{
@@ -81,7 +81,7 @@ func TestPinDigestPatched(t *testing.T) {
 			mutate: func(t *model.Tree) {
 				patched(t)
 			},
-			checks: []string{PinDigest},
+			checks: []string{model.CheckPinDigest},
 			want:   []string{comp + " does not match its pin in pin.yaml: sha256 " + hexOf("patched")},
 		},
 	}
@@ -105,7 +105,7 @@ func TestPinDigestPatched(t *testing.T) {
 				}
 			}
 			for _, f := range fs {
-				if f.Check == PinDigest && f.File != "packages/system/core/"+comp && f.File != "packages/system/core/files/metadata.yaml" && f.File != "packages/system/core/pin.yaml" {
+				if f.Check == model.CheckPinDigest && f.File != "packages/system/core/"+comp && f.File != "packages/system/core/files/metadata.yaml" && f.File != "packages/system/core/pin.yaml" {
 					t.Errorf("pin-digest finding at %q", f.File)
 				}
 			}
@@ -125,14 +125,14 @@ func TestPinMissingIgnoresBlobs(t *testing.T) {
 		}
 		infra.Files[name].Blob = nil // plain YAML bytes, no gzip magic
 	}
-	for _, f := range pinMissing(tree) {
+	for _, f := range pinMissing(NewInput(tree)) {
 		if strings.HasSuffix(f.File, ".gz") {
 			t.Errorf("pin-missing reports the blob %s: %s", f.File, f.Message)
 		}
 	}
 	infra.Files["files/extra.yaml"] = &model.File{Path: "files/extra.yaml"}
 	var found bool
-	for _, f := range pinMissing(tree) {
+	for _, f := range pinMissing(NewInput(tree)) {
 		found = found || strings.Contains(f.Message, "files/extra.yaml")
 	}
 	if !found {

@@ -87,9 +87,10 @@ func describeTargets(ts []target) string {
 
 // pinVersion: the pinned upstream version is the version part of the
 // ConfigMap name and spec.version.
-func pinVersion(t *model.Tree) []report.Finding {
+func pinVersion(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
-	ix := NewIndex(t)
+	ix := in.Index
 	for _, pkg := range t.Packages {
 		ps := pkg.Pins
 		if ps == nil {
@@ -172,7 +173,7 @@ func literalPin(vs []pin.Var) *pin.Var {
 // pkg (a chart that did not render, a manifest that did not parse).
 func loadFailed(pkg *model.Package) bool {
 	for _, pr := range pkg.Problems {
-		if pr.Check == PackageLoad {
+		if pr.Check == model.CheckPackageLoad {
 			return true
 		}
 	}
@@ -251,7 +252,7 @@ func assembledPin(ix *Index, pkg *model.Package, pp pin.Provider) []report.Findi
 // the patches change carry no upstream digest (model.File.Upstream).
 func patchesUnresolved(pkg *model.Package, id string) bool {
 	for _, p := range pkg.Problems {
-		if p.Check == PinDigest && p.Provider == id {
+		if p.Check == model.CheckPinDigest && p.Provider == id {
 			return true
 		}
 	}
@@ -279,7 +280,8 @@ func patchedComponents(pkg *model.Package, pp pin.Provider, s pin.Source) bool {
 // pinDigest: every pinned vendored file exists and matches its SHA-256; a
 // file the pin's patches change matches it once they are reversed
 // (model.File.Upstream, filled by the loader).
-func pinDigest(t *model.Tree) []report.Finding {
+func pinDigest(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	for _, pkg := range t.Packages {
 		if pkg.Pins == nil || pkg.Pins.File == nil {
@@ -294,14 +296,14 @@ func pinDigest(t *model.Tree) []report.Finding {
 				}
 				f := pkg.Files[s.To]
 				if f == nil {
-					out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: pf},
+					out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: pf},
 						fmt.Sprintf("%s pins %s (from %s) but the file is not vendored", pf, s.To, s.URL),
 						fmt.Sprintf("vendor it: `builder build %s`", pkg.CommandPath())))
 					continue
 				}
 				switch {
 				case f.UpstreamErr != "":
-					out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: s.To},
+					out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: s.To},
 						fmt.Sprintf("%s is not the pinned upstream (%s) plus the patches %s lists (%s): %s", s.To, s.URL, pf, strings.Join(pp.Patches, ", "), f.UpstreamErr),
 						fmt.Sprintf("re-vendor it: `builder build %s` fetches %s, checks its digest and applies the patches; or, if the edit is wanted, update the patch so it produces the vendored file", pkg.CommandPath(), s.URL)))
 					continue
@@ -309,7 +311,7 @@ func pinDigest(t *model.Tree) []report.Finding {
 					if strings.EqualFold(f.Upstream.Hex(), s.SHA256) {
 						continue
 					}
-					out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: s.To},
+					out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: s.To},
 						fmt.Sprintf("%s does not match its pin in %s: sha256 %s with its patches (%s) reversed, pinned %s (%s)", s.To, pf, f.Upstream.Hex(), strings.Join(pp.Patches, ", "), strings.ToLower(s.SHA256), s.URL),
 						fmt.Sprintf("the vendored file must be the pinned upstream plus the listed patches, and it was edited outside them: `builder build %s` re-vendors it; to keep the edit, put it in a patch listed in %s", pkg.CommandPath(), pf)))
 					continue
@@ -317,7 +319,7 @@ func pinDigest(t *model.Tree) []report.Finding {
 				if strings.EqualFold(f.SHA256.Hex(), s.SHA256) || (patchesUnresolved(pkg, id) && patchedComponents(pkg, pp, s)) {
 					continue
 				}
-				out = append(out, newFinding(PinDigest, pkg, id, model.Location{File: s.To},
+				out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: s.To},
 					fmt.Sprintf("%s does not match its pin in %s: sha256 %s, pinned %s (%s)", s.To, pf, f.SHA256.Hex(), strings.ToLower(s.SHA256), s.URL),
 					fmt.Sprintf("restore the upstream bytes: `builder build %s` fetches %s and checks its digest; if upstream really changed, review it and update the pin", pkg.CommandPath(), s.URL)))
 			}
@@ -353,7 +355,8 @@ func vendoredYAML(pkg *model.Package) []string {
 // pinMissing: every upstream download and vendored file is pinned by
 // SHA-256, and every provider installs bytes something holds
 // (unheldSources).
-func pinMissing(t *model.Tree) []report.Finding {
+func pinMissing(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	for _, pkg := range t.Packages {
 		prov := ""
@@ -410,17 +413,18 @@ func pinMissing(t *model.Tree) []report.Finding {
 				fmt.Sprintf("add its upstream URL and sha256 to %s", pinFile(pkg))))
 		}
 	}
-	return append(out, unheldSources(t)...)
+	return append(out, unheldSources(in)...)
 }
 
 // packageLoad passes the loader's problems through; each carries its own
 // check ID (package-load when it belongs to no other check).
-func packageLoad(t *model.Tree) []report.Finding {
+func packageLoad(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	for _, p := range t.Problems {
 		id := p.Check
 		if id == "" {
-			id = PackageLoad
+			id = model.CheckPackageLoad
 		}
 		f := newFinding(id, nil, p.Provider, p.Location, p.Message, p.Hint)
 		f.Settings = p.Settings
@@ -430,7 +434,7 @@ func packageLoad(t *model.Tree) []report.Finding {
 		for _, p := range pkg.Problems {
 			id := p.Check
 			if id == "" {
-				id = PackageLoad
+				id = model.CheckPackageLoad
 			}
 			f := newFinding(id, pkg, p.Provider, p.Location, p.Message, p.Hint)
 			f.Settings = p.Settings

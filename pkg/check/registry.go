@@ -56,7 +56,7 @@ func Registry(builders []string) []Check {
 		withRun(RegistryDigest, registryDigest),
 		withRun(VersionReused, versionReused),
 		withRun(Signature, signature),
-		withRun(Provenance, func(t *model.Tree) []report.Finding { return provenance(t, builders) }),
+		withRun(Provenance, func(in *Input) []report.Finding { return provenance(in, builders) }),
 		withRun(OCIInstall, ociInstall),
 	}
 }
@@ -72,7 +72,7 @@ func Registry(builders []string) []Check {
 // config's). They have the IDs of the tree checks they stand in for.
 func ArtifactChecks(builders []string) []Check {
 	return append(Registry(builders),
-		withRun(BlobCorrupt, artifactBlobCorrupt),
+		withRun(model.CheckBlobCorrupt, artifactBlobCorrupt),
 		withRun(BlobHeader, artifactBlobHeader),
 		withRun(BlobYAML, artifactBlobYAML),
 		withRun(MetadataSeries, artifactMetadata),
@@ -318,9 +318,10 @@ func pushHint(pkg *model.Package, p *model.Provider, a *model.Artifact) string {
 // registryDigest: the artifact tagged with the release can be read, has
 // every layer, and (when it is the tree's release) holds exactly the
 // tree's blob and metadata.
-func registryDigest(t *model.Tree) []report.Finding {
+func registryDigest(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
-	ix := NewIndex(t)
+	ix := in.Index
 	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
 		add := func(loc model.Location, msg, hint string, settings ...report.Setting) {
 			f := newFinding(RegistryDigest, pkg, providerID(p), loc, msg, hint)
@@ -389,9 +390,10 @@ func refusedHint(a *model.Artifact) (string, []report.Setting) {
 
 // versionReused: the release tag does not hold another release than the
 // tree's.
-func versionReused(t *model.Tree) []report.Finding {
+func versionReused(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
-	ix := NewIndex(t)
+	ix := in.Index
 	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
 		if !a.Found || a.Err != "" {
 			return // registry-digest says why
@@ -420,7 +422,8 @@ func versionReused(t *model.Tree) []report.Finding {
 }
 
 // signature: a trusted key signed the artifact's manifest digest.
-func signature(t *model.Tree) []report.Finding {
+func signature(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
 		s := a.Signature
@@ -514,7 +517,8 @@ var keylessWords = map[model.Reason]struct{ is, hint string }{
 
 // provenance: a valid SLSA provenance attestation about the artifact's
 // digest, by an allowed builder, whose materials equal the pins.
-func provenance(t *model.Tree, builders []string) []report.Finding {
+func provenance(in *Input, builders []string) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
 		pr := a.Provenance
@@ -575,20 +579,22 @@ func withContent(t *model.Tree, fn func(pkg *model.Package, p *model.Provider, a
 const rebuildArtifact = "the artifact is not what `builder push` makes: rebuild the package reproducibly (`builder build`) and push a new release"
 
 // artifactBlobCorrupt: components.gz is one valid complete gzip stream.
-func artifactBlobCorrupt(t *model.Tree) []report.Finding {
+func artifactBlobCorrupt(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	withContent(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact, c *model.ArtifactContent) {
 		if c.Blob == nil || (c.Blob.Err == nil && c.Blob.HeaderErr == nil) {
 			return
 		}
-		out = append(out, layerFinding(BlobCorrupt, pkg, p, "components.gz",
+		out = append(out, layerFinding(model.CheckBlobCorrupt, pkg, p, "components.gz",
 			fmt.Sprintf("layer components.gz of %s %s", a.Pinned(), corruptMessage(c.Blob)), rebuildArtifact))
 	})
 	return out
 }
 
 // artifactBlobHeader: the gzip header of components.gz is reproducible.
-func artifactBlobHeader(t *model.Tree) []report.Finding {
+func artifactBlobHeader(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	withContent(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact, c *model.ArtifactContent) {
 		if c.Blob == nil || c.Blob.HeaderErr != nil {
@@ -603,7 +609,8 @@ func artifactBlobHeader(t *model.Tree) []report.Finding {
 }
 
 // artifactBlobYAML: gunzip(components.gz) is exactly the raw YAML layer.
-func artifactBlobYAML(t *model.Tree) []report.Finding {
+func artifactBlobYAML(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	withContent(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact, c *model.ArtifactContent) {
 		if c.Blob == nil || c.Blob.Err != nil || c.Blob.HeaderErr != nil || a.YAMLSHA256 == "" {
@@ -631,7 +638,8 @@ func artifactBlobYAML(t *model.Tree) []report.Finding {
 
 // artifactMetadata: metadata.yaml parses and has a series with a contract
 // for the release's major.minor, equal to the config's contract.
-func artifactMetadata(t *model.Tree) []report.Finding {
+func artifactMetadata(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	withContent(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact, c *model.ArtifactContent) {
 		md := c.Metadata
@@ -668,7 +676,8 @@ func artifactMetadata(t *model.Tree) []report.Finding {
 // ociInstall: every operator release with OCI support finds the
 // artifact's components YAML and metadata by their layer titles, for the
 // provider's type (old and new names), name and spec.version.
-func ociInstall(t *model.Tree) []report.Finding {
+func ociInstall(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
 	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
 		if !a.Found || a.Err != "" || a.YAMLSHA256 == "" || a.MetadataSHA256 == "" {

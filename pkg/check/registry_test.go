@@ -59,7 +59,7 @@ func setLayers(a *model.Artifact) {
 func runRegistry(t *model.Tree, builders []string) []report.Finding {
 	var out []report.Finding
 	for _, c := range Registry(builders) {
-		out = append(out, c.Run(t)...)
+		out = append(out, c.Run(NewInput(t))...)
 	}
 	return out
 }
@@ -315,7 +315,7 @@ func TestRepositoryNamedByTree(t *testing.T) {
 			p.FetchOCI = tc.oci
 		}
 		var got []report.Finding
-		for _, f := range versionReused(tr) {
+		for _, f := range versionReused(NewInput(tr)) {
 			if strings.Contains(f.Message, "belong in repository") {
 				got = append(got, f)
 			}
@@ -330,7 +330,7 @@ func TestArtifactChecks(t *testing.T) {
 	run := func(tr *model.Tree) []report.Finding {
 		var out []report.Finding
 		for _, c := range ArtifactChecks(nil) {
-			out = append(out, c.Run(tr)...)
+			out = append(out, c.Run(NewInput(tr))...)
 		}
 		return out
 	}
@@ -345,14 +345,14 @@ func TestArtifactChecks(t *testing.T) {
 	}{
 		{"blob inflates to other YAML", func(a *model.Artifact) {
 			a.Content.Blob.RawSHA256 = digest("other")
-			a.Content.Diff = &model.Diff{Line: 2, Offset: 15, Excerpt: "@@ line 2 @@\n-kind: Namespace\n+kind: Secret\n"}
+			a.Content.Diff = &blob.Diff{Line: 2, Offset: 15, Excerpt: "@@ line 2 @@\n-kind: Namespace\n+kind: Secret\n"}
 		}, BlobYAML, "first difference at line 2"},
 		{"header embeds a name", func(a *model.Artifact) {
 			a.Content.Blob.Header = blob.Header{HasName: true, Name: "core-components.yaml"}
 		}, BlobHeader, `embeds file name "core-components.yaml"`},
 		{"blob truncated", func(a *model.Artifact) {
 			a.Content.Blob.Err = &blob.CorruptError{Kind: blob.Truncated, Offset: 9}
-		}, BlobCorrupt, "truncated"},
+		}, model.CheckBlobCorrupt, "truncated"},
 		{"no series", func(a *model.Artifact) {
 			a.Content.Metadata.ReleaseSeries[0].Minor = 9
 		}, MetadataSeries, "no releaseSeries for 1.10"},
@@ -464,7 +464,7 @@ func TestOCIInstall(t *testing.T) {
 				p.Artifact = &model.Artifact{Ref: "r/x:" + ver, Repository: "r/x", Found: true, Digest: digest("m").String(),
 					YAMLTitle: yt, YAMLSHA256: layers[yt], MetadataSHA256: md, Layers: layers}
 				tree := &model.Tree{Packages: []*model.Package{{Path: "p", Providers: []*model.Provider{p}}}}
-				fs := ociInstall(tree)
+				fs := ociInstall(NewInput(tree))
 				if len(fs) == 0 {
 					continue
 				}

@@ -20,9 +20,10 @@ func nsName(ns string) string {
 
 // configMapVersion: the ConfigMap the selector picks has the version
 // spec.version (label, else name), as the operator keys it.
-func configMapVersion(t *model.Tree) []report.Finding {
+func configMapVersion(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
-	ix := NewIndex(t)
+	ix := in.Index
 	providers(t, func(pkg *model.Package, p *model.Provider) {
 		if p.Selector == nil {
 			return
@@ -63,9 +64,10 @@ func configMapVersion(t *model.Tree) []report.Finding {
 
 // selectorUnique: each provider's selector is valid and matches exactly
 // one ConfigMap in its namespace across the whole tree.
-func selectorUnique(t *model.Tree) []report.Finding {
+func selectorUnique(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
-	ix := NewIndex(t)
+	ix := in.Index
 	providers(t, func(pkg *model.Package, p *model.Provider) {
 		if p.Selector == nil {
 			return
@@ -92,9 +94,10 @@ func selectorUnique(t *model.Tree) []report.Finding {
 }
 
 // selectorSemver: every ConfigMap a selector matches has a semver version.
-func selectorSemver(t *model.Tree) []report.Finding {
+func selectorSemver(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
-	ix := NewIndex(t)
+	ix := in.Index
 	pick := pickers(t, ix)
 	for _, pkg := range t.Packages {
 		for _, cm := range pkg.ConfigMaps {

@@ -181,17 +181,14 @@ func downloadSource(kind string, d operator.Download) report.Source {
 // same gap as an unpinned download; once a registry run reads the
 // artifact, the registry checks judge it instead (registry-digest reports
 // one whose registry is not allowed), so it is not reported here twice.
-func unheldSources(t *model.Tree) []report.Finding {
+func unheldSources(in *Input) []report.Finding {
+	t := in.Tree
 	var out []report.Finding
-	var ix *Index
 	providers(t, func(pkg *model.Package, p *model.Provider) {
 		if p.Selector != nil || (p.FetchOCI != "" && p.Artifact != nil) {
 			return
 		}
-		if ix == nil {
-			ix = NewIndex(t)
-		}
-		s := Source(ix, pkg, p)
+		s := Source(in.Index, pkg, p)
 		loc := p.Location
 		switch s.Kind {
 		case report.SourceOCI:

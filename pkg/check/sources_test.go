@@ -21,7 +21,7 @@ func TestSourcesOfCleanTree(t *testing.T) {
 			}
 		}
 	}
-	if fs := append(pinMissing(tree), contract(tree)...); len(fs) > 0 {
+	if fs := append(pinMissing(NewInput(tree)), contract(NewInput(tree))...); len(fs) > 0 {
 		t.Fatalf("clean tree: %+v", fs)
 	}
 }
@@ -141,7 +141,7 @@ func TestSourceMutations(t *testing.T) {
 			if s.Kind != tc.kind || s.Pinned != tc.pinned || s.Status == "" {
 				t.Errorf("source %+v, want kind %s pinned %v", s, tc.kind, tc.pinned)
 			}
-			fs := pinMissing(tree)
+			fs := pinMissing(NewInput(tree))
 			if len(tc.want) == 0 {
 				if len(fs) > 0 {
 					t.Fatalf("pin-missing: %+v, want none", fs)
@@ -164,7 +164,7 @@ func TestSourceMutations(t *testing.T) {
 				}
 			}
 			var got []string
-			for _, f := range contract(tree) {
+			for _, f := range contract(NewInput(tree)) {
 				if f.Severity != report.Warning || !strings.Contains(f.Message, "could not be checked") || !strings.Contains(f.Message, "not in the tree") {
 					t.Errorf("contract finding %+v: want a warning that it could not be checked", f)
 				}

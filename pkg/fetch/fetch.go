@@ -79,17 +79,17 @@ type Fetcher struct {
 	// BaseDir resolves relative file: URLs (file:upstream/x.yaml); "" = the
 	// current directory.
 	BaseDir string
-	// Log receives retries (debug) and cache trouble (warn); nil =
+	// Logger receives retries (debug) and cache trouble (warn); nil means
 	// slog.Default().
-	Log *slog.Logger
+	Logger *slog.Logger
 	// Mirrors rewrite URL prefixes for fetching (see Mirror); pins and
 	// errors keep the canonical URL.
 	Mirrors []Mirror
 }
 
 func (f *Fetcher) log() *slog.Logger {
-	if f.Log != nil {
-		return f.Log
+	if f.Logger != nil {
+		return f.Logger
 	}
 	return slog.Default()
 }

@@ -50,7 +50,7 @@ func newServer(t *testing.T, body []byte, handle func(n int64, w http.ResponseWr
 
 func quickFetcher(t *testing.T) *Fetcher {
 	return &Fetcher{CacheDir: t.TempDir(), Retries: DefaultRetries, Backoff: time.Millisecond, Timeout: 10 * time.Second,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
 // shaA is the SHA-256 of "a": a pin no test body matches.
@@ -167,7 +167,7 @@ func TestFetchRetriesZeroMeansNone(t *testing.T) {
 				http.Error(w, "down", http.StatusServiceUnavailable)
 				return true
 			})
-			tc.f.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+			tc.f.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 			_, err := tc.f.Fetch(context.Background(), pin.Source{URL: srv.URL + "/c.yaml", SHA256: digest(manifest)})
 			if err == nil || !strings.Contains(err.Error(), "(1 attempts failed)") || !strings.Contains(err.Error(), "503") {
 				t.Errorf("got %v", err)
@@ -328,7 +328,7 @@ func TestFetchCorruptCacheEntry(t *testing.T) {
 
 	f := quickFetcher(t)
 	var logged bytes.Buffer
-	f.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	f.Logger = slog.New(slog.NewTextHandler(&logged, nil))
 	corrupt(f)
 	got, err := f.Fetch(context.Background(), src)
 	if !strings.Contains(logged.String(), "discarded a corrupt cache entry") {

@@ -139,7 +139,7 @@ func Checks(base *Snapshot) []check.Check {
 	}
 	mk := func(id string, run func(*Snapshot, *Snapshot) []report.Finding) check.Check {
 		c, _ := check.Lookup(id)
-		c.Run = func(t *model.Tree) []report.Finding { return run(base, Take(t, "")) }
+		c.Run = func(in *check.Input) []report.Finding { return run(base, Take(in.Tree, "")) }
 		return c
 	}
 	return []check.Check{mk(VersionReused, reused), mk(VersionDowngrade, downgraded)}

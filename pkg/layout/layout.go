@@ -183,11 +183,17 @@ func Inflated(info *blob.Info) bool {
 
 // derive fills the files of a ConfigMap's release.
 func derive(pkg *model.Package, r *model.LayoutRelease) {
-	cm, pp := r.ConfigMap, r.Pin
-	comp := cm.Components
-	usable := comp != nil && comp.DecodeErr == nil
+	deriveBlob(pkg, r)
+	deriveComponents(pkg, r)
+	deriveMetadata(pkg, r)
+}
 
-	// Blob: the vendored file with exactly the ConfigMap's bytes.
+// deriveBlob finds the blob: the vendored file with exactly the
+// ConfigMap's bytes (the pinned one, then a .gz, first), else the pinned
+// blob.
+func deriveBlob(pkg *model.Package, r *model.LayoutRelease) {
+	pp, comp := r.Pin, r.ConfigMap.Components
+	usable := comp != nil && comp.DecodeErr == nil
 	if usable {
 		var same []string
 		for rel, f := range pkg.Files {
@@ -212,8 +218,13 @@ func derive(pkg *model.Package, r *model.LayoutRelease) {
 	if r.Blob == "" && pp != nil && pp.Blob != "" {
 		r.Blob, r.BlobBy = pp.Blob, model.MatchedByPin
 	}
+}
 
-	// Components YAML: by pin, then by content, then by name.
+// deriveComponents finds the components YAML: by pin, then by content,
+// then by name.
+func deriveComponents(pkg *model.Package, r *model.LayoutRelease) {
+	pp, comp := r.Pin, r.ConfigMap.Components
+	usable := comp != nil && comp.DecodeErr == nil
 	var content blob.Digest
 	known := false
 	if usable {
@@ -246,8 +257,12 @@ func derive(pkg *model.Package, r *model.LayoutRelease) {
 			r.Components, r.ComponentsBy = c, model.MatchedByName
 		}
 	}
+}
 
-	// Metadata: the vendored file with exactly data.metadata's bytes.
+// deriveMetadata finds the metadata: the vendored file with exactly
+// data.metadata's bytes, else the pinned one.
+func deriveMetadata(pkg *model.Package, r *model.LayoutRelease) {
+	cm, pp := r.ConfigMap, r.Pin
 	if len(cm.MetadataRaw) > 0 {
 		want := sha256.Sum256(cm.MetadataRaw)
 		pinned := ""

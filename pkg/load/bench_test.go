@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/render"
 )
 
@@ -34,7 +35,7 @@ func BenchmarkTree(b *testing.B) {
 				}
 				for _, p := range tr.Packages {
 					_, by := p.Layout.ComponentsYAML(p.ConfigMaps[0])
-					if len(p.Problems) > 0 || p.ConfigMaps[0].Components.Diff != nil || by != MatchedByPin {
+					if len(p.Problems) > 0 || p.ConfigMaps[0].Components.Diff != nil || by != model.MatchedByPin {
 						b.Fatalf("%s: %+v", p.Path, p.Problems)
 					}
 				}

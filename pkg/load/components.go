@@ -22,14 +22,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
-// Ways a ConfigMap's components are matched to a vendored YAML file
-// (model.Layout.ComponentsYAML), as pkg/layout decides them.
-const (
-	MatchedByPin     = model.MatchedByPin
-	MatchedByContent = model.MatchedByContent
-	MatchedByName    = model.MatchedByName
-)
-
 // vendorDir is the directory of vendored files in a package.
 const vendorDir = "files"
 

@@ -141,7 +141,7 @@ func TestBlobCorruption(t *testing.T) {
 				t.Errorf("vendored blob not inspected as corrupt: %+v", f)
 			}
 			// Matched by pin even though the content is unknown.
-			if yaml, by := p.Layout.ComponentsYAML(cm); yaml != "files/core-components.yaml" || by != MatchedByPin {
+			if yaml, by := p.Layout.ComponentsYAML(cm); yaml != "files/core-components.yaml" || by != model.MatchedByPin {
 				t.Errorf("match = %q by %q", yaml, by)
 			}
 			// Content intact (multi-member, trailing, bad crc): no diff.
@@ -183,7 +183,7 @@ func TestGzipBomb(t *testing.T) {
 		t.Errorf("diff computed over a bomb: %+v", c.Diff)
 	}
 	// No pin in this package: matched by name, not by content.
-	if yaml, by := p.Layout.ComponentsYAML(cm); yaml != "files/control-plane-components.yaml" || by != MatchedByName {
+	if yaml, by := p.Layout.ComponentsYAML(cm); yaml != "files/control-plane-components.yaml" || by != model.MatchedByName {
 		t.Errorf("match = %q by %q", yaml, by)
 	}
 	otherPackagesFine(t, tr, cpPkg)

@@ -18,12 +18,12 @@ func TestYAMLEditedBlobNot(t *testing.T) {
 	for _, tc := range []struct {
 		pkg, yaml, cm, by string
 	}{
-		{corePkg, "files/core-components.yaml", "v1.10.1-core", MatchedByPin},                           // pinned
-		{bootPkg, "files/talos-bootstrap-components.yaml", "v0.6.12-bootstrap-talos", MatchedByName},    // components-talos.gz
-		{bootPkg, "files/bootstrap-components.yaml", "v1.10.1-bootstrap", MatchedByName},                // components.gz <-> bootstrap-components.yaml
-		{cpPkg, "files/control-plane-components.yaml", "v1.10.1-control-plane", MatchedByName},          // the only one
-		{infraPkg, "files/kubevirt-infrastructure-components.yaml", "v0.1.9-cozystack.0", MatchedByPin}, // release suffix
-		{ipamPkg, "files/ipam-components.yaml", "v1.0.2-ipam", MatchedByPin},                            // plain manifests
+		{corePkg, "files/core-components.yaml", "v1.10.1-core", model.MatchedByPin},                           // pinned
+		{bootPkg, "files/talos-bootstrap-components.yaml", "v0.6.12-bootstrap-talos", model.MatchedByName},    // components-talos.gz
+		{bootPkg, "files/bootstrap-components.yaml", "v1.10.1-bootstrap", model.MatchedByName},                // components.gz <-> bootstrap-components.yaml
+		{cpPkg, "files/control-plane-components.yaml", "v1.10.1-control-plane", model.MatchedByName},          // the only one
+		{infraPkg, "files/kubevirt-infrastructure-components.yaml", "v0.1.9-cozystack.0", model.MatchedByPin}, // release suffix
+		{ipamPkg, "files/ipam-components.yaml", "v1.0.2-ipam", model.MatchedByPin},                            // plain manifests
 	} {
 		t.Run(tc.cm, func(t *testing.T) {
 			root := fixture.Tree(t)
@@ -74,7 +74,7 @@ func TestBlobRegeneratedFromOtherContent(t *testing.T) {
 	p := find(t, tr, bootPkg)
 	cm := cmNamed(t, p, "v0.6.12-bootstrap-talos")
 	c := cm.Components
-	if yaml, by := p.Layout.ComponentsYAML(cm); p.Layout.BlobFile(cm) != "files/components-talos.gz" || yaml != "files/talos-bootstrap-components.yaml" || by != MatchedByName {
+	if yaml, by := p.Layout.ComponentsYAML(cm); p.Layout.BlobFile(cm) != "files/components-talos.gz" || yaml != "files/talos-bootstrap-components.yaml" || by != model.MatchedByName {
 		t.Fatalf("release = %+v", p.Layout.ConfigMap(cm).ReleaseFiles)
 	}
 	if c.Diff == nil || !strings.Contains(c.Diff.Excerpt, "+        - --v=4\n") || strings.Contains(c.Diff.Excerpt, "\n-") {
@@ -93,7 +93,7 @@ func TestMatchByContent(t *testing.T) {
 	tr := loadTree(t, root, Options{})
 	p := find(t, tr, bootPkg)
 	cm := cmNamed(t, p, "v0.6.12-bootstrap-talos")
-	if yaml, by := p.Layout.ComponentsYAML(cm); p.Layout.BlobFile(cm) != "files/blob-b.gz" || yaml != "files/talos-bootstrap-components.yaml" || by != MatchedByContent || cm.Components.Diff != nil {
+	if yaml, by := p.Layout.ComponentsYAML(cm); p.Layout.BlobFile(cm) != "files/blob-b.gz" || yaml != "files/talos-bootstrap-components.yaml" || by != model.MatchedByContent || cm.Components.Diff != nil {
 		t.Fatalf("release = %+v, diff %+v", p.Layout.ConfigMap(cm).ReleaseFiles, cm.Components.Diff)
 	}
 }
@@ -106,7 +106,7 @@ func TestPinFollowsSpecVersion(t *testing.T) {
 	tr := loadTree(t, root, Options{})
 	p := find(t, tr, infraPkg)
 	cm := cmNamed(t, p, "v0.7.6-infraprovider-proxmox")
-	if yaml, by := p.Layout.ComponentsYAML(cm); by != MatchedByPin || yaml != "files/proxmox-infrastructure-components.yaml" {
+	if yaml, by := p.Layout.ComponentsYAML(cm); by != model.MatchedByPin || yaml != "files/proxmox-infrastructure-components.yaml" {
 		t.Fatalf("matched %q by %q", yaml, by)
 	}
 }
@@ -255,7 +255,7 @@ func TestBadPinFile(t *testing.T) {
 	if p.Pins == nil || p.Pins.Source != "pin.yaml" || p.Pins.File != nil || p.Pins.Namespace != "cozy-cluster-api" {
 		t.Errorf("pins = %+v", p.Pins)
 	}
-	if yaml, by := p.Layout.ComponentsYAML(cmNamed(t, p, "v1.10.1-core")); by != MatchedByContent || yaml != "files/core-components.yaml" {
+	if yaml, by := p.Layout.ComponentsYAML(cmNamed(t, p, "v1.10.1-core")); by != model.MatchedByContent || yaml != "files/core-components.yaml" {
 		t.Errorf("without pins the blob matches by content: matched %q by %q", yaml, by)
 	}
 }

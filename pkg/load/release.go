@@ -23,16 +23,12 @@ import (
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
-// ReleaseLimit is the most a Kubernetes Secret (hence a Helm release) may
-// hold: 1 MiB.
-const ReleaseLimit = model.ReleaseLimit
-
 // Lines of the release-size check (pkg/check: a warning from 75 % of
-// ReleaseLimit, an error over 100 %): the exact encoding runs only when
+// model.ReleaseLimit, an error over 100 %): the exact encoding runs only when
 // one of them lies between the bounds of the release's size.
 const (
-	releaseWarnLine  = model.ReleaseWarn * ReleaseLimit
-	releaseLimitLine = ReleaseLimit
+	releaseWarnLine  = model.ReleaseWarn * model.ReleaseLimit
+	releaseLimitLine = model.ReleaseLimit
 )
 
 // releaseInput is what Helm stores as a release: the chart as loaded, the

@@ -19,6 +19,7 @@ import (
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/internal/testkit/manifestgen"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // gzipAt is data gzipped by the standard library at level.
@@ -86,7 +87,7 @@ func checkBounds(t *testing.T, name string, in *releaseInput) (lo, exact, hi int
 	} else {
 		t.Logf("%s: stream bounds %.3f–%.3f of the exact size", name, float64(slo)/float64(exact), float64(shi)/float64(exact))
 	}
-	t.Logf("%s: exact %d (%.1f %% of the limit), bounds %.3f–%.3f of it", name, exact, 100*float64(exact)/ReleaseLimit, float64(lo)/float64(exact), float64(hi)/float64(exact))
+	t.Logf("%s: exact %d (%.1f %% of the limit), bounds %.3f–%.3f of it", name, exact, 100*float64(exact)/model.ReleaseLimit, float64(lo)/float64(exact), float64(hi)/float64(exact))
 	return lo, exact, hi
 }
 
@@ -234,7 +235,7 @@ func TestReleaseSizeAtTheLines(t *testing.T) {
 	}
 	// Far below the warning line, and between the lines far from both:
 	// the upper bound, not encoded.
-	for _, n := range []int{300 << 10, near(0.9 * ReleaseLimit)} {
+	for _, n := range []int{300 << 10, near(0.9 * model.ReleaseLimit)} {
 		r := in(n)
 		lo, hi := r.bounds()
 		if straddles(lo, hi) {

@@ -102,8 +102,8 @@ type VersionPin struct {
 }
 
 // Reason says why a signature or attestation does not verify. pkg/sign
-// decides it (sign.Reason is this type), pkg/remote records it in
-// Signature and Provenance, pkg/check words the findings about it.
+// decides it, pkg/remote records it in Signature and Provenance, pkg/check
+// words the findings about it.
 type Reason string
 
 // The reasons, spelled here once.
@@ -184,7 +184,7 @@ type ArtifactContent struct {
 	// Diff is where gunzip(components.gz) first differs from the raw YAML
 	// layer; nil when they are equal (or either is missing or the blob
 	// does not inflate: Blob.Err says why).
-	Diff *Diff
+	Diff *blob.Diff
 	// Metadata is the metadata.yaml layer parsed; nil when absent.
 	Metadata *Metadata
 	// Version is the upstream version the release series is looked up for

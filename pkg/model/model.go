@@ -304,7 +304,7 @@ type Components struct {
 	Blob         *blob.Info  // set when Gzip: header, inflated digest, corruption
 	// Diff is set when the (inflated) components differ from the vendored
 	// YAML the package layout pairs them with (Layout.ComponentsYAML).
-	Diff *Diff
+	Diff *blob.Diff
 	// Objects describes the (inflated) components as a stream of
 	// Kubernetes objects; nil when they could not be read.
 	Objects *Objects
@@ -314,10 +314,6 @@ type Components struct {
 	// and Layout.ComponentsYAML then name no file.
 	DecodeErr error
 }
-
-// Diff says where a YAML and the content of its blob first differ
-// (blob.FirstDifference).
-type Diff = blob.Diff
 
 // Metadata is clusterctl's Metadata (metadata.yaml).
 type Metadata struct {

@@ -163,7 +163,7 @@ func (c *client) readAsset(ctx context.Context, tag string, a Asset, max int64) 
 		return nil, fmt.Errorf("reading the %s asset of %s: %w", a.Name, tag, err)
 	}
 	defer resp.Body.Close()
-	c.opts.Log.Debug("asset", "asset", a.Name, "release", tag, "status", resp.StatusCode, "host", resp.Request.URL.Host)
+	c.opts.Logger.Debug("asset", "asset", a.Name, "release", tag, "status", resp.StatusCode, "host", resp.Request.URL.Host)
 	if err := rateLimited(resp); err != nil {
 		return nil, err
 	}

@@ -61,8 +61,9 @@ type Options struct {
 	Client *http.Client
 	// MaxPages bounds the pages read per repository; 0 = DefaultMaxPages.
 	MaxPages int
-	// Log receives one debug record per request; nil discards them.
-	Log *slog.Logger
+	// Logger receives one debug record per request; nil means
+	// slog.Default().
+	Logger *slog.Logger
 	// AllowHosts are further hosts (HOST[:PORT]) release assets may be
 	// read from: the hosts the API's asset URLs, or their redirects, name.
 	// The API's own host is always allowed; GitHubAssetHosts too when
@@ -157,7 +158,7 @@ func RepoOf(u string) string {
 
 // Check loads each root and looks up every provider's repository.
 func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	api := &client{opts: opts, cache: map[string]result{}, metaCache: map[string]metaResult{}}
 	if err := api.init(); err != nil {
 		return nil, err
@@ -319,8 +320,8 @@ func (c *client) init() error {
 	if c.opts.MaxPages <= 0 {
 		c.opts.MaxPages = DefaultMaxPages
 	}
-	if c.opts.Log == nil {
-		c.opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if c.opts.Logger == nil {
+		c.opts.Logger = slog.Default()
 	}
 	return nil
 }
@@ -340,7 +341,7 @@ func (c *client) fetchAll(ctx context.Context, repo string) ([]ghRelease, error)
 	var all []ghRelease
 	for page := 1; next != ""; page++ {
 		if page > c.opts.MaxPages {
-			c.opts.Log.Warn("stopped reading releases", "repo", repo, "pages", c.opts.MaxPages)
+			c.opts.Logger.Warn("stopped reading releases", "repo", repo, "pages", c.opts.MaxPages)
 			break
 		}
 		u, err := url.Parse(next)
@@ -391,7 +392,7 @@ func (c *client) page(ctx context.Context, repo, u string) ([]ghRelease, string,
 		return nil, "", fmt.Errorf("%s: reading the releases: %w", repo, err)
 	}
 	remaining := resp.Header.Get("X-RateLimit-Remaining")
-	c.opts.Log.Debug("releases", "repo", repo, "status", resp.StatusCode, "ratelimit_remaining", remaining)
+	c.opts.Logger.Debug("releases", "repo", repo, "status", resp.StatusCode, "ratelimit_remaining", remaining)
 	if err := rateLimited(resp); err != nil {
 		return nil, "", err
 	}

@@ -285,130 +285,159 @@ func (f *File) validate(file string, lines map[string]int) []error {
 		v.add("providers", problem, "add one entry per provider of the package (kind, name, version, release, sources)")
 		return v.errs
 	}
-	writers := map[string]string{} // to/blob path -> field that writes it
-	ids := map[string]string{}     // kind/name -> field
-	releases := map[string]string{}
+	seen := &providerSeen{writers: map[string]string{}, ids: map[string]string{}, releases: map[string]string{}}
 	for i, p := range f.Providers {
 		pp := fmt.Sprintf("providers[%d]", i)
-		switch {
-		case p.Kind == "":
-			v.add(pp+".kind", "is missing", "set it to one of "+strings.Join(Kinds, ", "))
-		case !ValidKind(p.Kind):
-			fix := "use one of " + strings.Join(Kinds, ", ")
-			if s := suggest(p.Kind, Kinds); s != "" {
-				fix = fmt.Sprintf("did you mean %q? %s", s, fix)
-			}
-			v.add(pp+".kind", fmt.Sprintf("%q is not a cluster-api-operator provider kind", p.Kind), fix)
-		}
-		switch {
-		case p.Name == "":
-			v.add(pp+".name", "is missing", "set it to the metadata.name of the provider object, e.g. proxmox")
-		case len(p.Name) > NameMaxLength || !nameRE.MatchString(p.Name):
-			v.add(pp+".name", fmt.Sprintf("%q is not a DNS label", p.Name),
-				"use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit")
-		}
-		versionOK := false
-		switch {
-		case p.Version == "":
-			v.add(pp+".version", "is missing", "set it to the upstream release tag, e.g. v0.7.7")
-		case !versionRE.MatchString(p.Version):
-			fix := "write it as vMAJOR.MINOR.PATCH with an optional -prerelease, e.g. v0.7.7"
-			if versionRE.MatchString("v" + p.Version) {
-				fix = fmt.Sprintf("add the leading v: %q", "v"+p.Version)
-			}
-			v.add(pp+".version", fmt.Sprintf("%q is not a version", p.Version), fix)
-		default:
-			versionOK = true
-		}
-		switch {
-		case p.Release == "":
-			v.add(pp+".release", "is missing", "set it to the ConfigMap name and spec.version, e.g. "+exampleRelease(p.Version, p.Name))
-		case len(p.Release) > ReleaseMaxLength || !releaseRE.MatchString(p.Release):
-			v.add(pp+".release", fmt.Sprintf("%q is not a valid release name", p.Release),
-				"use the version plus a lowercase suffix, e.g. "+exampleRelease(p.Version, p.Name)+" (it must be a semver ConfigMap name)")
-		case versionOK && !MatchesRelease(p.Version, p.Release):
-			v.add(pp+".release", fmt.Sprintf("%q is not a release of version %q (its version part is %q)", p.Release, p.Version, ReleaseVersion(p.Release)),
-				fmt.Sprintf("make the release start with %q followed by \"-\" and a suffix, or fix version", p.Version))
-		}
-		if p.Kind != "" && p.Name != "" {
-			id := p.Kind + "/" + p.Name
-			if prev, ok := ids[id]; ok {
-				v.add(pp, fmt.Sprintf("pins %s again (also %s)", id, prev), "keep one entry per provider")
-			} else {
-				ids[id] = pp
-			}
-		}
-		if p.Release != "" {
-			if prev, ok := releases[p.Release]; ok {
-				v.add(pp+".release", fmt.Sprintf("%q is also the release of %s", p.Release, prev),
-					"give each provider its own release suffix, e.g. -bootstrap-talos")
-			} else {
-				releases[p.Release] = pp
-			}
-		}
-		if len(p.Sources) == 0 {
-			v.add(pp+".sources", "lists no source", "add the upstream components file: url, sha256 and to")
-		}
-		for j, s := range p.Sources {
-			sp := fmt.Sprintf("%s.sources[%d]", pp, j)
-			if err := CheckURL(s.URL); err != nil {
-				fix := "use the https:// URL of the upstream release asset (http:// and file: also work)"
-				if strings.HasPrefix(s.URL, "file:") {
-					fix = "write file:///absolute/path, or file:path/relative/to/the/package"
-				}
-				v.add(sp+".url", err.Error(), fix)
-			}
-			switch {
-			case s.SHA256 == "":
-				v.add(sp+".sha256", "is missing", "set it to the SHA-256 of the upstream bytes: the 64 hex digits `sha256sum FILE` prints")
-			case !sha256RE.MatchString(s.SHA256):
-				v.add(sp+".sha256", describeBadSHA(s.SHA256), fixBadSHA(s.SHA256))
-			}
-			if err := CheckPath(s.To); err != nil {
-				v.add(sp+".to", err.Error(), "give a clean path relative to the package directory, e.g. files/components.yaml")
-			} else if prev, ok := writers[s.To]; ok {
-				v.add(sp+".to", fmt.Sprintf("%q is also written by %s", s.To, prev), "give each source its own file")
-			} else {
-				writers[s.To] = sp + ".to"
-			}
-		}
-		for j, pt := range p.Patches {
-			if err := CheckPath(pt); err != nil {
-				v.add(fmt.Sprintf("%s.patches[%d]", pp, j), err.Error(), "give a clean path relative to the package directory, e.g. patches/0001-fix.diff")
-			}
-		}
-		if p.Checksums != "" {
-			if err := CheckURL(p.Checksums); err != nil {
-				v.add(pp+".checksums", err.Error(), "use the URL of the checksums file of the release (e.g. .../releases/download/v1.2.3/checksums.txt)")
-			}
-		}
-		for _, role := range [][2]string{{"components", p.Components}, {"metadata", p.Metadata}} {
-			if role[1] == "" {
-				continue
-			}
-			found := false
-			for _, s := range p.Sources {
-				found = found || s.To == role[1]
-			}
-			if !found {
-				v.add(pp+"."+role[0], fmt.Sprintf("%q is not the `to` of any source of this provider", role[1]),
-					fmt.Sprintf("set it to the `to` of the source that is the %s file, e.g. %s", role[0], exampleRole(role[0])))
-			}
-		}
-		if p.Components != "" && p.Components == p.Metadata {
-			v.add(pp+".metadata", fmt.Sprintf("%q is also the components file", p.Metadata), "name two different sources")
-		}
-		if p.Blob != "" {
-			if err := CheckPath(p.Blob); err != nil {
-				v.add(pp+".blob", err.Error(), "give a clean path relative to the package directory, e.g. files/components.gz")
-			} else if prev, ok := writers[p.Blob]; ok {
-				v.add(pp+".blob", fmt.Sprintf("%q is also written by %s", p.Blob, prev), "give the blob its own file, e.g. files/components.gz")
-			} else {
-				writers[p.Blob] = pp + ".blob"
-			}
-		}
+		v.kindAndName(pp, p)
+		v.versionAndRelease(pp, p)
+		v.unique(pp, p, seen)
+		v.sources(pp, p, seen)
+		v.files(pp, p, seen)
 	}
 	return v.errs
+}
+
+// providerSeen is what validate has met in earlier providers, each with
+// the field that holds it.
+type providerSeen struct {
+	writers  map[string]string // to/blob path -> field that writes it
+	ids      map[string]string // kind/name -> field
+	releases map[string]string
+}
+
+func (v *validator) kindAndName(pp string, p Provider) {
+	switch {
+	case p.Kind == "":
+		v.add(pp+".kind", "is missing", "set it to one of "+strings.Join(Kinds, ", "))
+	case !ValidKind(p.Kind):
+		fix := "use one of " + strings.Join(Kinds, ", ")
+		if s := suggest(p.Kind, Kinds); s != "" {
+			fix = fmt.Sprintf("did you mean %q? %s", s, fix)
+		}
+		v.add(pp+".kind", fmt.Sprintf("%q is not a cluster-api-operator provider kind", p.Kind), fix)
+	}
+	switch {
+	case p.Name == "":
+		v.add(pp+".name", "is missing", "set it to the metadata.name of the provider object, e.g. proxmox")
+	case len(p.Name) > NameMaxLength || !nameRE.MatchString(p.Name):
+		v.add(pp+".name", fmt.Sprintf("%q is not a DNS label", p.Name),
+			"use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit")
+	}
+}
+
+func (v *validator) versionAndRelease(pp string, p Provider) {
+	versionOK := false
+	switch {
+	case p.Version == "":
+		v.add(pp+".version", "is missing", "set it to the upstream release tag, e.g. v0.7.7")
+	case !versionRE.MatchString(p.Version):
+		fix := "write it as vMAJOR.MINOR.PATCH with an optional -prerelease, e.g. v0.7.7"
+		if versionRE.MatchString("v" + p.Version) {
+			fix = fmt.Sprintf("add the leading v: %q", "v"+p.Version)
+		}
+		v.add(pp+".version", fmt.Sprintf("%q is not a version", p.Version), fix)
+	default:
+		versionOK = true
+	}
+	switch {
+	case p.Release == "":
+		v.add(pp+".release", "is missing", "set it to the ConfigMap name and spec.version, e.g. "+exampleRelease(p.Version, p.Name))
+	case len(p.Release) > ReleaseMaxLength || !releaseRE.MatchString(p.Release):
+		v.add(pp+".release", fmt.Sprintf("%q is not a valid release name", p.Release),
+			"use the version plus a lowercase suffix, e.g. "+exampleRelease(p.Version, p.Name)+" (it must be a semver ConfigMap name)")
+	case versionOK && !MatchesRelease(p.Version, p.Release):
+		v.add(pp+".release", fmt.Sprintf("%q is not a release of version %q (its version part is %q)", p.Release, p.Version, ReleaseVersion(p.Release)),
+			fmt.Sprintf("make the release start with %q followed by \"-\" and a suffix, or fix version", p.Version))
+	}
+}
+
+// unique reports a provider or a release pinned twice.
+func (v *validator) unique(pp string, p Provider, seen *providerSeen) {
+	if p.Kind != "" && p.Name != "" {
+		id := p.Kind + "/" + p.Name
+		if prev, ok := seen.ids[id]; ok {
+			v.add(pp, fmt.Sprintf("pins %s again (also %s)", id, prev), "keep one entry per provider")
+		} else {
+			seen.ids[id] = pp
+		}
+	}
+	if p.Release != "" {
+		if prev, ok := seen.releases[p.Release]; ok {
+			v.add(pp+".release", fmt.Sprintf("%q is also the release of %s", p.Release, prev),
+				"give each provider its own release suffix, e.g. -bootstrap-talos")
+		} else {
+			seen.releases[p.Release] = pp
+		}
+	}
+}
+
+func (v *validator) sources(pp string, p Provider, seen *providerSeen) {
+	if len(p.Sources) == 0 {
+		v.add(pp+".sources", "lists no source", "add the upstream components file: url, sha256 and to")
+	}
+	for j, s := range p.Sources {
+		sp := fmt.Sprintf("%s.sources[%d]", pp, j)
+		if err := CheckURL(s.URL); err != nil {
+			fix := "use the https:// URL of the upstream release asset (http:// and file: also work)"
+			if strings.HasPrefix(s.URL, "file:") {
+				fix = "write file:///absolute/path, or file:path/relative/to/the/package"
+			}
+			v.add(sp+".url", err.Error(), fix)
+		}
+		switch {
+		case s.SHA256 == "":
+			v.add(sp+".sha256", "is missing", "set it to the SHA-256 of the upstream bytes: the 64 hex digits `sha256sum FILE` prints")
+		case !sha256RE.MatchString(s.SHA256):
+			v.add(sp+".sha256", describeBadSHA(s.SHA256), fixBadSHA(s.SHA256))
+		}
+		if err := CheckPath(s.To); err != nil {
+			v.add(sp+".to", err.Error(), "give a clean path relative to the package directory, e.g. files/components.yaml")
+		} else if prev, ok := seen.writers[s.To]; ok {
+			v.add(sp+".to", fmt.Sprintf("%q is also written by %s", s.To, prev), "give each source its own file")
+		} else {
+			seen.writers[s.To] = sp + ".to"
+		}
+	}
+}
+
+// files checks the provider's other paths: patches, checksums, the
+// components and metadata roles and the blob.
+func (v *validator) files(pp string, p Provider, seen *providerSeen) {
+	for j, pt := range p.Patches {
+		if err := CheckPath(pt); err != nil {
+			v.add(fmt.Sprintf("%s.patches[%d]", pp, j), err.Error(), "give a clean path relative to the package directory, e.g. patches/0001-fix.diff")
+		}
+	}
+	if p.Checksums != "" {
+		if err := CheckURL(p.Checksums); err != nil {
+			v.add(pp+".checksums", err.Error(), "use the URL of the checksums file of the release (e.g. .../releases/download/v1.2.3/checksums.txt)")
+		}
+	}
+	for _, role := range [][2]string{{"components", p.Components}, {"metadata", p.Metadata}} {
+		if role[1] == "" {
+			continue
+		}
+		found := false
+		for _, s := range p.Sources {
+			found = found || s.To == role[1]
+		}
+		if !found {
+			v.add(pp+"."+role[0], fmt.Sprintf("%q is not the `to` of any source of this provider", role[1]),
+				fmt.Sprintf("set it to the `to` of the source that is the %s file, e.g. %s", role[0], exampleRole(role[0])))
+		}
+	}
+	if p.Components != "" && p.Components == p.Metadata {
+		v.add(pp+".metadata", fmt.Sprintf("%q is also the components file", p.Metadata), "name two different sources")
+	}
+	if p.Blob != "" {
+		if err := CheckPath(p.Blob); err != nil {
+			v.add(pp+".blob", err.Error(), "give a clean path relative to the package directory, e.g. files/components.gz")
+		} else if prev, ok := seen.writers[p.Blob]; ok {
+			v.add(pp+".blob", fmt.Sprintf("%q is also written by %s", p.Blob, prev), "give the blob its own file, e.g. files/components.gz")
+		} else {
+			seen.writers[p.Blob] = pp + ".blob"
+		}
+	}
 }
 
 type validator struct {

@@ -23,6 +23,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/policies"
 )
@@ -198,113 +199,146 @@ var providerRE = regexp.MustCompile(`^[A-Za-z]+/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 // Validate checks the policy and returns every problem, each saying where
 // and what to do.
 func (p *Policy) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("policy %s: %s: %s", p.Source, field, fmt.Sprintf(format, args...)))
-	}
+	v := &policyValidator{source: p.Source}
 	if p.APIVersion != APIVersion {
-		bad("apiVersion", "%q is not supported: use %q", p.APIVersion, APIVersion)
+		v.bad("apiVersion", "%q is not supported: use %q", p.APIVersion, APIVersion)
 	}
 	if p.Kind != Kind {
-		bad("kind", "%q: use %q", p.Kind, Kind)
+		v.bad("kind", "%q: use %q", p.Kind, Kind)
 	}
 	known := settable()
+	v.checks(p, known)
+	v.waivers(p, known)
+	v.lists(p)
+	v.identities(p)
+	v.patterns(p)
+	return errors.Join(v.errs...)
+}
+
+// policyValidator collects a policy's problems, each naming the file and
+// the field.
+type policyValidator struct {
+	source string
+	errs   []error
+}
+
+func (v *policyValidator) bad(field, format string, args ...any) {
+	v.errs = append(v.errs, fmt.Errorf("policy %s: %s: %s", v.source, field, fmt.Sprintf(format, args...)))
+}
+
+// checks validates the severities set under checks:.
+func (v *policyValidator) checks(p *Policy, known []string) {
 	for _, id := range slices.Sorted(maps.Keys(p.Checks)) {
 		sev := p.Checks[id]
 		if !slices.Contains(known, id) {
 			if id == check.WaiverExpired {
-				bad("checks."+id, "an expired waiver is always an error and cannot be changed")
+				v.bad("checks."+id, "an expired waiver is always an error and cannot be changed")
 			} else {
-				bad("checks."+id, "unknown check: use one of %s", strings.Join(known, ", "))
+				v.bad("checks."+id, "unknown check: use one of %s", strings.Join(known, ", "))
 			}
 			continue
 		}
 		switch sev {
 		case report.Off:
-			if id == check.PackageLoad {
-				bad("checks."+id, "cannot be off: a package that does not load is checked by nothing else; use error or warning")
+			if id == model.CheckPackageLoad {
+				v.bad("checks."+id, "cannot be off: a package that does not load is checked by nothing else; use error or warning")
 			}
 		case report.Error, report.Warning:
 		default:
-			bad("checks."+id, "severity %q: use error, warning or off", sev)
+			v.bad("checks."+id, "severity %q: use error, warning or off", sev)
 		}
 	}
+}
+
+func (v *policyValidator) waivers(p *Policy, known []string) {
 	for i, w := range p.Waivers {
 		field := fmt.Sprintf("waivers[%d]", i)
 		if w.Package == "" || strings.HasPrefix(w.Package, "/") {
-			bad(field+".package", "%q: name the package path relative to ROOT", w.Package)
+			v.bad(field+".package", "%q: name the package path relative to ROOT", w.Package)
 		} else if _, err := path.Match(w.Package, ""); err != nil {
-			bad(field+".package", "%q is not a valid path pattern: %v", w.Package, err)
+			v.bad(field+".package", "%q is not a valid path pattern: %v", w.Package, err)
 		}
 		if !slices.Contains(known, w.Check) {
-			bad(field+".check", "%q is not a check that can be waived: use one of %s", w.Check, strings.Join(known, ", "))
+			v.bad(field+".check", "%q is not a check that can be waived: use one of %s", w.Check, strings.Join(known, ", "))
 		}
 		if w.Provider != "" && !providerRE.MatchString(w.Provider) {
-			bad(field+".provider", "%q: use Kind/name, e.g. BootstrapProvider/talos", w.Provider)
+			v.bad(field+".provider", "%q: use Kind/name, e.g. BootstrapProvider/talos", w.Provider)
 		}
 		if strings.TrimSpace(w.Reason) == "" {
-			bad(field+".reason", "missing: say why the finding is accepted")
+			v.bad(field+".reason", "missing: say why the finding is accepted")
 		}
 		if _, err := time.Parse(DateLayout, w.Expires); err != nil {
-			bad(field+".expires", "%q is not a date: use YYYY-MM-DD (the last day the waiver holds)", w.Expires)
+			v.bad(field+".expires", "%q is not a date: use YYYY-MM-DD (the last day the waiver holds)", w.Expires)
 		}
 	}
+}
+
+// lists validates keys, movingTags and builders.
+func (v *policyValidator) lists(p *Policy) {
 	for i, k := range p.Keys {
 		if strings.TrimSpace(k) == "" {
-			bad(fmt.Sprintf("keys[%d]", i), "empty: give a PEM file path or inline PEM")
+			v.bad(fmt.Sprintf("keys[%d]", i), "empty: give a PEM file path or inline PEM")
 		}
 	}
 	for i, tag := range p.MovingTags {
 		if !tagRE.MatchString(tag) {
-			bad(fmt.Sprintf("movingTags[%d]", i), "%q is not an image tag: use letters, digits, _ . - (at most 128, not starting with . or -), e.g. nightly", tag)
+			v.bad(fmt.Sprintf("movingTags[%d]", i), "%q is not an image tag: use letters, digits, _ . - (at most 128, not starting with . or -), e.g. nightly", tag)
 		}
 	}
 	for i, b := range p.Builders {
 		if strings.TrimSpace(b) == "" {
-			bad(fmt.Sprintf("builders[%d]", i), "empty: give a builder id URI")
+			v.bad(fmt.Sprintf("builders[%d]", i), "empty: give a builder id URI")
 		}
 	}
+}
+
+// identities validates the signer identities and the tlog setting.
+func (v *policyValidator) identities(p *Policy) {
 	for i, id := range p.Identities {
 		field := fmt.Sprintf("identities[%d]", i)
 		if strings.TrimSpace(id.Issuer) == "" {
-			bad(field+".issuer", "empty: name the OIDC issuer, e.g. https://token.actions.githubusercontent.com")
+			v.bad(field+".issuer", "empty: name the OIDC issuer, e.g. https://token.actions.githubusercontent.com")
 		}
 		switch {
 		case id.Subject == "" && id.SubjectRegExp == "":
-			bad(field, "give subject or subjectRegExp (the certificate's identity, e.g. https://github.com/ORG/REPO/.github/workflows/release.yml@refs/heads/main)")
+			v.bad(field, "give subject or subjectRegExp (the certificate's identity, e.g. https://github.com/ORG/REPO/.github/workflows/release.yml@refs/heads/main)")
 		case id.Subject != "" && id.SubjectRegExp != "":
-			bad(field, "give subject or subjectRegExp, not both")
+			v.bad(field, "give subject or subjectRegExp, not both")
 		case id.SubjectRegExp != "":
 			if _, err := regexp.Compile(id.SubjectRegExp); err != nil {
-				bad(field+".subjectRegExp", "%v", err)
+				v.bad(field+".subjectRegExp", "%v", err)
 			}
 		}
 	}
 	switch p.TLog {
 	case "", "required", "optional", "off":
 	default:
-		bad("tlog", "%q: use required, optional (the default) or off", p.TLog)
+		v.bad("tlog", "%q: use required, optional (the default) or off", p.TLog)
 	}
+}
+
+// patterns validates exclude and values, which name packages by path
+// pattern.
+func (v *policyValidator) patterns(p *Policy) {
 	for i, g := range p.Exclude {
 		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" || strings.HasPrefix(g, "/") {
-			bad(fmt.Sprintf("exclude[%d]", i), "%q is not a path pattern relative to ROOT (e.g. packages/apps/*)", g)
+			v.bad(fmt.Sprintf("exclude[%d]", i), "%q is not a path pattern relative to ROOT (e.g. packages/apps/*)", g)
 		}
 	}
-	for i, v := range p.Values {
+	for i, val := range p.Values {
 		field := fmt.Sprintf("values[%d]", i)
-		if _, err := path.Match(v.Package, ""); err != nil || v.Package == "" || strings.HasPrefix(v.Package, "/") {
-			bad(field+".package", "%q: name the chart path relative to ROOT, or a path pattern", v.Package)
+		if _, err := path.Match(val.Package, ""); err != nil || val.Package == "" || strings.HasPrefix(val.Package, "/") {
+			v.bad(field+".package", "%q: name the chart path relative to ROOT, or a path pattern", val.Package)
 		}
-		if len(v.Files) == 0 {
-			bad(field+".files", "missing: list the values files, as for helm template -f")
+		if len(val.Files) == 0 {
+			v.bad(field+".files", "missing: list the values files, as for helm template -f")
 		}
-		for j, f := range v.Files {
+		for j, f := range val.Files {
 			if strings.TrimSpace(f) == "" {
-				bad(fmt.Sprintf("%s.files[%d]", field, j), "empty: give a values file path (relative to the policy file)")
+				v.bad(fmt.Sprintf("%s.files[%d]", field, j), "empty: give a values file path (relative to the policy file)")
 			}
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // settable lists the check IDs a policy may set or waive.

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // What refuses a push. `builder push` publishes one artifact per provider:
@@ -45,9 +46,9 @@ import (
 // anything through (TestRefusingCoversCatalog names it).
 var (
 	Refusing = []string{
-		check.PackageLoad, check.BlobYAML, check.BlobCorrupt, check.ComponentsValid,
+		model.CheckPackageLoad, check.BlobYAML, model.CheckBlobCorrupt, check.ComponentsValid,
 		check.ConfigMapVersion, check.SelectorUnique, check.SelectorSemver, check.CompressedAnnotation,
-		check.PinVersion, check.MetadataSeries, check.Contract, check.PinDigest, check.OCISource, check.ImageRef,
+		check.PinVersion, check.MetadataSeries, check.Contract, model.CheckPinDigest, check.OCISource, check.ImageRef,
 	}
 	NotRefusing = []string{
 		check.BlobHeader, check.ReleaseSize, check.PinMissing, check.WaiverExpired,

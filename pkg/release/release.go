@@ -211,11 +211,8 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 	if enc == blob.DirtyHeader {
 		reencoded = r.Blob
 	}
-	rel = &artifact.Release{
-		Kind: p.Kind, Name: p.Name, Release: p.Version,
-		Blob: gz, YAML: yml, Metadata: meta,
-		BuilderVersion: builderVersion,
-	}
+	cfg := model.ArtifactConfig{Kind: p.Kind, Name: p.Name, Release: p.Version, BuilderVersion: builderVersion}
+	rel = &artifact.Release{ArtifactConfig: cfg, Blob: gz, YAML: yml, Metadata: meta}
 	if pp := pinOf(pkg, r, p); pp != nil {
 		rel.Version = pp.Version
 		rel.Pins = slices.Clone(pp.Sources)

@@ -419,7 +419,7 @@ func verifyProvenance(ctx context.Context, repo artifact.Repository, subject dig
 		}
 	}
 	if av.Valid && av.Provenance == nil {
-		pr.Reason = sign.Malformed
+		pr.Reason = model.Malformed
 		pr.Message = "the valid attestation's statement is not SLSA provenance v1"
 	}
 	return nil

@@ -159,16 +159,16 @@ func TestFetchVerdicts(t *testing.T) {
 	if err != nil || pulled == nil {
 		t.Fatal(err)
 	}
-	if a.Signature.Valid || a.Signature.Reason != sign.OtherKey {
+	if a.Signature.Valid || a.Signature.Reason != model.OtherKey {
 		t.Errorf("signature by another key: %+v", a.Signature)
 	}
-	if a.Provenance.Valid || a.Provenance.Found || a.Provenance.Reason != sign.NoSignature {
+	if a.Provenance.Valid || a.Provenance.Found || a.Provenance.Reason != model.NoSignature {
 		t.Errorf("no attestation: %+v", a.Provenance)
 	}
 
 	// By digest, and no keys at all.
 	a, _, err = remote.Fetch(ctx, core.Repo, core.Digest.String(), remote.Options{Registry: remotetest.Options})
-	if err != nil || a.Ref != core.Pinned() || a.Signature.Reason != sign.NoTrustedKeys {
+	if err != nil || a.Ref != core.Pinned() || a.Signature.Reason != model.NoTrustedKeys {
 		t.Errorf("by digest without keys: %+v, %v", a, err)
 	}
 

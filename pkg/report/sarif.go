@@ -140,82 +140,17 @@ func (f Finding) Fingerprint() string {
 // Waived findings carry an accepted external suppression.
 func WriteSARIF(w io.Writer, r *Report, rules []Rule) error {
 	r = r.normalized()
-	index := map[string]int{}
-	var srules []sarifRule
-	addRule := func(ru Rule) {
-		if _, ok := index[ru.ID]; ok {
-			return
-		}
-		title, desc := ru.Title, ru.Description
-		if title == "" {
-			title = ru.ID
-		}
-		if desc == "" {
-			desc = title
-		}
-		sev := ru.Severity
-		if sev == "" {
-			sev = Error
-		}
-		index[ru.ID] = len(srules)
-		srules = append(srules, sarifRule{
-			ID:                   ru.ID,
-			Name:                 ruleName(ru.ID),
-			ShortDescription:     sarifText{title},
-			FullDescription:      sarifText{desc},
-			DefaultConfiguration: sarifRuleConfig{Level: sarifLevel(sev)},
-			Help:                 sarifText{desc},
-			Properties:           map[string]any{"tags": []string{"supply-chain", "cluster-api"}},
-		})
-	}
+	rs := &sarifRules{index: map[string]int{}}
 	for _, ru := range rules {
-		addRule(ru)
+		rs.add(ru)
 	}
 	results := make([]sarifResult, 0, len(r.Findings))
 	for _, f := range r.Findings {
-		addRule(Rule{ID: f.Check})
-		text := f.Message
-		if f.Hint != "" {
-			text += "\nWhat to do: " + f.Hint
-		}
-		res := sarifResult{
-			RuleID:              f.Check,
-			RuleIndex:           index[f.Check],
-			Level:               sarifLevel(f.Severity),
-			Message:             sarifText{text},
-			PartialFingerprints: map[string]string{"pinsealFinding/v1": f.Fingerprint()},
-			Properties:          map[string]string{},
-		}
-		where := f.File
-		if where == "" {
-			where = f.Package
-		}
-		if where != "" {
-			loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: uriOf(where)}}}
-			if f.Line > 0 && f.File != "" {
-				loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Line}
-			}
-			res.Locations = []sarifLocation{loc}
-		}
-		if f.Waiver != nil {
-			res.Suppressions = []sarifSuppression{{
-				Kind:          "external",
-				Status:        "accepted",
-				Justification: fmt.Sprintf("%s (waiver expires %s)", f.Waiver.Reason, f.Waiver.Expires),
-			}}
-		}
-		for k, v := range map[string]string{"package": f.Package, "provider": f.Provider, "hint": f.Hint, "detail": f.Detail} {
-			if v != "" {
-				res.Properties[k] = v
-			}
-		}
-		if len(res.Properties) == 0 {
-			res.Properties = nil
-		}
-		results = append(results, res)
+		rs.add(Rule{ID: f.Check})
+		results = append(results, sarifResultOf(f, rs.index[f.Check]))
 	}
-	if srules == nil {
-		srules = []sarifRule{}
+	if rs.rules == nil {
+		rs.rules = []sarifRule{}
 	}
 	log := sarifLog{
 		Schema:  SARIFSchema,
@@ -225,7 +160,7 @@ func WriteSARIF(w io.Writer, r *Report, rules []Rule) error {
 				Name:           r.Tool.Name,
 				Version:        r.Tool.Version,
 				InformationURI: InformationURI,
-				Rules:          srules,
+				Rules:          rs.rules,
 			}},
 			Results: results,
 		}},
@@ -240,4 +175,80 @@ func WriteSARIF(w io.Writer, r *Report, rules []Rule) error {
 		return fmt.Errorf("write SARIF report: %w", err)
 	}
 	return nil
+}
+
+// sarifRules is the run's rule list, each rule once, with its index.
+type sarifRules struct {
+	index map[string]int
+	rules []sarifRule
+}
+
+func (rs *sarifRules) add(ru Rule) {
+	if _, ok := rs.index[ru.ID]; ok {
+		return
+	}
+	title, desc := ru.Title, ru.Description
+	if title == "" {
+		title = ru.ID
+	}
+	if desc == "" {
+		desc = title
+	}
+	sev := ru.Severity
+	if sev == "" {
+		sev = Error
+	}
+	rs.index[ru.ID] = len(rs.rules)
+	rs.rules = append(rs.rules, sarifRule{
+		ID:                   ru.ID,
+		Name:                 ruleName(ru.ID),
+		ShortDescription:     sarifText{title},
+		FullDescription:      sarifText{desc},
+		DefaultConfiguration: sarifRuleConfig{Level: sarifLevel(sev)},
+		Help:                 sarifText{desc},
+		Properties:           map[string]any{"tags": []string{"supply-chain", "cluster-api"}},
+	})
+}
+
+// sarifResultOf is one finding as a SARIF result of the rule at ruleIndex.
+func sarifResultOf(f Finding, ruleIndex int) sarifResult {
+	text := f.Message
+	if f.Hint != "" {
+		text += "\nWhat to do: " + f.Hint
+	}
+	res := sarifResult{
+		RuleID:              f.Check,
+		RuleIndex:           ruleIndex,
+		Level:               sarifLevel(f.Severity),
+		Message:             sarifText{text},
+		PartialFingerprints: map[string]string{"pinsealFinding/v1": f.Fingerprint()},
+		Properties:          map[string]string{},
+	}
+	where := f.File
+	if where == "" {
+		where = f.Package
+	}
+	if where != "" {
+		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: uriOf(where)}}}
+		if f.Line > 0 && f.File != "" {
+			loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Line}
+		}
+		res.Locations = []sarifLocation{loc}
+	}
+	if f.Waiver != nil {
+		res.Suppressions = []sarifSuppression{{
+			Kind:          "external",
+			Status:        "accepted",
+			Justification: fmt.Sprintf("%s (waiver expires %s)", f.Waiver.Reason, f.Waiver.Expires),
+		}}
+	}
+	for k, v := range map[string]string{"package": f.Package, "provider": f.Provider, "hint": f.Hint, "detail": f.Detail} {
+		if v != "" {
+			res.Properties[k] = v
+		}
+	}
+	if len(res.Properties) == 0 {
+		res.Properties = nil
+	}
+	return res
 }

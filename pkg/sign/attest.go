@@ -26,6 +26,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // Provenance identifiers.
@@ -270,7 +271,7 @@ func VerifyAttestation(ctx context.Context, repo artifact.Repository, subject di
 func VerifyAttestationWith(ctx context.Context, repo artifact.Repository, subject digest.Digest, trust Trust) (*AttestationVerification, error) {
 	av := &AttestationVerification{Verification: Verification{Repository: repo.Name(), Subject: subject, Tag: AttestationTag(subject)}}
 	if trust.Empty() {
-		av.Reason, av.Message = NoTrustedKeys, "no trusted keys or identities to verify with: set keys (or identities) in the policy"
+		av.Reason, av.Message = model.NoTrustedKeys, "no trusted keys or identities to verify with: set keys (or identities) in the policy"
 		return av, nil
 	}
 	h, err := v1.NewHash(subject.String())
@@ -281,7 +282,7 @@ func VerifyAttestationWith(ctx context.Context, repo artifact.Repository, subjec
 		if c.Valid && av.Provenance == nil {
 			p, err := decodeProvenance(stmt)
 			if err != nil {
-				c = Check{Index: c.Index, Form: c.Form, Referrer: c.Referrer, Reason: Malformed, KeyID: c.KeyID, Identity: c.Identity, Detail: err.Error()}
+				c = Check{Index: c.Index, Form: c.Form, Referrer: c.Referrer, Reason: model.Malformed, KeyID: c.KeyID, Identity: c.Identity, Detail: err.Error()}
 			} else {
 				av.Provenance = p
 			}
@@ -293,7 +294,7 @@ func VerifyAttestationWith(ctx context.Context, repo artifact.Repository, subjec
 		var c Check
 		var stmt []byte
 		if s.err != nil {
-			c = Check{Reason: Malformed, Detail: s.err.Error()}
+			c = Check{Reason: model.Malformed, Detail: s.err.Error()}
 		} else {
 			c, stmt = checkAttestation(ctx, s.full, h, trust.Keys, PredicateSLSAProvenance)
 		}
@@ -314,13 +315,13 @@ func VerifyAttestationWith(ctx context.Context, repo artifact.Repository, subjec
 	av.Referrers = string(src)
 	for _, sb := range bs {
 		bv := checkBundle(sb, subject, trust)
-		if bv.Reason != Malformed && (bv.predicateType == SignPredicateType || (bv.predicateType == "" && bv.statement == nil)) {
+		if bv.Reason != model.Malformed && (bv.predicateType == SignPredicateType || (bv.predicateType == "" && bv.statement == nil)) {
 			continue // a signature, not an attestation
 		}
 		c := bv.Check
 		c.Index, c.Form, c.Referrer = len(av.Checks), sb.form(), sb.referrer.String()
 		if c.Valid && bv.predicateType != PredicateSLSAProvenance {
-			c = Check{Index: c.Index, Form: c.Form, Referrer: c.Referrer, Reason: WrongPredicate, KeyID: c.KeyID, Identity: c.Identity,
+			c = Check{Index: c.Index, Form: c.Form, Referrer: c.Referrer, Reason: model.WrongPredicate, KeyID: c.KeyID, Identity: c.Identity,
 				Detail: fmt.Sprintf("predicate type %s, want %s", bv.predicateType, PredicateSLSAProvenance)}
 		}
 		take(c, bv.statement)
@@ -334,19 +335,19 @@ func VerifyAttestationWith(ctx context.Context, repo artifact.Repository, subjec
 func checkAttestation(ctx context.Context, att oci.Signature, h v1.Hash, keys []*PublicKey, predicateType string) (Check, []byte) {
 	pl, err := att.Payload()
 	if err != nil {
-		return Check{Reason: Malformed, Detail: err.Error()}, nil
+		return Check{Reason: model.Malformed, Detail: err.Error()}, nil
 	}
 	var env dsse.Envelope
 	if err := json.Unmarshal(pl, &env); err != nil || env.PayloadType == "" {
-		return Check{Reason: Malformed, Detail: "layer is not a DSSE envelope"}, nil
+		return Check{Reason: model.Malformed, Detail: "layer is not a DSSE envelope"}, nil
 	}
 	stmt, err := base64.StdEncoding.DecodeString(env.Payload)
 	if err != nil {
-		return Check{Reason: Malformed, Detail: "DSSE payload is not base64"}, nil
+		return Check{Reason: model.Malformed, Detail: "DSSE payload is not base64"}, nil
 	}
 	one, err := mutate.AppendSignatures(empty.Signatures(), false, att)
 	if err != nil {
-		return Check{Reason: Malformed, Detail: err.Error()}, nil
+		return Check{Reason: model.Malformed, Detail: err.Error()}, nil
 	}
 	for _, k := range keys {
 		for _, kv := range k.verifiers {
@@ -355,19 +356,19 @@ func checkAttestation(ctx context.Context, att oci.Signature, h v1.Hash, keys []
 				continue
 			}
 			if err := cosign.IntotoSubjectClaimVerifier(att, h, nil); err != nil {
-				return Check{Reason: WrongDigest, KeyID: k.ID, Detail: fmt.Sprintf("signed by %s, but about another digest: %v", shortID(k.ID), err)}, stmt
+				return Check{Reason: model.WrongDigest, KeyID: k.ID, Detail: fmt.Sprintf("signed by %s, but about another digest: %v", shortID(k.ID), err)}, stmt
 			}
 			var st in_toto.StatementHeader
 			if err := json.Unmarshal(stmt, &st); err != nil {
-				return Check{Reason: Malformed, KeyID: k.ID, Detail: "statement: " + err.Error()}, stmt
+				return Check{Reason: model.Malformed, KeyID: k.ID, Detail: "statement: " + err.Error()}, stmt
 			}
 			if st.PredicateType != predicateType {
-				return Check{Reason: WrongPredicate, KeyID: k.ID, Detail: fmt.Sprintf("predicate type %s, want %s", st.PredicateType, predicateType)}, stmt
+				return Check{Reason: model.WrongPredicate, KeyID: k.ID, Detail: fmt.Sprintf("predicate type %s, want %s", st.PredicateType, predicateType)}, stmt
 			}
 			return Check{Valid: true, KeyID: k.ID}, stmt
 		}
 	}
-	return Check{Reason: OtherKey, Detail: "no trusted key verifies it"}, stmt
+	return Check{Reason: model.OtherKey, Detail: "no trusted key verifies it"}, stmt
 }
 
 func decodeProvenance(stmt []byte) (*Provenance, error) {

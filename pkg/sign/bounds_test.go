@@ -12,6 +12,7 @@ import (
 	"oras.land/oras-go/v2/content"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // hostileImage stores under tag an image of n layers that all point at
@@ -92,8 +93,8 @@ func TestVerifyBoundsSignatureImages(t *testing.T) {
 			})
 			t.Logf("allocated %d KiB", used>>10)
 			for _, got := range []*Verification{v, &av.Verification} {
-				if got.Valid || got.Reason != TooLarge || !strings.Contains(got.Message, tt.wantText) {
-					t.Fatalf("verdict %s: %s, want %s naming %q", got.Reason, got.Message, TooLarge, tt.wantText)
+				if got.Valid || got.Reason != model.TooLarge || !strings.Contains(got.Message, tt.wantText) {
+					t.Fatalf("verdict %s: %s, want %s naming %q", got.Reason, got.Message, model.TooLarge, tt.wantText)
 				}
 			}
 			if used > 4<<20 {

@@ -30,6 +30,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // Sigstore bundle identifiers, as cosign v3 stores them.
@@ -228,7 +229,7 @@ type bundleVerdict struct {
 // checkBundle verifies one bundle against the trust for subject.
 func checkBundle(sb storedBundle, subject digest.Digest, trust Trust) bundleVerdict {
 	if sb.err != nil {
-		return bundleVerdict{Check: Check{Reason: Malformed, Detail: sb.err.Error()}}
+		return bundleVerdict{Check: Check{Reason: model.Malformed, Detail: sb.err.Error()}}
 	}
 	b := sb.b
 	var v bundleVerdict
@@ -241,20 +242,20 @@ func checkBundle(sb storedBundle, subject digest.Digest, trust Trust) bundleVerd
 			PredicateType string `json:"predicateType"`
 		}
 		if c.DsseEnvelope.GetPayloadType() != inTotoPayloadType || json.Unmarshal(v.statement, &st) != nil {
-			v.Check = Check{Reason: Malformed, Detail: fmt.Sprintf("DSSE payload of type %q is not an in-toto statement", c.DsseEnvelope.GetPayloadType())}
+			v.Check = Check{Reason: model.Malformed, Detail: fmt.Sprintf("DSSE payload of type %q is not an in-toto statement", c.DsseEnvelope.GetPayloadType())}
 			return v
 		}
 		v.predicateType = st.PredicateType
 	case *protobundle.Bundle_MessageSignature:
 		claimed = c.MessageSignature.GetMessageDigest().GetDigest()
 		if c.MessageSignature.GetMessageDigest().GetAlgorithm() != protocommon.HashAlgorithm_SHA2_256 {
-			v.Check = Check{Reason: Malformed, Detail: "message signature over a digest that is not SHA-256"}
+			v.Check = Check{Reason: model.Malformed, Detail: "message signature over a digest that is not SHA-256"}
 			return v
 		}
 	}
 	vc, err := b.VerificationContent()
 	if err != nil {
-		v.Check = Check{Reason: Malformed, Detail: err.Error()}
+		v.Check = Check{Reason: model.Malformed, Detail: err.Error()}
 		return v
 	}
 	var res *verify.VerificationResult
@@ -269,13 +270,13 @@ func checkBundle(sb storedBundle, subject digest.Digest, trust Trust) bundleVerd
 	// The signature verifies: is it about subject?
 	if claimed != nil {
 		if !bytes.Equal(claimed, want) {
-			v.Check = Check{Reason: WrongDigest, KeyID: v.KeyID, Identity: v.Identity,
+			v.Check = Check{Reason: model.WrongDigest, KeyID: v.KeyID, Identity: v.Identity,
 				Detail: fmt.Sprintf("signed by %s, but over sha256:%x", v.signer(), claimed)}
 		}
 		return v
 	}
 	if !statementAbout(v.statement, subject) {
-		v.Check = Check{Reason: WrongDigest, KeyID: v.KeyID, Identity: v.Identity,
+		v.Check = Check{Reason: model.WrongDigest, KeyID: v.KeyID, Identity: v.Identity,
 			Detail: fmt.Sprintf("signed by %s, but the statement's subjects do not include %s", v.signer(), subject)}
 	}
 	return v
@@ -329,7 +330,7 @@ func verifyKeyed(b *bundle.Bundle, vc verify.VerificationContent, trust Trust, c
 		hint = pk.Hint()
 	}
 	if len(trust.Keys) == 0 {
-		return nil, Check{Reason: OtherKey, Detail: "signed with a key, but the policy trusts no keys (only identities)"}
+		return nil, Check{Reason: model.OtherKey, Detail: "signed with a key, but the policy trusts no keys (only identities)"}
 	}
 	tl := trust.tlog()
 	var lastErr error
@@ -342,10 +343,10 @@ func verifyKeyed(b *bundle.Bundle, vc verify.VerificationContent, trust Trust, c
 			var vopts []verify.VerifierOption
 			if tl == TLogRequired {
 				if trust.Root == nil {
-					return nil, Check{Reason: TLogMissing, Detail: "the policy requires transparency-log entries but names no trustedRoot to verify them with"}
+					return nil, Check{Reason: model.TLogMissing, Detail: "the policy requires transparency-log entries but names no trustedRoot to verify them with"}
 				}
 				if entries, _ := b.TlogEntries(); len(entries) == 0 {
-					return nil, Check{Reason: TLogMissing, KeyID: k.ID, Detail: "the policy requires a transparency-log entry; the bundle has none"}
+					return nil, Check{Reason: model.TLogMissing, KeyID: k.ID, Detail: "the policy requires a transparency-log entry; the bundle has none"}
 				}
 				tm = root.TrustedMaterialCollection{km, trust.Root}
 				vopts = append(vopts, verify.WithTransparencyLog(1), verify.WithIntegratedTimestamps(1))
@@ -354,7 +355,7 @@ func verifyKeyed(b *bundle.Bundle, vc verify.VerificationContent, trust Trust, c
 			}
 			ver, err := verify.NewVerifier(tm, vopts...)
 			if err != nil {
-				return nil, Check{Reason: Malformed, Detail: err.Error()}
+				return nil, Check{Reason: model.Malformed, Detail: err.Error()}
 			}
 			res, err := ver.Verify(b, sigPolicy(claimed, verify.WithKey()))
 			if err == nil {
@@ -362,33 +363,33 @@ func verifyKeyed(b *bundle.Bundle, vc verify.VerificationContent, trust Trust, c
 			}
 			lastErr = err
 			if tl == TLogRequired && strings.Contains(err.Error(), "log inclusion") && hint == keyHint(k) {
-				return nil, Check{Reason: TLogMissing, KeyID: k.ID, Detail: err.Error()}
+				return nil, Check{Reason: model.TLogMissing, KeyID: k.ID, Detail: err.Error()}
 			}
 		}
 		if hint != "" && hint == keyHint(k) {
 			// It names this trusted key, but the signature does not verify:
 			// the bundle was changed after signing.
-			return nil, Check{Reason: BadSignature, KeyID: k.ID, Detail: fmt.Sprintf("names trusted key %s, but its signature does not verify (tampered?): %v", shortID(k.ID), lastErr)}
+			return nil, Check{Reason: model.BadSignature, KeyID: k.ID, Detail: fmt.Sprintf("names trusted key %s, but its signature does not verify (tampered?): %v", shortID(k.ID), lastErr)}
 		}
 	}
-	return nil, Check{Reason: OtherKey, Detail: "no trusted key verifies it"}
+	return nil, Check{Reason: model.OtherKey, Detail: "no trusted key verifies it"}
 }
 
 func verifyKeyless(b *bundle.Bundle, vc verify.VerificationContent, trust Trust, claimed []byte) (*verify.VerificationResult, Check) {
 	cert := vc.Certificate()
 	sum, err := certificate.SummarizeCertificate(cert)
 	if err != nil {
-		return nil, Check{Reason: Malformed, Detail: "certificate: " + err.Error()}
+		return nil, Check{Reason: model.Malformed, Detail: "certificate: " + err.Error()}
 	}
 	who := fmt.Sprintf("%s (issuer %s)", sum.SubjectAlternativeName, sum.Extensions.Issuer)
-	fail := func(r Reason, format string, args ...any) (*verify.VerificationResult, Check) {
+	fail := func(r model.Reason, format string, args ...any) (*verify.VerificationResult, Check) {
 		return nil, Check{Reason: r, Identity: who, Detail: fmt.Sprintf(format, args...)}
 	}
 	if len(trust.Identities) == 0 {
-		return fail(OtherKey, "signed keylessly by %s, but the policy trusts no identities", who)
+		return fail(model.OtherKey, "signed keylessly by %s, but the policy trusts no identities", who)
 	}
 	if trust.Root == nil {
-		return fail(UntrustedCert, "signed keylessly by %s, but the policy has no trusted root to check its certificate with (set trustedRoot)", who)
+		return fail(model.UntrustedCert, "signed keylessly by %s, but the policy has no trusted root to check its certificate with (set trustedRoot)", who)
 	}
 	tl := trust.tlog()
 	entries, _ := b.TlogEntries()
@@ -397,12 +398,12 @@ func verifyKeyless(b *bundle.Bundle, vc verify.VerificationContent, trust Trust,
 	switch tl {
 	case TLogRequired:
 		if len(entries) == 0 {
-			return fail(TLogMissing, "signed by %s; the policy requires a transparency-log entry and the bundle has none", who)
+			return fail(model.TLogMissing, "signed by %s; the policy requires a transparency-log entry and the bundle has none", who)
 		}
 		vopts = append(vopts, verify.WithTransparencyLog(1), verify.WithObserverTimestamps(1))
 	case TLogOptional:
 		if len(entries) == 0 && len(stamps) == 0 {
-			return fail(NoTimestamp, "signed by %s, but the bundle has neither a signed timestamp nor a transparency-log entry to prove the certificate was valid when it signed", who)
+			return fail(model.NoTimestamp, "signed by %s, but the bundle has neither a signed timestamp nor a transparency-log entry to prove the certificate was valid when it signed", who)
 		}
 		if len(entries) > 0 {
 			vopts = append(vopts, verify.WithTransparencyLog(1))
@@ -410,34 +411,34 @@ func verifyKeyless(b *bundle.Bundle, vc verify.VerificationContent, trust Trust,
 		vopts = append(vopts, verify.WithObserverTimestamps(1))
 	case TLogOff:
 		if len(stamps) == 0 {
-			return fail(NoTimestamp, "signed by %s, but the bundle has no signed timestamp (tlog is off, so a log entry's time does not count)", who)
+			return fail(model.NoTimestamp, "signed by %s, but the bundle has no signed timestamp (tlog is off, so a log entry's time does not count)", who)
 		}
 		vopts = append(vopts, verify.WithSignedTimestamps(1))
 	}
 	ver, err := verify.NewVerifier(trust.Root, vopts...)
 	if err != nil {
-		return fail(Malformed, "%v", err)
+		return fail(model.Malformed, "%v", err)
 	}
 	res, err := ver.Verify(b, sigPolicy(claimed, verify.WithoutIdentitiesUnsafe()))
 	if err != nil {
 		msg := err.Error()
 		switch {
 		case strings.Contains(msg, "outside certificate validity"):
-			return fail(CertExpired, "the certificate of %s (valid %s to %s) was not valid when its transparency-log entry was made: %v", who,
+			return fail(model.CertExpired, "the certificate of %s (valid %s to %s) was not valid when its transparency-log entry was made: %v", who,
 				cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339), err)
 		case strings.Contains(msg, "leaf certificate") && outsideValidity(ver, b, cert):
-			return fail(CertExpired, "the certificate of %s (valid %s to %s) was not valid when it signed: %v", who,
+			return fail(model.CertExpired, "the certificate of %s (valid %s to %s) was not valid when it signed: %v", who,
 				cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339), err)
 		case strings.Contains(msg, "log inclusion"):
-			return fail(TLogMissing, "signed by %s; its transparency-log entry does not verify: %v", who, err)
+			return fail(model.TLogMissing, "signed by %s; its transparency-log entry does not verify: %v", who, err)
 		case strings.Contains(msg, "verify timestamps"):
-			return fail(NoTimestamp, "signed by %s; no timestamp verifies: %v", who, err)
+			return fail(model.NoTimestamp, "signed by %s; no timestamp verifies: %v", who, err)
 		case strings.Contains(msg, "leaf certificate"):
-			return fail(UntrustedCert, "the certificate of %s does not chain to the trusted root (%s): %v", who, trust.RootSource, err)
+			return fail(model.UntrustedCert, "the certificate of %s does not chain to the trusted root (%s): %v", who, trust.RootSource, err)
 		case strings.Contains(msg, "verify signature"):
-			return fail(BadSignature, "the certificate of %s does not verify the signature (tampered?): %v", who, err)
+			return fail(model.BadSignature, "the certificate of %s does not verify the signature (tampered?): %v", who, err)
 		}
-		return fail(Malformed, "%v", err)
+		return fail(model.Malformed, "%v", err)
 	}
 	for _, id := range trust.Identities {
 		if id.matches(sum.SubjectAlternativeName, sum.Extensions.Issuer) {
@@ -448,7 +449,7 @@ func verifyKeyless(b *bundle.Bundle, vc verify.VerificationContent, trust Trust,
 	for _, id := range trust.Identities {
 		ids = append(ids, id.String())
 	}
-	return fail(WrongIdentity, "signed by %s, which is none of the policy's identities: %s", who, strings.Join(ids, "; "))
+	return fail(model.WrongIdentity, "signed by %s, which is none of the policy's identities: %s", who, strings.Join(ids, "; "))
 }
 
 // outsideValidity reports whether a verified timestamp of b falls outside

@@ -15,6 +15,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 // bundleRepos: a registry that serves the referrers API, one that does not
@@ -96,11 +97,11 @@ func TestBundleSignAttestVerify(t *testing.T) {
 
 			// Another key.
 			v, err = Verify(ctx, repo, a, []*PublicKey{k2.Public()})
-			if err != nil || v.Valid || v.Reason != OtherKey || !strings.Contains(v.Message, "Sigstore bundle") {
+			if err != nil || v.Valid || v.Reason != model.OtherKey || !strings.Contains(v.Message, "Sigstore bundle") {
 				t.Fatalf("Verify with another key = %+v, %v; want other-key naming the form", v, err)
 			}
 			av, err = VerifyAttestation(ctx, repo, a, []*PublicKey{k2.Public()})
-			if err != nil || av.Valid || av.Reason != OtherKey {
+			if err != nil || av.Valid || av.Reason != model.OtherKey {
 				t.Fatalf("VerifyAttestation with another key = %+v, %v; want other-key", av, err)
 			}
 		})
@@ -151,7 +152,7 @@ func TestBundleFindings(t *testing.T) {
 			if _, err := AttachBundle(ctx, repo, b, bundleA, SignPredicateType); err != nil {
 				t.Fatal(err)
 			}
-			if v, err := Verify(ctx, repo, b, trust); err != nil || v.Reason != WrongDigest {
+			if v, err := Verify(ctx, repo, b, trust); err != nil || v.Reason != model.WrongDigest {
 				t.Fatalf("bundle for another digest: %+v, %v; want wrong-digest", v, err)
 			}
 			_ = stmtB
@@ -164,7 +165,7 @@ func TestBundleFindings(t *testing.T) {
 			if _, err := AttachBundle(ctx, repo, c, tamperedBundle(t, bundleC), SignPredicateType); err != nil {
 				t.Fatal(err)
 			}
-			if v, err := Verify(ctx, repo, c, trust); err != nil || v.Reason != BadSignature || !strings.Contains(v.Message, "tampered") {
+			if v, err := Verify(ctx, repo, c, trust); err != nil || v.Reason != model.BadSignature || !strings.Contains(v.Message, "tampered") {
 				t.Fatalf("tampered bundle: %+v, %v; want bad-signature", v, err)
 			}
 			// Mutation check: the untampered bundle verifies.
@@ -179,7 +180,7 @@ func TestBundleFindings(t *testing.T) {
 			if _, err := AttachBundle(ctx, repo, d, []byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}`), SignPredicateType); err != nil {
 				t.Fatal(err)
 			}
-			if v, err := Verify(ctx, repo, d, trust); err != nil || v.Reason != Malformed {
+			if v, err := Verify(ctx, repo, d, trust); err != nil || v.Reason != model.Malformed {
 				t.Fatalf("empty bundle: %+v, %v; want malformed", v, err)
 			}
 		})

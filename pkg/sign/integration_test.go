@@ -16,6 +16,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -109,7 +110,7 @@ func TestIntegrationCosignVerifiesOurs(t *testing.T) {
 		t.Fatal("cosign verify accepted a signature copied from another digest")
 	}
 	v, err := Verify(ctx, s.repo, other, []*PublicKey{key.Public()})
-	if err != nil || v.Valid || v.Reason != WrongDigest {
+	if err != nil || v.Valid || v.Reason != model.WrongDigest {
 		t.Fatalf("Verify of the copied signature = %+v, %v", v, err)
 	}
 }
@@ -137,7 +138,7 @@ func TestIntegrationVerifyCosignSigned(t *testing.T) {
 	}
 
 	v, err := Verify(ctx, s.repo, s.subj, []*PublicKey{pub})
-	if err != nil || v.Valid || v.Reason != NoSignature {
+	if err != nil || v.Valid || v.Reason != model.NoSignature {
 		t.Fatalf("before signing: %+v, %v", v, err)
 	}
 	if r := s.run(t, "sign", "--key", keyPath, "--tlog-upload=false", "--allow-insecure-registry", s.ref); r.Err != nil {

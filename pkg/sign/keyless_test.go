@@ -8,6 +8,7 @@ import (
 
 	"github.com/sigstore/sigstore-go/pkg/root"
 
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/sign/signtest"
 )
 
@@ -32,7 +33,7 @@ func TestKeylessBundles(t *testing.T) {
 		identity  string
 		opts      signtest.Opts
 		trust     Trust
-		want      Reason // "" = valid
+		want      model.Reason // "" = valid
 		inMessage string
 	}{
 		{"timestamp and log", ghIdentity, signtest.Opts{Timestamp: true, TLogAt: now}, Trust{Identities: trusted, Root: tr}, "", ""},
@@ -41,16 +42,16 @@ func TestKeylessBundles(t *testing.T) {
 		{"tlog off, timestamp", ghIdentity, signtest.Opts{Timestamp: true, TLogAt: now}, Trust{Identities: trusted, Root: tr, TLog: TLogOff}, "", ""},
 		{"subject by regexp", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: []Identity{{Issuer: ghIssuer, SubjectRegExp: `^https://github\.com/acme/platform/\.github/workflows/release\.yml@refs/heads/.*$`}}, Root: tr}, "", ""},
 
-		{"another subject", "https://github.com/evil/fork/.github/workflows/release.yml@refs/heads/main", signtest.Opts{Timestamp: true}, Trust{Identities: trusted, Root: tr}, WrongIdentity, "evil/fork"},
-		{"another issuer", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: []Identity{{Issuer: "https://accounts.google.com", Subject: ghIdentity}}, Root: tr}, WrongIdentity, "accounts.google.com"},
-		{"policy names another subject", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: []Identity{{Issuer: ghIssuer, Subject: "https://github.com/acme/other/.github/workflows/release.yml@refs/heads/main"}}, Root: tr}, WrongIdentity, "acme/other"},
-		{"missing timestamp", ghIdentity, signtest.Opts{}, Trust{Identities: trusted, Root: tr}, NoTimestamp, "neither a signed timestamp"},
-		{"tlog off and only a log entry", ghIdentity, signtest.Opts{TLogAt: now}, Trust{Identities: trusted, Root: tr, TLog: TLogOff}, NoTimestamp, "no signed timestamp"},
-		{"expired certificate (log entry after it expired)", ghIdentity, signtest.Opts{TLogAt: now.Add(30 * time.Minute)}, Trust{Identities: trusted, Root: tr}, CertExpired, "not valid"},
-		{"log required and absent", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: trusted, Root: tr, TLog: TLogRequired}, TLogMissing, "transparency-log"},
-		{"another trusted root", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: trusted, Root: otherRoot}, NoTimestamp, ""},
-		{"no trusted root", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: trusted}, UntrustedCert, "trustedRoot"},
-		{"keys only", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Keys: []*PublicKey{testKey(t).Public()}, Root: tr}, OtherKey, "trusts no identities"},
+		{"another subject", "https://github.com/evil/fork/.github/workflows/release.yml@refs/heads/main", signtest.Opts{Timestamp: true}, Trust{Identities: trusted, Root: tr}, model.WrongIdentity, "evil/fork"},
+		{"another issuer", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: []Identity{{Issuer: "https://accounts.google.com", Subject: ghIdentity}}, Root: tr}, model.WrongIdentity, "accounts.google.com"},
+		{"policy names another subject", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: []Identity{{Issuer: ghIssuer, Subject: "https://github.com/acme/other/.github/workflows/release.yml@refs/heads/main"}}, Root: tr}, model.WrongIdentity, "acme/other"},
+		{"missing timestamp", ghIdentity, signtest.Opts{}, Trust{Identities: trusted, Root: tr}, model.NoTimestamp, "neither a signed timestamp"},
+		{"tlog off and only a log entry", ghIdentity, signtest.Opts{TLogAt: now}, Trust{Identities: trusted, Root: tr, TLog: TLogOff}, model.NoTimestamp, "no signed timestamp"},
+		{"expired certificate (log entry after it expired)", ghIdentity, signtest.Opts{TLogAt: now.Add(30 * time.Minute)}, Trust{Identities: trusted, Root: tr}, model.CertExpired, "not valid"},
+		{"log required and absent", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: trusted, Root: tr, TLog: TLogRequired}, model.TLogMissing, "transparency-log"},
+		{"another trusted root", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: trusted, Root: otherRoot}, model.NoTimestamp, ""},
+		{"no trusted root", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Identities: trusted}, model.UntrustedCert, "trustedRoot"},
+		{"keys only", ghIdentity, signtest.Opts{Timestamp: true}, Trust{Keys: []*PublicKey{testKey(t).Public()}, Root: tr}, model.OtherKey, "trusts no identities"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,7 +108,7 @@ func TestKeylessAttestationAndWrongDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	av, err = VerifyAttestationWith(ctx, repo, b, trust)
-	if err != nil || av.Valid || av.Reason != WrongDigest {
+	if err != nil || av.Valid || av.Reason != model.WrongDigest {
 		t.Fatalf("provenance of a attached to b: %+v, %v; want wrong-digest", av, err)
 	}
 }

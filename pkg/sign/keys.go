@@ -147,6 +147,19 @@ func WriteKeyPair(prefix string, password []byte) (keyPath, pubPath string, err 
 	return keyPath, pubPath, nil
 }
 
+// CheckKeyFile reports, before anything is signed, a key file that is not
+// there or is a directory; the error names the file and how to make one.
+func CheckKeyFile(path string) error {
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
+		err = errors.New("is a directory")
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w (make a key pair with `builder keygen` or `cosign generate-key-pair`)", path, err)
+	}
+	return nil
+}
+
 // LoadPrivateKey reads a cosign private key file (from `builder keygen` or
 // `cosign generate-key-pair`) and decrypts it with password.
 func LoadPrivateKey(path string, password []byte) (*PrivateKey, error) {

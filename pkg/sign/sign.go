@@ -150,28 +150,6 @@ func raws(s []stored) []oci.Signature {
 	return out
 }
 
-// Reason says why a signature or attestation does not verify: the
-// model's type, so that pkg/remote records the verdict as it is and
-// pkg/check words it (the reasons are spelled once, in pkg/model).
-type Reason = model.Reason
-
-// The reasons sign decides (see model.Reason).
-const (
-	NoSignature    = model.NoSignature
-	OtherKey       = model.OtherKey
-	WrongDigest    = model.WrongDigest
-	Malformed      = model.Malformed
-	WrongPredicate = model.WrongPredicate
-	NoTrustedKeys  = model.NoTrustedKeys
-	TooLarge       = model.TooLarge
-	BadSignature   = model.BadSignature
-	WrongIdentity  = model.WrongIdentity
-	CertExpired    = model.CertExpired
-	UntrustedCert  = model.UntrustedCert
-	NoTimestamp    = model.NoTimestamp
-	TLogMissing    = model.TLogMissing
-)
-
 // Check is the verdict on one stored signature or attestation.
 type Check struct {
 	// Form is what was found: a legacy simple-signing or DSSE layer in
@@ -181,12 +159,12 @@ type Check struct {
 	Form     string `json:"form"`
 	Referrer string `json:"referrer,omitempty"` // the referrer manifest holding a bundle
 	// Identity is the keyless signer (certificate SAN and issuer), if any.
-	Identity string `json:"identity,omitempty"`
-	Index    int    `json:"index"`            // layer index in the legacy image; order of bundles after them
-	Valid    bool   `json:"valid"`            // verified by KeyID, for the subject (and, for attestations, the predicate type)
-	Reason   Reason `json:"reason,omitempty"` // when not Valid
-	KeyID    string `json:"keyID,omitempty"`  // the trusted key that verified the bytes, if any
-	Detail   string `json:"detail,omitempty"`
+	Identity string       `json:"identity,omitempty"`
+	Index    int          `json:"index"`            // layer index in the legacy image; order of bundles after them
+	Valid    bool         `json:"valid"`            // verified by KeyID, for the subject (and, for attestations, the predicate type)
+	Reason   model.Reason `json:"reason,omitempty"` // when not Valid
+	KeyID    string       `json:"keyID,omitempty"`  // the trusted key that verified the bytes, if any
+	Detail   string       `json:"detail,omitempty"`
 }
 
 // Verification is the verdict on the signatures (or attestations) of one
@@ -202,9 +180,9 @@ type Verification struct {
 	// Reason is, when not Valid, the most telling reason over all checks:
 	// wrong-digest, then wrong-predicate, other-key, malformed; no-signature
 	// when nothing is stored.
-	Reason  Reason `json:"reason,omitempty"`
-	Message string `json:"message"`         // one line for humans
-	KeyID   string `json:"keyID,omitempty"` // the trusted key of the first valid check
+	Reason  model.Reason `json:"reason,omitempty"`
+	Message string       `json:"message"`         // one line for humans
+	KeyID   string       `json:"keyID,omitempty"` // the trusted key of the first valid check
 	// Identity is the keyless identity of the first valid check.
 	Identity string `json:"identity,omitempty"`
 	// Form is the form of the first valid check, else of the check that
@@ -229,7 +207,7 @@ func Verify(ctx context.Context, repo artifact.Repository, subject digest.Digest
 func VerifyWith(ctx context.Context, repo artifact.Repository, subject digest.Digest, trust Trust) (*Verification, error) {
 	v := &Verification{Repository: repo.Name(), Subject: subject, Tag: SignatureTag(subject)}
 	if trust.Empty() {
-		v.Reason, v.Message = NoTrustedKeys, "no trusted keys or identities to verify with: set keys (or identities) in the policy"
+		v.Reason, v.Message = model.NoTrustedKeys, "no trusted keys or identities to verify with: set keys (or identities) in the policy"
 		return v, nil
 	}
 	h, err := v1.NewHash(subject.String())
@@ -240,7 +218,7 @@ func VerifyWith(ctx context.Context, repo artifact.Repository, subject digest.Di
 	err = eachStored(ctx, repo, v.Tag, func(i int, s stored) {
 		var c Check
 		if s.err != nil {
-			c = Check{Reason: Malformed, Detail: s.err.Error()}
+			c = Check{Reason: model.Malformed, Detail: s.err.Error()}
 		} else {
 			c = checkSignature(ctx, s.full, h, trust.Keys)
 		}
@@ -260,7 +238,7 @@ func VerifyWith(ctx context.Context, repo artifact.Repository, subject digest.Di
 	v.Referrers = string(src)
 	for _, sb := range bs {
 		bv := checkBundle(sb, subject, trust)
-		if bv.Reason != Malformed && bv.predicateType != "" && bv.predicateType != SignPredicateType {
+		if bv.Reason != model.Malformed && bv.predicateType != "" && bv.predicateType != SignPredicateType {
 			continue // an attestation, not a signature
 		}
 		c := bv.Check
@@ -279,7 +257,7 @@ func tooLarge(v *Verification, err error, what string) bool {
 		return false
 	}
 	v.Checks = nil
-	v.Reason = TooLarge
+	v.Reason = model.TooLarge
 	v.Message = fmt.Sprintf("the %s image %s:%s was not read: %v", what, v.Repository, v.Tag, le)
 	return true
 }
@@ -287,7 +265,7 @@ func tooLarge(v *Verification, err error, what string) bool {
 // checkSignature verifies one simple-signing layer with each key.
 func checkSignature(ctx context.Context, sig oci.Signature, h v1.Hash, keys []*PublicKey) Check {
 	if b64, _ := sig.Base64Signature(); b64 == "" {
-		return Check{Reason: Malformed, Detail: "layer has no " + static.SignatureAnnotationKey + " annotation"}
+		return Check{Reason: model.Malformed, Detail: "layer has no " + static.SignatureAnnotationKey + " annotation"}
 	}
 	for _, k := range keys {
 		for _, kv := range k.verifiers {
@@ -296,12 +274,12 @@ func checkSignature(ctx context.Context, sig oci.Signature, h v1.Hash, keys []*P
 				continue
 			}
 			if err := cosign.SimpleClaimVerifier(sig, h, nil); err != nil {
-				return Check{Reason: WrongDigest, KeyID: k.ID, Detail: fmt.Sprintf("signed by %s, but for another digest: %v", shortID(k.ID), err)}
+				return Check{Reason: model.WrongDigest, KeyID: k.ID, Detail: fmt.Sprintf("signed by %s, but for another digest: %v", shortID(k.ID), err)}
 			}
 			return Check{Valid: true, KeyID: k.ID}
 		}
 	}
-	return Check{Reason: OtherKey, Detail: "no trusted key verifies it"}
+	return Check{Reason: model.OtherKey, Detail: "no trusted key verifies it"}
 }
 
 // summarize sets Valid, Reason, Message, KeyID, Identity and Form from
@@ -315,7 +293,7 @@ func summarize(v *Verification, trust Trust, what string) {
 		}
 	}
 	if len(v.Checks) == 0 {
-		v.Reason = NoSignature
+		v.Reason = model.NoSignature
 		looked := v.Repository + ":" + v.Tag
 		if v.Referrers != "" {
 			looked += " and Sigstore bundles among the digest's referrers (" + v.Referrers + ")"
@@ -323,8 +301,8 @@ func summarize(v *Verification, trust Trust, what string) {
 		v.Message = fmt.Sprintf("no %s stored for %s (looked for %s)", what, v.Subject, looked)
 		return
 	}
-	rank := map[Reason]int{WrongDigest: 12, WrongPredicate: 11, WrongIdentity: 10, CertExpired: 9, NoTimestamp: 8,
-		TLogMissing: 7, UntrustedCert: 6, BadSignature: 5, OtherKey: 2, Malformed: 1}
+	rank := map[model.Reason]int{model.WrongDigest: 12, model.WrongPredicate: 11, model.WrongIdentity: 10, model.CertExpired: 9, model.NoTimestamp: 8,
+		model.TLogMissing: 7, model.UntrustedCert: 6, model.BadSignature: 5, model.OtherKey: 2, model.Malformed: 1}
 	best := v.Checks[0]
 	for _, c := range v.Checks[1:] {
 		if rank[c.Reason] > rank[best.Reason] {
@@ -333,13 +311,13 @@ func summarize(v *Verification, trust Trust, what string) {
 	}
 	v.Reason, v.Form = best.Reason, best.Form
 	switch best.Reason {
-	case WrongDigest:
+	case model.WrongDigest:
 		v.Message = fmt.Sprintf("the %s stored for %s (%s) was made by a trusted signer for a different digest (copied from another artifact?): %s", what, v.Subject, best.Form, best.Detail)
-	case WrongPredicate:
+	case model.WrongPredicate:
 		v.Message = fmt.Sprintf("no %s of the expected predicate type for %s: %s", what, v.Subject, best.Detail)
-	case OtherKey:
+	case model.OtherKey:
 		v.Message = fmt.Sprintf("%d %s(s) stored for %s, none by a trusted key or identity (%s); the last found: %s: %s", len(v.Checks), what, v.Subject, trustNames(trust), best.Form, best.Detail)
-	case Malformed:
+	case model.Malformed:
 		v.Message = fmt.Sprintf("the %s stored for %s is not in cosign's format (%s): %s", what, v.Subject, best.Form, best.Detail)
 	default:
 		v.Message = fmt.Sprintf("the %s stored for %s does not verify (%s, %s): %s", what, v.Subject, best.Form, best.Reason, best.Detail)

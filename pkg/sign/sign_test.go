@@ -29,6 +29,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -40,15 +41,22 @@ func release(t testing.TB, rel string) artifact.Release {
 	io.WriteString(w, yamlDoc)
 	w.Close()
 	return artifact.Release{
-		Kind: "CoreProvider", Name: "cluster-api", Release: rel, Version: "v1.10.1",
-		Contract: "v1beta1", Type: "core",
-		Blob: b.Bytes(), YAML: []byte(yamlDoc),
-		Metadata: []byte("releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n"),
-		Pins: []pin.Source{
-			{URL: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/core-components.yaml", SHA256: strings.Repeat("1", 64), To: "files/core-components.yaml"},
-			{URL: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/metadata.yaml", SHA256: strings.Repeat("2", 64), To: "files/metadata.yaml"},
+		ArtifactConfig: model.ArtifactConfig{
+			Kind:     "CoreProvider",
+			Name:     "cluster-api",
+			Release:  rel,
+			Version:  "v1.10.1",
+			Contract: "v1beta1",
+			Type:     "core",
+			Pins: []pin.Source{
+				{URL: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/core-components.yaml", SHA256: strings.Repeat("1", 64), To: "files/core-components.yaml"},
+				{URL: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/metadata.yaml", SHA256: strings.Repeat("2", 64), To: "files/metadata.yaml"},
+			},
+			BuilderVersion: version.Version,
 		},
-		BuilderVersion: version.Version,
+		Blob:     b.Bytes(),
+		YAML:     []byte(yamlDoc),
+		Metadata: []byte("releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n"),
 	}
 }
 
@@ -121,7 +129,7 @@ func TestSignVerify(t *testing.T) {
 			k1, k2, k3 := testKey(t), testKey(t), testKey(t)
 
 			v, err := Verify(ctx, repo, a, []*PublicKey{k1.Public()})
-			if err != nil || v.Valid || v.Reason != NoSignature {
+			if err != nil || v.Valid || v.Reason != model.NoSignature {
 				t.Fatalf("unsigned: %+v, %v; want no-signature", v, err)
 			}
 
@@ -158,18 +166,18 @@ func TestSignVerify(t *testing.T) {
 
 			// A key that signed nothing.
 			v, err = Verify(ctx, repo, a, []*PublicKey{k3.Public()})
-			if err != nil || v.Valid || v.Reason != OtherKey || !strings.Contains(v.Message, "none by a trusted key") {
+			if err != nil || v.Valid || v.Reason != model.OtherKey || !strings.Contains(v.Message, "none by a trusted key") {
 				t.Fatalf("Verify with k3 = %+v, %v; want other-key", v, err)
 			}
 
 			// The signature image of a copied onto b's tag: valid bytes, wrong digest.
 			copyTag(t, repo, SignatureTag(a), SignatureTag(b))
 			v, err = Verify(ctx, repo, b, []*PublicKey{k1.Public()})
-			if err != nil || v.Valid || v.Reason != WrongDigest {
+			if err != nil || v.Valid || v.Reason != model.WrongDigest {
 				t.Fatalf("Verify of a copied signature = %+v, %v; want wrong-digest", v, err)
 			}
 
-			if v, err := Verify(ctx, repo, a, nil); err != nil || v.Valid || v.Reason != NoTrustedKeys {
+			if v, err := Verify(ctx, repo, a, nil); err != nil || v.Valid || v.Reason != model.NoTrustedKeys {
 				t.Fatalf("Verify without keys = %+v, %v", v, err)
 			}
 		})
@@ -230,14 +238,14 @@ func TestAttestVerify(t *testing.T) {
 
 			// Another key.
 			av, err = VerifyAttestation(ctx, repo, a, []*PublicKey{k2.Public()})
-			if err != nil || av.Valid || av.Reason != OtherKey || av.Provenance != nil {
+			if err != nil || av.Valid || av.Reason != model.OtherKey || av.Provenance != nil {
 				t.Fatalf("VerifyAttestation with another key = %+v, %v", av, err)
 			}
 
 			// Copied onto another digest.
 			copyTag(t, repo, AttestationTag(a), AttestationTag(b))
 			av, err = VerifyAttestation(ctx, repo, b, []*PublicKey{k1.Public()})
-			if err != nil || av.Valid || av.Reason != WrongDigest {
+			if err != nil || av.Valid || av.Reason != model.WrongDigest {
 				t.Fatalf("VerifyAttestation of a copied attestation = %+v, %v; want wrong-digest", av, err)
 			}
 
@@ -267,7 +275,7 @@ func TestVerifyAttestationWrongPredicate(t *testing.T) {
 		t.Fatal(err)
 	}
 	av, err := VerifyAttestation(ctx, repo, a, []*PublicKey{k.Public()})
-	if err != nil || av.Valid || av.Reason != WrongPredicate {
+	if err != nil || av.Valid || av.Reason != model.WrongPredicate {
 		t.Fatalf("VerifyAttestation = %+v, %v; want wrong-predicate", av, err)
 	}
 }

@@ -116,7 +116,7 @@ func (t *target) checkStaged(ctx context.Context, opts Options, changes []change
 	}
 	for _, values := range passes {
 		vopts := verify.Options{}
-		vopts.Logger = opts.Log
+		vopts.Logger = opts.Logger
 		if len(values) > 0 {
 			vopts.Values = []load.ValuesFiles{{Package: ".", Files: values}}
 		}

@@ -94,7 +94,7 @@ func newDownloader(opts Options) (*downloader, error) {
 			return nil
 		}},
 		Timeout: opts.Timeout, Retries: opts.Retries, MaxBytes: opts.MaxBytes,
-		Mirrors: opts.Mirrors, Log: opts.Log,
+		Mirrors: opts.Mirrors, Logger: opts.Logger,
 	}
 	return d, nil
 }
@@ -140,7 +140,7 @@ func (d *downloader) download(ctx context.Context, urls []string) ([]file, error
 			if !d.opts.TrustOnFirstUse {
 				return nil, err
 			}
-			d.opts.Log.Warn("no published digest; trusting the download", "err", err)
+			d.opts.Logger.Warn("no published digest; trusting the download", "err", err)
 		}
 	}
 	for i := range files {

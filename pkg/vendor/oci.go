@@ -9,6 +9,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/release"
 )
@@ -28,11 +29,13 @@ func (t *target) vendorOCI(ctx context.Context, opts Options, to *ociTarget, got
 		return err
 	}
 	rel := artifact.Release{
-		Kind: t.provider.Kind, Name: t.provider.Name,
-		Release: t.provider.Version, Version: t.download.Release,
+		ArtifactConfig: model.ArtifactConfig{
+			Kind: t.provider.Kind, Name: t.provider.Name,
+			Release: t.provider.Version, Version: t.download.Release,
+			Pins:           entry.Sources,
+			BuilderVersion: opts.BuilderVersion,
+		},
 		Blob: gz, YAML: got[0].data, Metadata: got[1].data,
-		Pins:           entry.Sources,
-		BuilderVersion: opts.BuilderVersion,
 	}
 	if err := rel.Complete(entry.Sources[1].To); err != nil {
 		return fmt.Errorf("vendor %s: %s: %w; nothing was pushed or written", res.Package, t.provider.ID(), err)
@@ -44,7 +47,7 @@ func (t *target) vendorOCI(ctx context.Context, opts Options, to *ociTarget, got
 	reg.PlainHTTP = reg.PlainHTTP || to.src.PlainHTTP
 	pr, err := release.PushRelease(ctx, res.Package, rel, release.PushOptions{
 		Repository: to.src.Repository, Registry: reg,
-		Key: opts.Key, Sign: opts.Sign, BuilderVersion: opts.BuilderVersion, Logger: opts.Log,
+		Key: opts.Key, Sign: opts.Sign, BuilderVersion: opts.BuilderVersion, Logger: opts.Logger,
 	})
 	if err != nil {
 		return fmt.Errorf("vendor %s: pushing %s to %s: %w; nothing was written", res.Package, rel, to.src.Ref(), err)

@@ -105,8 +105,8 @@ type Options struct {
 	// BuilderVersion is stamped on the artifact.
 	BuilderVersion string
 
-	// Log receives progress; nil discards it.
-	Log *slog.Logger
+	// Logger receives progress; nil discards it.
+	Logger *slog.Logger
 }
 
 // Result is what Vendor did.
@@ -154,8 +154,8 @@ var ErrHeld = errors.New("the provider does not download its release at install 
 // Vendor vendors one provider of the chart in dir (see the package
 // documentation). On error nothing in the tree has changed.
 func Vendor(ctx context.Context, dir string, opts Options) (*Result, error) {
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	var to *ociTarget
 	if opts.ToOCI != "" {

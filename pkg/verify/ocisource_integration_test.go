@@ -20,6 +20,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -37,12 +38,20 @@ func ociRelease(t *testing.T, release string) artifact.Release {
 		t.Fatal(err)
 	}
 	return artifact.Release{
-		Kind: "ControlPlaneProvider", Name: "kamaji", Type: "control-plane",
-		Release: release, Version: "v0.19.0", Contract: "v1beta1",
-		Blob: gz, YAML: []byte(ociYAML), Metadata: []byte(ociMetadata),
-		Pins: []pin.Source{{URL: "https://example.com/kamaji/v0.19.0/control-plane-components.yaml",
-			SHA256: strings.Repeat("ab", 32), To: "files/control-plane-components.yaml"}},
-		BuilderVersion: remotetest.BuilderVersion,
+		ArtifactConfig: model.ArtifactConfig{
+			Kind:     "ControlPlaneProvider",
+			Name:     "kamaji",
+			Type:     "control-plane",
+			Release:  release,
+			Version:  "v0.19.0",
+			Contract: "v1beta1",
+			Pins: []pin.Source{{URL: "https://example.com/kamaji/v0.19.0/control-plane-components.yaml",
+				SHA256: strings.Repeat("ab", 32), To: "files/control-plane-components.yaml"}},
+			BuilderVersion: remotetest.BuilderVersion,
+		},
+		Blob:     gz,
+		YAML:     []byte(ociYAML),
+		Metadata: []byte(ociMetadata),
 	}
 }
 

@@ -213,7 +213,7 @@ func TestRefFindings(t *testing.T) {
 		}, check.BlobHeader, `embeds file name "core-components.yaml"`},
 		{"blob truncated", false, func(t *testing.T, e *env) string {
 			return variant(t, e, func(rel *artifact.Release) { rel.Blob = rel.Blob[:len(rel.Blob)-9] })
-		}, check.BlobCorrupt, "truncated"},
+		}, model.CheckBlobCorrupt, "truncated"},
 		{"metadata lacks the series", false, func(t *testing.T, e *env) string {
 			return variant(t, e, func(rel *artifact.Release) {
 				rel.Metadata = []byte("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: 1\n  minor: 9\n  contract: v1beta1\n")

@@ -134,15 +134,12 @@ func Checks(opts Options) []check.Check {
 		extra = append(slices.Clone(extra), opts.Registry.checks...)
 	}
 	var out []check.Check
-	for _, c := range check.Builtin() {
+	for _, c := range check.Builtin(opts.policy().MovingTags) {
 		if opts.OnlyExtra {
 			break
 		}
 		if slices.ContainsFunc(extra, func(x check.Check) bool { return x.ID == c.ID }) {
 			continue
-		}
-		if c.ID == check.ImageRef && opts.Policy != nil && len(opts.Policy.MovingTags) > 0 {
-			c = check.ImageRefCheck(opts.Policy.MovingTags)
 		}
 		out = append(out, c)
 	}
@@ -167,6 +164,7 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 		tool = report.Tool{Name: "verifier", Version: version.Version}
 	}
 
+	in := check.NewInput(t)
 	var findings []report.Finding
 	for _, c := range Checks(opts) {
 		if err := ctx.Err(); err != nil {
@@ -174,11 +172,11 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 		}
 		// package-load passes the loader's problems through under their own
 		// check IDs, so it always runs; the policy filters what is off.
-		if c.ID != check.PackageLoad && !pol.Enabled(c.ID) {
+		if c.ID != model.CheckPackageLoad && !pol.Enabled(c.ID) {
 			continue
 		}
 		start := time.Now()
-		fs := runCheck(c, t, opts.logger())
+		fs := runCheck(c, in, opts.logger())
 		opts.logger().Debug("check ran", "check", c.ID, "findings", len(fs), "elapsed", time.Since(start))
 		findings = append(findings, fs...)
 	}
@@ -190,7 +188,7 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 		Tool:          tool,
 		Root:          t.Root,
 		Findings:      findings,
-		Packages:      Summaries(t),
+		Packages:      summaries(in),
 	}
 	for _, s := range t.Skipped {
 		r.Skipped = append(r.Skipped, report.Skipped{Path: s.Path, Reason: s.Reason})
@@ -201,7 +199,7 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 
 // runCheck runs one check; a panic becomes an error finding of that check
 // instead of ending the run.
-func runCheck(c check.Check, t *model.Tree, log *slog.Logger) (fs []report.Finding) {
+func runCheck(c check.Check, in *check.Input, log *slog.Logger) (fs []report.Finding) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("check panicked", "check", c.ID, "panic", r, "stack", string(debug.Stack()))
@@ -213,14 +211,18 @@ func runCheck(c check.Check, t *model.Tree, log *slog.Logger) (fs []report.Findi
 			})
 		}
 	}()
-	return c.Run(t)
+	return c.Run(in)
 }
 
 // Summaries lists the packages and providers of the tree, with the
 // ConfigMap each provider's selector picks and where each provider's
 // bytes come from (check.Source).
 func Summaries(t *model.Tree) []report.PackageSummary {
-	ix := check.NewIndex(t)
+	return summaries(check.NewInput(t))
+}
+
+func summaries(in *check.Input) []report.PackageSummary {
+	t, ix := in.Tree, in.Index
 	out := make([]report.PackageSummary, 0, len(t.Packages))
 	for _, pkg := range t.Packages {
 		ps := report.PackageSummary{Path: pkg.Path, Namespace: pkg.Namespace, Providers: []report.ProviderSummary{}}

@@ -187,7 +187,7 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			gzipWithoutN(t, filepath.Join(dir, "control-plane-components.yaml"), filepath.Join(dir, "components.gz"))
 		}, cpPkg, []string{`embeds file name "control-plane-components.yaml"`, "2025-04-22T00:00:00Z"}},
 
-		{check.BlobCorrupt, "blob truncated", func(t *testing.T, root string) {
+		{model.CheckBlobCorrupt, "blob truncated", func(t *testing.T, root string) {
 			blobFile := filepath.Join(root, corePkg, "files/components.gz")
 			st, err := os.Stat(blobFile)
 			if err != nil {
@@ -291,7 +291,7 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			}
 		}, cpPkg, []string{"VERSION", "v1.9.5", `"v1.10.1-control-plane"`}},
 
-		{check.PinDigest, "vendored file differs from its sha256 pin", func(t *testing.T, root string) {
+		{model.CheckPinDigest, "vendored file differs from its sha256 pin", func(t *testing.T, root string) {
 			f := filepath.Join(root, corePkg, "files/metadata.yaml")
 			data, err := os.ReadFile(f)
 			if err != nil {
@@ -302,19 +302,19 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			}
 		}, corePkg, []string{"files/metadata.yaml does not match its pin"}},
 
-		{check.PinDigest, "patched file edited outside its patch, blob regenerated", func(t *testing.T, root string) {
+		{model.CheckPinDigest, "patched file edited outside its patch, blob regenerated", func(t *testing.T, root string) {
 			edit(t, filepath.Join(root, infraPkg, "files/proxmox-infrastructure-components.yaml"), "  replicas: 1\n", "  replicas: 2\n")
 			regzip(t, filepath.Join(root, infraPkg, "files/proxmox-infrastructure-components.yaml"), filepath.Join(root, infraPkg, "files/components-proxmox.gz"))
 		}, infraPkg, []string{"files/proxmox-infrastructure-components.yaml does not match its pin in pin.yaml",
 			"with its patches (patches/0001-capmox-startup-probe.diff) reversed", "builder build " + infraPkg}},
 
-		{check.PinDigest, "patched file edited inside a hunk's context, blob regenerated", func(t *testing.T, root string) {
+		{model.CheckPinDigest, "patched file edited inside a hunk's context, blob regenerated", func(t *testing.T, root string) {
 			edit(t, filepath.Join(root, infraPkg, "files/proxmox-infrastructure-components.yaml"), "            path: /readyz\n", "            path: /ready\n")
 			regzip(t, filepath.Join(root, infraPkg, "files/proxmox-infrastructure-components.yaml"), filepath.Join(root, infraPkg, "files/components-proxmox.gz"))
 		}, infraPkg, []string{"files/proxmox-infrastructure-components.yaml is not the pinned upstream",
 			"patch patches/0001-capmox-startup-probe.diff hunk #1 @@ -142,6 +142,12 @@", "builder build " + infraPkg, "update the patch"}},
 
-		{check.PinDigest, "patch listed in pin.yaml is missing", func(t *testing.T, root string) {
+		{model.CheckPinDigest, "patch listed in pin.yaml is missing", func(t *testing.T, root string) {
 			if err := os.Remove(filepath.Join(root, infraPkg, "patches/0001-capmox-startup-probe.diff")); err != nil {
 				t.Fatal(err)
 			}
@@ -344,7 +344,7 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 		}, cpPkg, []string{`"registry.k8s.io/cluster-api/kubeadm-control-plane-controller:main"`, `the moving tag "main"`,
 			"Deployment/kubeadm-controller-manager", "line 131 of what the blob inflates to", "pin it by digest"}},
 
-		{check.PackageLoad, "template that does not parse", func(t *testing.T, root string) {
+		{model.CheckPackageLoad, "template that does not parse", func(t *testing.T, root string) {
 			if err := os.WriteFile(filepath.Join(root, infraPkg, "templates/broken.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -356,7 +356,7 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			edit(t, filepath.Join(dir, "values.yaml"), "release: v0.19.0-cozystack.0", "release: v0.19.0-cozystack.1")
 		}, ociPkg, []string{`fetches tag "v0.19.0-cozystack.0" but installs it as release "v0.19.0-cozystack.1"`, "drop the tag", "operator rule tag-version"}},
 
-		{check.PackageLoad, "pinned chart whose values.yaml does not parse", func(t *testing.T, root string) {
+		{model.CheckPackageLoad, "pinned chart whose values.yaml does not parse", func(t *testing.T, root string) {
 			// Helm renders nothing: the load finding alone says so, the
 			// pins of the providers it would have defined are not blamed.
 			if err := os.WriteFile(filepath.Join(root, corePkg, "values.yaml"), []byte("a: [\n"), 0o644); err != nil {
@@ -415,7 +415,7 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			t.Logf("%s: %s\n  file %s:%d\n  hint: %s", f.Check, f.Message, f.File, f.Line, f.Hint)
 		})
 	}
-	for _, c := range check.Builtin() {
+	for _, c := range check.Builtin(nil) {
 		if !covered[c.ID] {
 			t.Errorf("no mutation test for check %s", c.ID)
 		}
@@ -578,10 +578,10 @@ func TestRunErrors(t *testing.T) {
 // checks, run after the built-in ones and judged by the same policy.
 func TestExtraChecks(t *testing.T) {
 	tree := &model.Tree{Root: "/t", Packages: []*model.Package{{Path: "p", Providers: []*model.Provider{{Kind: "CoreProvider", Name: "cluster-api"}}}}}
-	sig := check.Check{ID: check.Signature, Title: "Artifact signed", Severity: report.Error, Run: func(t *model.Tree) []report.Finding {
+	sig := check.Check{ID: check.Signature, Title: "Artifact signed", Severity: report.Error, Run: func(*check.Input) []report.Finding {
 		return []report.Finding{{Check: check.Signature, Package: "p", Provider: "CoreProvider/cluster-api", Message: "no signature"}}
 	}}
-	panicky := check.Check{ID: "custom-panics", Run: func(*model.Tree) []report.Finding { panic("boom") }}
+	panicky := check.Check{ID: "custom-panics", Run: func(*check.Input) []report.Finding { panic("boom") }}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	r, err := Evaluate(context.Background(), tree, Options{Options: load.Options{Logger: quiet}, Extra: []check.Check{sig, panicky}})
 	if err != nil {
@@ -728,7 +728,7 @@ func TestChecksPolicyMovingTags(t *testing.T) {
 	imageRef := func(opts Options) []report.Finding {
 		for _, c := range Checks(opts) {
 			if c.ID == check.ImageRef {
-				return c.Run(tree)
+				return c.Run(check.NewInput(tree))
 			}
 		}
 		t.Fatalf("Checks(%+v) has no %s", opts, check.ImageRef)

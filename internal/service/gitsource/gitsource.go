@@ -209,48 +209,9 @@ func Fetch(ctx context.Context, spec Spec, dir string) (Checkout, error) {
 		return Checkout{}, fmt.Errorf("git checkout directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	depth := spec.Depth
-	if depth <= 0 {
-		depth = 1
-	}
-	// The git data and the checkout are written through filesystems that
-	// count files and bytes, and the tree is measured from its objects
-	// before the checkout writes any of it (bound.go).
-	dot := newBoundedFS(ctx, osfs.New(filepath.Join(tmp, git.GitDirName)), spec, "the git data fetched")
-	wt := newBoundedFS(ctx, osfs.New(tmp), spec, "the checkout")
-	fail := func(what string, err error) (Checkout, error) {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		} else if le := limitOf(err, dot, wt); le != nil {
-			err = le
-		}
-		return Checkout{}, fmt.Errorf("git %s %s %s: %w", what, redact(spec.URL), name, err)
-	}
-	repo, err := git.CloneContext(ctx, filesystem.NewStorage(dot, cache.NewObjectLRUDefault()), wt, &git.CloneOptions{
-		URL:           spec.URL,
-		Auth:          auth,
-		ReferenceName: name,
-		SingleBranch:  true,
-		Depth:         depth,
-		Tags:          git.NoTags,
-		NoCheckout:    true,
-	})
+	head, err := cloneInto(ctx, spec, name, auth, tmp)
 	if err != nil {
-		return fail("fetch", err)
-	}
-	head, err := repo.ResolveRevision("HEAD")
-	if err != nil {
-		return fail("fetch", err)
-	}
-	if err := measureTree(ctx, repo, *head, spec); err != nil {
-		return fail("checkout", err)
-	}
-	w, err := repo.Worktree()
-	if err != nil {
-		return fail("checkout", err)
-	}
-	if err := w.Reset(&git.ResetOptions{Mode: git.HardReset, Commit: *head}); err != nil {
-		return fail("checkout", err)
+		return Checkout{}, err
 	}
 	// The ref may have moved between the listing and the clone: the
 	// checkout is of the commit cloned.
@@ -266,6 +227,55 @@ func Fetch(ctx context.Context, spec Spec, dir string) (Checkout, error) {
 	}
 	prune(dir, co.Commit)
 	return co, nil
+}
+
+// cloneInto clones the commit name points at into tmp (its git data in
+// tmp/.git) within spec's limits, and returns the commit.
+func cloneInto(ctx context.Context, spec Spec, name plumbing.ReferenceName, auth transport.AuthMethod, tmp string) (plumbing.Hash, error) {
+	depth := spec.Depth
+	if depth <= 0 {
+		depth = 1
+	}
+	// The git data and the checkout are written through filesystems that
+	// count files and bytes, and the tree is measured from its objects
+	// before the checkout writes any of it (bound.go).
+	dot := newBoundedFS(ctx, osfs.New(filepath.Join(tmp, git.GitDirName)), spec, "the git data fetched")
+	wt := newBoundedFS(ctx, osfs.New(tmp), spec, "the checkout")
+	fail := func(what string, err error) error {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		} else if le := limitOf(err, dot, wt); le != nil {
+			err = le
+		}
+		return fmt.Errorf("git %s %s %s: %w", what, redact(spec.URL), name, err)
+	}
+	repo, err := git.CloneContext(ctx, filesystem.NewStorage(dot, cache.NewObjectLRUDefault()), wt, &git.CloneOptions{
+		URL:           spec.URL,
+		Auth:          auth,
+		ReferenceName: name,
+		SingleBranch:  true,
+		Depth:         depth,
+		Tags:          git.NoTags,
+		NoCheckout:    true,
+	})
+	if err != nil {
+		return plumbing.ZeroHash, fail("fetch", err)
+	}
+	head, err := repo.ResolveRevision("HEAD")
+	if err != nil {
+		return plumbing.ZeroHash, fail("fetch", err)
+	}
+	if err := measureTree(ctx, repo, *head, spec); err != nil {
+		return plumbing.ZeroHash, fail("checkout", err)
+	}
+	w, err := repo.Worktree()
+	if err != nil {
+		return plumbing.ZeroHash, fail("checkout", err)
+	}
+	if err := w.Reset(&git.ResetOptions{Mode: git.HardReset, Commit: *head}); err != nil {
+		return plumbing.ZeroHash, fail("checkout", err)
+	}
+	return *head, nil
 }
 
 // prune removes the checkouts in dir other than keep.

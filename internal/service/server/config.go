@@ -384,43 +384,7 @@ func (c *Config) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, s := range c.Sources {
-		where := fmt.Sprintf("sources[%d]", i)
-		if !sourceName.MatchString(s.Name) {
-			bad("%s.name %q: want lower-case letters, digits, '.', '_', '-'", where, s.Name)
-		} else if seen[s.Name] {
-			bad("%s.name %q: duplicate", where, s.Name)
-		}
-		seen[s.Name] = true
-		switch {
-		case s.Path == "" && s.Git == nil:
-			bad("%s: give path (a directory) or git (a repository)", where)
-		case s.Path != "" && s.Git != nil:
-			bad("%s: give path or git, not both", where)
-		case s.Git != nil:
-			errs = append(errs, validateGit(where+".git", s.Git)...)
-		default:
-			if fi, err := os.Stat(s.Path); err != nil || !fi.IsDir() {
-				bad("%s.path %s: not a directory", where, s.Path)
-			}
-		}
-		if s.Interval < 0 || (s.Interval > 0 && s.Interval.D() < time.Second) {
-			bad("%s.interval %s: want at least 1s (or omit it for on-demand scans only)", where, s.Interval.D())
-		}
-		if s.Registry != "" {
-			if _, err := artifact.ParsePrefix(s.Registry); err != nil {
-				bad("%s.registry: %v", where, err)
-			} else if !c.registryAllowed(s.Registry) {
-				bad("%s.registry %q: not within the registries allowlist", where, s.Registry)
-			}
-		}
-		if s.Policy != "" {
-			if _, err := policy.Load(s.Policy); err != nil {
-				bad("%s.policy: %v", where, err)
-			}
-		}
-		if s.Retention != nil {
-			errs = append(errs, s.Retention.validate(where+".retention")...)
-		}
+		errs = append(errs, c.validateSource(fmt.Sprintf("sources[%d]", i), s, seen)...)
 	}
 	errs = append(errs, c.Retention.validate("retention")...)
 	if c.Policy != "" {
@@ -436,7 +400,58 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validateDatabase()...)
-	l := c.Limits
+	errs = append(errs, c.Limits.validate()...)
+	errs = append(errs, c.Webhook.validate()...)
+	return errors.Join(errs...)
+}
+
+// validateSource checks one source; seen holds the names of the sources
+// before it.
+func (c *Config) validateSource(where string, s SourceConfig, seen map[string]bool) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !sourceName.MatchString(s.Name) {
+		bad("%s.name %q: want lower-case letters, digits, '.', '_', '-'", where, s.Name)
+	} else if seen[s.Name] {
+		bad("%s.name %q: duplicate", where, s.Name)
+	}
+	seen[s.Name] = true
+	switch {
+	case s.Path == "" && s.Git == nil:
+		bad("%s: give path (a directory) or git (a repository)", where)
+	case s.Path != "" && s.Git != nil:
+		bad("%s: give path or git, not both", where)
+	case s.Git != nil:
+		errs = append(errs, validateGit(where+".git", s.Git)...)
+	default:
+		if fi, err := os.Stat(s.Path); err != nil || !fi.IsDir() {
+			bad("%s.path %s: not a directory", where, s.Path)
+		}
+	}
+	if s.Interval < 0 || (s.Interval > 0 && s.Interval.D() < time.Second) {
+		bad("%s.interval %s: want at least 1s (or omit it for on-demand scans only)", where, s.Interval.D())
+	}
+	if s.Registry != "" {
+		if _, err := artifact.ParsePrefix(s.Registry); err != nil {
+			bad("%s.registry: %v", where, err)
+		} else if !c.registryAllowed(s.Registry) {
+			bad("%s.registry %q: not within the registries allowlist", where, s.Registry)
+		}
+	}
+	if s.Policy != "" {
+		if _, err := policy.Load(s.Policy); err != nil {
+			bad("%s.policy: %v", where, err)
+		}
+	}
+	if s.Retention != nil {
+		errs = append(errs, s.Retention.validate(where+".retention")...)
+	}
+	return errs
+}
+
+func (l Limits) validate() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if l.MaxBodyBytes < 0 || l.MaxTarBytes < 0 || l.MaxTarFiles < 0 || l.MaxTarDepth < 0 || l.MaxTarPathBytes < 0 ||
 		l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 || l.RenderMaxMemory < 0 || l.RenderMaxOutput < 0 ||
 		l.GitMaxFiles < 0 || l.GitMaxBytes < 0 {
@@ -449,21 +464,29 @@ func (c *Config) Validate() error {
 			bad("limits.%s: must be positive", name)
 		}
 	}
-	if c.Webhook != nil {
-		u, err := url.Parse(c.Webhook.URL)
-		switch {
-		case err != nil || !u.IsAbs() || u.Host == "":
-			bad("webhook.url: want an absolute http or https URL")
-		case u.Scheme != "http" && u.Scheme != "https":
-			bad("webhook.url: scheme %q: want http or https", u.Scheme)
-		case u.User != nil:
-			bad("webhook.url: must not carry user:password (put secrets in the path or query)")
-		}
-		if c.Webhook.Timeout < 0 || c.Webhook.Timeout.D() > time.Minute {
-			bad("webhook.timeout: want between 0 and 1m")
-		}
+	return errs
+}
+
+// validate checks the webhook settings, if any.
+func (w *WebhookConfig) validate() []error {
+	if w == nil {
+		return nil
 	}
-	return errors.Join(errs...)
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	u, err := url.Parse(w.URL)
+	switch {
+	case err != nil || !u.IsAbs() || u.Host == "":
+		bad("webhook.url: want an absolute http or https URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		bad("webhook.url: scheme %q: want http or https", u.Scheme)
+	case u.User != nil:
+		bad("webhook.url: must not carry user:password (put secrets in the path or query)")
+	}
+	if w.Timeout < 0 || w.Timeout.D() > time.Minute {
+		bad("webhook.timeout: want between 0 and 1m")
+	}
+	return errs
 }
 
 func (r *Retention) validate(where string) []error {

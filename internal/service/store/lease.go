@@ -76,38 +76,14 @@ func (s *Store) ClaimDue(ctx context.Context, holder string, intervals map[strin
 	for name := range intervals {
 		names = append(names, name)
 	}
-	lock := ""
-	if s.dialect == postgresDialect {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("claim sources: %w", err)
 	}
 	defer tx.Rollback()
-	args := append(names, nowText, nowText, max)
-	rows, err := tx.QueryContext(ctx, `SELECT source, holder, COALESCE(scan_id, 0), next_due FROM leases
-		WHERE source IN (`+placeholders(len(names))+`) AND expires_at <= ? AND (next_due <= ? OR scan_id IS NOT NULL)
-		ORDER BY next_due LIMIT ?`+lock, args...)
+	due, err := s.dueLeases(ctx, tx, names, nowText, max)
 	if err != nil {
-		return nil, fmt.Errorf("claim sources: %w", err)
-	}
-	type row struct {
-		source, holder, due string
-		scan                int64
-	}
-	var due []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.source, &r.holder, &r.scan, &r.due); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("claim sources: %w", err)
-		}
-		due = append(due, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("claim sources: %w", err)
+		return nil, err
 	}
 	expires := fmtTime(now.Add(ttl))
 	var out []Claim
@@ -147,6 +123,43 @@ func (s *Store) ClaimDue(ctx context.Context, holder string, intervals map[strin
 		return nil, fmt.Errorf("claim sources: %w", err)
 	}
 	return out, nil
+}
+
+// dueLease is a lease row ClaimDue may claim: due, or held by a scan whose
+// lease expired.
+type dueLease struct {
+	source, holder, due string
+	scan                int64
+}
+
+// dueLeases reads, in due order and locked on PostgreSQL, at most max
+// leases of names that expired and are due or held by a scan.
+func (s *Store) dueLeases(ctx context.Context, tx *txx, names []any, nowText string, max int) ([]dueLease, error) {
+	lock := ""
+	if s.dialect == postgresDialect {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	args := append(names, nowText, nowText, max)
+	rows, err := tx.QueryContext(ctx, `SELECT source, holder, COALESCE(scan_id, 0), next_due FROM leases
+		WHERE source IN (`+placeholders(len(names))+`) AND expires_at <= ? AND (next_due <= ? OR scan_id IS NOT NULL)
+		ORDER BY next_due LIMIT ?`+lock, args...)
+	if err != nil {
+		return nil, fmt.Errorf("claim sources: %w", err)
+	}
+	var due []dueLease
+	for rows.Next() {
+		var r dueLease
+		if err := rows.Scan(&r.source, &r.holder, &r.scan, &r.due); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("claim sources: %w", err)
+		}
+		due = append(due, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("claim sources: %w", err)
+	}
+	return due, nil
 }
 
 // ClaimNow takes the lease of source for an on-demand scan, whatever its

@@ -219,19 +219,11 @@ func (s *Store) Succeed(ctx context.Context, id int64, rep *report.Report) (Chan
 	}
 	defer tx.Rollback()
 
-	var source, revision string
-	var status Status
-	err = tx.QueryRowContext(ctx, `SELECT source, status, revision FROM scans WHERE id = ?`, id).Scan(&source, &status, &revision)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Changes{}, fmt.Errorf("scan %d: %w", id, ErrNotFound)
-	} else if err != nil {
-		return Changes{}, fmt.Errorf("record scan %d: %w", id, err)
+	sc := succeedingScan{tx: tx, id: id, now: now, nowText: nowText}
+	if err := sc.load(ctx); err != nil {
+		return Changes{}, err
 	}
-	if status != Running {
-		return Changes{}, fmt.Errorf("scan %d is %s: %w", id, status, ErrNotRunning)
-	}
-
-	open, err := queryFindings(ctx, tx, `WHERE source = ? AND resolved_scan IS NULL`, source)
+	open, err := queryFindings(ctx, tx, `WHERE source = ? AND resolved_scan IS NULL`, sc.source)
 	if err != nil {
 		return Changes{}, err
 	}
@@ -239,56 +231,12 @@ func (s *Store) Succeed(ctx context.Context, id int64, rep *report.Report) (Chan
 	for _, f := range open {
 		openByKey[f.Key] = f
 	}
-
 	ch := Changes{New: []Finding{}, Resolved: []Finding{}}
-	keys := Keys(rep.Findings)
-	for i, rf := range rep.Findings {
-		fj, err := json.Marshal(rf)
-		if err != nil {
-			return Changes{}, fmt.Errorf("encode finding: %w", err)
-		}
-		if prev, ok := openByKey[keys[i]]; ok {
-			delete(openByKey, keys[i])
-			_, err = tx.ExecContext(ctx,
-				`UPDATE findings SET check_id = ?, severity = ?, package = ?, finding = ?, last_seen = ?, last_scan = ? WHERE id = ?`,
-				rf.Check, string(rf.Severity), rf.Package, string(fj), nowText, id, prev.rowID)
-			if err != nil {
-				return Changes{}, fmt.Errorf("update finding: %w", err)
-			}
-			continue
-		}
-		var rowID int64
-		err = tx.QueryRowContext(ctx,
-			`INSERT INTO findings (source, key, check_id, severity, package, finding, first_seen, last_seen, first_scan, last_scan)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			source, keys[i], rf.Check, string(rf.Severity), rf.Package, string(fj), nowText, nowText, id, id).Scan(&rowID)
-		if err != nil {
-			return Changes{}, fmt.Errorf("insert finding: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO scan_changes (scan_id, finding_id, change, finding) VALUES (?, ?, 'new', ?)`, id, rowID, string(fj)); err != nil {
-			return Changes{}, fmt.Errorf("record new finding: %w", err)
-		}
-		ch.New = append(ch.New, Finding{Key: keys[i], Source: source, Finding: rf,
-			FirstSeen: now, LastSeen: now, FirstScan: id, LastScan: id, Revision: revision})
+	if ch.New, err = sc.record(ctx, rep.Findings, openByKey); err != nil {
+		return Changes{}, err
 	}
-
-	gone := make([]storedFinding, 0, len(openByKey))
-	for _, f := range openByKey {
-		gone = append(gone, f)
-	}
-	sort.Slice(gone, func(i, j int) bool { return gone[i].rowID < gone[j].rowID })
-	for _, f := range gone {
-		if _, err := tx.ExecContext(ctx,
-			`UPDATE findings SET resolved_scan = ?, resolved_at = ? WHERE id = ?`, id, nowText, f.rowID); err != nil {
-			return Changes{}, fmt.Errorf("resolve finding: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO scan_changes (scan_id, finding_id, change, finding) VALUES (?, ?, 'resolved', ?)`, id, f.rowID, f.raw); err != nil {
-			return Changes{}, fmt.Errorf("record resolved finding: %w", err)
-		}
-		f.Finding.Revision = revision
-		ch.Resolved = append(ch.Resolved, f.Finding)
+	if ch.Resolved, err = sc.resolve(ctx, openByKey); err != nil {
+		return Changes{}, err
 	}
 
 	if _, err := tx.ExecContext(ctx,
@@ -300,6 +248,93 @@ func (s *Store) Succeed(ctx context.Context, id int64, rep *report.Report) (Chan
 		return Changes{}, fmt.Errorf("record scan %d: %w", id, err)
 	}
 	return ch, nil
+}
+
+// succeedingScan is the scan Succeed records, inside its transaction.
+type succeedingScan struct {
+	tx               *txx
+	id               int64
+	now              time.Time
+	nowText          string
+	source, revision string
+}
+
+// load reads the scan's source and revision; the scan must be running.
+func (sc *succeedingScan) load(ctx context.Context) error {
+	var status Status
+	err := sc.tx.QueryRowContext(ctx, `SELECT source, status, revision FROM scans WHERE id = ?`, sc.id).Scan(&sc.source, &status, &sc.revision)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("scan %d: %w", sc.id, ErrNotFound)
+	} else if err != nil {
+		return fmt.Errorf("record scan %d: %w", sc.id, err)
+	}
+	if status != Running {
+		return fmt.Errorf("scan %d is %s: %w", sc.id, status, ErrNotRunning)
+	}
+	return nil
+}
+
+// record updates the findings still open and inserts the new ones,
+// removing the ones it sees from openByKey; it returns the new findings.
+func (sc *succeedingScan) record(ctx context.Context, findings []report.Finding, openByKey map[string]storedFinding) ([]Finding, error) {
+	tx, id, nowText := sc.tx, sc.id, sc.nowText
+	added := []Finding{}
+	keys := Keys(findings)
+	for i, rf := range findings {
+		fj, err := json.Marshal(rf)
+		if err != nil {
+			return nil, fmt.Errorf("encode finding: %w", err)
+		}
+		if prev, ok := openByKey[keys[i]]; ok {
+			delete(openByKey, keys[i])
+			_, err = tx.ExecContext(ctx,
+				`UPDATE findings SET check_id = ?, severity = ?, package = ?, finding = ?, last_seen = ?, last_scan = ? WHERE id = ?`,
+				rf.Check, string(rf.Severity), rf.Package, string(fj), nowText, id, prev.rowID)
+			if err != nil {
+				return nil, fmt.Errorf("update finding: %w", err)
+			}
+			continue
+		}
+		var rowID int64
+		err = tx.QueryRowContext(ctx,
+			`INSERT INTO findings (source, key, check_id, severity, package, finding, first_seen, last_seen, first_scan, last_scan)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			sc.source, keys[i], rf.Check, string(rf.Severity), rf.Package, string(fj), nowText, nowText, id, id).Scan(&rowID)
+		if err != nil {
+			return nil, fmt.Errorf("insert finding: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO scan_changes (scan_id, finding_id, change, finding) VALUES (?, ?, 'new', ?)`, id, rowID, string(fj)); err != nil {
+			return nil, fmt.Errorf("record new finding: %w", err)
+		}
+		added = append(added, Finding{Key: keys[i], Source: sc.source, Finding: rf,
+			FirstSeen: sc.now, LastSeen: sc.now, FirstScan: id, LastScan: id, Revision: sc.revision})
+	}
+	return added, nil
+}
+
+// resolve marks the findings left in openByKey resolved by this scan, in
+// the order they were first stored, and returns them.
+func (sc *succeedingScan) resolve(ctx context.Context, openByKey map[string]storedFinding) ([]Finding, error) {
+	gone := make([]storedFinding, 0, len(openByKey))
+	for _, f := range openByKey {
+		gone = append(gone, f)
+	}
+	sort.Slice(gone, func(i, j int) bool { return gone[i].rowID < gone[j].rowID })
+	resolved := []Finding{}
+	for _, f := range gone {
+		if _, err := sc.tx.ExecContext(ctx,
+			`UPDATE findings SET resolved_scan = ?, resolved_at = ? WHERE id = ?`, sc.id, sc.nowText, f.rowID); err != nil {
+			return nil, fmt.Errorf("resolve finding: %w", err)
+		}
+		if _, err := sc.tx.ExecContext(ctx,
+			`INSERT INTO scan_changes (scan_id, finding_id, change, finding) VALUES (?, ?, 'resolved', ?)`, sc.id, f.rowID, f.raw); err != nil {
+			return nil, fmt.Errorf("record resolved finding: %w", err)
+		}
+		f.Finding.Revision = sc.revision
+		resolved = append(resolved, f.Finding)
+	}
+	return resolved, nil
 }
 
 const scanColumns = `id, source, triggered_by, status, started_at, finished_at, error, errors, warnings, revision, fingerprint, offline_reused, replica`

@@ -75,94 +75,128 @@ type segment struct {
 }
 
 func shellSegments(s string) []segment {
-	var segs []segment
-	var words []string
-	var w strings.Builder
-	inWord := false
-	flushWord := func() {
-		if inWord {
-			words = append(words, w.String())
-			w.Reset()
-			inWord = false
-		}
+	l := &shellLexer{s: s}
+	for ; l.i < len(s); l.i++ {
+		l.step()
 	}
-	flushSeg := func(piped bool) {
-		flushWord()
-		if len(words) > 0 {
-			segs = append(segs, segment{words: words, piped: piped})
-		}
-		words = nil
+	l.flushSeg(false)
+	return l.segs
+}
+
+// shellLexer is shellSegments' state: the segments so far, the words of
+// the current one and the word being read.
+type shellLexer struct {
+	s      string
+	i      int
+	segs   []segment
+	words  []string
+	w      strings.Builder
+	inWord bool
+}
+
+func (l *shellLexer) flushWord() {
+	if l.inWord {
+		l.words = append(l.words, l.w.String())
+		l.w.Reset()
+		l.inWord = false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\'':
-			inWord = true
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				w.WriteString(s[i+1:])
-				i = len(s)
-				break
-			}
-			w.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-		case c == '"':
-			inWord = true
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
-					i++
-				}
-				if s[i] == '$' {
-					n := groupEnd(s, i)
-					w.WriteString(s[i:n])
-					i = n - 1
-					continue
-				}
-				w.WriteByte(s[i])
-			}
-		case c == '\\':
-			inWord = true
-			if i+1 < len(s) {
-				i++
-				if s[i] != '\n' {
-					w.WriteByte(s[i])
-				}
-			}
-		case c == '$':
-			inWord = true
-			n := groupEnd(s, i)
-			w.WriteString(s[i:n])
-			i = n - 1
-		case c == ' ' || c == '\t' || c == '\r':
-			flushWord()
-		case c == '\n' || c == ';':
-			flushSeg(false)
-		case c == '&' && i+1 < len(s) && s[i+1] == '&':
-			flushSeg(false)
-			i++
-		case c == '|' && i+1 < len(s) && s[i+1] == '|':
-			flushSeg(false)
-			i++
-		case c == '|':
-			flushSeg(true)
-		case c == '>':
-			// A redirection is its own word: ">", ">>" then the target.
-			flushWord()
-			op := ">"
-			if i+1 < len(s) && s[i+1] == '>' {
-				op = ">>"
-				i++
-			}
-			words = append(words, op)
-		case c == '<' || c == '(' || c == ')' || c == '`':
-			flushWord()
-		default:
-			inWord = true
-			w.WriteByte(c)
-		}
+}
+
+func (l *shellLexer) flushSeg(piped bool) {
+	l.flushWord()
+	if len(l.words) > 0 {
+		l.segs = append(l.segs, segment{words: l.words, piped: piped})
 	}
-	flushSeg(false)
-	return segs
+	l.words = nil
+}
+
+// step reads the byte at l.i (and what it opens), leaving l.i on the last
+// byte it consumed.
+func (l *shellLexer) step() {
+	s, c := l.s, l.s[l.i]
+	switch c {
+	case '\'':
+		l.inWord = true
+		j := strings.IndexByte(s[l.i+1:], '\'')
+		if j < 0 {
+			l.w.WriteString(s[l.i+1:])
+			l.i = len(s)
+			return
+		}
+		l.w.WriteString(s[l.i+1 : l.i+1+j])
+		l.i += j + 1
+	case '"':
+		l.inWord = true
+		l.doubleQuoted()
+	case '\\':
+		l.inWord = true
+		if l.i+1 < len(s) {
+			l.i++
+			if s[l.i] != '\n' {
+				l.w.WriteByte(s[l.i])
+			}
+		}
+	case '$':
+		l.inWord = true
+		n := groupEnd(s, l.i)
+		l.w.WriteString(s[l.i:n])
+		l.i = n - 1
+	default:
+		l.operator(c)
+	}
+}
+
+// doubleQuoted reads a "…" string starting at l.i into the current word;
+// a $ group inside it is kept whole.
+func (l *shellLexer) doubleQuoted() {
+	s := l.s
+	for l.i++; l.i < len(s) && s[l.i] != '"'; l.i++ {
+		if s[l.i] == '\\' && l.i+1 < len(s) && strings.IndexByte("\"\\$`", s[l.i+1]) >= 0 {
+			l.i++
+		}
+		if s[l.i] == '$' {
+			n := groupEnd(s, l.i)
+			l.w.WriteString(s[l.i:n])
+			l.i = n - 1
+			continue
+		}
+		l.w.WriteByte(s[l.i])
+	}
+}
+
+// operator handles an unquoted byte: a blank ends the word, a separator
+// the segment, a redirection is a word of its own; other bytes belong to
+// the word.
+func (l *shellLexer) operator(c byte) {
+	s := l.s
+	switch {
+	case c == ' ' || c == '\t' || c == '\r':
+		l.flushWord()
+	case c == '\n' || c == ';':
+		l.flushSeg(false)
+	case c == '&' && l.i+1 < len(s) && s[l.i+1] == '&':
+		l.flushSeg(false)
+		l.i++
+	case c == '|' && l.i+1 < len(s) && s[l.i+1] == '|':
+		l.flushSeg(false)
+		l.i++
+	case c == '|':
+		l.flushSeg(true)
+	case c == '>':
+		// A redirection is its own word: ">", ">>" then the target.
+		l.flushWord()
+		op := ">"
+		if l.i+1 < len(s) && s[l.i+1] == '>' {
+			op = ">>"
+			l.i++
+		}
+		l.words = append(l.words, op)
+	case c == '<' || c == '(' || c == ')' || c == '`':
+		l.flushWord()
+	default:
+		l.inWord = true
+		l.w.WriteByte(c)
+	}
 }
 
 // groupEnd returns the index just past a $(…), ${…}, $NAME or $x starting
@@ -228,77 +262,104 @@ func findDownloads(s string) []download {
 }
 
 func parseFetchCommand(cmd string, args []string, piped bool) []download {
-	var urls []string
-	to, redirect, dirPrefix := "", "", ""
-	remoteName := cmd == "wget"
-	argFlags := curlArgFlags
+	f := &fetchArgs{cmd: cmd, args: args, remoteName: cmd == "wget", argFlags: curlArgFlags}
 	if cmd == "wget" {
-		argFlags = wgetArgFlags
+		f.argFlags = wgetArgFlags
 	}
-	setOut := func(flag byte, v string) {
-		switch {
-		case cmd == "curl" && flag == 'o', cmd == "wget" && flag == 'O':
-			to = v
-		case cmd == "wget" && flag == 'P':
-			dirPrefix = v
+	for f.i = 0; f.i < len(args); f.i++ {
+		f.arg(args[f.i])
+	}
+	return f.downloads(piped)
+}
+
+// fetchArgs is what parseFetchCommand learns from a curl or wget command's
+// arguments.
+type fetchArgs struct {
+	cmd, argFlags           string
+	args                    []string
+	i                       int
+	urls                    []string
+	to, redirect, dirPrefix string
+	remoteName              bool
+}
+
+// next consumes and returns the argument after the current one.
+func (f *fetchArgs) next() string {
+	if f.i+1 < len(f.args) {
+		f.i++
+		return f.args[f.i]
+	}
+	return ""
+}
+
+func (f *fetchArgs) setOut(flag byte, v string) {
+	switch {
+	case f.cmd == "curl" && flag == 'o', f.cmd == "wget" && flag == 'O':
+		f.to = v
+	case f.cmd == "wget" && flag == 'P':
+		f.dirPrefix = v
+	}
+}
+
+func (f *fetchArgs) arg(a string) {
+	cmd := f.cmd
+	switch {
+	case a == ">" || a == ">>":
+		f.redirect = f.next()
+	case a == "--output" && cmd == "curl", a == "--output-document" && cmd == "wget":
+		f.to = f.next()
+	case strings.HasPrefix(a, "--output=") && cmd == "curl":
+		f.to = strings.TrimPrefix(a, "--output=")
+	case strings.HasPrefix(a, "--output-document=") && cmd == "wget":
+		f.to = strings.TrimPrefix(a, "--output-document=")
+	case a == "--directory-prefix" && cmd == "wget":
+		f.dirPrefix = f.next()
+	case strings.HasPrefix(a, "--directory-prefix=") && cmd == "wget":
+		f.dirPrefix = strings.TrimPrefix(a, "--directory-prefix=")
+	case a == "--remote-name" && cmd == "curl":
+		f.remoteName = true
+	case a == "--url":
+		f.urls = append(f.urls, f.next())
+	case strings.HasPrefix(a, "--"):
+		// Long options with a separate value are rare in fetch lines;
+		// a following URL is still found below.
+	case len(a) > 1 && a[0] == '-':
+		f.shortFlags(a)
+	case isHTTPURL(a):
+		f.urls = append(f.urls, a)
+	}
+}
+
+// shortFlags reads a cluster of short options (-sSLo file, -Ofile).
+func (f *fetchArgs) shortFlags(a string) {
+	for k := 1; k < len(a); k++ {
+		fl := a[k]
+		if f.cmd == "curl" && fl == 'O' {
+			f.remoteName = true
+			continue
 		}
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		next := func() string {
-			if i+1 < len(args) {
-				i++
-				return args[i]
+		if strings.IndexByte(f.argFlags, fl) >= 0 {
+			v := a[k+1:]
+			if v == "" {
+				v = f.next()
 			}
-			return ""
-		}
-		switch {
-		case a == ">" || a == ">>":
-			redirect = next()
-		case a == "--output" && cmd == "curl", a == "--output-document" && cmd == "wget":
-			to = next()
-		case strings.HasPrefix(a, "--output=") && cmd == "curl":
-			to = strings.TrimPrefix(a, "--output=")
-		case strings.HasPrefix(a, "--output-document=") && cmd == "wget":
-			to = strings.TrimPrefix(a, "--output-document=")
-		case a == "--directory-prefix" && cmd == "wget":
-			dirPrefix = next()
-		case strings.HasPrefix(a, "--directory-prefix=") && cmd == "wget":
-			dirPrefix = strings.TrimPrefix(a, "--directory-prefix=")
-		case a == "--remote-name" && cmd == "curl":
-			remoteName = true
-		case a == "--url":
-			urls = append(urls, next())
-		case strings.HasPrefix(a, "--"):
-			// Long options with a separate value are rare in fetch lines;
-			// a following URL is still found below.
-		case len(a) > 1 && a[0] == '-':
-			for k := 1; k < len(a); k++ {
-				f := a[k]
-				if cmd == "curl" && f == 'O' {
-					remoteName = true
-					continue
-				}
-				if strings.IndexByte(argFlags, f) >= 0 {
-					v := a[k+1:]
-					if v == "" {
-						v = next()
-					}
-					setOut(f, v)
-					break
-				}
-			}
-		case isHTTPURL(a):
-			urls = append(urls, a)
+			f.setOut(fl, v)
+			return
 		}
 	}
+}
+
+// downloads is the result: each URL, and where it is written when the
+// command fetches exactly one.
+func (f *fetchArgs) downloads(piped bool) []download {
+	urls, to := f.urls, f.to
 	if len(urls) == 0 {
 		return nil
 	}
-	if to == "-" || to == "" && !remoteName {
+	if to == "-" || to == "" && !f.remoteName {
 		to = ""
 		if !piped {
-			to = redirect
+			to = f.redirect
 		}
 	}
 	out := make([]download, len(urls))
@@ -308,9 +369,9 @@ func parseFetchCommand(cmd string, args []string, piped bool) []download {
 			continue
 		}
 		t := to
-		if t == "" && remoteName && !piped {
+		if t == "" && f.remoteName && !piped {
 			if pu, err := url.Parse(u); err == nil && pu.Path != "" && !strings.HasSuffix(pu.Path, "/") {
-				t = path.Join(dirPrefix, path.Base(pu.Path))
+				t = path.Join(f.dirPrefix, path.Base(pu.Path))
 			}
 		}
 		out[i].To = cleanRelPath(t)

@@ -56,23 +56,9 @@ func LoadDir(dir string) (*pin.Set, error) {
 	fsys := root.FS()
 	set := &pin.Set{}
 
-	var mk *makefile
-	for _, name := range makefileNames {
-		data, err := readLimited(fsys, name, maxMakefileSize)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, name), err)
-		}
-		mk = readMakefile(fsys, name, data)
-		if v, ok := mk.value("NAMESPACE"); ok {
-			set.Namespace = v
-		}
-		if v, ok := mk.value("NAME"); ok {
-			set.Name = v
-		}
-		break
+	mk, err := readFirstMakefile(fsys, dir, set)
+	if err != nil {
+		return nil, err
 	}
 
 	data, err := readLimited(fsys, pin.FileName, pin.MaxFileSize)
@@ -106,6 +92,39 @@ func LoadDir(dir string) (*pin.Set, error) {
 		}
 	}
 
+	if err := readDockerfiles(fsys, dir, set); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// readFirstMakefile reads the package's Makefile (the first of
+// makefileNames that exists), taking NAME and NAMESPACE into set; nil when
+// there is none.
+func readFirstMakefile(fsys fs.FS, dir string, set *pin.Set) (*makefile, error) {
+	for _, name := range makefileNames {
+		data, err := readLimited(fsys, name, maxMakefileSize)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, name), err)
+		}
+		mk := readMakefile(fsys, name, data)
+		if v, ok := mk.value("NAMESPACE"); ok {
+			set.Namespace = v
+		}
+		if v, ok := mk.value("NAME"); ok {
+			set.Name = v
+		}
+		return mk, nil
+	}
+	return nil, nil
+}
+
+// readDockerfiles takes the version pins of the package's Dockerfile and
+// images/*/Dockerfile into set.
+func readDockerfiles(fsys fs.FS, dir string, set *pin.Set) error {
 	dockerfiles := []string{"Dockerfile"}
 	more, _ := fs.Glob(fsys, "images/*/Dockerfile")
 	sort.Strings(more)
@@ -116,7 +135,7 @@ func LoadDir(dir string) (*pin.Set, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, filepath.FromSlash(name)), err)
+			return fmt.Errorf("reading %s: %w", filepath.Join(dir, filepath.FromSlash(name)), err)
 		}
 		v, u := readDockerfile(name, data)
 		set.Versions = append(set.Versions, v...)
@@ -125,7 +144,7 @@ func LoadDir(dir string) (*pin.Set, error) {
 	if len(set.Versions) > 0 || len(set.Unpinned) > 0 {
 		set.Source = pin.SourceDockerfile
 	}
-	return set, nil
+	return nil
 }
 
 // maxDockerfiles bounds how many Dockerfiles literalVersions reads.

@@ -202,10 +202,15 @@ func TestLoadDirMissing(t *testing.T) {
 // A pin.yaml or include that is a symlink out of the package is not read.
 func TestLoadDirSymlinkEscape(t *testing.T) {
 	outside := t.TempDir()
-	good, err := os.ReadFile(filepath.Join("..", "testdata", "pins", "good", "core-minimal.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A valid pin file, so that only the symlink can keep it from being read.
+	good := []byte(`providers:
+- kind: CoreProvider
+  name: cluster-api
+  version: v1.10.1
+  release: v1.10.1-core
+  sources:
+  - {url: "https://github.com/kubernetes-sigs/cluster-api/releases/download/v1.10.1/core-components.yaml", sha256: "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb", to: files/core-components.yaml}
+`)
 	if err := os.WriteFile(filepath.Join(outside, "pin.yaml"), good, 0o644); err != nil {
 		t.Fatal(err)
 	}

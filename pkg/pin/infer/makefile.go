@@ -531,15 +531,52 @@ func urlStem(name string) string {
 
 var releaseTagRE = regexp.MustCompile(`/(v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?)/`)
 
+// pinURLVar is a Makefile variable whose value is one HTTP(S) URL.
+type pinURLVar struct {
+	name, value string
+	known       bool
+	v           *mkVar
+}
+
+// recipeDownload is a download found in one recipe's text.
+type recipeDownload struct {
+	download
+	r mkRecipe
+}
+
+// pinState is what pins builds up: the providers by version and which
+// URLs and digests are already accounted for.
+type pinState struct {
+	m         *makefile
+	f         *pin.File
+	byVersion map[string]int
+	pinnedURL map[string]bool
+	usedHex   map[string]bool
+	reported  map[string]bool
+	unpinned  []pin.Var
+}
+
 // pins turns what the reader learned into a Set's pin fields.
 func (m *makefile) pins() (f *pin.File, versions, unpinned []pin.Var) {
-	type urlVar struct {
-		name, value string
-		known       bool
-		v           *mkVar
+	versions, urls, shas := m.pinVars()
+	dls, ruleHex, toOf := m.recipeDownloads()
+	s := &pinState{
+		m: m, f: &pin.File{}, byVersion: map[string]int{},
+		pinnedURL: map[string]bool{}, usedHex: map[string]bool{}, reported: map[string]bool{},
 	}
-	var urls []urlVar
-	shas := map[string]string{} // stem -> digest
+	s.pinURLVars(urls, shas, toOf)
+	s.pinLiteralDownloads(dls, ruleHex, toOf)
+	f = s.f
+	if len(f.Providers) == 0 {
+		f = nil
+	}
+	return f, versions, s.unpinned
+}
+
+// pinVars sorts the variables into version pins, URL variables and
+// SHA-256 digests by stem (a SHA256 name wins over a SHA or DIGEST one).
+func (m *makefile) pinVars() (versions []pin.Var, urls []pinURLVar, shas map[string]string) {
+	shas = map[string]string{} // stem -> digest
 	shaPrio := map[string]int{}
 	for _, name := range m.order {
 		v := m.vars[name]
@@ -554,7 +591,7 @@ func (m *makefile) pins() (f *pin.File, versions, unpinned []pin.Var) {
 		}
 		t := strings.TrimSpace(val)
 		if isHTTPURL(t) && !strings.ContainsAny(t, " \t\n") {
-			urls = append(urls, urlVar{name: name, value: t, known: known && !strings.Contains(t, "$"), v: v})
+			urls = append(urls, pinURLVar{name: name, value: t, known: known && !strings.Contains(t, "$"), v: v})
 			continue
 		}
 		if stem, ok := shaStem(name); ok && known {
@@ -569,77 +606,83 @@ func (m *makefile) pins() (f *pin.File, versions, unpinned []pin.Var) {
 			}
 		}
 	}
+	return versions, urls, shas
+}
 
-	// Downloads in recipes, by rule.
-	type dl struct {
-		download
-		r mkRecipe
-	}
-	var dls []dl
-	ruleHex := map[int][]string{}
+// recipeDownloads finds the downloads in the recipes, the hex digests
+// each rule carries, and where each URL is saved to (its first -o).
+func (m *makefile) recipeDownloads() (dls []recipeDownload, ruleHex map[int][]string, toOf map[string]string) {
+	ruleHex = map[int][]string{}
 	for _, r := range m.recipes {
 		text, _ := m.expand(r.text)
 		for _, d := range findDownloads(text) {
-			dls = append(dls, dl{d, r})
+			dls = append(dls, recipeDownload{d, r})
 		}
 		ruleHex[r.rule] = append(ruleHex[r.rule], hexDigests(text)...)
 	}
-	toOf := map[string]string{}
+	toOf = map[string]string{}
 	for _, d := range dls {
 		if d.To != "" && toOf[d.URL] == "" {
 			toOf[d.URL] = d.To
 		}
 	}
+	return dls, ruleHex, toOf
+}
 
-	f = &pin.File{}
-	byVersion := map[string]int{}
-	addSource := func(version string, s pin.Source) {
-		i, ok := byVersion[version]
-		if !ok {
-			i = len(f.Providers)
-			byVersion[version] = i
-			f.Providers = append(f.Providers, pin.Provider{Version: version})
-		}
-		f.Providers[i].Sources = append(f.Providers[i].Sources, s)
+// addSource adds s to the provider of version, creating it in order.
+func (s *pinState) addSource(version string, src pin.Source) {
+	i, ok := s.byVersion[version]
+	if !ok {
+		i = len(s.f.Providers)
+		s.byVersion[version] = i
+		s.f.Providers = append(s.f.Providers, pin.Provider{Version: version})
 	}
-	versionOf := func(raw, expanded string) string {
-		var found []string
-		for _, r := range m.refs(raw) {
-			if isVersionName(r) {
-				if val, ok := m.value(r); ok && !strings.Contains(val, "$") {
-					found = append(found, strings.TrimSpace(val))
-				}
+	s.f.Providers[i].Sources = append(s.f.Providers[i].Sources, src)
+}
+
+// versionOf is the version a URL downloads: the one version variable its
+// raw text refers to, else a release tag in the expanded URL.
+func (s *pinState) versionOf(raw, expanded string) string {
+	var found []string
+	for _, r := range s.m.refs(raw) {
+		if isVersionName(r) {
+			if val, ok := s.m.value(r); ok && !strings.Contains(val, "$") {
+				found = append(found, strings.TrimSpace(val))
 			}
 		}
-		if len(found) == 1 {
-			return found[0]
-		}
-		if mm := releaseTagRE.FindStringSubmatch(expanded); mm != nil {
-			return mm[1]
-		}
-		return ""
 	}
+	if len(found) == 1 {
+		return found[0]
+	}
+	if mm := releaseTagRE.FindStringSubmatch(expanded); mm != nil {
+		return mm[1]
+	}
+	return ""
+}
 
-	pinnedURL := map[string]bool{}
-	usedHex := map[string]bool{}
-	reported := map[string]bool{}
+// pinURLVars pins each URL variable that has a digest variable of the
+// same stem and reports the others as unpinned.
+func (s *pinState) pinURLVars(urls []pinURLVar, shas, toOf map[string]string) {
 	for _, u := range urls {
 		if d, ok := shas[urlStem(u.name)]; ok {
-			pinnedURL[u.value] = true
-			usedHex[d] = true
-			addSource(versionOf(u.v.value, u.value), pin.Source{URL: u.value, SHA256: d, To: toOf[u.value]})
+			s.pinnedURL[u.value] = true
+			s.usedHex[d] = true
+			s.addSource(s.versionOf(u.v.value, u.value), pin.Source{URL: u.value, SHA256: d, To: toOf[u.value]})
 			continue
 		}
-		reported[u.value] = true
-		unpinned = append(unpinned, pin.Var{Name: u.name, Value: u.value, Known: u.known, File: u.v.file, Line: u.v.line})
+		s.reported[u.value] = true
+		s.unpinned = append(s.unpinned, pin.Var{Name: u.name, Value: u.value, Known: u.known, File: u.v.file, Line: u.v.line})
 	}
+}
 
-	// Literal downloads: pinned when their rule carries as many digests as
-	// it fetches URLs (echo "<hex>  file" | sha256sum -c).
-	candidates := map[int][]dl{}
+// pinLiteralDownloads handles the downloads not named by a variable:
+// pinned when their rule carries as many digests as it fetches URLs
+// (echo "<hex>  file" | sha256sum -c), reported as unpinned otherwise.
+func (s *pinState) pinLiteralDownloads(dls []recipeDownload, ruleHex map[int][]string, toOf map[string]string) {
+	candidates := map[int][]recipeDownload{}
 	var ruleOrder []int
 	for _, d := range dls {
-		if pinnedURL[d.URL] || reported[d.URL] {
+		if s.pinnedURL[d.URL] || s.reported[d.URL] {
 			continue
 		}
 		if _, ok := candidates[d.r.rule]; !ok {
@@ -650,7 +693,7 @@ func (m *makefile) pins() (f *pin.File, versions, unpinned []pin.Var) {
 	for _, rule := range ruleOrder {
 		var hex []string
 		for _, h := range ruleHex[rule] {
-			if !usedHex[h] {
+			if !s.usedHex[h] {
 				hex = append(hex, h)
 			}
 		}
@@ -661,24 +704,20 @@ func (m *makefile) pins() (f *pin.File, versions, unpinned []pin.Var) {
 		}
 		if len(hex) >= len(distinct) {
 			if len(distinct) == 1 && len(hex) == 1 && cs[0].known() {
-				usedHex[hex[0]] = true
-				pinnedURL[cs[0].URL] = true
-				addSource(versionOf("", cs[0].URL), pin.Source{URL: cs[0].URL, SHA256: hex[0], To: toOf[cs[0].URL]})
+				s.usedHex[hex[0]] = true
+				s.pinnedURL[cs[0].URL] = true
+				s.addSource(s.versionOf("", cs[0].URL), pin.Source{URL: cs[0].URL, SHA256: hex[0], To: toOf[cs[0].URL]})
 			}
 			continue
 		}
 		for _, c := range cs {
-			if reported[c.URL] {
+			if s.reported[c.URL] {
 				continue
 			}
-			reported[c.URL] = true
-			unpinned = append(unpinned, pin.Var{Value: c.URL, Known: c.known(), File: c.r.file, Line: c.r.line})
+			s.reported[c.URL] = true
+			s.unpinned = append(s.unpinned, pin.Var{Value: c.URL, Known: c.known(), File: c.r.file, Line: c.r.line})
 		}
 	}
-	if len(f.Providers) == 0 {
-		f = nil
-	}
-	return f, versions, unpinned
 }
 
 // readLimited reads a regular file of fsys, at most limit bytes. The file

@@ -160,22 +160,51 @@ func (x *extractor) tooMany() error {
 }
 
 func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
+	name, skip, err := x.admit(hdr)
+	if err != nil || skip {
+		return err
+	}
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		if err := x.mkdirAll(name); err != nil {
+			return entryFailed(hdr, "create directory", err)
+		}
+	case tar.TypeReg, tar.TypeRegA:
+		return x.writeFile(hdr, name, body)
+	case tar.TypeSymlink:
+		return x.writeSymlink(hdr, name)
+	case tar.TypeLink:
+		return x.writeLink(hdr, name)
+	case tar.TypeChar, tar.TypeBlock:
+		return entryUnsafe(hdr, "device files are not allowed")
+	case tar.TypeFifo:
+		return entryUnsafe(hdr, "FIFOs are not allowed")
+	default:
+		return entryUnsafe(hdr, fmt.Sprintf("entry type %q is not allowed (only files, directories and links)", string(hdr.Typeflag)))
+	}
+	return nil
+}
+
+// admit counts the entry and the directories its path creates against the
+// limits and refuses an unsafe name; it returns the cleaned name, and skip
+// for an entry that writes nothing (a PAX global header, the root).
+func (x *extractor) admit(hdr *tar.Header) (name string, skip bool, err error) {
 	x.files++
 	if x.files > x.lim.MaxFiles {
-		return x.tooMany()
+		return "", false, x.tooMany()
 	}
 	if hdr.Typeflag == tar.TypeXGlobalHeader {
-		return nil // counted above: a stream of them is bounded too
+		return "", true, nil // counted above: a stream of them is bounded too
 	}
 	if len(hdr.Name) > x.lim.MaxPathBytes || len(hdr.Linkname) > x.lim.MaxPathBytes {
-		return &LimitError{Reason: fmt.Sprintf("entry %.64q...: a path or link target longer than %d bytes (limits.maxTarPathBytes)", hdr.Name, x.lim.MaxPathBytes)}
+		return "", false, &LimitError{Reason: fmt.Sprintf("entry %.64q...: a path or link target longer than %d bytes (limits.maxTarPathBytes)", hdr.Name, x.lim.MaxPathBytes)}
 	}
-	name, err := entryName(hdr.Name)
+	name, err = entryName(hdr.Name)
 	if err != nil {
-		return &UnsafeError{Entry: hdr.Name, Reason: err.Error()}
+		return "", false, &UnsafeError{Entry: hdr.Name, Reason: err.Error()}
 	}
 	if depth := strings.Count(name, "/") + 1; depth > x.lim.MaxDepth {
-		return &LimitError{Reason: fmt.Sprintf("entry %.64q...: %d directories deep, more than %d (limits.maxTarDepth)", hdr.Name, depth, x.lim.MaxDepth)}
+		return "", false, &LimitError{Reason: fmt.Sprintf("entry %.64q...: %d directories deep, more than %d (limits.maxTarDepth)", hdr.Name, depth, x.lim.MaxDepth)}
 	}
 	// The directories the path creates count as entries, before any is
 	// created.
@@ -190,103 +219,105 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 		}
 	}
 	if x.files > x.lim.MaxFiles {
-		return x.tooMany()
+		return "", false, x.tooMany()
 	}
 	if name == "." {
 		if hdr.Typeflag == tar.TypeDir {
-			return nil
+			return "", true, nil
 		}
-		return &UnsafeError{Entry: hdr.Name, Reason: "only a directory may name the root"}
+		return "", false, &UnsafeError{Entry: hdr.Name, Reason: "only a directory may name the root"}
 	}
 	for p := path.Dir(name); p != "."; p = path.Dir(p) {
 		if x.links[p] {
-			return &UnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("lies under the symbolic link %q", p)}
+			return "", false, &UnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("lies under the symbolic link %q", p)}
 		}
 	}
 	if x.seen[name] && hdr.Typeflag != tar.TypeDir {
-		return &UnsafeError{Entry: hdr.Name, Reason: "duplicate entry"}
+		return "", false, &UnsafeError{Entry: hdr.Name, Reason: "duplicate entry"}
 	}
 	x.seen[name] = true
-	unsafe := func(reason string) error { return &UnsafeError{Entry: hdr.Name, Reason: reason} }
-	// failed keeps the cause: a full disk is the server's fault, not the
-	// upload's (the server tells them apart by it).
-	failed := func(what string, err error) error {
-		return &UnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("%s: %v", what, err), Err: err}
-	}
-	mkParent := func() error {
-		if dir := path.Dir(name); dir != "." {
-			if err := x.mkdirAll(dir); err != nil {
-				return failed("create its directory", err)
-			}
-		}
-		return nil
-	}
+	return name, false, nil
+}
 
-	switch hdr.Typeflag {
-	case tar.TypeDir:
-		if err := x.mkdirAll(name); err != nil {
-			return failed("create directory", err)
+func entryUnsafe(hdr *tar.Header, reason string) error {
+	return &UnsafeError{Entry: hdr.Name, Reason: reason}
+}
+
+// entryFailed keeps the cause: a full disk is the server's fault, not the
+// upload's (the server tells them apart by it).
+func entryFailed(hdr *tar.Header, what string, err error) error {
+	return &UnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("%s: %v", what, err), Err: err}
+}
+
+// mkParent creates the directory an entry is written in.
+func (x *extractor) mkParent(hdr *tar.Header, name string) error {
+	if dir := path.Dir(name); dir != "." {
+		if err := x.mkdirAll(dir); err != nil {
+			return entryFailed(hdr, "create its directory", err)
 		}
-	case tar.TypeReg, tar.TypeRegA:
-		if hdr.Size < 0 || hdr.Size > x.lim.MaxBytes-x.bytes {
-			return &LimitError{Reason: fmt.Sprintf("the files add up to more than %d bytes uncompressed (limits.maxTarBytes)", x.lim.MaxBytes)}
-		}
-		x.bytes += hdr.Size
-		if err := mkParent(); err != nil {
-			return err
-		}
-		mode := os.FileMode(0o644)
-		if hdr.Mode&0o111 != 0 {
-			mode = 0o755
-		}
-		f, err := x.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-		if err != nil {
-			return failed("create file", err)
-		}
-		_, err = io.Copy(f, body)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		var ce ctxError
-		if errors.As(err, &ce) {
-			return ce.error
-		}
-		if err != nil {
-			return &UnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("write file: %v", err), Err: err}
-		}
-		x.regular[name] = true
-	case tar.TypeSymlink:
-		target := hdr.Linkname
-		if target == "" || path.IsAbs(target) || strings.ContainsRune(target, 0) {
-			return unsafe("symbolic link with an empty or absolute target")
-		}
-		if resolved := path.Join(path.Dir(name), target); resolved == ".." || strings.HasPrefix(resolved, "../") {
-			return unsafe(fmt.Sprintf("symbolic link to %q points outside the tree", target))
-		}
-		if err := mkParent(); err != nil {
-			return err
-		}
-		if err := x.root.Symlink(target, name); err != nil {
-			return failed("create symbolic link", err)
-		}
-		x.links[name] = true
-	case tar.TypeLink:
-		target, err := entryName(hdr.Linkname)
-		if err != nil || !x.regular[target] {
-			return unsafe(fmt.Sprintf("hard link to %q, which is not a regular file earlier in the archive", hdr.Linkname))
-		}
-		if err := mkParent(); err != nil {
-			return err
-		}
-		if err := x.root.Link(target, name); err != nil {
-			return failed("create hard link", err)
-		}
-	case tar.TypeChar, tar.TypeBlock:
-		return unsafe("device files are not allowed")
-	case tar.TypeFifo:
-		return unsafe("FIFOs are not allowed")
-	default:
-		return unsafe(fmt.Sprintf("entry type %q is not allowed (only files, directories and links)", string(hdr.Typeflag)))
+	}
+	return nil
+}
+
+func (x *extractor) writeFile(hdr *tar.Header, name string, body io.Reader) error {
+	if hdr.Size < 0 || hdr.Size > x.lim.MaxBytes-x.bytes {
+		return &LimitError{Reason: fmt.Sprintf("the files add up to more than %d bytes uncompressed (limits.maxTarBytes)", x.lim.MaxBytes)}
+	}
+	x.bytes += hdr.Size
+	if err := x.mkParent(hdr, name); err != nil {
+		return err
+	}
+	mode := os.FileMode(0o644)
+	if hdr.Mode&0o111 != 0 {
+		mode = 0o755
+	}
+	f, err := x.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return entryFailed(hdr, "create file", err)
+	}
+	_, err = io.Copy(f, body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	var ce ctxError
+	if errors.As(err, &ce) {
+		return ce.error
+	}
+	if err != nil {
+		return &UnsafeError{Entry: hdr.Name, Reason: fmt.Sprintf("write file: %v", err), Err: err}
+	}
+	x.regular[name] = true
+	return nil
+}
+
+func (x *extractor) writeSymlink(hdr *tar.Header, name string) error {
+	target := hdr.Linkname
+	if target == "" || path.IsAbs(target) || strings.ContainsRune(target, 0) {
+		return entryUnsafe(hdr, "symbolic link with an empty or absolute target")
+	}
+	if resolved := path.Join(path.Dir(name), target); resolved == ".." || strings.HasPrefix(resolved, "../") {
+		return entryUnsafe(hdr, fmt.Sprintf("symbolic link to %q points outside the tree", target))
+	}
+	if err := x.mkParent(hdr, name); err != nil {
+		return err
+	}
+	if err := x.root.Symlink(target, name); err != nil {
+		return entryFailed(hdr, "create symbolic link", err)
+	}
+	x.links[name] = true
+	return nil
+}
+
+func (x *extractor) writeLink(hdr *tar.Header, name string) error {
+	target, err := entryName(hdr.Linkname)
+	if err != nil || !x.regular[target] {
+		return entryUnsafe(hdr, fmt.Sprintf("hard link to %q, which is not a regular file earlier in the archive", hdr.Linkname))
+	}
+	if err := x.mkParent(hdr, name); err != nil {
+		return err
+	}
+	if err := x.root.Link(target, name); err != nil {
+		return entryFailed(hdr, "create hard link", err)
 	}
 	return nil
 }
