@@ -20,6 +20,8 @@ func WriteMarkdown(w io.Writer) error {
 		switch {
 		case c.ID == WaiverExpired:
 			needs = "policy"
+		case strings.HasPrefix(c.ID, "cluster-"):
+			needs = "cluster"
 		case c.Run == nil:
 			needs = "registry"
 		}
