@@ -5,8 +5,8 @@ package cluster
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"io"
 	"os"
 	"path/filepath"
@@ -223,4 +223,3 @@ func (w *world) runAs(t *testing.T, kubeconfig string, tree *model.Tree) []strin
 	}
 	return out
 }
-
