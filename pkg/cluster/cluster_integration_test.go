@@ -27,9 +27,9 @@ const (
 	coreKind = "CoreProvider"
 )
 
-func get(t *testing.T, w *world, ns, name string) *unstructured.Unstructured {
+func get(t *testing.T, w *world, name string) *unstructured.Unstructured {
 	t.Helper()
-	u, err := w.dyn.Resource(gvrCM).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	u, err := w.Dyn.Resource(kubetest.GVRConfigMap).Namespace(kubetest.NS).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func get(t *testing.T, w *world, ns, name string) *unstructured.Unstructured {
 // same objects, other bytes.
 func edited(t *testing.T, w *world) string {
 	t.Helper()
-	u := get(t, w, ns, coreCM)
+	u := get(t, w, coreCM)
 	cm, err := configMapOf(u)
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +86,8 @@ func TestIntegrationClusterChecks(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	clean(t, w)
-	prov := w.dyn.Resource(kubetest.ProviderGVR(coreKind)).Namespace(ns)
-	cms := w.dyn.Resource(gvrCM).Namespace(ns)
+	prov := w.Dyn.Resource(kubetest.ProviderGVR(coreKind)).Namespace(kubetest.NS)
+	cms := w.Dyn.Resource(kubetest.GVRConfigMap).Namespace(kubetest.NS)
 
 	t.Run("installed version behind", func(t *testing.T) {
 		u, _ := prov.Get(ctx, "cluster-api", metav1.GetOptions{})
@@ -106,7 +106,7 @@ func TestIntegrationClusterChecks(t *testing.T) {
 	})
 
 	t.Run("ConfigMap edited in place", func(t *testing.T) {
-		orig := get(t, w, ns, coreCM)
+		orig := get(t, w, coreCM)
 		u := orig.DeepCopy()
 		unstructured.SetNestedField(u.Object, edited(t, w), "binaryData", "components")
 		if _, err := cms.Update(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
@@ -118,7 +118,7 @@ func TestIntegrationClusterChecks(t *testing.T) {
 	})
 
 	t.Run("same name other content", func(t *testing.T) {
-		orig := get(t, w, ns, coreCM)
+		orig := get(t, w, coreCM)
 		u := orig.DeepCopy()
 		unstructured.SetNestedField(u.Object, edited(t, w), "binaryData", "components")
 		w.recreateCoreCM(t, u, "helm")
@@ -128,12 +128,12 @@ func TestIntegrationClusterChecks(t *testing.T) {
 	})
 
 	t.Run("two matches", func(t *testing.T) {
-		other := get(t, w, ns, coreCM).DeepCopy()
+		other := get(t, w, coreCM).DeepCopy()
 		other.SetName("v1.9.0-core")
 		other.SetResourceVersion("")
 		other.SetUID("")
 		other.SetManagedFields(nil)
-		kubetest.Create(t, w.dyn, gvrCM, other)
+		kubetest.Create(t, w.Dyn, kubetest.GVRConfigMap, other)
 		expect(t, w, CheckConfigMap, "matches 2 ConfigMaps", "v1.10.1-core, v1.9.0-core")
 		if err := cms.Delete(ctx, "v1.9.0-core", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
@@ -142,7 +142,7 @@ func TestIntegrationClusterChecks(t *testing.T) {
 	})
 
 	t.Run("hand-edited Deployment image", func(t *testing.T) {
-		deps := w.dyn.Resource(gvrDep).Namespace(ns)
+		deps := w.Dyn.Resource(kubetest.GVRDeployment).Namespace(kubetest.NS)
 		u, err := deps.Get(ctx, coreDep, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -164,7 +164,7 @@ func TestIntegrationClusterChecks(t *testing.T) {
 	})
 
 	t.Run("CRD version missing", func(t *testing.T) {
-		crds := w.dyn.Resource(kubetest.CRDGVR)
+		crds := w.Dyn.Resource(kubetest.CRDGVR)
 		orig, err := crds.Get(ctx, coreCRD, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -182,7 +182,7 @@ func TestIntegrationClusterChecks(t *testing.T) {
 
 	t.Run("tag moved in the registry after the copy", func(t *testing.T) {
 		var rel remotetest.Release
-		for _, r := range w.rels {
+		for _, r := range w.Rels {
 			if r.Kind != coreKind {
 				rel = r
 			}
@@ -194,8 +194,8 @@ func TestIntegrationClusterChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		moved.Blob = gz
-		r := remotetest.Overwrite(t, w.prefix, moved)
-		remotetest.Finish(t, r, remotetest.Both(w.key))
+		r := remotetest.Overwrite(t, w.Prefix, moved)
+		remotetest.Finish(t, r, remotetest.Both(w.Key))
 		expect(t, w, CheckOCI, "the operator's copy of", "differs from what the tag holds now", r.Digest.String())
 	})
 }
@@ -215,18 +215,18 @@ func fresh(u *unstructured.Unstructured) *unstructured.Unstructured {
 // recreateCoreCM deletes the core ConfigMap and creates u as manager.
 func (w *world) recreateCoreCM(t *testing.T, u *unstructured.Unstructured, manager string) {
 	t.Helper()
-	cms := w.dyn.Resource(gvrCM).Namespace(ns)
+	cms := w.Dyn.Resource(kubetest.GVRConfigMap).Namespace(kubetest.NS)
 	if err := cms.Delete(context.Background(), coreCM, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubetest.CreateAs(t, w.dyn, gvrCM, fresh(u), manager)
+	kubetest.CreateAs(t, w.Dyn, kubetest.GVRConfigMap, fresh(u), manager)
 }
 
 // replaceCRD deletes the CRD of u's name, waits until it is gone and
 // creates u.
 func (w *world) replaceCRD(t *testing.T, u *unstructured.Unstructured) {
 	t.Helper()
-	crds := w.dyn.Resource(kubetest.CRDGVR)
+	crds := w.Dyn.Resource(kubetest.CRDGVR)
 	ctx := context.Background()
 	if err := crds.Delete(ctx, u.GetName(), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -238,7 +238,7 @@ func (w *world) replaceCRD(t *testing.T, u *unstructured.Unstructured) {
 		}
 		return errStill
 	})
-	kubetest.Create(t, w.dyn, kubetest.CRDGVR, u)
+	kubetest.Create(t, w.Dyn, kubetest.CRDGVR, u)
 }
 
 var errStill = errors.New("not yet")
@@ -268,13 +268,13 @@ func TestIntegrationClusterForbidden(t *testing.T) {
 		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pinseal-no-configmaps"},
 		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "limited"}},
 	}}
-	kubetest.Create(t, w.dyn, gvrRBAC("clusterroles"), role)
-	kubetest.Create(t, w.dyn, gvrRBAC("clusterrolebindings"), binding)
-	kc := w.srv.WriteKubeconfig(t, "limited", kubetest.LimitedToken)
+	kubetest.Create(t, w.Dyn, gvrRBAC("clusterroles"), role)
+	kubetest.Create(t, w.Dyn, gvrRBAC("clusterrolebindings"), binding)
+	kc := w.Srv.WriteKubeconfig(t, "limited", kubetest.LimitedToken)
 	var fs []string
 	// RBAC reaches the authorizer's cache within a second or so.
 	kubetest.WaitFor(t, "the limited user's role", func() error {
-		fs = w.runAs(t, kc, w.tree)
+		fs = w.runAs(t, kc, w.Tree)
 		for _, f := range fs {
 			if strings.Contains(f, "operator.cluster.x-k8s.io") {
 				return errStill
