@@ -21,6 +21,8 @@ const (
 	DefaultMaxResponse = 64 << 20
 	// PageSize is how many objects one list request asks for.
 	PageSize = 50
+	// CRDPageSize is PageSize for CRDs, whose schemas make them large.
+	CRDPageSize = 10
 	// DefaultMaxObjects bounds the objects of one list, across its pages.
 	DefaultMaxObjects = 10000
 )

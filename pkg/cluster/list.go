@@ -108,10 +108,15 @@ func (l *lister) list(ctx context.Context, gvr schema.GroupVersionResource, ns, 
 	if ns != "" {
 		ri = l.dyn.Resource(gvr).Namespace(ns)
 	}
-	opts := metav1.ListOptions{Limit: PageSize, LabelSelector: selector}
+	page := int64(PageSize)
+	if gvr == gvrCRD {
+		// A CRD with its schemas can weigh a megabyte.
+		page = CRDPageSize
+	}
+	opts := metav1.ListOptions{Limit: page, LabelSelector: selector}
 	seen := 0
 	for {
-		page, err := ri.List(ctx, opts)
+		list, err := ri.List(ctx, opts)
 		switch {
 		case apierrors.IsForbidden(err):
 			l.snap.Forbidden = append(l.snap.Forbidden, Forbidden{Verb: "list", Group: gvr.Group, Resource: gvr.Resource,
@@ -122,15 +127,15 @@ func (l *lister) list(ctx context.Context, gvr schema.GroupVersionResource, ns, 
 		case err != nil:
 			return fmt.Errorf("cluster %s (%s): list %s: %w", l.snap.Context, l.snap.Server, resourceName(gvr, ns), err)
 		}
-		for i := range page.Items {
+		for i := range list.Items {
 			if seen++; seen > l.maxObjects {
 				return fmt.Errorf("cluster %s: more than %d %s: not read further", l.snap.Context, l.maxObjects, resourceName(gvr, ns))
 			}
-			if err := fn(&page.Items[i]); err != nil {
-				return fmt.Errorf("cluster %s: %s %s/%s: %w", l.snap.Context, gvr.Resource, page.Items[i].GetNamespace(), page.Items[i].GetName(), err)
+			if err := fn(&list.Items[i]); err != nil {
+				return fmt.Errorf("cluster %s: %s %s/%s: %w", l.snap.Context, gvr.Resource, list.Items[i].GetNamespace(), list.Items[i].GetName(), err)
 			}
 		}
-		if opts.Continue = page.GetContinue(); opts.Continue == "" {
+		if opts.Continue = list.GetContinue(); opts.Continue == "" {
 			return nil
 		}
 	}
