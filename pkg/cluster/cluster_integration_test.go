@@ -122,7 +122,7 @@ func TestIntegrationClusterChecks(t *testing.T) {
 		u := orig.DeepCopy()
 		unstructured.SetNestedField(u.Object, edited(t, w), "binaryData", "components")
 		w.recreateCoreCM(t, u, "helm")
-		expect(t, w, CheckConfigMap, "is stale", "packages/capi-providers-core") // the tree's file is named
+		expect(t, w, CheckConfigMap, "is stale", "capi-providers-core/templates/configmaps.yaml") // the tree's file is named
 		w.recreateCoreCM(t, orig, "helm")
 		clean(t, w)
 	})

@@ -192,10 +192,31 @@ func (w *World) components(t *testing.T, stream []byte) {
 		u := &unstructured.Unstructured{Object: obj}
 		switch u.GetKind() {
 		case "CustomResourceDefinition":
-			Create(t, w.Dyn, CRDGVR, u)
+			Create(t, w.Dyn, CRDGVR, trimCRD(u))
 		case "Deployment":
 			u.SetNamespace(NS)
 			CreateAs(t, w.Dyn, GVRDeployment, u, "cluster-api-operator")
 		}
 	}
+}
+
+// trimCRD keeps what the checks compare of a CRD (its names, scope and
+// versions with served and storage) and gives each version a schema that
+// takes any fields: the example components' CRDs are cut short and are
+// not structural, which the API server refuses.
+func trimCRD(u *unstructured.Unstructured) *unstructured.Unstructured {
+	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
+	versions, _, _ := unstructured.NestedSlice(spec, "versions")
+	var vs []any
+	for _, v := range versions {
+		m := v.(map[string]any)
+		vs = append(vs, map[string]any{"name": m["name"], "served": m["served"], "storage": m["storage"],
+			"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
+	}
+	out := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"spec": map[string]any{"group": spec["group"], "names": spec["names"], "scope": spec["scope"], "versions": vs},
+	}}
+	out.SetName(u.GetName())
+	return out
 }
