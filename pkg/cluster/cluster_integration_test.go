@@ -96,7 +96,6 @@ func TestIntegrationClusterChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		expect(t, w, CheckInstalled, "pinseal-test/cozy-cluster-api", "CoreProvider/cluster-api", `"v1.10.1-core" (spec.version) but "v1.10.0-core" is installed`)
-		unstructured.SetNestedField(u.Object, "v1.10.1-core", "status", "installedVersion")
 		u, _ = prov.Get(ctx, "cluster-api", metav1.GetOptions{})
 		unstructured.SetNestedField(u.Object, "v1.10.1-core", "status", "installedVersion")
 		if _, err := prov.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
