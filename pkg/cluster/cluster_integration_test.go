@@ -104,6 +104,24 @@ func TestIntegrationClusterChecks(t *testing.T) {
 		clean(t, w)
 	})
 
+	t.Run("condition false", func(t *testing.T) {
+		u, _ := prov.Get(ctx, "cluster-api", metav1.GetOptions{})
+		ready := []any{map[string]any{"type": "Ready", "status": "False", "reason": "ComponentsFetchFailed",
+			"message": "config map not found", "lastTransitionTime": "2026-02-03T04:05:06Z"}}
+		unstructured.SetNestedSlice(u.Object, ready, "status", "conditions")
+		if _, err := prov.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, w, CheckInstalled, "condition Ready is False since 2026-02-03T04:05:06Z: ComponentsFetchFailed: config map not found")
+		u, _ = prov.Get(ctx, "cluster-api", metav1.GetOptions{})
+		ready[0].(map[string]any)["status"] = "True"
+		unstructured.SetNestedSlice(u.Object, ready, "status", "conditions")
+		if _, err := prov.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		clean(t, w)
+	})
+
 	t.Run("ConfigMap edited in place", func(t *testing.T) {
 		orig := get(t, w, coreCM)
 		u := orig.DeepCopy()
