@@ -30,6 +30,10 @@ func TestIntegrationClusterCommand(t *testing.T) {
 		t.Fatalf("clean cluster: exit %d (%v)\n%s", code, err, out)
 	}
 
+	if _, code, err := runVerifier(t, "cluster", "--kubeconfig", w.Srv.Kubeconfig, "--context", "nope"); code != 2 || !strings.Contains(err.Error(), `context "nope"`) {
+		t.Errorf("unknown context: exit %d, %v; want 2 naming it", code, err)
+	}
+
 	prov := w.Dyn.Resource(kubetest.ProviderGVR("CoreProvider")).Namespace(kubetest.NS)
 	u, err := prov.Get(context.Background(), "cluster-api", metav1.GetOptions{})
 	if err != nil {
