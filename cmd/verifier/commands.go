@@ -8,5 +8,6 @@ func commands() []*cobra.Command {
 		newCheckCmd(),
 		newVerifyCmd(),
 		newServeCmd(),
+		newClusterCmd(),
 	}
 }

@@ -80,6 +80,12 @@ const (
 	OCIInstall           = "oci-install"
 	ImageRef             = "image-ref"
 	WaiverExpired        = "waiver-expired"
+	// The live-cluster checks (pkg/cluster runs them).
+	ClusterInstalled = "cluster-installed"
+	ClusterConfigMap = "cluster-configmap"
+	ClusterOCI       = "cluster-oci"
+	ClusterWorkload  = "cluster-workload"
+	ClusterCRD       = "cluster-crd"
 )
 
 var catalog = []Check{
@@ -129,6 +135,16 @@ var catalog = []Check{
 		Description: "A SLSA provenance v1 attestation about the artifact's digest (a Sigstore bundle referrer or a legacy .att image) is signed by a trusted key or keyless identity, names a builder the policy allows and the artifact's release, and lists exactly the artifact's pins as materials."},
 	{ID: OCIInstall, Title: "Operator installs the artifact", Severity: report.Error,
 		Description: "Every cluster-api-operator release with OCI support (v0.16.0 and later, ControlPlaneProvider's type named control-plane and, before v0.23.0, controlplane) finds components and metadata among the artifact's layer titles for the provider's type, name and spec.version, and what it finds is the artifact's components YAML and metadata.yaml: an OCI install (spec.fetchConfig.oci) gets exactly the checked bytes."},
+	{ID: ClusterInstalled, Title: "Cluster installed the release", Severity: report.Error,
+		Description: "In a live cluster (verifier cluster), every provider's status.installedVersion is its spec.version, none of its conditions is False (the finding gives reason, message and since when), and with a tree, spec.version is the release the tree's provider of that kind, namespace and name requests."},
+	{ID: ClusterConfigMap, Title: "Cluster ConfigMap is the tree's", Severity: report.Error,
+		Description: "In a live cluster, each provider's fetchConfig.selector matches exactly one ConfigMap in its namespace (none: the operator has nothing to install; more: it refuses), and with a tree that ConfigMap is the tree's rendered ConfigMap of the same release: components compared inflated, metadata, compressed annotation and labels. Other content is stale (same name as the tree's, other content: the operator never installs the tree's) or, when a field manager other than the one that labelled it wrote the content, edited in place (also reported without a tree)."},
+	{ID: ClusterOCI, Title: "Cluster's OCI copy is the registry's", Severity: report.Error,
+		Description: "In a live cluster, the ConfigMap a fetchConfig.oci provider's release was copied into by the operator (once, never fetched again) holds the components YAML and metadata.yaml the registry artifact at that tag holds now (a moved tag is reported), and the artifact verifies as verifier verify verifies it (signature, provenance and the artifact's own findings are reported under their IDs). A registry the scan may not contact is a finding; nothing is contacted."},
+	{ID: ClusterWorkload, Title: "Cluster runs the installed images", Severity: report.Error,
+		Description: "In a live cluster, each provider's Deployments (in its namespace) run the containers and images the components it installed from name, with their replicas (spec.deployment.replicas when set): a hand-edited image, container or replica count is reported, since the operator does not revert it."},
+	{ID: ClusterCRD, Title: "Cluster CRDs are the release's", Severity: report.Error,
+		Description: "In a live cluster, every CRD the installed components hold exists, serves each version the release serves and stores the release's storage version."},
 	{ID: WaiverExpired, Title: "Waiver expired", Severity: report.Error,
 		Description: "A policy waiver is past its expiry date: fix the finding or renew the waiver. Always an error."},
 }

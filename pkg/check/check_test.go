@@ -552,7 +552,8 @@ func TestVersionOf(t *testing.T) {
 func TestCatalog(t *testing.T) {
 	want := []string{model.CheckPackageLoad, BlobYAML, BlobHeader, model.CheckBlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
 		CompressedAnnotation, MetadataSeries, Contract, PinVersion, model.CheckPinDigest, PinMissing, ReleaseSize,
-		OCISource, ImageRef, RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall, WaiverExpired}
+		OCISource, ImageRef, RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall,
+		ClusterInstalled, ClusterConfigMap, ClusterOCI, ClusterWorkload, ClusterCRD, WaiverExpired}
 	if got := IDs(); !slices.Equal(got, want) {
 		t.Fatalf("catalog IDs = %v, want %v", got, want)
 	}
@@ -567,7 +568,8 @@ func TestCatalog(t *testing.T) {
 		if c.Severity != wantSev {
 			t.Errorf("%s: default severity %q, want %q", c.ID, c.Severity, wantSev)
 		}
-		needsRun := !slices.Contains([]string{RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall, WaiverExpired}, c.ID)
+		needsRun := !slices.Contains([]string{RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall, WaiverExpired,
+			ClusterInstalled, ClusterConfigMap, ClusterOCI, ClusterWorkload, ClusterCRD}, c.ID)
 		if (c.Run != nil) != needsRun {
 			t.Errorf("%s: Run set = %v, want %v", c.ID, c.Run != nil, needsRun)
 		}

@@ -24,6 +24,8 @@ func WriteMarkdown(w io.Writer) error {
 			needs = "registry or base"
 		case c.ID == VersionDowngrade:
 			needs = "base"
+		case strings.HasPrefix(c.ID, "cluster-"):
+			needs = "cluster"
 		case c.Run == nil:
 			needs = "registry"
 		}

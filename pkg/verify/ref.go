@@ -64,24 +64,35 @@ type RefOptions struct {
 // read, or no key is trusted (ErrNoTrustedKeys) while the signature or
 // provenance check is on. Everything wrong with the artifact is a finding.
 func Ref(ctx context.Context, ref string, opts RefOptions) (*report.Report, string, error) {
+	r, a, err := RefArtifact(ctx, ref, opts)
+	if a == nil {
+		return r, "", err
+	}
+	return r, a.Digest, err
+}
+
+// RefArtifact is Ref that also returns the artifact as read (nil when the
+// reference could not be looked up at all): for a caller that compares
+// its content with a copy elsewhere (a cluster's cache of it).
+func RefArtifact(ctx context.Context, ref string, opts RefOptions) (*report.Report, *model.Artifact, error) {
 	pol := opts.Policy
 	if pol == nil {
 		pol = policy.Default()
 	}
 	trust, err := TrustedBy(pol, opts.Keys)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	repo, tag, err := artifact.OpenReference(ref, opts.Registry)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if tag == "" {
-		return nil, "", fmt.Errorf("reference %q names no tag or digest: write REPO:TAG or REPO@sha256:<hex>", ref)
+		return nil, nil, fmt.Errorf("reference %q names no tag or digest: write REPO:TAG or REPO@sha256:<hex>", ref)
 	}
 	a, pulled, err := remote.Fetch(ctx, repo, tag, remote.Options{Registry: opts.Registry, Trust: trust, Logger: opts.Logger})
 	if err != nil {
-		return nil, a.Digest, err
+		return nil, a, err
 	}
 	byTag := ""
 	if _, derr := digest.Parse(tag); derr != nil {
@@ -98,10 +109,10 @@ func Ref(ctx context.Context, ref string, opts RefOptions) (*report.Report, stri
 	t := artifactTree(ref, repo.Name(), byTag, a)
 	r, err := Evaluate(ctx, t, refOptions(pol, t, opts))
 	if err != nil {
-		return nil, a.Digest, err
+		return nil, a, err
 	}
 	r.Root = ref
-	return r, a.Digest, nil
+	return r, a, nil
 }
 
 // ResolveRef returns the manifest digest ("sha256:<hex>") ref points at.

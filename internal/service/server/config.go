@@ -86,6 +86,8 @@ type SourceConfig struct {
 	Path string `json:"path,omitempty"`
 	// Git is a repository ref to fetch and scan at each scan (or give path).
 	Git *GitConfig `json:"git,omitempty"`
+	// Cluster is a live cluster to scan (instead of path or git).
+	Cluster *ClusterSourceConfig `json:"cluster,omitempty"`
 	// Interval between scheduled scans (e.g. 1h); 0 or omitted: only
 	// on demand (POST /v1/scans).
 	Interval Duration `json:"interval,omitempty"`
@@ -307,6 +309,9 @@ func (c *Config) resolvePaths(base string) {
 	for i := range c.Sources {
 		abs(&c.Sources[i].Path)
 		abs(&c.Sources[i].Policy)
+		if cl := c.Sources[i].Cluster; cl != nil {
+			c.resolveClusterPaths(base, cl)
+		}
 		if g := c.Sources[i].Git; g != nil && g.Credentials != nil {
 			abs(&g.Credentials.PasswordFile)
 			abs(&g.Credentials.SSHKeyFile)
@@ -417,6 +422,8 @@ func (c *Config) validateSource(where string, s SourceConfig, seen map[string]bo
 	}
 	seen[s.Name] = true
 	switch {
+	case s.Cluster != nil:
+		errs = append(errs, c.validateCluster(where, s)...)
 	case s.Path == "" && s.Git == nil:
 		bad("%s: give path (a directory) or git (a repository)", where)
 	case s.Path != "" && s.Git != nil:

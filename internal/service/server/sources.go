@@ -26,6 +26,10 @@ import (
 // the registry checks run, since the registry can drift on its own.
 func (s *Server) checkSourceMeta(ctx context.Context, name string) (*report.Report, store.Meta, error) {
 	src := s.sources[name]
+	if src.Cluster != nil {
+		rep, err := s.checkCluster(ctx, name)
+		return rep, store.Meta{}, err
+	}
 	if src.Git == nil {
 		rep, err := s.checkSource(ctx, name)
 		return rep, store.Meta{}, err
