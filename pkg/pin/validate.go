@@ -398,6 +398,7 @@ func (f *File) validate(file string, lines map[string]int) []error {
 		if p.Components != "" && p.Components == p.Metadata {
 			v.add(pp+".metadata", fmt.Sprintf("%q is also the components file", p.Metadata), "name two different sources")
 		}
+		v.validateRelocate(pp, p.Relocate)
 		if p.Blob != "" {
 			if err := CheckPath(p.Blob); err != nil {
 				v.add(pp+".blob", err.Error(), "give a clean path relative to the package directory, e.g. files/components.gz")
