@@ -187,6 +187,7 @@ var GateChecks = []string{
 	check.PackageLoad, check.BlobYAML, check.BlobHeader, check.BlobCorrupt,
 	check.ConfigMapVersion, check.CompressedAnnotation, check.PinVersion, check.PinDigest,
 	check.MetadataSeries, check.Contract, check.SelectorUnique, check.SelectorSemver,
+	check.ImageRelocation,
 }
 
 // Bump moves one provider of the package in dir to opts.To. On error

@@ -552,7 +552,7 @@ func TestVersionOf(t *testing.T) {
 func TestCatalog(t *testing.T) {
 	want := []string{PackageLoad, BlobYAML, BlobHeader, BlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
 		CompressedAnnotation, MetadataSeries, Contract, PinVersion, PinDigest, PinMissing, ReleaseSize,
-		OCISource, ImageRef, RegistryDigest, VersionReused, Signature, Provenance, OCIInstall, WaiverExpired}
+		OCISource, ImageRef, ImageRelocation, RegistryDigest, VersionReused, Signature, Provenance, OCIInstall, WaiverExpired}
 	if got := IDs(); !slices.Equal(got, want) {
 		t.Fatalf("catalog IDs = %v, want %v", got, want)
 	}

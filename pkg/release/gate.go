@@ -46,7 +46,7 @@ var (
 	Refusing = []string{
 		check.PackageLoad, check.BlobYAML, check.BlobCorrupt, check.ComponentsValid,
 		check.ConfigMapVersion, check.SelectorUnique, check.SelectorSemver, check.CompressedAnnotation,
-		check.PinVersion, check.MetadataSeries, check.Contract, check.PinDigest, check.OCISource, check.ImageRef,
+		check.PinVersion, check.MetadataSeries, check.Contract, check.PinDigest, check.OCISource, check.ImageRef, check.ImageRelocation,
 	}
 	NotRefusing = []string{
 		check.BlobHeader, check.ReleaseSize, check.PinMissing, check.WaiverExpired,
