@@ -38,8 +38,8 @@ import (
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
-	"github.com/pinseal/pinseal/pkg/relocate"
 	"github.com/pinseal/pinseal/pkg/pin/infer"
+	"github.com/pinseal/pinseal/pkg/relocate"
 )
 
 // Options configure a build.
