@@ -9,6 +9,7 @@ func commands() []*cobra.Command {
 		newBumpCmd(),
 		newOutdatedCmd(),
 		newImagesCmd(),
+		newRelocateCmd(),
 		newPushCmd(),
 		newKeygenCmd(),
 	}

@@ -12,11 +12,11 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/images"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
-	"github.com/pinseal/pinseal/pkg/relocate"
 )
 
 // upstreamDigests recovers, for every vendored file a pin's patches or
@@ -149,7 +149,9 @@ func (l *scanner) reverseFile(p *model.Package, f *model.File, rs pin.Relocation
 		}
 	}
 	if len(rs) > 0 {
-		out, err := relocate.Reverse(data, rs)
+		// As relocate.Reverse does (that package loads packages, so
+		// this one cannot import it).
+		out, _, err := images.Rewrite(data, rs.Unmap)
 		if err != nil {
 			f.UpstreamErr = fmt.Sprintf("its relocation (%s) cannot be reversed on %s: %v", rs, f.Path, err)
 			return
