@@ -1,6 +1,7 @@
 package pin
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -143,4 +144,18 @@ func (v *validator) validateRelocate(pp string, rs Relocations) {
 			}
 		}
 	}
+}
+
+// CheckRelocations reports what makes rs unusable as one provider's
+// relocations (the rules of validateRelocate), each a *FieldError whose
+// field is relocate[i].from or .to; nil when it is usable.
+func CheckRelocations(rs Relocations) error {
+	v := &validator{file: "relocate"}
+	v.validateRelocate("", rs)
+	for _, e := range v.errs {
+		if fe, ok := e.(*FieldError); ok {
+			fe.Field = strings.TrimPrefix(fe.Field, ".")
+		}
+	}
+	return errors.Join(v.errs...)
 }

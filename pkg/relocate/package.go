@@ -13,6 +13,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/images"
 	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
@@ -58,8 +59,9 @@ type Result struct {
 	// Releases are the relocated releases with the relocation each now
 	// carries.
 	Releases []Release `json:"releases"`
-	// Images are the images the relocation moves from upstream, as now
-	// written (a second run lists them again, and writes no file).
+	// Images are the images the relocation moves from their upstream
+	// reference (for a recorded relocation, a second run lists them
+	// again and writes no file).
 	Images []Image `json:"images"`
 	// Files are the files written (would be, in a dry run); none when the
 	// package already holds the relocation.
@@ -97,6 +99,9 @@ var beforeCommit func() error
 func Package(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if len(opts.Maps) == 0 {
 		return nil, fmt.Errorf("relocate %s: no --map FROM=TO given", dir)
+	}
+	if err := pin.CheckRelocations(opts.Maps); err != nil {
+		return nil, fmt.Errorf("relocate %s: the --map entries cannot be used together: %w", dir, err)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -277,7 +282,13 @@ func (r *run) planRelease(rel *model.LayoutRelease, old, now pin.Relocations) er
 	if err != nil {
 		return fmt.Errorf("reverse the recorded relocation: %w", err)
 	}
-	out, moved, err := Apply(base, now)
+	apply := Apply
+	if !r.res.Recorded {
+		// Nothing reverses an unrecorded relocation, so an image already
+		// under a To (a second run) is no clash: it stays.
+		apply = func(data []byte, rs pin.Relocations) ([]byte, []images.Moved, error) { return images.Rewrite(data, rs.Map) }
+	}
+	out, moved, err := apply(base, now)
 	if err != nil {
 		return err
 	}
