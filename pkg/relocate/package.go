@@ -286,7 +286,9 @@ func (r *run) planRelease(rel *model.LayoutRelease, old, now pin.Relocations) er
 	if !r.res.Recorded {
 		// Nothing reverses an unrecorded relocation, so an image already
 		// under a To (a second run) is no clash: it stays.
-		apply = func(data []byte, rs pin.Relocations) ([]byte, []images.Moved, error) { return images.Rewrite(data, rs.Map) }
+		apply = func(data []byte, rs pin.Relocations) ([]byte, []images.Moved, error) {
+			return images.Rewrite(data, rs.Map)
+		}
 	}
 	out, moved, err := apply(base, now)
 	if err != nil {

@@ -257,7 +257,7 @@ func TestPackageRefusals(t *testing.T) {
 		maps pin.Relocations
 		want string
 	}{
-		"to under from": {pin.Relocations{{From: "registry.k8s.io", To: "registry.k8s.io/mirror"}}, "a second relocation would move the images again"},
+		"to under from":             {pin.Relocations{{From: "registry.k8s.io", To: "registry.k8s.io/mirror"}}, "a second relocation would move the images again"},
 		"upstream already under to": {pin.Relocations{{From: "quay.io/x", To: "registry.k8s.io/cluster-api"}}, "under a prefix the relocation moves images to"},
 	} {
 		_, err := Package(context.Background(), core, Options{Maps: c.maps})
