@@ -130,7 +130,7 @@ func Package(ctx context.Context, dir string, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("relocate %s: the package cannot be read: %s: %s; fix that first", dir, p.File, p.Message)
 		}
 	}
-	r := &run{dir: dir, abs: abs, opts: opts, pkg: pkg, res: &Result{Dir: abs}}
+	r := &run{dir: dir, abs: abs, opts: opts, pkg: pkg, res: &Result{Dir: abs, Releases: []Release{}, Images: []Image{}, Files: []string{}}}
 	if err := r.plan(set); err != nil {
 		return nil, err
 	}
