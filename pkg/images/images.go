@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -260,4 +261,14 @@ func Parse(ref string) Ref {
 	}
 	r.Repository = name
 	return r
+}
+
+// Distinct are the distinct references of found, sorted.
+func Distinct(found []Found) []string {
+	out := make([]string, 0, len(found))
+	for _, f := range found {
+		out = append(out, f.Ref)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
