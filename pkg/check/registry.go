@@ -552,12 +552,12 @@ func provenanceImages(t *model.Tree) []report.Finding {
 	var out []report.Finding
 	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
 		pr := a.Provenance
-		if !a.Found || !pr.Checked || !pr.Valid || !pr.ImagesRecorded {
-			return
+		if !a.Found || !pr.Checked || !pr.Valid || !pr.ImagesRecorded || a.Err != "" {
+			return // an artifact that could not be read is registry-digest's
 		}
 		var want []string
 		what := "the artifact's components"
-		if a.Content != nil && a.Err == "" {
+		if a.Content != nil {
 			want = a.Content.Images
 		} else {
 			what = "the tree's release " + p.Version

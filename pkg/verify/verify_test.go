@@ -344,6 +344,18 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 		}, cpPkg, []string{`"registry.k8s.io/cluster-api/kubeadm-control-plane-controller:main"`, `the moving tag "main"`,
 			"Deployment/kubeadm-controller-manager", "line 131 of what the blob inflates to", "pin it by digest"}},
 
+		{check.ImageRelocation, "pin.yaml records a relocation the files do not hold", func(t *testing.T, root string) {
+			pf := filepath.Join(root, corePkg, "pin.yaml")
+			data, err := os.ReadFile(pf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = append(data, "  relocate:\n  - from: registry.k8s.io/cluster-api\n    to: mirror.example/capi\n"...)
+			if err := os.WriteFile(pf, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, corePkg, []string{`"registry.k8s.io/cluster-api/cluster-api-controller:v1.10.1"`, "was not relocated", `relocates it to "mirror.example/capi/cluster-api-controller:v1.10.1"`, "`builder build packages/system/capi-providers-core`"}},
+
 		{check.PackageLoad, "template that does not parse", func(t *testing.T, root string) {
 			if err := os.WriteFile(filepath.Join(root, infraPkg, "templates/broken.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n"), 0o644); err != nil {
 				t.Fatal(err)
