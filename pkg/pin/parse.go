@@ -357,16 +357,7 @@ func (w *walker) walkFile(root *yamlv3.Node) {
 		w.optional(p, pp, "metadata", "name the source that is the metadata.yaml (its `to`), or remove the line")
 		w.optional(p, pp, "relocate", "list the relocations as - from: … to: … entries, or remove the line")
 		if sv, ok := fields["sources"]; ok {
-			for j, s := range w.sequence(sv, pp+".sources", "list the sources as - url: … entries") {
-				sp := fmt.Sprintf("%s.sources[%d]", pp, j)
-				w.lines[sp] = s.Line
-				sf := w.mapping(s, sp, "a source", sourceFields)
-				for _, name := range sourceFields {
-					if v, ok := sf[name]; ok {
-						w.str(v, sp+"."+name)
-					}
-				}
-			}
+			w.stringMappings(sv, pp+".sources", "list the sources as - url: … entries", "a source", sourceFields)
 		}
 		if pt, ok := fields["patches"]; ok {
 			for j, x := range w.sequence(pt, pp+".patches", "list the patch files as - patches/0001-….diff entries") {
@@ -374,15 +365,21 @@ func (w *walker) walkFile(root *yamlv3.Node) {
 			}
 		}
 		if rv, ok := fields["relocate"]; ok {
-			for j, r := range w.sequence(rv, pp+".relocate", "list the relocations as - from: registry.k8s.io/cluster-api entries with their to:") {
-				rp := fmt.Sprintf("%s.relocate[%d]", pp, j)
-				w.lines[rp] = r.Line
-				rf := w.mapping(r, rp, "a relocation", relocateFields)
-				for _, name := range relocateFields {
-					if v, ok := rf[name]; ok {
-						w.str(v, rp+"."+name)
-					}
-				}
+			w.stringMappings(rv, pp+".relocate", "list the relocations as - from: registry.k8s.io/cluster-api entries with their to:", "a relocation", relocateFields)
+		}
+	}
+}
+
+// stringMappings walks the list n at path of mappings whose fields are
+// all strings (sources, relocations).
+func (w *walker) stringMappings(n *yamlv3.Node, path, fix, what string, fields []string) {
+	for j, item := range w.sequence(n, path, fix) {
+		ip := fmt.Sprintf("%s[%d]", path, j)
+		w.lines[ip] = item.Line
+		f := w.mapping(item, ip, what, fields)
+		for _, name := range fields {
+			if v, ok := f[name]; ok {
+				w.str(v, ip+"."+name)
 			}
 		}
 	}
