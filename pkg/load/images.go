@@ -37,6 +37,12 @@ func (l *scanner) images(ctx context.Context, p *model.Package, mem map[string][
 				// The blob inflates to exactly the YAML just read: its
 				// images are the YAML's, on the same lines.
 				p.Images = append(p.Images, inBlob(p.Images, r.Name, r.Components, rel)...)
+				for _, u := range p.UnreadWorkloads {
+					if u.Release == r.Name && u.File == r.Components && !u.InBlob {
+						u.File, u.InBlob = rel, true
+						p.UnreadWorkloads = append(p.UnreadWorkloads, u)
+					}
+				}
 				continue
 			}
 			found, ok, err := l.scanImages(ctx, p, rel, mem[rel], gz)
