@@ -187,7 +187,13 @@ func (r *run) plan(set *pin.Set) error {
 		if len(merged) == 0 {
 			return fmt.Errorf("relocate %s: pin.yaml has no provider %s", r.dir, r.opts.Provider)
 		}
-		if err := r.planPinFile(merged); err != nil {
+		edit := map[int]pin.Relocations{}
+		for i, rs := range merged {
+			if !slices.Equal(rs, pf.Providers[i].Relocate) {
+				edit[i] = rs
+			}
+		}
+		if err := r.planPinFile(edit); err != nil {
 			return err
 		}
 		r.res.Recorded = true

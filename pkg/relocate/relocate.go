@@ -53,18 +53,6 @@ func Reverse(data []byte, rs pin.Relocations) ([]byte, error) {
 	return out, err
 }
 
-// Unmoved lists the references of a components stream that rs would still
-// move: a recorded relocation the vendored bytes do not reflect.
-func Unmoved(found []images.Found, rs pin.Relocations) []images.Found {
-	var out []images.Found
-	for _, f := range found {
-		if _, ok := rs.Map(f.Ref); ok {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // ParseMap reads one `--map FROM=TO`.
 func ParseMap(s string) (pin.Relocation, error) {
 	from, to, ok := strings.Cut(s, "=")
