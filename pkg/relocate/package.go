@@ -184,9 +184,6 @@ func (r *run) plan(set *pin.Set) error {
 				merged[i] = Merge(pp.Relocate, r.opts.Maps)
 			}
 		}
-		if len(merged) == 0 {
-			return fmt.Errorf("relocate %s: pin.yaml has no provider %s", r.dir, r.opts.Provider)
-		}
 		edit := map[int]pin.Relocations{}
 		for i, rs := range merged {
 			if !slices.Equal(rs, pf.Providers[i].Relocate) {
@@ -200,11 +197,11 @@ func (r *run) plan(set *pin.Set) error {
 	}
 	r.written = map[string]bool{}
 	for _, rel := range r.pkg.Layout.Releases {
-		old, now, ok := r.relocations(rel, pf, merged)
+		old, now, recorded, ok := r.relocations(rel, pf, merged)
 		if !ok {
 			continue
 		}
-		if err := r.planRelease(rel, old, now); err != nil {
+		if err := r.planRelease(rel, old, now, recorded); err != nil {
 			return fmt.Errorf("relocate %s: release %s: %w", r.dir, rel.Name, err)
 		}
 	}
@@ -215,24 +212,23 @@ func (r *run) plan(set *pin.Set) error {
 }
 
 // relocations are the recorded (old) and new relocations of a release;
-// ok is false for a release this run does not relocate.
-func (r *run) relocations(rel *model.LayoutRelease, pf *pin.File, merged map[int]pin.Relocations) (old, now pin.Relocations, ok bool) {
-	if pf == nil {
+// recorded says pin.yaml records them (a release no pin entry names, like
+// a package without pin.yaml, is relocated in place); ok is false for a
+// release this run does not relocate.
+func (r *run) relocations(rel *model.LayoutRelease, pf *pin.File, merged map[int]pin.Relocations) (old, now pin.Relocations, recorded, ok bool) {
+	if pf == nil || rel.Pin == nil {
 		if r.opts.Provider != "" && !slices.ContainsFunc(rel.Providers, func(p *model.Provider) bool { return p.ID() == r.opts.Provider }) {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
-		return nil, r.opts.Maps, true
-	}
-	if rel.Pin == nil {
-		return nil, nil, false
+		return nil, r.opts.Maps, false, true
 	}
 	for i, pp := range pf.Providers {
 		if pp.ID() == rel.Pin.ID() {
 			now, ok = merged[i]
-			return pp.Relocate, now, ok
+			return pp.Relocate, now, true, ok
 		}
 	}
-	return nil, nil, false
+	return nil, nil, false, false
 }
 
 // planPinFile records the merged relocations in pin.yaml, refusing any the
@@ -258,7 +254,7 @@ func (r *run) planPinFile(merged map[int]pin.Relocations) error {
 // planRelease relocates one release's components: the vendored YAML when
 // there is one (and its blob becomes the YAML's gzip), else what the blob
 // inflates to.
-func (r *run) planRelease(rel *model.LayoutRelease, old, now pin.Relocations) error {
+func (r *run) planRelease(rel *model.LayoutRelease, old, now pin.Relocations, recorded bool) error {
 	yamlRel, blobRel := rel.Components, rel.Blob
 	if f := r.pkg.Files[yamlRel]; f == nil || f.Blob != nil {
 		yamlRel = ""
@@ -289,7 +285,7 @@ func (r *run) planRelease(rel *model.LayoutRelease, old, now pin.Relocations) er
 		return fmt.Errorf("reverse the recorded relocation: %w", err)
 	}
 	apply := Apply
-	if !r.res.Recorded {
+	if !recorded {
 		// Nothing reverses an unrecorded relocation, so an image already
 		// under a To (a second run) is no clash: it stays.
 		apply = func(data []byte, rs pin.Relocations) ([]byte, []images.Moved, error) {
@@ -311,7 +307,9 @@ func (r *run) planRelease(rel *model.LayoutRelease, old, now pin.Relocations) er
 	if yamlRel != "" && !bytes.Equal(out, src) {
 		r.add(yamlRel, out)
 	}
-	if blobRel != "" {
+	// A blob whose components do not change is left as it is (it inflates
+	// to them already), as builder build keeps it.
+	if blobRel != "" && !bytes.Equal(out, src) {
 		gz, err := blob.CompressBytes(out)
 		if err != nil {
 			return err

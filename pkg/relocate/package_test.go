@@ -265,6 +265,19 @@ func TestPackageRefusals(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", name, err, c.want)
 		}
 	}
+	// A package whose Makefile pins its downloads cannot record the
+	// relocation: refused.
+	cp := sysPackage(root, "capi-providers-cpprovider")
+	mk := filepath.Join(cp, "Makefile")
+	data, _ := os.ReadFile(mk)
+	data = append(data, "\nCP_URL = https://example.com/v1.10.1/control-plane-components.yaml\nCP_SHA256 = "+strings.Repeat("a", 64)+"\n"...)
+	if err := os.WriteFile(mk, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before = snapshot(t, root)
+	if _, err := Package(context.Background(), cp, Options{Maps: pin.Relocations{capiMap}}); err == nil || !strings.Contains(err.Error(), "move the pins to a pin.yaml") {
+		t.Errorf("Makefile-pinned package: err = %v", err)
+	}
 	if after := snapshot(t, root); !maps2Equal(before, after) {
 		t.Error("a refused relocation changed the tree")
 	}
