@@ -39,6 +39,7 @@ func TestRelocateCommand(t *testing.T) {
 		t.Errorf("pin.yaml or YAML not relocated")
 	}
 	out, _, err = runBuildTestCmd(t, "relocate", core, "--map", m, "--json")
+	validateJSON(t, "relocate.schema.json", out)
 	var res struct {
 		Recorded bool
 		Files    []string
