@@ -88,7 +88,8 @@ func inBlob(imgs []model.Image, release, yaml, blobFile string) []model.Image {
 // scanImages lists the images of one vendored file, from data when it is
 // held in memory, inflating it when gz. A workload document that does not
 // parse is the cluster's apply error to report; its images are simply not
-// listed.
+// listed. err is Scan's: the caller keeps the documents too large to be
+// read (images.Oversized), which image-ref reports.
 func (l *scanner) scanImages(ctx context.Context, p *model.Package, rel string, data []byte, gz bool) ([]images.Found, bool, error) {
 	var rd io.Reader
 	if data != nil {
