@@ -10,6 +10,7 @@ func commands() []*cobra.Command {
 		newOutdatedCmd(),
 		newPlanCmd(),
 		newImagesCmd(),
+		newRelocateCmd(),
 		newPushCmd(),
 		newKeygenCmd(),
 		newVendorCmd(),

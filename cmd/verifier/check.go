@@ -73,8 +73,9 @@ selector-unique, selector-semver, compressed-annotation, metadata-series,
 contract, pin-version, pin-digest, pin-missing, release-size,
 oci-source (spec.fetchConfig.oci read as the cluster-api-operator reads
 it: what it can parse, and that it fetches the tag spec.version names;
-no registry is contacted) and image-ref (no image of the components, in
-the YAML or the blob, on a moving tag without a digest). The policy (built-in
+no registry is contacted), image-ref (no image of the components, in
+the YAML or the blob, on a moving tag without a digest) and image-relocation
+(no image left under a prefix pin.yaml relocates). The policy (built-in
 policies/default.yaml, or --policy FILE) sets each check's severity and
 waivers.
 

@@ -39,6 +39,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/pin/infer"
+	"github.com/pinseal/pinseal/pkg/relocate"
 )
 
 // Options configure a build.
@@ -397,6 +398,10 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *fetch.Fetcher, 
 			}
 		}
 
+		if err := relocateComponents(pid, p, order, content, log); err != nil {
+			return nil, err
+		}
+
 		for _, rel := range order {
 			if i, ok := owner[rel]; ok {
 				if !bytes.Equal(outs[i].data, content[rel]) {
@@ -431,6 +436,26 @@ func plan(ctx context.Context, dir string, f *pin.File, fetcher *fetch.Fetcher, 
 		outs = append(outs, output{rel: brel, provider: pid, kind: "blob", data: gz, yaml: content[comp]})
 	}
 	return outs, nil
+}
+
+// relocateComponents moves the images of the provider's components file
+// by its pin's relocate entries, after the patches (api/pin.md): the file
+// the verifier reverses them on.
+func relocateComponents(pid string, p pin.Provider, order []string, content map[string][]byte, log *slog.Logger) error {
+	if len(p.Relocate) == 0 {
+		return nil
+	}
+	comp, err := pinnedComponents(pid, p, order)
+	if err != nil {
+		return fmt.Errorf("%s has relocate entries: %w", pid, err)
+	}
+	out, moved, err := relocate.Apply(content[comp], p.Relocate)
+	if err != nil {
+		return fmt.Errorf("%s: relocate %s: %w", pid, comp, err)
+	}
+	content[comp] = out
+	log.Info("relocated", "provider", pid, "file", comp, "images", len(moved))
+	return nil
 }
 
 // escapesRoot reports whether err is root's refusal of a path that leads

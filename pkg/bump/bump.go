@@ -197,6 +197,7 @@ var GateChecks = []string{
 	model.CheckPackageLoad, check.BlobYAML, check.BlobHeader, model.CheckBlobCorrupt,
 	check.ConfigMapVersion, check.CompressedAnnotation, check.PinVersion, model.CheckPinDigest,
 	check.MetadataSeries, check.Contract, check.SelectorUnique, check.SelectorSemver,
+	check.ImageRelocation,
 }
 
 // Bump moves one provider of the package in dir to opts.To. On error

@@ -280,3 +280,22 @@ func syncDir(d string) {
 	}
 	f.Close()
 }
+
+// Write is one file Commit writes: a slash path relative to the package
+// directory and its whole new content.
+type Write struct {
+	Path string
+	Data []byte
+}
+
+// Commit writes files into the package directory dir as a bump commits
+// its own: staged, journaled, renamed, so a failure leaves every file as it
+// was and a kill is rolled back by Recover (which `builder build` and
+// `builder bump` run first). `builder relocate` commits with it.
+func Commit(dir string, files []Write) error {
+	cs := make([]change, len(files))
+	for i, f := range files {
+		cs[i] = change{rel: f.Path, data: f.Data}
+	}
+	return commit(dir, cs)
+}

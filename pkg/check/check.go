@@ -79,6 +79,7 @@ const (
 	Provenance           = "provenance"
 	OCIInstall           = "oci-install"
 	ImageRef             = "image-ref"
+	ImageRelocation      = "image-relocation"
 	WaiverExpired        = "waiver-expired"
 	// The live-cluster checks (pkg/cluster runs them).
 	ClusterInstalled = "cluster-installed"
@@ -114,7 +115,7 @@ var catalog = []Check{
 	{ID: PinVersion, Title: "Pinned version is the release", Severity: report.Error, Run: pinVersion,
 		Description: "The pinned upstream version (pin.yaml, a Makefile variable, or the Dockerfile ARG VERSION= a computed Makefile version reads) is the version part of the ConfigMap name and spec.version; a computed version with no literal pin anywhere is a warning that it cannot be checked."},
 	{ID: model.CheckPinDigest, Title: "Vendored files match pins", Severity: report.Error, Run: pinDigest,
-		Description: "Every pinned vendored file exists and matches its SHA-256 pin; a file the pin's patches change matches it once they are reversed (last patch first)."},
+		Description: "Every pinned vendored file exists and matches its SHA-256 pin; a file the pin's patches or relocation change matches it once they are reversed (the relocation, then the patches, last first)."},
 	{ID: PinMissing, Title: "Upstream files are pinned", Severity: report.Warning, Run: pinMissing,
 		Description: "Every upstream download and vendored file is pinned by SHA-256; the finding names the download (URL, file:line). A provider whose bytes nothing holds is one too: with no spec.fetchConfig (the operator downloads the release clusterctl's built-in provider list names) or with spec.fetchConfig.url, the finding names the release and the URLs the operator downloads at install time; with spec.fetchConfig.oci on a registry the run did not contact (no --registry), it names the registry."},
 	{ID: ReleaseSize, Title: "Helm release fits its Secret", Severity: report.Error, Run: releaseSize,
@@ -123,6 +124,8 @@ var catalog = []Check{
 		Description: "spec.fetchConfig.oci, read as the cluster-api-operator reads it (v0.28.0 parseOCISource and CopyOCIStore) and with no registry, names the release spec.version names: the operator can parse it (no scheme but http://, a lowercase repository below a registry host, a tag it can fetch), it fetches spec.version and nothing else (no tag, or that tag; no digest, no value it splits otherwise than written), spec.version is semver and makes a valid ConfigMap name <type>-<name>-<spec.version>, and fetchConfig has no url or selector beside it. HOST:PORT/REPO with no tag is a warning (operators before v0.20.0 read the port as the tag), and so is a ConfigMap of the tree labelled as the operator's own store of the release (it is installed instead of the artifact; two fail the provider)."},
 	{ID: ImageRef, Title: "Images pinned", Severity: report.Error, Run: imageRefDefault,
 		Description: "Every container image the components run (containers, initContainers and ephemeralContainers of Deployments, DaemonSets, StatefulSets, ReplicaSets, Jobs, CronJobs and Pods, in the vendored YAML and inside the blob) has a digest or a tag that does not move: no tag, latest, main, master and the policy's movingTags are errors. A digest-pinned image of the provider itself (its path names the provider) whose version tag is not the release is a warning."},
+	{ID: ImageRelocation, Title: "Images relocated as pinned", Severity: report.Error, Run: imageRelocation,
+		Description: "A provider whose pin records a relocation (pin.yaml relocate) runs no image under a relocated prefix, in the vendored YAML or inside the blob: the recorded relocation is what the package holds. pin-digest reverses it before comparing the components file with its pin."},
 	{ID: RegistryDigest, Title: "Registry copy equals tree", Severity: report.Error,
 		Description: "The registry artifact tagged with the release (PREFIX/<type>-<name>:<release>) exists, reads back with every layer matching its manifest and, being the tree's release, holds exactly the local blob (components.gz) and metadata.yaml. A different release under the tag is version-reused instead."},
 	{ID: VersionReused, Title: "Release name not reused", Severity: report.Error,
@@ -132,7 +135,7 @@ var catalog = []Check{
 	{ID: Signature, Title: "Artifact signed", Severity: report.Error,
 		Description: "The artifact's manifest digest carries a valid signature, in any form cosign writes (a Sigstore bundle attached as an OCI referrer, or a legacy .sig image), by one of the trusted keys (the policy's keys and those the caller adds) or a keyless identity the policy trusts (identities, under its trustedRoot and tlog rule); a signature copied from another digest does not count; the finding names the form found and why it did not verify."},
 	{ID: Provenance, Title: "Provenance matches pins", Severity: report.Error,
-		Description: "A SLSA provenance v1 attestation about the artifact's digest (a Sigstore bundle referrer or a legacy .att image) is signed by a trusted key or keyless identity, names a builder the policy allows and the artifact's release, and lists exactly the artifact's pins as materials."},
+		Description: "A SLSA provenance v1 attestation about the artifact's digest (a Sigstore bundle referrer or a legacy .att image) is signed by a trusted key or keyless identity, names a builder the policy allows and the artifact's release, and lists exactly the artifact's pins as materials and, as image dependencies, exactly the images the artifact's components run (its YAML layer, or the tree's release)."},
 	{ID: OCIInstall, Title: "Operator installs the artifact", Severity: report.Error,
 		Description: "Every cluster-api-operator release with OCI support (v0.16.0 and later, ControlPlaneProvider's type named control-plane and, before v0.23.0, controlplane) finds components and metadata among the artifact's layer titles for the provider's type, name and spec.version, and what it finds is the artifact's components YAML and metadata.yaml: an OCI install (spec.fetchConfig.oci) gets exactly the checked bytes."},
 	{ID: ClusterInstalled, Title: "Cluster installed the release", Severity: report.Error,

@@ -552,7 +552,7 @@ func TestVersionOf(t *testing.T) {
 func TestCatalog(t *testing.T) {
 	want := []string{model.CheckPackageLoad, BlobYAML, BlobHeader, model.CheckBlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
 		CompressedAnnotation, MetadataSeries, Contract, PinVersion, model.CheckPinDigest, PinMissing, ReleaseSize,
-		OCISource, ImageRef, RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall,
+		OCISource, ImageRef, ImageRelocation, RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall,
 		ClusterInstalled, ClusterConfigMap, ClusterOCI, ClusterWorkload, ClusterCRD, WaiverExpired}
 	if got := IDs(); !slices.Equal(got, want) {
 		t.Fatalf("catalog IDs = %v, want %v", got, want)

@@ -56,6 +56,29 @@ func imageRef(in *Input, moving []string) []report.Finding {
 				out = append(out, f)
 			}
 		}
+		out = append(out, unreadWorkloads(pkg)...)
+	}
+	return out
+}
+
+// unreadWorkloads: a workload document whose images were not read is a
+// warning, since what it runs was neither listed nor checked.
+func unreadWorkloads(pkg *model.Package) []report.Finding {
+	var out []report.Finding
+	for _, u := range pkg.UnreadWorkloads {
+		doc := "a workload document"
+		if u.Kind != "" {
+			doc = "a " + u.Kind + " document"
+		}
+		where := fmt.Sprintf("%s:%d", u.File, u.Line)
+		if u.InBlob {
+			where += fmt.Sprintf(" (line %d of what the blob inflates to)", u.Line)
+		}
+		f := newFinding(ImageRef, pkg, strings.Join(u.Providers, ", "), u.Location,
+			fmt.Sprintf("%s at %s was not read for images (%s): the images it runs are neither listed nor checked", doc, where, u.Why),
+			"look at that document: a workload's pod template is a few KiB, and a document this large usually carries data (a huge flow list, an embedded file) that does not belong in it")
+		f.Severity = report.Warning
+		out = append(out, f)
 	}
 	return out
 }

@@ -67,3 +67,19 @@ func TestImageRef(t *testing.T) {
 		t.Errorf("a policy's tags add to the built-in ones: %v", got)
 	}
 }
+
+// A workload document too large to be read for images is a warning naming
+// the file, the line and the kind; without it the tree is clean.
+func TestImageRefUnreadWorkload(t *testing.T) {
+	tr := imageTree("registry.k8s.io/cluster-api/cluster-api-controller:v1.10.1")
+	if got := imageRef(NewInput(tr), MovingTags); len(got) != 0 {
+		t.Fatalf("clean tree: %v", got)
+	}
+	tr.Packages[0].UnreadWorkloads = []model.UnreadWorkload{{Release: "v1.10.1", Providers: []string{"CoreProvider/cluster-api"}, Kind: "Deployment",
+		Why: "it is over the 256 KiB a workload document may have to be parsed", InBlob: true, Location: model.Location{File: "files/components.gz", Line: 7}}}
+	got := imageRef(NewInput(tr), MovingTags)
+	if len(got) != 1 || got[0].Severity != report.Warning || got[0].File != "packages/core/files/components.gz" || got[0].Line != 7 ||
+		!strings.Contains(got[0].Message, "a Deployment document at files/components.gz:7 (line 7 of what the blob inflates to) was not read for images") {
+		t.Errorf("unread workload: %+v", got)
+	}
+}

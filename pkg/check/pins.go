@@ -277,6 +277,32 @@ func patchedComponents(pkg *model.Package, pp pin.Provider, s pin.Source) bool {
 	return c == s.To
 }
 
+// reversed names what the loader undid to recover a file's upstream
+// bytes: its relocation, its patches, or both.
+func reversed(pp pin.Provider) string {
+	var parts []string
+	if len(pp.Relocate) > 0 {
+		parts = append(parts, "its relocation ("+pp.Relocate.String()+")")
+	}
+	if len(pp.Patches) > 0 {
+		parts = append(parts, "its patches ("+strings.Join(pp.Patches, ", ")+")")
+	}
+	return strings.Join(parts, " and ")
+}
+
+// applied names what the builder applies to a provider's upstream bytes,
+// as the pin file pf lists it.
+func applied(pp pin.Provider, pf string) string {
+	var parts []string
+	if len(pp.Patches) > 0 {
+		parts = append(parts, fmt.Sprintf("the patches %s lists (%s)", pf, strings.Join(pp.Patches, ", ")))
+	}
+	if len(pp.Relocate) > 0 {
+		parts = append(parts, fmt.Sprintf("the relocation %s records (%s)", pf, pp.Relocate))
+	}
+	return strings.Join(parts, " and ")
+}
+
 // pinDigest: every pinned vendored file exists and matches its SHA-256; a
 // file the pin's patches change matches it once they are reversed
 // (model.File.Upstream, filled by the loader).
@@ -304,7 +330,7 @@ func pinDigest(in *Input) []report.Finding {
 				switch {
 				case f.UpstreamErr != "":
 					out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: s.To},
-						fmt.Sprintf("%s is not the pinned upstream (%s) plus the patches %s lists (%s): %s", s.To, s.URL, pf, strings.Join(pp.Patches, ", "), f.UpstreamErr),
+						fmt.Sprintf("%s is not the pinned upstream (%s) plus %s: %s", s.To, s.URL, applied(pp, pf), f.UpstreamErr),
 						fmt.Sprintf("re-vendor it: `builder build %s` fetches %s, checks its digest and applies the patches; or, if the edit is wanted, update the patch so it produces the vendored file", pkg.CommandPath(), s.URL)))
 					continue
 				case f.Upstream != nil:
@@ -312,7 +338,7 @@ func pinDigest(in *Input) []report.Finding {
 						continue
 					}
 					out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: s.To},
-						fmt.Sprintf("%s does not match its pin in %s: sha256 %s with its patches (%s) reversed, pinned %s (%s)", s.To, pf, f.Upstream.Hex(), strings.Join(pp.Patches, ", "), strings.ToLower(s.SHA256), s.URL),
+						fmt.Sprintf("%s does not match its pin in %s: sha256 %s with %s reversed, pinned %s (%s)", s.To, pf, f.Upstream.Hex(), reversed(pp), strings.ToLower(s.SHA256), s.URL),
 						fmt.Sprintf("the vendored file must be the pinned upstream plus the listed patches, and it was edited outside them: `builder build %s` re-vendors it; to keep the edit, put it in a patch listed in %s", pkg.CommandPath(), pf)))
 					continue
 				}

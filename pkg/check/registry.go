@@ -558,6 +558,60 @@ func provenance(in *Input, builders []string) []report.Finding {
 				strings.Join(d, "\n"))
 		}
 	})
+	return append(out, provenanceImages(t)...)
+}
+
+// provenanceImages: the images a provenance lists as resolved dependencies
+// are the images the artifact's components run: those of its YAML layer
+// when the layers were read (verify REF), else those of the tree's
+// release, whose bytes registry-digest compares with the artifact's.
+func provenanceImages(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	withArtifacts(t, func(pkg *model.Package, p *model.Provider, a *model.Artifact) {
+		pr := a.Provenance
+		if !a.Found || !pr.Checked || !pr.Valid || !pr.ImagesRecorded || a.Err != "" {
+			return // an artifact that could not be read is registry-digest's
+		}
+		var want []string
+		what := "the artifact's components"
+		if a.Content != nil {
+			want = a.Content.Images
+		} else {
+			what = "the tree's release " + p.Version
+			for _, img := range pkg.Images {
+				if img.Release == p.Version {
+					want = append(want, img.Ref)
+				}
+			}
+		}
+		slices.Sort(want)
+		want = slices.Compact(want)
+		got := slices.Sorted(slices.Values(pr.Images))
+		var missing, extra []string
+		for _, r := range want {
+			if _, ok := slices.BinarySearch(got, r); !ok {
+				missing = append(missing, r)
+			}
+		}
+		for _, r := range got {
+			if _, ok := slices.BinarySearch(want, r); !ok {
+				extra = append(extra, r)
+			}
+		}
+		if len(missing)+len(extra) == 0 {
+			return
+		}
+		var parts []string
+		if len(missing) > 0 {
+			parts = append(parts, "it does not list "+strings.Join(missing, ", "))
+		}
+		if len(extra) > 0 {
+			parts = append(parts, "it lists "+strings.Join(extra, ", ")+", which "+what+" do not run")
+		}
+		out = append(out, newFinding(Provenance, pkg, providerID(p), p.Location,
+			fmt.Sprintf("the provenance of %s names other images than %s run: %s", a.Pinned(), what, strings.Join(parts, "; ")),
+			"the attestation does not describe these components (another build, or the components changed after it was made): push the release again with `builder push --key` so its provenance lists the images it runs"))
+	})
 	return out
 }
 

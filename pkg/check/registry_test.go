@@ -41,10 +41,21 @@ func publish(t *model.Tree) {
 			ConfigMediaType: "application/vnd.pinseal.provider.config.v1+json",
 			Signature:       model.Signature{Checked: true, Valid: true, KeyID: "sha256:key"},
 			Provenance: model.Provenance{Checked: true, Found: true, Valid: true, KeyID: "sha256:key",
-				BuilderID: version.BuilderID, Materials: slices.Clone(pins)},
+				BuilderID: version.BuilderID, Materials: slices.Clone(pins), Images: releaseRefs(pkg, p.Version), ImagesRecorded: true},
 		}
 		setLayers(p.Artifact)
 	})
+}
+
+// releaseRefs are the distinct images the package's release runs.
+func releaseRefs(pkg *model.Package, release string) []string {
+	var out []string
+	for _, img := range pkg.Images {
+		if img.Release == release && !slices.Contains(out, img.Ref) {
+			out = append(out, img.Ref)
+		}
+	}
+	return out
 }
 
 // setLayers lists a's components.gz, metadata.yaml and YAML layers by
@@ -164,6 +175,18 @@ func TestRegistryMutations(t *testing.T) {
 			pr := &proxmox(tr).Artifact.Provenance
 			pr.Materials = append(pr.Materials, pin.Source{URL: "https://evil.example/x.yaml", SHA256: strings.Repeat("0", 64)})
 		}, nil, Provenance, "InfrastructureProvider/proxmox", "https://evil.example/x.yaml"},
+		{"provenance lists an image the components do not run", func(tr *model.Tree) {
+			pr := &proxmox(tr).Artifact.Provenance
+			pr.Images = append(pr.Images, "evil.example/miner:v1")
+		}, nil, Provenance, "InfrastructureProvider/proxmox", "it lists evil.example/miner:v1, which the tree's release v0.7.7-infraprovider-proxmox do not run"},
+		{"provenance misses an image the components run", func(tr *model.Tree) {
+			pkg := tr.Packages[0]
+			pkg.Images = append(pkg.Images, model.Image{Ref: "registry.k8s.io/cluster-api/cluster-api-controller:v1.10.1", Release: core(tr).Version})
+		}, nil, Provenance, "CoreProvider/cluster-api", "it does not list registry.k8s.io/cluster-api/cluster-api-controller:v1.10.1"},
+		{"artifact's YAML layer runs another image than the provenance lists", func(tr *model.Tree) {
+			a := core(tr).Artifact
+			a.Content = &model.ArtifactContent{Images: []string{"registry.k8s.io/cluster-api/cluster-api-controller:v1.10.2"}}
+		}, nil, Provenance, "CoreProvider/cluster-api", "names other images than the artifact's components run"},
 		{"YAML layer titled for another release", func(tr *model.Tree) {
 			a := core(tr).Artifact
 			delete(a.Layers, "components.yaml")

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -24,6 +25,7 @@ import (
 type Found struct {
 	Ref       string // as written (trimmed)
 	Line      int    // 1-based line of the image value in the stream
+	Column    int    // 1-based column (in characters) where the value starts, its quote if quoted
 	Kind      string // workload kind (Deployment, Pod, …)
 	Name      string // workload metadata.name
 	Container string // container name
@@ -63,6 +65,7 @@ func Scan(r io.Reader) ([]Found, error) {
 	start, line := 1, 0
 	// started: the document's first content line was seen.
 	workload, tooLong, other, started := false, false, false, false
+	kind := "" // the document's top-level kind, for OversizeError
 	flush := func() {
 		if workload && !tooLong {
 			f, err := scanDoc(cur.Bytes(), start)
@@ -71,10 +74,11 @@ func Scan(r io.Reader) ([]Found, error) {
 				errs = append(errs, err)
 			}
 		} else if workload && tooLong {
-			errs = append(errs, fmt.Errorf("line %d: a workload document over %d KiB was not read for images", start, maxDoc>>10))
+			errs = append(errs, &OversizeError{Line: start, Kind: kind, Limit: maxDoc})
 		}
 		cur.Reset()
 		workload, tooLong, other, started = false, false, false, false
+		kind = ""
 		start = line + 1
 	}
 	for {
@@ -94,6 +98,7 @@ func Scan(r io.Reader) ([]Found, error) {
 				flush()
 			} else {
 				if k, ok := topKind(l); ok {
+					kind = k
 					_, workload = podSpecPath[k]
 					// A document has one top-level kind: the rest of one
 					// that runs no container (a CRD, most of a components
@@ -125,6 +130,44 @@ func Scan(r io.Reader) ([]Found, error) {
 			return out, errors.Join(errs...)
 		}
 	}
+}
+
+// OversizeError is a workload document Scan did not parse because it is
+// larger than the bound on one parsed document: its images are not listed.
+type OversizeError struct {
+	Line  int    // 1-based line where the document starts
+	Kind  string // its top-level kind ("" for a JSON document)
+	Limit int    // the bound, in bytes
+}
+
+func (e *OversizeError) Error() string {
+	what := "a workload document"
+	if e.Kind != "" {
+		what = "a " + e.Kind + " document"
+	}
+	return fmt.Sprintf("line %d: %s over %d KiB was not read for images", e.Line, what, e.Limit>>10)
+}
+
+// Oversized lists the OversizeErrors among the errors Scan returned.
+func Oversized(err error) []*OversizeError {
+	var out []*OversizeError
+	var walk func(error)
+	walk = func(err error) {
+		var oe *OversizeError
+		switch x := err.(type) {
+		case nil:
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				walk(e)
+			}
+		default:
+			if errors.As(err, &oe) {
+				out = append(out, oe)
+			}
+		}
+	}
+	walk(err)
+	return out
 }
 
 // topKind returns the value of a "kind:" line at column 0.
@@ -169,7 +212,7 @@ func scanDoc(b []byte, start int) ([]Found, error) {
 			if img == nil || img.Kind != yaml.ScalarNode || strings.TrimSpace(img.Value) == "" {
 				continue
 			}
-			out = append(out, Found{Ref: strings.TrimSpace(img.Value), Line: start + img.Line - 1,
+			out = append(out, Found{Ref: strings.TrimSpace(img.Value), Line: start + img.Line - 1, Column: img.Column,
 				Kind: kind, Name: name, Container: scalar(get(c, "name")), Field: field})
 		}
 	}
@@ -218,4 +261,14 @@ func Parse(ref string) Ref {
 	}
 	r.Repository = name
 	return r
+}
+
+// Distinct are the distinct references of found, sorted.
+func Distinct(found []Found) []string {
+	out := make([]string, 0, len(found))
+	for _, f := range found {
+		out = append(out, f.Ref)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

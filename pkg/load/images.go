@@ -3,6 +3,7 @@ package load
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -36,12 +37,19 @@ func (l *scanner) images(ctx context.Context, p *model.Package, mem map[string][
 				// The blob inflates to exactly the YAML just read: its
 				// images are the YAML's, on the same lines.
 				p.Images = append(p.Images, inBlob(p.Images, r.Name, r.Components, rel)...)
+				for _, u := range p.UnreadWorkloads {
+					if u.Release == r.Name && u.File == r.Components && !u.InBlob {
+						u.File, u.InBlob = rel, true
+						p.UnreadWorkloads = append(p.UnreadWorkloads, u)
+					}
+				}
 				continue
 			}
-			found, ok := l.scanImages(ctx, p, rel, mem[rel], gz)
+			found, ok, err := l.scanImages(ctx, p, rel, mem[rel], gz)
 			if !ok {
 				continue // hashing reported why it cannot be read
 			}
+			p.UnreadWorkloads = append(p.UnreadWorkloads, unread(err, r.Name, provs, rel, gz)...)
 			for _, fd := range found {
 				p.Images = append(p.Images, model.Image{Ref: fd.Ref, Release: r.Name, Providers: provs,
 					Workload: fd.Kind + "/" + fd.Name, Container: fd.Container, InBlob: gz,
@@ -80,15 +88,16 @@ func inBlob(imgs []model.Image, release, yaml, blobFile string) []model.Image {
 // scanImages lists the images of one vendored file, from data when it is
 // held in memory, inflating it when gz. A workload document that does not
 // parse is the cluster's apply error to report; its images are simply not
-// listed.
-func (l *scanner) scanImages(ctx context.Context, p *model.Package, rel string, data []byte, gz bool) ([]images.Found, bool) {
+// listed. err is Scan's: the caller keeps the documents too large to be
+// read (images.Oversized), which image-ref reports.
+func (l *scanner) scanImages(ctx context.Context, p *model.Package, rel string, data []byte, gz bool) ([]images.Found, bool, error) {
 	var rd io.Reader
 	if data != nil {
 		rd = bytes.NewReader(data)
 	} else {
 		fh, err := l.open(filepath.Join(p.Dir, filepath.FromSlash(rel)))
 		if err != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		defer fh.Close()
 		rd = ctxReader{ctx, fh}
@@ -96,8 +105,19 @@ func (l *scanner) scanImages(ctx context.Context, p *model.Package, rel string, 
 	if gz {
 		rd = blob.InflatedFrom(rd, l.opts.Limit)
 	}
-	found, _ := images.Scan(rd)
-	return found, true
+	found, err := images.Scan(rd)
+	return found, true, err
+}
+
+// unread lists the workload documents of rel that Scan did not read for
+// their size (err is Scan's).
+func unread(err error, release string, provs []string, rel string, gz bool) []model.UnreadWorkload {
+	var out []model.UnreadWorkload
+	for _, o := range images.Oversized(err) {
+		out = append(out, model.UnreadWorkload{Release: release, Providers: provs, Kind: o.Kind, InBlob: gz,
+			Why: fmt.Sprintf("it is over the %d KiB a workload document may have to be parsed", o.Limit>>10), Location: model.Location{File: rel, Line: o.Line}})
+	}
+	return out
 }
 
 // inlineImages lists the images of a ConfigMap's gzip components that are
@@ -110,11 +130,12 @@ func (l *scanner) inlineImages(ctx context.Context, p *model.Package, cm *pendin
 	if comp == nil || comp.DecodeErr != nil || !comp.Gzip || comp.Blob == nil || !layout.Inflated(comp.Blob) || p.Layout.BlobFile(cm.ConfigMap) != "" {
 		return nil
 	}
-	found, _ := images.Scan(blob.InflatedFrom(ctxReader{ctx, bytes.NewReader(cm.raw)}, l.opts.Limit))
+	found, err := images.Scan(blob.InflatedFrom(ctxReader{ctx, bytes.NewReader(cm.raw)}, l.opts.Limit))
 	release, provs := cm.Name, []string(nil)
 	if r := p.Layout.ConfigMap(cm.ConfigMap); r != nil {
 		release, provs = r.Name, releaseProviders(r)
 	}
+	p.UnreadWorkloads = append(p.UnreadWorkloads, unread(err, release, provs, cm.File, true)...)
 	var out []model.Image
 	for _, fd := range found {
 		out = append(out, model.Image{Ref: fd.Ref, Release: release, Providers: provs,

@@ -12,14 +12,16 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/images"
+	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
-// upstreamDigests recovers, for every vendored file a pin's patches change,
-// the digest of the upstream bytes: the file with those patches reversed,
-// last first (model.File.Upstream), or why that failed
+// upstreamDigests recovers, for every vendored file a pin's patches or
+// relocation change, the digest of the upstream bytes: the file with its
+// relocation reversed, then its patches, last first (model.File.Upstream), or why that failed
 // (model.File.UpstreamErr). The vendored file is the pinned upstream plus
 // the listed patches, so its own digest differs from the pin by design.
 //
@@ -31,19 +33,29 @@ func (l *scanner) upstreamDigests(ctx context.Context, p *model.Package, mem map
 		return
 	}
 	for _, pp := range p.Pins.File.Providers {
-		if len(pp.Patches) == 0 {
+		if len(pp.Patches) == 0 && len(pp.Relocate) == 0 {
 			continue
 		}
 		targets, order, ok := l.providerPatches(p, pp, mem)
 		if !ok {
 			continue
 		}
+		// The relocation applies after the patches, to the components
+		// file: it is reversed first.
+		comp, _ := layout.PinComponents(pp)
+		if len(pp.Relocate) > 0 && comp != "" && !slices.Contains(order, comp) {
+			order = append(order, comp)
+		}
 		for _, rel := range order {
 			if ctx.Err() != nil {
 				return
 			}
+			var rs pin.Relocations
+			if rel == comp {
+				rs = pp.Relocate
+			}
 			if f := p.Files[rel]; f != nil {
-				l.reverseFile(p, f, targets[rel], mem[rel])
+				l.reverseFile(p, f, rs, targets[rel], mem[rel])
 			}
 		}
 	}
@@ -124,7 +136,7 @@ func (l *scanner) providerPatches(p *model.Package, pp pin.Provider, mem map[str
 
 // reverseFile undoes diffs (in the order they were applied) on the
 // vendored file f and records the digest of the result, or why it failed.
-func (l *scanner) reverseFile(p *model.Package, f *model.File, diffs []*patch.FileDiff, data []byte) {
+func (l *scanner) reverseFile(p *model.Package, f *model.File, rs pin.Relocations, diffs []*patch.FileDiff, data []byte) {
 	if f.Size > l.opts.Limit {
 		f.UpstreamErr = fmt.Sprintf("%s is %d bytes, more than the %d-byte limit: its patches were not reversed, so it was not compared with its pin", f.Path, f.Size, l.opts.Limit)
 		return
@@ -135,6 +147,16 @@ func (l *scanner) reverseFile(p *model.Package, f *model.File, diffs []*patch.Fi
 			f.UpstreamErr = fmt.Sprintf("%s cannot be read to reverse its patches: %v", f.Path, err)
 			return
 		}
+	}
+	if len(rs) > 0 {
+		// As relocate.Reverse does (that package loads packages, so
+		// this one cannot import it).
+		out, _, err := images.Rewrite(data, rs.Unmap)
+		if err != nil {
+			f.UpstreamErr = fmt.Sprintf("its relocation (%s) cannot be reversed on %s: %v", rs, f.Path, err)
+			return
+		}
+		data = out
 	}
 	for i := len(diffs) - 1; i >= 0; i-- {
 		fd := diffs[i]

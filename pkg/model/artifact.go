@@ -167,8 +167,14 @@ type Provenance struct {
 	// What the valid statement says.
 	BuilderID string
 	BuildType string
-	// Materials are its resolvedDependencies (URL, SHA-256, name as To).
+	// Materials are its resolvedDependencies (URL, SHA-256, name as To)
+	// but the images.
 	Materials []pin.Source
+	// Images are the image references its image dependencies name;
+	// ImagesRecorded says the statement records them (a provenance from
+	// before image dependencies does not, and is not compared).
+	Images         []string
+	ImagesRecorded bool
 	// Kind, Name and Release are the provider release its
 	// externalParameters name ("" when it names none).
 	Kind, Name, Release string
@@ -185,6 +191,8 @@ type ArtifactContent struct {
 	// layer; nil when they are equal (or either is missing or the blob
 	// does not inflate: Blob.Err says why).
 	Diff *blob.Diff
+	// Images are the distinct workload images the raw YAML layer runs.
+	Images []string
 	// Metadata is the metadata.yaml layer parsed; nil when absent.
 	Metadata *Metadata
 	// Version is the upstream version the release series is looked up for

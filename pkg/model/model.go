@@ -118,6 +118,9 @@ type Package struct {
 	// written in each release's vendored components YAML and inside its
 	// vendored blob (pkg/images finds them), in file then line order.
 	Images []Image
+	// UnreadWorkloads are workload documents of the same files whose
+	// images were not read (larger than pkg/images parses).
+	UnreadWorkloads []UnreadWorkload
 
 	// Release is the size of the release Secret Helm would store for the
 	// chart; nil for plain manifest directories and charts that did not
@@ -217,6 +220,16 @@ type Image struct {
 	// InBlob: Location is a gzip file and Line a line of what it inflates to.
 	InBlob bool
 	Location
+}
+
+// UnreadWorkload is a workload document whose images were not read.
+type UnreadWorkload struct {
+	Release   string
+	Providers []string
+	Kind      string // the document's top-level kind
+	Why       string // e.g. "it is over 256 KiB"
+	InBlob    bool   // Location is a gzip file, Line a line of what it inflates to
+	Location         // where the document starts
 }
 
 // Provider is one cluster-api-operator provider object.

@@ -22,8 +22,9 @@ const MaxFileSize = 64 << 10
 
 var (
 	fileFields     = []string{"providers"}
-	providerFields = []string{"kind", "name", "version", "release", "sources", "patches", "blob", "components", "metadata", "checksums"}
+	providerFields = []string{"kind", "name", "version", "release", "sources", "patches", "blob", "components", "metadata", "checksums", "relocate"}
 	sourceFields   = []string{"url", "sha256", "to"}
+	relocateFields = []string{"from", "to"}
 )
 
 // Parse reads a pin file strictly and validates it. file names the file in
@@ -79,8 +80,11 @@ func knownFields(root *yamlv3.Node) *yamlv3.Node {
 		ps := pruneSequence(top.Content[i], func(p *yamlv3.Node) *yamlv3.Node {
 			pc := pruneMapping(p, providerFields)
 			for j := 1; j < len(pc.Content); j += 2 {
-				if pc.Content[j-1].Value == "sources" {
+				switch pc.Content[j-1].Value {
+				case "sources":
 					pc.Content[j] = pruneSequence(pc.Content[j], func(s *yamlv3.Node) *yamlv3.Node { return pruneMapping(s, sourceFields) })
+				case "relocate":
+					pc.Content[j] = pruneSequence(pc.Content[j], func(s *yamlv3.Node) *yamlv3.Node { return pruneMapping(s, relocateFields) })
 				}
 			}
 			return pc
@@ -351,21 +355,31 @@ func (w *walker) walkFile(root *yamlv3.Node) {
 		w.optional(p, pp, "patches", "list the patch files, or remove the line")
 		w.optional(p, pp, "components", "name the source that is the components YAML (its `to`), or remove the line")
 		w.optional(p, pp, "metadata", "name the source that is the metadata.yaml (its `to`), or remove the line")
+		w.optional(p, pp, "relocate", "list the relocations as - from: … to: … entries, or remove the line")
 		if sv, ok := fields["sources"]; ok {
-			for j, s := range w.sequence(sv, pp+".sources", "list the sources as - url: … entries") {
-				sp := fmt.Sprintf("%s.sources[%d]", pp, j)
-				w.lines[sp] = s.Line
-				sf := w.mapping(s, sp, "a source", sourceFields)
-				for _, name := range sourceFields {
-					if v, ok := sf[name]; ok {
-						w.str(v, sp+"."+name)
-					}
-				}
-			}
+			w.stringMappings(sv, pp+".sources", "list the sources as - url: … entries", "a source", sourceFields)
 		}
 		if pt, ok := fields["patches"]; ok {
 			for j, x := range w.sequence(pt, pp+".patches", "list the patch files as - patches/0001-….diff entries") {
 				w.str(x, fmt.Sprintf("%s.patches[%d]", pp, j))
+			}
+		}
+		if rv, ok := fields["relocate"]; ok {
+			w.stringMappings(rv, pp+".relocate", "list the relocations as - from: registry.k8s.io/cluster-api entries with their to:", "a relocation", relocateFields)
+		}
+	}
+}
+
+// stringMappings walks the list n at path of mappings whose fields are
+// all strings (sources, relocations).
+func (w *walker) stringMappings(n *yamlv3.Node, path, fix, what string, fields []string) {
+	for j, item := range w.sequence(n, path, fix) {
+		ip := fmt.Sprintf("%s[%d]", path, j)
+		w.lines[ip] = item.Line
+		f := w.mapping(item, ip, what, fields)
+		for _, name := range fields {
+			if v, ok := f[name]; ok {
+				w.str(v, ip+"."+name)
 			}
 		}
 	}

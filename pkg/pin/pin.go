@@ -55,6 +55,9 @@ type Provider struct {
 	// Metadata, when set, is the `to` of the source that is the provider's
 	// clusterctl metadata.yaml, for when names do not tell.
 	Metadata string `json:"metadata,omitempty" yaml:"metadata,omitempty"`
+	// Relocate moves the components' images to a mirror, after the
+	// patches (see Relocation).
+	Relocate Relocations `json:"relocate,omitempty" yaml:"relocate,omitempty"`
 }
 
 // ID names the pin entry in messages: Kind/name, or for a Makefile pin

@@ -85,6 +85,7 @@ func TestSchemaMatchesGo(t *testing.T) {
 	p, src := s.Defs["provider"], s.Defs["source"]
 	closed("provider", p, providerFields, []string{"kind", "name", "version", "release", "sources"})
 	closed("source", src, sourceFields, []string{"url", "sha256", "to"})
+	closed("relocation", s.Defs["relocation"], relocateFields, []string{"from", "to"})
 	if s.object.Properties["providers"].MinItems != 1 || p.Properties["sources"].MinItems != 1 {
 		t.Error("providers and sources must have minItems 1")
 	}
@@ -100,6 +101,7 @@ func TestSchemaMatchesGo(t *testing.T) {
 		{"source.sha256", src.Properties["sha256"].Pattern, SHA256Pattern},
 		{"source.url", src.Properties["url"].Pattern, URLPattern},
 		{"path", s.Defs["path"].Pattern, PathPattern},
+		{"prefix", s.Defs["prefix"].Pattern, PrefixPattern},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s pattern\n schema %s\n Go     %s", c.where, c.got, c.want)

@@ -293,6 +293,7 @@ func (f *File) validate(file string, lines map[string]int) []error {
 		v.unique(pp, p, seen)
 		v.sources(pp, p, seen)
 		v.files(pp, p, seen)
+		v.validateRelocate(pp, p.Relocate)
 	}
 	return v.errs
 }

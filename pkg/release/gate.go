@@ -40,7 +40,8 @@ import (
 // pins there are), waiver-expired (the finding it waived is judged on its
 // own), the registry checks, which push does not run offline (a
 // release tag is never moved by a push: artifact.Push refuses), and
-// version-downgrade, which needs a base revision push does not have.
+// version-downgrade, which needs a base revision push does not have, and
+// the cluster checks, which read a live cluster push never contacts.
 //
 // A check in neither list refuses: a new check is judged before it can let
 // anything through (TestRefusingCoversCatalog names it).
@@ -48,12 +49,13 @@ var (
 	Refusing = []string{
 		model.CheckPackageLoad, check.BlobYAML, model.CheckBlobCorrupt, check.ComponentsValid,
 		check.ConfigMapVersion, check.SelectorUnique, check.SelectorSemver, check.CompressedAnnotation,
-		check.PinVersion, check.MetadataSeries, check.Contract, model.CheckPinDigest, check.OCISource, check.ImageRef,
+		check.PinVersion, check.MetadataSeries, check.Contract, model.CheckPinDigest, check.OCISource, check.ImageRef, check.ImageRelocation,
 	}
 	NotRefusing = []string{
 		check.BlobHeader, check.ReleaseSize, check.PinMissing, check.WaiverExpired,
 		check.RegistryDigest, check.VersionReused, check.Signature, check.Provenance, check.OCIInstall,
 		check.VersionDowngrade,
+		check.ClusterInstalled, check.ClusterConfigMap, check.ClusterOCI, check.ClusterWorkload, check.ClusterCRD,
 	}
 )
 

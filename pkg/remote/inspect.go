@@ -6,6 +6,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/images"
 	"github.com/pinseal/pinseal/pkg/metadata"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -31,6 +32,8 @@ func Inspect(a *model.Artifact, p *artifact.Pulled, tag string, limit int64) {
 	if a.YAMLTitle != "" && yml != nil {
 		c.YAMLSize = int64(len(yml))
 		c.YAMLDigest = sha256.Sum256(yml)
+		found, _ := images.Scan(bytes.NewReader(yml))
+		c.Images = images.Distinct(found)
 		if c.Blob != nil && c.Blob.Err == nil && c.Blob.RawSHA256 != c.YAMLDigest {
 			c.Diff = blob.FirstDifference(bytes.NewReader(yml), blob.Inflated(p.Blob, limit))
 		}

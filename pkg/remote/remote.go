@@ -417,6 +417,8 @@ func verifyProvenance(ctx context.Context, repo artifact.Repository, subject dig
 		for _, d := range p.Dependencies {
 			pr.Materials = append(pr.Materials, pin.Source{URL: d.URI, SHA256: d.SHA256, To: d.Name})
 		}
+		pr.Images = p.Images
+		_, pr.ImagesRecorded = p.ExternalParameters[sign.ImagesParameter]
 	}
 	if av.Valid && av.Provenance == nil {
 		pr.Reason = model.Malformed

@@ -26,6 +26,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/images"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -46,8 +47,8 @@ const (
 // provenance v1 predicate for the artifact subject (its manifest digest,
 // named subjectName, e.g. the repository): buildDefinition holds the
 // release's identity and patches (path, SHA-256) as externalParameters and
-// its pinned sources (URL and SHA-256) as resolvedDependencies;
-// runDetails.builder.id is pinseal's builder id, with its
+// its pinned sources (URL and SHA-256) and the images its components run
+// (ImageDependency) as resolvedDependencies; runDetails.builder.id is pinseal's builder id, with its
 // version. No timestamps: the same release gives the same statement.
 func ProvenanceStatement(subjectName string, subject digest.Digest, rel artifact.Release) ([]byte, error) {
 	if subject.Algorithm() != digest.SHA256 {
@@ -60,6 +61,14 @@ func ProvenanceStatement(subjectName string, subject digest.Digest, rel artifact
 			Digest: common.DigestSet{"sha256": p.SHA256},
 			Name:   p.To,
 		})
+	}
+	imgs := releaseImages(rel)
+	for _, ref := range imgs {
+		d := slsa1.ResourceDescriptor{URI: ImageScheme + ref, Name: ImageDependency}
+		if r := images.Parse(ref); strings.HasPrefix(r.Digest, "sha256:") {
+			d.Digest = common.DigestSet{"sha256": strings.TrimPrefix(r.Digest, "sha256:")}
+		}
+		deps = append(deps, d)
 	}
 	builderVersion := rel.BuilderVersion
 	if builderVersion == "" {
@@ -77,7 +86,7 @@ func ProvenanceStatement(subjectName string, subject digest.Digest, rel artifact
 		Predicate: slsa1.ProvenancePredicate{
 			BuildDefinition: slsa1.ProvenanceBuildDefinition{
 				BuildType:            BuildType,
-				ExternalParameters:   externalParameters(rel),
+				ExternalParameters:   externalParameters(rel, len(imgs)),
 				ResolvedDependencies: deps,
 			},
 			RunDetails: slsa1.ProvenanceRunDetails{
@@ -91,11 +100,31 @@ func ProvenanceStatement(subjectName string, subject digest.Digest, rel artifact
 	return json.Marshal(st)
 }
 
+// Image dependencies: beside its pinned sources, a provenance lists every
+// container image the release's components run (the workload images
+// pkg/images finds in the YAML layer) as a resolvedDependency named
+// ImageDependency whose URI is ImageScheme + the reference (with its
+// sha256 digest when the reference pins one), and counts them in
+// externalParameters[ImagesParameter].
+const (
+	ImageDependency = "image"
+	ImageScheme     = "oci://"
+	ImagesParameter = "images"
+)
+
+// releaseImages are the distinct images the release's components YAML
+// runs. A workload document the scan cannot read is left out: image-ref
+// reports it in the tree the release is pushed from.
+func releaseImages(rel artifact.Release) []string {
+	found, _ := images.Scan(bytes.NewReader(rel.YAML))
+	return images.Distinct(found)
+}
+
 // NoPins is the provenance's externalParameters.pins of a release whose
 // package pins no upstream download by SHA-256.
 const NoPins = "none: the package pins no upstream download by SHA-256, so there are no materials; the artifact holds the package's vendored files as they stand"
 
-func externalParameters(rel artifact.Release) map[string]any {
+func externalParameters(rel artifact.Release, images int) map[string]any {
 	p := map[string]any{
 		"kind":     rel.Kind,
 		"name":     rel.Name,
@@ -103,6 +132,10 @@ func externalParameters(rel artifact.Release) map[string]any {
 		"release":  rel.Release,
 		"version":  rel.Version,
 		"contract": rel.Contract,
+		// How many resolvedDependencies are images: recorded even when
+		// none, so a verifier tells "runs no image" from a provenance
+		// that predates image dependencies.
+		ImagesParameter: images,
 	}
 	if len(rel.Patches) > 0 {
 		p["patches"] = rel.Patches
@@ -244,7 +277,11 @@ type Provenance struct {
 	// ExternalParameters as recorded (for pinseal: kind, name, type,
 	// release, version, contract).
 	ExternalParameters map[string]any
-	Dependencies       []Dependency
+	// Dependencies are the resolvedDependencies that are not images
+	// (the pinned sources).
+	Dependencies []Dependency
+	// Images are the image references of the image dependencies.
+	Images []string
 	// Statement is the statement JSON exactly as signed.
 	Statement []byte
 }
@@ -391,6 +428,10 @@ func decodeProvenance(stmt []byte) (*Provenance, error) {
 		p.ExternalParameters = ep
 	}
 	for _, d := range st.Predicate.BuildDefinition.ResolvedDependencies {
+		if ref, ok := strings.CutPrefix(d.URI, ImageScheme); ok && d.Name == ImageDependency {
+			p.Images = append(p.Images, ref)
+			continue
+		}
 		p.Dependencies = append(p.Dependencies, Dependency{URI: d.URI, SHA256: d.Digest["sha256"], Name: d.Name})
 	}
 	return p, nil

@@ -344,6 +344,18 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 		}, cpPkg, []string{`"registry.k8s.io/cluster-api/kubeadm-control-plane-controller:main"`, `the moving tag "main"`,
 			"Deployment/kubeadm-controller-manager", "line 131 of what the blob inflates to", "pin it by digest"}},
 
+		{check.ImageRelocation, "pin.yaml records a relocation the files do not hold", func(t *testing.T, root string) {
+			pf := filepath.Join(root, corePkg, "pin.yaml")
+			data, err := os.ReadFile(pf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = append(data, "  relocate:\n  - from: registry.k8s.io/cluster-api\n    to: mirror.example/capi\n"...)
+			if err := os.WriteFile(pf, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, corePkg, []string{`"registry.k8s.io/cluster-api/cluster-api-controller:v1.10.1"`, "was not relocated", `relocates it to "mirror.example/capi/cluster-api-controller:v1.10.1"`, "`builder build packages/system/capi-providers-core`"}},
+
 		{model.CheckPackageLoad, "template that does not parse", func(t *testing.T, root string) {
 			if err := os.WriteFile(filepath.Join(root, infraPkg, "templates/broken.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -739,5 +751,42 @@ func TestChecksPolicyMovingTags(t *testing.T) {
 	}
 	if got := imageRef(Options{Policy: &policy.Policy{MovingTags: []string{"nightly"}}}); len(got) != 1 || !strings.Contains(got[0].Message, `"nightly"`) {
 		t.Errorf("policy movingTags [nightly]: got %v", got)
+	}
+}
+
+// A workload document too large for the image scan, in the YAML and the
+// blob, is exactly two image-ref warnings naming the file, the line where
+// the document starts and its kind: its images are not silently skipped.
+func TestImageRefUnreadWorkload(t *testing.T) {
+	baseline := map[string]bool{}
+	for _, f := range verifyTree(t, fixture.Tree(t)).Findings {
+		baseline[key(f)] = true
+	}
+	root := fixture.Tree(t)
+	yml := filepath.Join(root, cpPkg, "files/control-plane-components.yaml")
+	data, err := os.ReadFile(yml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := strings.Count(string(data), "\n") + 2 // after the --- line
+	big := "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: big\nspec:\n  x: [" + strings.Repeat("1,", 160<<10) + "1]\n"
+	if err := os.WriteFile(yml, append(data, big...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	regzip(t, yml, filepath.Join(root, cpPkg, "files/components.gz"))
+	var where []string
+	for _, f := range verifyTree(t, root).Findings {
+		if baseline[key(f)] {
+			continue
+		}
+		if f.Check != check.ImageRef || f.Severity != report.Warning || !strings.Contains(f.Message, "a DaemonSet document at ") || !strings.Contains(f.Message, "was not read for images") {
+			t.Errorf("unexpected finding %s/%s: %s", f.Check, f.Severity, f.Message)
+		}
+		where = append(where, fmt.Sprintf("%s:%d", f.File, f.Line))
+	}
+	slices.Sort(where)
+	want := []string{fmt.Sprintf("%s/files/components.gz:%d", cpPkg, start), fmt.Sprintf("%s/files/control-plane-components.yaml:%d", cpPkg, start)}
+	if !slices.Equal(where, want) {
+		t.Errorf("findings at %v, want %v", where, want)
 	}
 }
