@@ -574,9 +574,14 @@ func provenanceImages(t *model.Tree) []report.Finding {
 		}
 		var want []string
 		what := "the artifact's components"
-		if a.Content != nil {
+		switch {
+		case a.Content != nil:
 			want = a.Content.Images
-		} else {
+		case p.Selector == nil && p.FetchOCI != "":
+			// The provider installs from the artifact: the tree holds no
+			// components of it to compare the images with (as localRelease).
+			return
+		default:
 			what = "the tree's release " + p.Version
 			for _, img := range pkg.Images {
 				if img.Release == p.Version {
