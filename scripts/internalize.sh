@@ -2,7 +2,7 @@
 # Moves the packages of pkg/ that are not a library for other modules to
 # internal/ (docs/architecture.md, "Library or internal", says which and
 # why), and rewrites every reference to them: Go import paths, and paths
-# such as pkg/remote in Go comments, docs, scripts, the Makefile and CI.
+# such as internal/remote in Go comments, docs, scripts, the Makefile and CI.
 #
 # Usage: scripts/internalize.sh [PACKAGE...]
 #   PACKAGE is a path below pkg/ (remote, pin/infer); with none, the list
@@ -67,8 +67,8 @@ for p in "${pkgs[@]}"; do
 		exit 1
 	fi
 
-	# The path, not a longer one (pkg/pin is not pkg/pin/infer's prefix to
-	# rewrite; pkg/remote must not match pkg/remotes): what follows is not a
+	# The path, not a longer one (pkg/pin is not internal/pin/infer's prefix to
+	# rewrite; internal/remote must not match pkg/remotes): what follows is not a
 	# name character. The import path is rewritten wherever it stands; a
 	# bare pkg/... path only where a path starts, with or without ./ or
 	# ../ (a link in docs), not inside another module's path such as

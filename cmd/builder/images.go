@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pinseal/pinseal/internal/images"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/images"
 	"github.com/pinseal/pinseal/pkg/load"
 )
 

@@ -16,6 +16,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
+	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/opsim"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
@@ -23,7 +24,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/sign"
 	"github.com/pinseal/pinseal/pkg/verify"
 )

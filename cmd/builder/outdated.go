@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/pkg/outdated"
+	"github.com/pinseal/pinseal/internal/outdated"
 )
 
 // errOutdated makes `builder outdated` exit 1 after printing its report.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/pkg/outdated"
-	"github.com/pinseal/pinseal/pkg/plan"
+	"github.com/pinseal/pinseal/internal/outdated"
+	"github.com/pinseal/pinseal/internal/plan"
 )
 
 // errSteps makes `builder plan` exit 1 after printing steps.

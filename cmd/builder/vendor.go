@@ -16,13 +16,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pinseal/pinseal/internal/vendor"
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/release"
 	"github.com/pinseal/pinseal/pkg/sign"
-	"github.com/pinseal/pinseal/pkg/vendor"
 )
 
 // vendorOptions are the flags of `builder vendor`.

@@ -9,7 +9,7 @@ import (
 	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
-	"github.com/pinseal/pinseal/pkg/vendor"
+	"github.com/pinseal/pinseal/internal/vendor"
 )
 
 // TestVendorCommand: usage errors exit 2; a release that publishes no

@@ -20,9 +20,9 @@ import (
 	"github.com/pinseal/pinseal/internal/cli"
 	"github.com/pinseal/pinseal/pkg/render"
 
+	"github.com/pinseal/pinseal/internal/history"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
-	"github.com/pinseal/pinseal/pkg/history"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"

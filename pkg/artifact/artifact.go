@@ -25,8 +25,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -64,7 +64,7 @@ const (
 // "<type>-<name>-<version>-components.yaml" depends on the type too, on
 // the provider object's name and on its spec.version. One YAML layer under
 // one title also leaves no doubt which bytes an operator installs
-// (pkg/operator has the lookup rules).
+// (internal/operator has the lookup rules).
 const YAMLTitle = operator.ComponentsTitle
 
 // Release is one provider release to pack: the identity of the provider

@@ -14,8 +14,8 @@ import (
 
 	"oras.land/oras-go/v2/errdef"
 
+	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
-	"github.com/pinseal/pinseal/pkg/operator"
 )
 
 // TestIntegrationOrasPullsTitledFiles: the upstream oras CLI pulls the three

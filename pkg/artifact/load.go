@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/pinseal/pinseal/pkg/metadata"
-	"github.com/pinseal/pinseal/pkg/pin/infer"
+	"github.com/pinseal/pinseal/internal/metadata"
+	"github.com/pinseal/pinseal/internal/pin/infer"
 
-	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -67,7 +67,7 @@ func PinnedReleases(dir string, f *pin.File, builderVersion string) ([]Release, 
 
 func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string) (Release, error) {
 	id := p.Kind + "/" + p.Name
-	// Which file is which: the package layout (pkg/layout) of the pin.
+	// Which file is which: the package layout (internal/layout) of the pin.
 	blobPath := p.Blob
 	if blobPath == "" {
 		blobPath = DefaultBlob

@@ -12,9 +12,9 @@ import (
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/content/memory"
 
+	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/internal/testkit/opsim"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/operator"
 )
 
 // kindRelease is testRelease as a provider of kind.
@@ -69,7 +69,7 @@ func TestEveryOperatorInstallsEveryKind(t *testing.T) {
 	}
 }
 
-// TestOperatorLookupAgreesWithSimulation holds pkg/operator's lookup (what
+// TestOperatorLookupAgreesWithSimulation holds internal/operator's lookup (what
 // the verifier judges with) to the simulated fetch, on artifacts with
 // other titles than pinseal's: old pinseal layouts, typed and full
 // titles, two candidates with different bytes, identical bytes under two
@@ -133,7 +133,7 @@ func TestOperatorLookupAgreesWithSimulation(t *testing.T) {
 }
 
 // TestOCISourceRulesAgreeWithSimulation: for spec.fetchConfig.oci values
-// read as pkg/operator reads them, the simulated operator fetch of what
+// read as internal/operator reads them, the simulated operator fetch of what
 // they name installs exactly the release spec.version names whenever
 // operator.Check finds no problem, and whenever it installs anything else
 // Check finds one.

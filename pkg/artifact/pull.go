@@ -11,8 +11,8 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 
+	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/operator"
 )
 
 // Size limits applied before anything is read from a repository.
@@ -172,7 +172,7 @@ func (p *Pulled) pullLayers(ctx context.Context, repo Repository, where string) 
 // ComponentsLayer is the title of the layer of m that is the provider's
 // components YAML: the one the cluster-api-operator installs for the
 // provider cfg describes (current type name first, then the older ones;
-// see pkg/operator), else, without a pinseal config or when no operator
+// see internal/operator), else, without a pinseal config or when no operator
 // finds one, components.yaml or the first "*-components.yaml". "" when
 // there is none.
 func ComponentsLayer(m ocispec.Manifest, cfg *model.ArtifactConfig) string {

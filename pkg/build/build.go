@@ -31,15 +31,15 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/internal/layout"
+	"github.com/pinseal/pinseal/internal/patch"
+	"github.com/pinseal/pinseal/internal/pin/infer"
+	"github.com/pinseal/pinseal/internal/relocate"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/fetch"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
-	"github.com/pinseal/pinseal/pkg/pin/infer"
-	"github.com/pinseal/pinseal/pkg/relocate"
 )
 
 // Options configure a build.

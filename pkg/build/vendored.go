@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -37,7 +37,7 @@ func pinsSources(set *pin.Set) bool {
 }
 
 // buildFromVendored rebuilds every blob of a package that pins no download
-// from the vendored components YAML the package layout (pkg/layout) pairs
+// from the vendored components YAML the package layout (internal/layout) pairs
 // it with: the package is loaded and rendered as the verifier loads it, and
 // for each ConfigMap whose components are a vendored gzip file, that file
 // becomes the reproducible gzip of its YAML. The YAML and every other file

@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/internal/pin/infer"
 	"github.com/pinseal/pinseal/pkg/build"
 	"github.com/pinseal/pinseal/pkg/changes"
 	"github.com/pinseal/pinseal/pkg/check"
@@ -50,7 +51,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
-	"github.com/pinseal/pinseal/pkg/pin/infer"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -870,7 +870,7 @@ func newPinFile(p *model.Provider, version, release string, srcs []pin.Source, l
 		fmt.Fprintf(&b, "  blob: %s\n", lay.Blob)
 	}
 	// Names that do not tell which source is which (talos style:
-	// files/bootstrap-components-talos.yaml) are said (pkg/layout).
+	// files/bootstrap-components-talos.yaml) are said (internal/layout).
 	if !strings.HasSuffix(lay.Components, "components.yaml") && lay.Components != "" {
 		fmt.Fprintf(&b, "  components: %s\n", lay.Components)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinseal/pinseal/pkg/patch"
+	"github.com/pinseal/pinseal/internal/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -101,7 +101,7 @@ func TestEditVersionVars(t *testing.T) {
 	}
 }
 
-// TestUnifiedDiffApplies: the diff bump prints applies (pkg/patch) to the
+// TestUnifiedDiffApplies: the diff bump prints applies (internal/patch) to the
 // old text and gives the new one.
 func TestUnifiedDiffApplies(t *testing.T) {
 	for _, tc := range [][2]string{

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinseal/pinseal/internal/relocate"
 	"github.com/pinseal/pinseal/pkg/pin"
-	"github.com/pinseal/pinseal/pkg/relocate"
 )
 
 var killRelocation = pin.Relocations{{From: "ghcr.io/example", To: "mirror.example:5000/example"}}

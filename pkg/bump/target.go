@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pinseal/pinseal/internal/layout"
+	"github.com/pinseal/pinseal/internal/patch"
 	"github.com/pinseal/pinseal/pkg/check"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 

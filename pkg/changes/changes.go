@@ -19,8 +19,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/pinseal/pinseal/pkg/metadata"
-	"github.com/pinseal/pinseal/pkg/yamlbound"
+	"github.com/pinseal/pinseal/internal/metadata"
+	"github.com/pinseal/pinseal/internal/yamlbound"
 )
 
 // Change kinds, in the order a report lists them.

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/pinseal/pinseal/pkg/images"
+	"github.com/pinseal/pinseal/internal/images"
 )
 
 // compareImages reports each container whose image is new, changed or
-// gone, by workload and container (pkg/images finds them).
+// gone, by workload and container (internal/images finds them).
 func compareImages(before, after []byte) ([]Change, error) {
 	oi, err := imagesOf("old", before)
 	if err != nil {

@@ -81,7 +81,7 @@ const (
 	ImageRef             = "image-ref"
 	ImageRelocation      = "image-relocation"
 	WaiverExpired        = "waiver-expired"
-	// The live-cluster checks (pkg/cluster runs them).
+	// The live-cluster checks (internal/cluster runs them).
 	ClusterInstalled = "cluster-installed"
 	ClusterConfigMap = "cluster-configmap"
 	ClusterOCI       = "cluster-oci"

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pinseal/pinseal/pkg/images"
+	"github.com/pinseal/pinseal/internal/images"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -131,7 +131,7 @@ func contract(in *Input) []report.Finding {
 		return nil
 	}
 	// Which contracts a core release serves is Cluster API's policy,
-	// written down once in pkg/operator (operator.Contracts).
+	// written down once in internal/operator (operator.Contracts).
 	accepted := operator.Served(core.Version, served)
 	// ConfigMaps no provider in the tree selects (air-gap charts) are
 	// releases too, installed by providers created elsewhere.

@@ -3,14 +3,14 @@ package check
 import (
 	"fmt"
 
+	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
 // ociSource: every provider that installs from spec.fetchConfig.oci names
 // it so that the cluster-api-operator can read it and fetches from it the
-// release spec.version names. pkg/operator holds the rules, each read from
+// release spec.version names. internal/operator holds the rules, each read from
 // the operator's source; this needs no registry, so it runs offline, while
 // oci-install judges the artifact the value names once a registry is
 // given. Rules that only operators before v0.20.0 break are warnings.

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -25,7 +25,7 @@ func ociTree(mutate func(p *model.Provider)) *model.Tree {
 		Providers: []*model.Provider{p, sel}}}}
 }
 
-// TestOCISource: the check reports each problem pkg/operator finds, one
+// TestOCISource: the check reports each problem internal/operator finds, one
 // finding per rule, at the line of spec.fetchConfig.oci (else the
 // provider's), naming the rule and the operator source; rules only old
 // operators break are warnings.

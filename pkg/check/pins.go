@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"

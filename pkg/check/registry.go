@@ -11,16 +11,16 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/pinseal/pinseal/internal/layout"
+	"github.com/pinseal/pinseal/internal/operator"
 	ver "github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
-// The registry checks judge what pkg/remote recorded in
+// The registry checks judge what internal/remote recorded in
 // model.Provider.Artifact; providers without an Artifact (no registry
 // given) are skipped, so without a registry they report nothing. They
 // split what can differ between the tree and the registry so that one

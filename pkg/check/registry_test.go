@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/layout"
+	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/internal/testkit/hinttest"
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/operator"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -59,7 +59,7 @@ func releaseRefs(pkg *model.Package, release string) []string {
 }
 
 // setLayers lists a's components.gz, metadata.yaml and YAML layers by
-// title, as pkg/remote records them.
+// title, as internal/remote records them.
 func setLayers(a *model.Artifact) {
 	a.Layers = map[string]string{"components.gz": a.BlobSHA256, "metadata.yaml": a.MetadataSHA256}
 	if a.YAMLTitle != "" {

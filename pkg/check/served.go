@@ -1,8 +1,8 @@
 package check
 
 import (
+	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/operator"
 )
 
 // ServedContracts are the contracts the tree's core provider serves, as

@@ -15,9 +15,9 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -245,7 +245,7 @@ func (l *scanner) inspect(ctx context.Context, p *model.Package, cm *pendingCM) 
 }
 
 // components diffs the components of a ConfigMap with the vendored YAML
-// the package layout (pkg/layout) pairs them with.
+// the package layout (internal/layout) pairs them with.
 func (l *scanner) components(ctx context.Context, p *model.Package, cm *pendingCM, rel *model.LayoutRelease) {
 	comp := cm.Components
 	if comp.DecodeErr != nil || rel == nil {

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/pinseal/pinseal/internal/images"
+	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/images"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 

@@ -26,8 +26,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/render"

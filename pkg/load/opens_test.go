@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 

@@ -15,12 +15,12 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/internal/manifest"
-	"github.com/pinseal/pinseal/pkg/layout"
-	"github.com/pinseal/pinseal/pkg/metadata"
+	"github.com/pinseal/pinseal/internal/metadata"
+	"github.com/pinseal/pinseal/internal/pin/infer"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
-	"github.com/pinseal/pinseal/pkg/pin/infer"
 )
 
 // loadPackage loads one candidate directory; nil when it is not a
@@ -197,7 +197,7 @@ func (l *scanner) inspectPackage(ctx context.Context, p *model.Package, pl *pkgL
 		l.inspect(ctx, p, cm)
 		p.ConfigMaps = append(p.ConfigMaps, cm.ConfigMap)
 	}
-	// Which file is which: decided once, by pkg/layout, and kept on the
+	// Which file is which: decided once, by internal/layout, and kept on the
 	// package for every later reader.
 	p.Layout = layout.Of(p)
 	var inline []model.Image

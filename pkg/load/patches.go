@@ -11,11 +11,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pinseal/pinseal/internal/images"
+	"github.com/pinseal/pinseal/internal/layout"
+	"github.com/pinseal/pinseal/internal/patch"
 	"github.com/pinseal/pinseal/pkg/blob"
-	"github.com/pinseal/pinseal/pkg/images"
-	"github.com/pinseal/pinseal/pkg/layout"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/patch"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 

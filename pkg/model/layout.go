@@ -42,7 +42,7 @@ type LayoutRelease struct {
 }
 
 // Layout is every release of one package and the vendored files each is
-// made of. pkg/layout decides it; the loader stores it on Package.Layout,
+// made of. internal/layout decides it; the loader stores it on Package.Layout,
 // where every other user reads it.
 type Layout struct {
 	Releases []*LayoutRelease

@@ -19,7 +19,7 @@ const OperatorAPIVersion = "operator.cluster.x-k8s.io/v1alpha2"
 // provider type clusterctl uses for each in file and repository names
 // (<type>-components.yaml, <type>-<name>), in clusterctl's order. The
 // operator's own type names (GetType(), which change across operator
-// releases) are pkg/operator's.
+// releases) are internal/operator's.
 var providerTypes = []struct{ Kind, Type string }{
 	{"CoreProvider", "core"},
 	{"BootstrapProvider", "bootstrap"},
@@ -107,7 +107,7 @@ type Package struct {
 
 	// Layout says which vendored file is each release's components YAML,
 	// metadata and blob, and how each was matched: decided once by
-	// pkg/layout when the package is loaded (never nil once loaded).
+	// internal/layout when the package is loaded (never nil once loaded).
 	Layout *Layout
 
 	// Problems found while loading (render failure, bad YAML, unreadable
@@ -116,10 +116,10 @@ type Package struct {
 
 	// Images are the container images the package's releases run, as
 	// written in each release's vendored components YAML and inside its
-	// vendored blob (pkg/images finds them), in file then line order.
+	// vendored blob (internal/images finds them), in file then line order.
 	Images []Image
 	// UnreadWorkloads are workload documents of the same files whose
-	// images were not read (larger than pkg/images parses).
+	// images were not read (larger than internal/images parses).
 	UnreadWorkloads []UnreadWorkload
 
 	// Release is the size of the release Secret Helm would store for the
@@ -250,7 +250,7 @@ type Provider struct {
 
 	// Artifact is what the registry holds for this provider's release
 	// (PREFIX/<type>-<name>:<spec.version>); nil when no registry was
-	// given. Filled by pkg/remote, read by the registry checks.
+	// given. Filled by internal/remote, read by the registry checks.
 	Artifact *Artifact
 }
 

@@ -5,7 +5,7 @@
 // validates a strict pin.yaml (api/pin.schema.json) and holds the types every
 // other package uses for pins (File, Set, Var). Reading pins from a package
 // directory, including inferring them from a Makefile or Dockerfile, is
-// pkg/pin/infer; downloading pinned sources is pkg/fetch.
+// internal/pin/infer; downloading pinned sources is pkg/fetch.
 //
 // Pin files are parsed with yaml.v3's node API alone, like every YAML file
 // pinseal reports on (manifests, policy, metadata.yaml): errors name the
@@ -50,7 +50,7 @@ type Provider struct {
 	// Components, when set, is the `to` of the source that is the
 	// provider's components YAML (the file the blob compresses and the
 	// patches change), for when no source's name ends in components.yaml or
-	// several do. See pkg/layout.
+	// several do. See internal/layout.
 	Components string `json:"components,omitempty" yaml:"components,omitempty"`
 	// Metadata, when set, is the `to` of the source that is the provider's
 	// clusterctl metadata.yaml, for when names do not tell.

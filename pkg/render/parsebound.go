@@ -30,8 +30,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/pinseal/pinseal/internal/yamlbound"
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/yamlbound"
 )
 
 // Parse bounds of one chart (its subcharts, packed or not, included).

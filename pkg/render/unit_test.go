@@ -11,7 +11,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/pinseal/pinseal/internal/testkit/chartbomb"
-	"github.com/pinseal/pinseal/pkg/yamlbound"
+	"github.com/pinseal/pinseal/internal/yamlbound"
 )
 
 // FuzzCheckChartFiles: the bounded reading of a chart's packed subchart

@@ -24,9 +24,9 @@ import (
 	sigdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
 	"github.com/sigstore/sigstore/pkg/signature/options"
 
+	"github.com/pinseal/pinseal/internal/images"
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
-	"github.com/pinseal/pinseal/pkg/images"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -102,7 +102,7 @@ func ProvenanceStatement(subjectName string, subject digest.Digest, rel artifact
 
 // Image dependencies: beside its pinned sources, a provenance lists every
 // container image the release's components run (the workload images
-// pkg/images finds in the YAML layer) as a resolvedDependency named
+// internal/images finds in the YAML layer) as a resolvedDependency named
 // ImageDependency whose URI is ImageScheme + the reference (with its
 // sha256 digest when the reference pins one), and counts them in
 // externalParameters[ImagesParameter].

@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/pinseal/pinseal/internal/remote/remotetest"
 	"github.com/pinseal/pinseal/internal/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/kubetest"
-	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 )
 
 // TestIntegrationClusterSource: a cluster source is scanned against its

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/pinseal/pinseal/pkg/cluster"
+	"github.com/pinseal/pinseal/internal/cluster"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -15,7 +15,7 @@ import (
 
 // ClusterSourceConfig is a live cluster scanned like a tree: what its
 // cluster-api-operator installed, against a tree and the registries
-// (pkg/cluster; docs/cluster.md). Credentials come from files only: the
+// (internal/cluster; docs/cluster.md). Credentials come from files only: the
 // kubeconfig, or the pod's service account with inCluster.
 type ClusterSourceConfig struct {
 	// Kubeconfig is the kubeconfig file (or set InCluster).

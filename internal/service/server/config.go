@@ -14,11 +14,11 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/pinseal/pinseal/internal/remote"
 	"github.com/pinseal/pinseal/internal/service/gitsource"
 	"github.com/pinseal/pinseal/internal/service/server/untar"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/policy"
-	"github.com/pinseal/pinseal/pkg/remote"
 	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/verify"
 )

@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 
-	"github.com/pinseal/pinseal/pkg/history"
+	"github.com/pinseal/pinseal/internal/history"
 	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 )

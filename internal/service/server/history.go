@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/pinseal/pinseal/internal/history"
 	"github.com/pinseal/pinseal/internal/service/store"
-	"github.com/pinseal/pinseal/pkg/history"
 )
 
 // withHistory sets opts to compare the scan of commit with what the

@@ -6,7 +6,7 @@
 // artifact (spec.fetchConfig.oci). It copies the artifact's graph with
 // oras-go into a store that keeps only the layers whose titles the
 // operator expects for the provider, then picks components and metadata
-// in the operator's order of preference. pkg/operator describes the same
+// in the operator's order of preference. internal/operator describes the same
 // rules for production code; tests hold the two to each other and to what
 // builder push writes.
 package opsim
@@ -32,7 +32,7 @@ type Provider struct {
 // Fetch simulates the operator fetching tag from src for p and returns
 // the components and metadata it would install, or the operator's error.
 // tag is the reference the operator reads from spec.fetchConfig.oci
-// (pkg/operator.ParseSource: the tag written, else spec.version; a
+// (internal/operator.ParseSource: the tag written, else spec.version; a
 // digest is fetched as one); the titles it looks for are named with
 // p.Version, spec.version, even when the tag is another.
 func Fetch(ctx context.Context, src oras.ReadOnlyTarget, tag string, p Provider) (components, metadata []byte, err error) {
