@@ -66,7 +66,7 @@ func BenchmarkRenderChart(b *testing.B) {
 				defer sb.Close()
 				l := &scanner{root: filepath.Dir(dir), opts: Options{Render: mode.lim}.withDefaults(), sandbox: sb}
 				p := newPackage(candidate{dir: dir, rel: name, chart: true})
-				files, _, probs, fatal := l.collectChart(p)
+				files, _, probs, fatal, _ := l.collectChart(p)
 				if fatal || len(probs) > 0 {
 					b.Fatalf("%s: %+v", name, probs)
 				}

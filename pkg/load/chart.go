@@ -115,27 +115,32 @@ const maxHelmignore = 1 << 20
 // fatal is set when Helm itself would refuse the chart.
 //
 // mem holds the exact bytes of the regular (not symlinked) files read, by
-// path, so the vendored files need not be read twice.
-func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal bool) {
-	c := &chartReader{l: l, p: p, mem: map[string][]byte{}, read: l.readFile}
+// path, so the vendored files need not be read twice. skip is set when the
+// templates alone show that the chart is not worth rendering
+// (chartWorthRendering); its other files are then not read.
+func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal, skip bool) {
+	c := &chartReader{l: l, p: p, mem: map[string][]byte{}, read: l.readFile, open: l.open}
 	c.readIgnore()
 	// The chart's own files are read through a root opened at the chart:
 	// os.Root opens a path one component at a time, and most charts lie
 	// several directories below the tree's root (a monorepo's hundreds of
 	// charts cost twice the system time otherwise).
 	if sub := l.subRoot(p.Dir); sub != nil {
-		defer sub.Close()
+		dirs := &dirRoots{root: sub}
+		defer dirs.close()
 		c.read = func(fp string, size int64) ([]byte, error) {
-			f, err := sub.Open(relSlash(p.Dir, fp))
+			f, err := dirs.open(relSlash(p.Dir, fp))
 			if err != nil {
 				return nil, err
 			}
 			defer f.Close()
 			return readSized(f, size)
 		}
+		c.open = func(fp string) (*os.File, error) { return dirs.open(relSlash(p.Dir, fp)) }
 	}
 	_ = filepath.WalkDir(p.Dir, c.visit)
-	return c.files, c.mem, c.probs, c.fatal
+	skip = c.readAll()
+	return c.files, c.mem, c.probs, c.fatal, skip
 }
 
 // chartReader is collectChart's walk of one chart.
@@ -145,6 +150,8 @@ type chartReader struct {
 	rules     *ignore.Rules
 	badIgnore bool                                        // .helmignore cannot be read: not collected
 	read      func(fp string, size int64) ([]byte, error) // a file of the chart
+	open      func(fp string) (*os.File, error)           // a file of the chart, not read
+	pending   []pendingFile                               // found by the walk, read by readAll
 	files     []*loader.BufferedFile
 	mem       map[string][]byte
 	probs     []model.Problem
@@ -241,19 +248,7 @@ func (c *chartReader) file(fp, n string, fi fs.FileInfo) {
 		c.bad(n, fmt.Sprintf("%s is %d bytes, more than the %d Helm loads; Helm refuses the chart", n, fi.Size(), loader.MaxDecompressedFileSize), "")
 		return
 	}
-	readAt := c.read
-	if target != fp {
-		readAt = c.l.readFile // a symlink's target: anywhere in the tree
-	}
-	data, err := readAt(target, fi.Size())
-	if err != nil {
-		c.bad(n, fmt.Sprintf("cannot read %s: %v", n, unwrapPath(err)), "make it readable")
-		return
-	}
-	if target == fp {
-		c.mem[n] = data
-	}
-	c.files = append(c.files, &loader.BufferedFile{Name: n, Data: bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})})
+	c.pending = append(c.pending, pendingFile{n: n, target: target, size: fi.Size(), ownRoot: target == fp, probsAt: len(c.probs)})
 }
 
 // followLink resolves the symlink at fp (n relative to the package). It

@@ -176,7 +176,10 @@ func (l *scanner) loadAll(ctx context.Context, cands []candidate) ([]*model.Pack
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	workers := min(l.opts.Workers, max(len(cands), 1))
-	l.warmRender = sync.OnceFunc(func() { l.sandbox.Warm(workers, l.opts.Render) })
+	// One child first: more start only when renders queue up for it
+	// (render.Sandbox's patience), as each start costs tens of
+	// milliseconds of CPU.
+	l.warmRender = sync.OnceFunc(func() { l.sandbox.Warm(1, l.opts.Render) })
 	for range workers {
 		wg.Add(1)
 		go func() {

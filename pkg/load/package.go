@@ -87,10 +87,10 @@ func (pl *pkgLoad) release() {
 // readChart reads the chart of c and renders it (hashing its files
 // meanwhile); ok is false when it is not a provider package (skipped).
 func (l *scanner) readChart(ctx context.Context, c candidate, p *model.Package, pl *pkgLoad) (probs []model.Problem, ok bool) {
-	files, mem, cprobs, fatal := l.collectChart(p)
+	files, mem, cprobs, fatal, skip := l.collectChart(p)
 	pl.mem = mem
 	pl.strong = sync.OnceValue(func() bool { return providerMarked(files) })
-	if !fatal && !chartWorthRendering(files) {
+	if !fatal && (skip || !chartWorthRendering(files)) {
 		l.skip(c, "no template holds a provider object or components ConfigMap")
 		return nil, false
 	}

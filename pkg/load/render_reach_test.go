@@ -54,7 +54,7 @@ func TestRenderChildSeesWhatTemplatesRead(t *testing.T) {
 				defer sb.Close()
 				l := &scanner{root: filepath.Dir(dir), opts: Options{Render: lim}.withDefaults(), sandbox: sb}
 				p := newPackage(candidate{dir: dir, rel: "c", chart: true})
-				files, _, probs, fatal := l.collectChart(p)
+				files, _, probs, fatal, _ := l.collectChart(p)
 				if fatal || len(probs) > 0 {
 					t.Fatalf("collect: %+v", probs)
 				}

@@ -33,6 +33,14 @@ const (
 	// frameSlack is what the encoding adds to the rendered manifests in a
 	// child's answer.
 	frameSlack = 1 << 20
+	// workerPatience is how long a chart waits for a busy child to come
+	// free before another child starts. A warm render takes milliseconds;
+	// a child's start costs tens of milliseconds of CPU (the exec, the Go
+	// runtime, the package initialisers of everything the verifier links),
+	// so a tree with few charts to render is served by one child, and a
+	// second starts only when renders queue up (or one runs long: a
+	// hostile chart holds its child up to the time bound).
+	workerPatience = 400 * time.Millisecond
 )
 
 // renderWorker is one render child process.
@@ -65,6 +73,7 @@ type childPool struct {
 	mu      sync.Mutex
 	idle    []*renderWorker
 	warming map[int64]int // children being started by warm, by memory bound
+	busy    map[int64]int // children rendering, by memory bound
 	ready   *sync.Cond    // on mu: a child came up (or failed to)
 	seq     uint64
 	started atomic.Int64 // children started, for tests and benchmarks
@@ -107,22 +116,58 @@ func (s *Sandbox) Warm(n int, lim Limits) {
 }
 
 // getWorker returns an idle child with memory bound mem, or one warm is
-// starting, or starts one.
+// starting, or one that comes free within workerPatience, or starts one.
+// The caller gives it back with doneWorker.
 func (s *Sandbox) getWorker(mem int64) (*renderWorker, error) {
 	pool := &s.pool
 	pool.mu.Lock()
+	var patience *time.Timer
+	waited := false
+	defer func() {
+		if patience != nil {
+			patience.Stop()
+		}
+	}()
+	if pool.busy == nil {
+		pool.busy = map[int64]int{}
+	}
 	for {
 		if w := pool.takeIdle(mem); w != nil {
+			pool.busy[mem]++
 			pool.mu.Unlock()
 			return w, nil
 		}
-		if pool.warming[mem] == 0 {
+		if pool.warming[mem] == 0 && (pool.busy[mem] == 0 || waited) {
 			break
+		}
+		if pool.warming[mem] == 0 && patience == nil {
+			patience = time.AfterFunc(workerPatience, func() {
+				pool.mu.Lock()
+				waited = true
+				pool.ready.Broadcast()
+				pool.mu.Unlock()
+			})
 		}
 		pool.ready.Wait()
 	}
+	pool.busy[mem]++
 	pool.mu.Unlock()
-	return s.startWorker(mem)
+	w, err := s.startWorker(mem)
+	if err != nil {
+		s.doneWorker(mem)
+	}
+	return w, err
+}
+
+// doneWorker says a child taken with getWorker no longer renders (it went
+// back to the idle list or was killed): a chart waiting for a busy child
+// then starts one.
+func (s *Sandbox) doneWorker(mem int64) {
+	pool := &s.pool
+	pool.mu.Lock()
+	pool.busy[mem]--
+	pool.ready.Broadcast()
+	pool.mu.Unlock()
 }
 
 // takeIdle takes a live idle child with memory bound mem off the idle list
@@ -276,10 +321,12 @@ func (s *Sandbox) inChild(ctx context.Context, req renderRequest, lim Limits) (*
 		// An idle child that died in between; a new one gets one try.
 		w.kill()
 		<-w.exited
+		s.doneWorker(lim.MaxMemory)
 		if attempt > 0 {
 			return nil, fmt.Errorf("sending the chart to the render process: %w: %s", err, firstLine(w.prog.diag()))
 		}
 	}
+	defer s.doneWorker(lim.MaxMemory)
 	timer := time.NewTimer(lim.Timeout)
 	defer timer.Stop()
 	select {

@@ -1,0 +1,155 @@
+package load
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// pendingFile is a chart file the walk found and has not read yet. A
+// chart's templates are read first; its other files (vendored CRDs,
+// dashboards, megabytes of YAML) only when its templates may need them
+// (chartNeedsRest). A monorepo's charts that are not provider packages are
+// so decided on their templates alone.
+type pendingFile struct {
+	n, target string // relative to the chart; the path read
+	size      int64
+	ownRoot   bool // read through the chart's root (not a symlink's target)
+	probsAt   int  // len(probs) when found: where a read error goes
+	read      bool
+	data      []byte
+	err       error
+}
+
+func isTemplateFile(n string) bool {
+	return strings.HasPrefix(n, "templates/") || strings.Contains(n, "/templates/")
+}
+
+// chartNeedsRest reports whether the files read so far (the templates)
+// leave chartWorthRendering's answer open: a template has a marker or
+// reads chart files, or a packed subchart is present.
+func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile) bool {
+	for _, f := range pending {
+		if strings.HasSuffix(f.n, ".tgz") && strings.HasPrefix(f.n, "charts/") {
+			return true
+		}
+	}
+	for _, f := range files {
+		if hasMarker(f.Data) || bytes.Contains(f.Data, []byte(".Files.")) {
+			return true
+		}
+	}
+	return false
+}
+
+// readPending reads the pending files for which want is true.
+func (c *chartReader) readPending(want func(n string) bool) {
+	for i := range c.pending {
+		f := &c.pending[i]
+		if f.read || !want(f.n) {
+			continue
+		}
+		readAt := c.read
+		if !f.ownRoot {
+			readAt = c.l.readFile // a symlink's target: anywhere in the tree
+		}
+		f.data, f.err = readAt(f.target, f.size)
+		f.read = true
+		if f.err != nil {
+			c.fatal = true
+		}
+	}
+}
+
+// unreadLoads reports whether every pending file not read yet can be
+// read: one that cannot would make Helm refuse the chart, and its message
+// the skip reason, so the chart is then read in full (and the read gives
+// the message).
+func (c *chartReader) unreadLoads() bool {
+	for _, f := range c.pending {
+		if !f.read && !c.canRead(f.target, f.ownRoot) {
+			return false
+		}
+	}
+	return true
+}
+
+// readAll reads the chart's templates, then its other files unless the
+// templates settle that the chart is not worth rendering; the files and
+// problems come in the walk's order, as if each had been read when found.
+// skip: the templates settled it (the rest was not read).
+func (c *chartReader) readAll() (skip bool) {
+	c.readPending(isTemplateFile)
+	templates := c.files
+	for _, f := range c.pending {
+		if f.read && f.err == nil {
+			templates = append(templates, &loader.BufferedFile{Name: f.n, Data: f.data})
+		}
+	}
+	skip = !c.fatal && !chartNeedsRest(templates, c.pending) && c.unreadLoads()
+	if !skip {
+		c.readPending(func(string) bool { return true })
+	}
+	var probs []model.Problem
+	k := 0
+	for _, f := range c.pending {
+		if !f.read {
+			continue
+		}
+		if f.err != nil {
+			probs = append(probs, c.probs[k:f.probsAt]...)
+			k = f.probsAt
+			probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: f.n},
+				Message: fmt.Sprintf("cannot read %s: %v", f.n, unwrapPath(f.err)), Hint: "make it readable"})
+			continue
+		}
+		if f.ownRoot {
+			c.mem[f.n] = f.data
+		}
+		c.files = append(c.files, &loader.BufferedFile{Name: f.n, Data: bytes.TrimPrefix(f.data, []byte{0xEF, 0xBB, 0xBF})})
+	}
+	c.probs = append(probs, c.probs[k:]...)
+	return skip
+}
+
+// dirRoots opens a chart's files through a root per directory, each opened
+// once from the chart's root: os.Root resolves a path one component at a
+// time, and a chart's files lie in a few directories (templates/,
+// charts/NAME/templates/), so a file costs one openat instead of one per
+// component.
+type dirRoots struct {
+	root *os.Root
+	dirs map[string]*os.Root
+}
+
+func (d *dirRoots) open(name string) (*os.File, error) {
+	dir, base := path.Split(name)
+	if dir == "" {
+		return d.root.Open(base)
+	}
+	r, ok := d.dirs[dir]
+	if !ok {
+		var err error
+		if r, err = d.root.OpenRoot(strings.TrimSuffix(dir, "/")); err != nil {
+			return nil, err
+		}
+		if d.dirs == nil {
+			d.dirs = map[string]*os.Root{}
+		}
+		d.dirs[dir] = r
+	}
+	return r.Open(base)
+}
+
+func (d *dirRoots) close() {
+	for _, r := range d.dirs {
+		r.Close()
+	}
+	d.root.Close()
+}

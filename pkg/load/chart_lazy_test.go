@@ -1,0 +1,73 @@
+package load
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCollectChartReadsTemplatesFirst: a chart whose templates neither
+// name a provider marker nor read .Files is settled on its templates (its
+// other files are not read); one whose template reads .Files, or whose
+// unread file Helm could not load, is read in full, as before.
+func TestCollectChartReadsTemplatesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name, template string
+		unreadable     bool
+		wantSkip       bool
+		wantFiles      int
+	}{
+		{"plain", "kind: Service\n", false, true, 1},
+		{"reads files", "data: {{ .Files.Get \"files/a.yaml\" }}\n", false, false, 3},
+		{"marker", "kind: CoreProvider\n", false, false, 3},
+		{"unloadable file", "kind: Service\n", true, false, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "c")
+			for name, content := range map[string]string{
+				"Chart.yaml":       "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+				"templates/x.yaml": tc.template,
+				"files/a.yaml":     "apiVersion: operator.cluster.x-k8s.io/v1alpha2\n",
+			} {
+				if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.unreadable {
+				// A problem of the walk (not fatal) before the read error.
+				if err := os.Symlink(filepath.Join(dir, "missing"), filepath.Join(dir, "files", "gone.yaml")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "files", "unreadable.yaml"), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l := &scanner{root: filepath.Dir(dir), opts: Options{}.withDefaults()}
+			p := newPackage(candidate{dir: dir, rel: "c", chart: true})
+			c := &chartReader{l: l, p: p, mem: map[string][]byte{}, read: l.readFile, open: l.open}
+			c.readIgnore()
+			if err := filepath.WalkDir(dir, c.visit); err != nil {
+				t.Fatal(err)
+			}
+			if tc.unreadable {
+				// A file that cannot be read (as root nothing is unreadable,
+				// so the pending entry points at a path that is gone).
+				for i := range c.pending {
+					if c.pending[i].n == "files/unreadable.yaml" {
+						c.pending[i].target = filepath.Join(dir, "no-such-file")
+					}
+				}
+			}
+			skip := c.readAll()
+			if skip != tc.wantSkip || len(c.files) != tc.wantFiles {
+				t.Fatalf("skip %v with %d files read, want %v with %d (problems %+v)", skip, len(c.files), tc.wantSkip, tc.wantFiles, c.probs)
+			}
+			if tc.unreadable && (!c.fatal || len(c.probs) != 2 || c.probs[1].Location.File != "files/unreadable.yaml") {
+				t.Fatalf("fatal %v, problems %+v: want the dangling link's, then the read error", c.fatal, c.probs)
+			}
+		})
+	}
+}
