@@ -1,0 +1,74 @@
+package check
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pinseal/pinseal/pkg/layout"
+	"github.com/pinseal/pinseal/pkg/metadata"
+	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// ociVendored turns the clean model's kubevirt provider into what
+// `builder vendor --to-oci` leaves: installed from spec.fetchConfig.oci,
+// no ConfigMap, its components and metadata.yaml pinned and vendored
+// (the metadata parsed from meta, as the loader does).
+func ociVendored(t *testing.T, meta string) (*model.Tree, *model.LayoutRelease) {
+	t.Helper()
+	tree := cleanTree()
+	pkg := infra(tree)
+	p := pkg.Providers[1]
+	p.Selector = nil
+	p.FetchOCI = "mirror.example.com/capi/kubevirt-components"
+	pkg.ConfigMaps = slices.DeleteFunc(pkg.ConfigMaps, func(cm *model.ConfigMap) bool { return cm.Name == p.Version })
+	pkg.Layout = layout.Of(pkg)
+	for _, r := range pkg.Layout.Releases {
+		if r.Pin != nil && r.Pin.Name == p.Name && r.ConfigMap == nil {
+			if r.Metadata == "" {
+				t.Fatalf("layout release %+v has no metadata file", r)
+			}
+			r.PinnedMetadata = metadata.Parse([]byte(meta))
+			return tree, r
+		}
+	}
+	t.Fatalf("no pinned release of %s without a ConfigMap in the layout", p.ID())
+	return nil, nil
+}
+
+// TestContractPinnedMetadata: a provider installed from fetchConfig.oci
+// whose metadata.yaml the package pins and vendors has its contract
+// checked from that file: no "could not be checked" warning when it
+// declares a contract the core serves, an error naming the file when it
+// declares another, a warning naming the file when it says nothing for
+// the release.
+func TestContractPinnedMetadata(t *testing.T) {
+	const good = "apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\nreleaseSeries:\n- major: 0\n  minor: 1\n  contract: v1beta1\n"
+	tree, _ := ociVendored(t, good)
+	if fs := contract(NewInput(tree)); len(fs) > 0 {
+		t.Fatalf("pinned metadata declaring a served contract: %+v", fs)
+	}
+
+	// Without the vendored metadata, the contract cannot be checked.
+	tree, r := ociVendored(t, good)
+	r.PinnedMetadata = nil
+	fs := contract(NewInput(tree))
+	if len(fs) != 1 || fs[0].Severity != report.Warning || !strings.Contains(fs[0].Message, "metadata.yaml is not in the tree") {
+		t.Fatalf("no pinned metadata: %+v", fs)
+	}
+
+	tree, r = ociVendored(t, strings.Replace(good, "contract: v1beta1", "contract: v1alpha4", 1))
+	fs = contract(NewInput(tree))
+	// The severity is the catalog's (error), as for a ConfigMap's metadata.
+	if len(fs) != 1 || fs[0].Severity == report.Warning || fs[0].Provider != "InfrastructureProvider/kubevirt" || fs[0].File != "packages/system/infra/"+r.Metadata ||
+		!strings.Contains(fs[0].Message, "declares contract v1alpha4") || !strings.Contains(fs[0].Message, "serves v1beta1") {
+		t.Fatalf("pinned metadata declaring another contract: %+v", fs)
+	}
+
+	tree, _ = ociVendored(t, strings.Replace(good, "minor: 1", "minor: 2", 1))
+	fs = contract(NewInput(tree))
+	if len(fs) != 1 || fs[0].Severity != report.Warning || !strings.Contains(fs[0].Message, "no releaseSeries with a contract for 0.1") {
+		t.Fatalf("pinned metadata without the release's series: %+v", fs)
+	}
+}
