@@ -199,7 +199,13 @@ func uncheckableContracts(t *model.Tree, ix *Index) []report.Finding {
 	if core == nil || core.Selector != nil {
 		return nil
 	}
-	if _, ok := metadataInTree(ix, t.Core, core); ok || pinnedRelease(t.Core, core) != nil {
+	if _, ok := metadataInTree(ix, t.Core, core); ok {
+		return nil
+	}
+	if r := pinnedRelease(t.Core, core); r != nil {
+		if _, _, err := pinnedContract(r); err != nil {
+			return []report.Finding{pinnedUncheckable(t.Core, core, r, err)}
+		}
 		return nil
 	}
 	out := []report.Finding{notInTree(t.Core, core, core)}

@@ -52,11 +52,7 @@ func pinnedContractFindings(pkg *model.Package, p *model.Provider, r *model.Layo
 	loc := model.Location{File: r.Metadata}
 	c, v, err := pinnedContract(r)
 	if err != nil {
-		f := newFinding(Contract, pkg, p.ID(), loc,
-			fmt.Sprintf("the contract of %s %s could not be checked: its vendored %s: %v", p.ID(), p.Version, r.Metadata, err),
-			fmt.Sprintf("vendor the metadata.yaml of %s's release %s again (builder vendor --to-oci)", p.ID(), r.Pin.Version))
-		f.Severity = report.Warning
-		return []report.Finding{f}
+		return []report.Finding{pinnedUncheckable(pkg, p, r, err)}
 	}
 	if slices.Contains(accepted, c) {
 		return nil
@@ -65,4 +61,14 @@ func pinnedContractFindings(pkg *model.Package, p *model.Provider, r *model.Layo
 		fmt.Sprintf("release %s of %s declares contract %s (releaseSeries %d.%d in %s), but the core provider %s %s (%s) serves %s",
 			p.Version, p.ID(), c, v.Major(), v.Minor(), r.Metadata, core.ID(), core.Version, pkgPath(corePkg), strings.Join(accepted, ", ")),
 		fmt.Sprintf("use a release of %s whose series declares %s, or upgrade the core provider to a release serving %s", p.ID(), served, c))}
+}
+
+// pinnedUncheckable is the contract warning for p, whose pinned, vendored
+// metadata (r) does not say its contract (err says why).
+func pinnedUncheckable(pkg *model.Package, p *model.Provider, r *model.LayoutRelease, err error) report.Finding {
+	f := newFinding(Contract, pkg, p.ID(), model.Location{File: r.Metadata},
+		fmt.Sprintf("the contract of %s %s could not be checked: its vendored %s: %v", p.ID(), p.Version, r.Metadata, err),
+		fmt.Sprintf("vendor the metadata.yaml of %s's release %s again (builder vendor --to-oci)", p.ID(), r.Pin.Version))
+	f.Severity = report.Warning
+	return f
 }

@@ -72,3 +72,42 @@ func TestContractPinnedMetadata(t *testing.T) {
 		t.Fatalf("pinned metadata without the release's series: %+v", fs)
 	}
 }
+
+// TestContractPinnedCoreMetadata: a core provider installed from
+// fetchConfig.oci whose metadata.yaml its package pins and vendors serves
+// the contract that file declares: the other providers are checked
+// against it, and a core file that says nothing for its release is one
+// warning naming it.
+func TestContractPinnedCoreMetadata(t *testing.T) {
+	vendorCore := func(meta string) *model.Tree {
+		tree := cleanTree()
+		pkg := core(tree)
+		p := pkg.Providers[0]
+		p.Selector = nil
+		p.FetchOCI = "mirror.example.com/capi/core-cluster-api"
+		pkg.ConfigMaps = nil
+		pkg.Layout = layout.Of(pkg)
+		for _, r := range pkg.Layout.Releases {
+			if r.Pin != nil && r.ConfigMap == nil && r.Metadata != "" {
+				r.PinnedMetadata = metadata.Parse([]byte(meta))
+				return tree
+			}
+		}
+		t.Fatal("no pinned core release without a ConfigMap in the layout")
+		return nil
+	}
+	const meta = "releaseSeries:\n- major: 1\n  minor: 10\n  contract: v1beta1\n"
+	if fs := contract(NewInput(vendorCore(meta))); len(fs) > 0 {
+		t.Fatalf("pinned core metadata serving the providers' contract: %+v", fs)
+	}
+	// A core file declaring another contract: every provider's v1beta1 is
+	// now red, so the core's contract was read from that file.
+	fs := contract(NewInput(vendorCore(strings.Replace(meta, "v1beta1", "v1alpha4", 1))))
+	if len(fs) != 2 || fs[0].Severity == report.Warning || !strings.Contains(fs[0].Message, "declares contract v1beta1") || !strings.Contains(fs[0].Message, "serves v1alpha4") {
+		t.Fatalf("pinned core metadata declaring another contract: %+v", fs)
+	}
+	fs = contract(NewInput(vendorCore(strings.Replace(meta, "minor: 10", "minor: 9", 1))))
+	if len(fs) != 1 || fs[0].Severity != report.Warning || fs[0].Provider != "CoreProvider/cluster-api" || !strings.Contains(fs[0].Message, "no releaseSeries with a contract for 1.10") {
+		t.Fatalf("pinned core metadata without its series: %+v", fs)
+	}
+}
