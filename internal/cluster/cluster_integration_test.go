@@ -180,6 +180,56 @@ func TestIntegrationClusterChecks(t *testing.T) {
 		clean(t, w)
 	})
 
+	t.Run("image set through the provider's imageUrl", func(t *testing.T) {
+		const mirror = "mirror.example/capi/cluster-api-controller:v1.10.1"
+		deps := w.Dyn.Resource(kubetest.GVRDeployment).Namespace(kubetest.NS)
+		setImage := func(image string) {
+			t.Helper()
+			u, err := deps.Get(ctx, coreDep, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			cs[0].(map[string]any)["image"] = image
+			unstructured.SetNestedSlice(u.Object, cs, "spec", "template", "spec", "containers")
+			if _, err := deps.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setOverride := func(image string) {
+			t.Helper()
+			u, err := prov.Get(ctx, "cluster-api", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if image == "" {
+				unstructured.RemoveNestedField(u.Object, "spec", "deployment")
+			} else {
+				unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "manager", "imageUrl": image}}, "spec", "deployment", "containers")
+			}
+			if _, err := prov.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u, err := deps.Get(ctx, coreDep, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		orig := cs[0].(map[string]any)["image"].(string)
+		// What the operator deploys for a provider with the override set.
+		setOverride(mirror)
+		setImage(mirror)
+		clean(t, w)
+		setImage("registry.example/capi:hotfix")
+		expect(t, w, CheckWorkload, "Deployment cozy-cluster-api/capi-controller-manager", "registry.example/capi:hotfix",
+			"spec.deployment.containers[manager].imageUrl names "+mirror)
+		setImage(orig)
+		expect(t, w, CheckWorkload, "runs image "+orig, "imageUrl names "+mirror)
+		setOverride("")
+		clean(t, w)
+	})
+
 	t.Run("CRD version missing", func(t *testing.T) {
 		crds := w.Dyn.Resource(kubetest.CRDGVR)
 		orig, err := crds.Get(ctx, coreCRD, metav1.GetOptions{})

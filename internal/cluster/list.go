@@ -166,9 +166,7 @@ func providerOf(kind string, u *unstructured.Unstructured) *Provider {
 	p.Version, _, _ = unstructured.NestedString(u.Object, "spec", "version")
 	p.FetchOCI, _, _ = unstructured.NestedString(u.Object, "spec", "fetchConfig", "oci")
 	p.FetchURL, _, _ = unstructured.NestedString(u.Object, "spec", "fetchConfig", "url")
-	if r, ok, _ := unstructured.NestedInt64(u.Object, "spec", "deployment", "replicas"); ok {
-		p.Replicas = &r
-	}
+	overridesOf(p, u)
 	if sel, ok, _ := unstructured.NestedMap(u.Object, "spec", "fetchConfig", "selector"); ok {
 		var ls metav1.LabelSelector
 		if runtime.DefaultUnstructuredConverter.FromUnstructured(sel, &ls) == nil {

@@ -42,8 +42,11 @@ type Provider struct {
 	Version               string          // spec.version
 	Selector              *model.Selector // spec.fetchConfig.selector; nil when absent
 	FetchOCI, FetchURL    string
-	// Replicas is spec.deployment.replicas; nil when unset.
-	Replicas *int64
+	// Deployment is spec.deployment, Additional
+	// spec.additionalDeployments by Deployment name: the customizations
+	// the operator applies to the components' Deployments (customize.go).
+	Deployment Override
+	Additional map[string]Override
 	// InstalledVersion is status.installedVersion.
 	InstalledVersion string
 	Conditions       []Condition

@@ -58,8 +58,9 @@ func (in *Input) components(id string, p *Provider) (*Installed, *report.Finding
 }
 
 // workloads: each provider's Deployments run the images its installed
-// components name, with their replicas (spec.deployment.replicas when the
-// provider sets it).
+// components name, with their replicas, both as the provider's own
+// customizations (spec.deployment, spec.additionalDeployments) change
+// them: the operator applies those itself, so they are no hand edit.
 func workloads(in *Input) []report.Finding {
 	var out []report.Finding
 	for _, p := range in.Snap.Providers {
@@ -74,16 +75,16 @@ func workloads(in *Input) []report.Finding {
 			continue
 		}
 		for _, want := range inst.Deployments {
-			out = append(out, in.deployment(p, want)...)
+			out = append(out, in.deployment(p, want, len(inst.Deployments))...)
 		}
 	}
 	return out
 }
 
-// deployment compares the Deployment the components hold (want) with the
-// one of that name in p's namespace (the operator installs the
-// components into the provider's namespace).
-func (in *Input) deployment(p *Provider, want *Deployment) []report.Finding {
+// deployment compares the Deployment the components hold (want, one of n),
+// customized as p asks, with the one of that name in p's namespace (the
+// operator installs the components into the provider's namespace).
+func (in *Input) deployment(p *Provider, want *Deployment, n int) []report.Finding {
 	i := slices.IndexFunc(in.Snap.Deployments, func(d *Deployment) bool { return d.Namespace == p.Namespace && d.Name == want.Name })
 	obj := fmt.Sprintf("Deployment %s/%s", p.Namespace, want.Name)
 	if i < 0 {
@@ -92,18 +93,39 @@ func (in *Input) deployment(p *Provider, want *Deployment) []report.Finding {
 			"let the operator reinstall the provider (delete the provider object's applied-spec-hash annotation) or redeploy it")}
 	}
 	got := in.Snap.Deployments[i]
+	ov, field := overrideFor(p, want.Name, n)
+	out := in.containers(p, obj, want, got, ov, field)
+	replicas, source := want.Replicas, fmt.Sprintf("the installed components of release %q say", p.InstalledVersion)
+	if ov.Replicas != nil {
+		replicas, source = ov.Replicas, "the provider's "+field+".replicas says"
+	}
+	if replicas != nil && got.Replicas != nil && *got.Replicas != *replicas {
+		out = append(out, in.finding(CheckWorkload, p, p.Namespace,
+			fmt.Sprintf("%s has %d replicas, %s %d", obj, *got.Replicas, source, *replicas),
+			"set replicas in the provider's spec.deployment.replicas instead of editing the Deployment"))
+	}
+	return out
+}
+
+// containers compares got's containers with want's, each image as the
+// override ov (at field of p) sets it.
+func (in *Input) containers(p *Provider, obj string, want, got *Deployment, ov Override, field string) []report.Finding {
 	var out []report.Finding
 	for _, c := range want.Containers {
+		image, source := c.Image, fmt.Sprintf("the installed components of release %q name", p.InstalledVersion)
+		if u, ok := ov.Images[c.Name]; ok {
+			image, source = u, fmt.Sprintf("the provider's %s.containers[%s].imageUrl names", field, c.Name)
+		}
 		j := slices.IndexFunc(got.Containers, func(g Container) bool { return g.Name == c.Name })
 		switch {
 		case j < 0:
 			out = append(out, in.finding(CheckWorkload, p, p.Namespace,
-				fmt.Sprintf("%s has no container %q, which the installed components of release %q run with image %s", obj, c.Name, p.InstalledVersion, c.Image),
+				fmt.Sprintf("%s has no container %q, which the installed components of release %q run with image %s", obj, c.Name, p.InstalledVersion, image),
 				"redeploy the provider: the Deployment was edited by hand"))
-		case got.Containers[j].Image != c.Image:
+		case got.Containers[j].Image != image:
 			out = append(out, in.finding(CheckWorkload, p, p.Namespace,
-				fmt.Sprintf("%s container %q runs image %s, the installed components of release %q name %s: the Deployment was edited by hand", obj, c.Name, got.Containers[j].Image, p.InstalledVersion, c.Image),
-				"restore the image (the operator does not revert hand edits), or release the new image as a new provider version"))
+				fmt.Sprintf("%s container %q runs image %s, %s %s: the Deployment was edited by hand", obj, c.Name, got.Containers[j].Image, source, image),
+				"restore the image (the operator does not revert hand edits), set it in the provider's spec.deployment.containers[].imageUrl, or release the new image as a new provider version"))
 		}
 	}
 	for _, g := range got.Containers {
@@ -113,23 +135,7 @@ func (in *Input) deployment(p *Provider, want *Deployment) []report.Finding {
 				"remove the container added by hand, or release it as a new provider version"))
 		}
 	}
-	replicas := want.Replicas
-	if p.Replicas != nil {
-		replicas = p.Replicas
-	}
-	if replicas != nil && got.Replicas != nil && *got.Replicas != *replicas {
-		out = append(out, in.finding(CheckWorkload, p, p.Namespace,
-			fmt.Sprintf("%s has %d replicas, %s %d", obj, *got.Replicas, replicaSource(p), *replicas),
-			"set replicas in the provider's spec.deployment.replicas instead of editing the Deployment"))
-	}
 	return out
-}
-
-func replicaSource(p *Provider) string {
-	if p.Replicas != nil {
-		return "the provider's spec.deployment.replicas says"
-	}
-	return fmt.Sprintf("the installed components of release %q say", p.InstalledVersion)
 }
 
 // crds: every CRD the installed components hold is in the cluster, with

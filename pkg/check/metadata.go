@@ -108,6 +108,10 @@ func coreContract(t *model.Tree, ix *Index) (contract string, core *model.Provid
 		}
 		m, found := metadataInTree(ix, t.Core, p)
 		if !found {
+			if r := pinnedRelease(t.Core, p); r != nil {
+				c, _, err := pinnedContract(r)
+				return c, p, err == nil
+			}
 			return "", p, false
 		}
 		c, _, ok := releaseContract(m.ConfigMap)
@@ -157,7 +161,9 @@ func contract(in *Input) []report.Finding {
 		}
 		m, found := metadataInTree(ix, pkg, p)
 		if !found {
-			if p.Selector == nil {
+			if r := pinnedRelease(pkg, p); r != nil {
+				out = append(out, pinnedContractFindings(pkg, p, r, core, t.Core, accepted, served)...)
+			} else if p.Selector == nil {
 				out = append(out, notInTree(pkg, p, p))
 			}
 			return
@@ -196,11 +202,17 @@ func uncheckableContracts(t *model.Tree, ix *Index) []report.Finding {
 	if _, ok := metadataInTree(ix, t.Core, core); ok {
 		return nil
 	}
+	if r := pinnedRelease(t.Core, core); r != nil {
+		if _, _, err := pinnedContract(r); err != nil {
+			return []report.Finding{pinnedUncheckable(t.Core, core, r, err)}
+		}
+		return nil
+	}
 	out := []report.Finding{notInTree(t.Core, core, core)}
 	providers(t, func(pkg *model.Package, p *model.Provider) {
 		if p != core {
 			from := core
-			if _, ok := metadataInTree(ix, pkg, p); !ok && p.Selector == nil {
+			if _, ok := metadataInTree(ix, pkg, p); !ok && p.Selector == nil && pinnedRelease(pkg, p) == nil {
 				from = p
 			}
 			out = append(out, notInTree(pkg, p, from))

@@ -39,6 +39,11 @@ type LayoutRelease struct {
 	// Pin is the package's pin of the release; nil when it has none.
 	Pin *pin.Provider
 	ReleaseFiles
+	// PinnedMetadata is the vendored metadata file (ReleaseFiles.Metadata)
+	// parsed, for a pinned release no ConfigMap holds (a provider
+	// installed from spec.fetchConfig.oci, vendored with
+	// `builder vendor --to-oci`); nil otherwise.
+	PinnedMetadata *Metadata
 }
 
 // Layout is every release of one package and the vendored files each is

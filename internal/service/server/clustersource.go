@@ -26,8 +26,9 @@ type ClusterSourceConfig struct {
 	// Context is the kubeconfig context; "" means its current context.
 	Context string `json:"context,omitempty"`
 	// Tree is the tree the cluster should run: the name of a path
-	// source, or a directory. "": only the cluster-side and registry
-	// checks run.
+	// source, of a git source (its checkout at the commit of its newest
+	// successful scan), or a directory. "": only the cluster-side and
+	// registry checks run.
 	Tree string `json:"tree,omitempty"`
 }
 
@@ -73,9 +74,13 @@ func (s *Server) checkCluster(ctx context.Context, name string) (*report.Report,
 		return nil, err
 	}
 	cl := src.Cluster
+	tree, err := s.clusterTreeDir(ctx, name, cl.Tree)
+	if err != nil {
+		return nil, err
+	}
 	rep, err := ce.CheckCluster(ctx, ClusterCheckOptions{
 		Access: cluster.Access{Kubeconfig: cl.Kubeconfig, Context: cl.Context, InCluster: cl.InCluster},
-		Tree:   s.cfg.clusterTree(cl.Tree),
+		Tree:   tree,
 		Policy: pol,
 	})
 	return rep, configHint(err, src.Policy)
@@ -94,7 +99,7 @@ func (c *Config) clusterTree(tree string) string {
 
 // validateCluster checks a cluster source: one of kubeconfig (a readable
 // file) or inCluster, no path or git beside it, and a tree that is a path
-// source or a directory.
+// or git source or a directory.
 func (c *Config) validateCluster(where string, s SourceConfig) []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -115,14 +120,14 @@ func (c *Config) validateCluster(where string, s SourceConfig) []error {
 	}
 	for _, o := range c.Sources {
 		if o.Name == cl.Tree {
-			if o.Path == "" {
-				bad("%s.cluster.tree %q: source %q is not a path source", where, cl.Tree, o.Name)
+			if o.Path == "" && o.Git == nil {
+				bad("%s.cluster.tree %q: source %q is not a path or git source", where, cl.Tree, o.Name)
 			}
 			return errs
 		}
 	}
 	if fi, err := os.Stat(cl.Tree); err != nil || !fi.IsDir() {
-		bad("%s.cluster.tree %q: neither the name of a path source nor a directory", where, cl.Tree)
+		bad("%s.cluster.tree %q: neither the name of a path or git source nor a directory", where, cl.Tree)
 	}
 	return errs
 }

@@ -23,8 +23,9 @@ func TestClusterSourceConfig(t *testing.T) {
 		{"both", base + "  cluster: {kubeconfig: kc, inCluster: true}\n", "not both"},
 		{"neither", base + "  cluster: {context: x}\n", "give kubeconfig"},
 		{"missing kubeconfig", base + "  cluster: {kubeconfig: nope}\n", "sources[2].cluster.kubeconfig"},
-		{"tree a git source", base + "  cluster: {kubeconfig: kc, tree: g}\n", "not a path source"},
-		{"tree missing", base + "  cluster: {kubeconfig: kc, tree: nope}\n", "neither the name of a path source nor a directory"},
+		{"tree a git source", base + "  cluster: {kubeconfig: kc, tree: g}\n", ""},
+		{"tree a cluster source", base + "  cluster: {kubeconfig: kc}\n- name: other\n  cluster: {kubeconfig: kc, tree: prod}\n", "not a path or git source"},
+		{"tree missing", base + "  cluster: {kubeconfig: kc, tree: nope}\n", "neither the name of a path or git source nor a directory"},
 		{"with a path", base + "  path: tree\n  cluster: {kubeconfig: kc}\n", "takes no path"},
 		{"token inline", base + "  cluster: {kubeconfig: kc, token: x}\n", "unknown field"},
 	} {
@@ -40,7 +41,7 @@ func TestClusterSourceConfig(t *testing.T) {
 				if cl.Kubeconfig != "" && cl.Kubeconfig != filepath.Join(dir, "kc") {
 					t.Errorf("kubeconfig %q not relative to the config file", cl.Kubeconfig)
 				}
-				if tree := c.clusterTree(cl.Tree); cl.Tree != "" && tree != filepath.Join(dir, "tree") {
+				if tree := c.clusterTree(cl.Tree); cl.Tree != "" && cl.Tree != "g" && tree != filepath.Join(dir, "tree") {
 					t.Errorf("tree %q is %q, want the tree directory", cl.Tree, tree)
 				}
 				return

@@ -1,0 +1,41 @@
+package load
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pinseal/pinseal/internal/metadata"
+	"github.com/pinseal/pinseal/pkg/model"
+)
+
+// maxPinnedMetadata bounds the vendored metadata.yaml read: real ones are
+// a few hundred bytes.
+const maxPinnedMetadata = 1 << 20
+
+// pinnedMetadata parses the vendored metadata.yaml of each pinned release
+// of p that no ConfigMap holds (a provider the operator installs from
+// spec.fetchConfig.oci): the ConfigMaps' data.metadata is parsed with
+// them, these have nowhere else the checks could read them from. Only a
+// file the package walk listed (inside the tree, no symlink out) is read.
+func pinnedMetadata(p *model.Package) {
+	for _, r := range p.Layout.Releases {
+		if r.ConfigMap != nil || r.Pin == nil || r.Metadata == "" {
+			continue
+		}
+		f, ok := p.Files[r.Metadata]
+		switch {
+		case !ok:
+			continue
+		case f.Size > maxPinnedMetadata:
+			r.PinnedMetadata = &model.Metadata{Err: fmt.Errorf("%s is %d bytes, more than the %d a metadata.yaml may be", r.Metadata, f.Size, maxPinnedMetadata)}
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(p.Dir, filepath.FromSlash(r.Metadata)))
+		if err != nil {
+			r.PinnedMetadata = &model.Metadata{Err: fmt.Errorf("read %s: %w", r.Metadata, err)}
+			continue
+		}
+		r.PinnedMetadata = metadata.Parse(raw)
+	}
+}
