@@ -28,7 +28,9 @@ func TestKilledBumpHelper(t *testing.T) {
 	afterRename = func(i int) {
 		if i == n {
 			os.WriteFile(marker, []byte("renamed "+strconv.Itoa(i)), 0o644)
-			select {} // wait for SIGKILL
+			// Sleep, not select{}: with no other goroutine alive the runtime would
+			// report a deadlock and exit before the SIGKILL lands.
+			time.Sleep(time.Hour)
 		}
 	}
 	o := Options{To: "v0.7.8", TrustOnFirstUse: true, Fetcher: &fetch.Fetcher{

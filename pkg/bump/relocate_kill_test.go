@@ -40,7 +40,9 @@ func TestKilledRelocationHelper(t *testing.T) {
 	afterRename = func(i int) {
 		if i == n {
 			os.WriteFile(os.Getenv("PINSEAL_RELOCATE_KILL_MARKER"), []byte("renamed "+strconv.Itoa(i)), 0o644)
-			select {} // wait for SIGKILL
+			// Sleep, not select{}: with no other goroutine alive the runtime would
+			// report a deadlock and exit before the SIGKILL lands.
+			time.Sleep(time.Hour)
 		}
 	}
 	if _, err := relocateJournaled(dir); err != nil {
