@@ -24,7 +24,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
-	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
@@ -178,15 +177,13 @@ func tuneGC() {
 
 func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	tuneGC()
-	format, err := report.ParseFormat(o.output)
+	format, err := outputFormat(o.output)
 	if err != nil {
-		return usageError{Err: fmt.Errorf("--output: %w", err)}
+		return err
 	}
-	pol := policy.Default()
-	if o.policyFile != "" {
-		if pol, err = policy.Load(o.policyFile); err != nil {
-			return usageError{Err: err}
-		}
+	pol, err := loadPolicy(o.policyFile)
+	if err != nil {
+		return err
 	}
 	if o.workers < 0 || o.maxInflate <= 0 {
 		return usageError{Err: errors.New("--workers must be >= 0 and --max-inflate > 0")}
