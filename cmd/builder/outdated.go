@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -45,29 +46,15 @@ Exit status: 0 nothing outdated, 1 a provider has a newer stable release,
 		Example: `  builder outdated packages/system
   GITHUB_TOKEN=$(cat ~/.config/gh-token) builder outdated --output json packages/system/capi-providers-*`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
+			check := func(ctx context.Context, dirs []string) (*outdated.Report, error) {
+				return outdated.Check(ctx, dirs, api.options(cmd.ErrOrStderr()))
 			}
-			if len(args) == 0 {
-				args = []string{"."}
-			}
-			ctx, stop := commandContext(cmd.Context())
-			defer stop()
-			rep, err := outdated.Check(ctx, args, api.options(cmd.ErrOrStderr()))
-			if err != nil {
-				return usageError{Err: err}
-			}
-			if output == "json" {
-				if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
-					return err
+			return runLookup(cmd, args, output, check, printOutdated, func(rep *outdated.Report) error {
+				if rep.Outdated > 0 {
+					return errOutdated{rep.Outdated}
 				}
-			} else {
-				printOutdated(cmd.OutOrStdout(), rep)
-			}
-			if rep.Outdated > 0 {
-				return errOutdated{rep.Outdated}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()

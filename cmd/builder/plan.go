@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -51,29 +52,15 @@ func newPlanCmd() *cobra.Command {
 		Example: `  builder plan packages/system
   builder plan --output json . | jq -r '.steps[].command'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
+			check := func(ctx context.Context, dirs []string) (*plan.Plan, error) {
+				return plan.Check(ctx, dirs, plan.Options{AllowBreaking: allowBreaking, Outdated: api.options(cmd.ErrOrStderr())})
 			}
-			if len(args) == 0 {
-				args = []string{"."}
-			}
-			ctx, stop := commandContext(cmd.Context())
-			defer stop()
-			pl, err := plan.Check(ctx, args, plan.Options{AllowBreaking: allowBreaking, Outdated: api.options(cmd.ErrOrStderr())})
-			if err != nil {
-				return usageError{Err: err}
-			}
-			if output == "json" {
-				if err := writeJSON(cmd.OutOrStdout(), pl); err != nil {
-					return err
+			return runLookup(cmd, args, output, check, printPlan, func(pl *plan.Plan) error {
+				if len(pl.Steps) > 0 {
+					return errSteps{len(pl.Steps)}
 				}
-			} else {
-				printPlan(cmd.OutOrStdout(), pl)
-			}
-			if len(pl.Steps) > 0 {
-				return errSteps{len(pl.Steps)}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()

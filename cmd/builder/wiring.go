@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/pinseal/pinseal/internal/outdated"
@@ -77,6 +78,32 @@ func (a *apiFlags) options(stderr io.Writer) outdated.Options {
 		Token:      strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
 		Logger:     newLogger(stderr, a.verbose, slog.LevelDebug),
 	}
+}
+
+// runLookup runs a command that reads the GitHub API for the trees under
+// args (default "."): check looks up, the report is printed as --output
+// says, and exit turns it into the command's exit error.
+func runLookup[R any](cmd *cobra.Command, args []string, output string, check func(context.Context, []string) (R, error), print func(io.Writer, R), exit func(R) error) error {
+	if err := checkOutput(output); err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		args = []string{"."}
+	}
+	ctx, stop := commandContext(cmd.Context())
+	defer stop()
+	rep, err := check(ctx, args)
+	if err != nil {
+		return usageError{Err: err}
+	}
+	if output == "json" {
+		if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
+			return err
+		}
+	} else {
+		print(cmd.OutOrStdout(), rep)
+	}
+	return exit(rep)
 }
 
 // parseSHA256Flags turns the --sha256 KEY=HEX flags into a map, the hex
