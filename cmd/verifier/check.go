@@ -177,11 +177,7 @@ func tuneGC() {
 
 func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	tuneGC()
-	format, err := outputFormat(o.output)
-	if err != nil {
-		return err
-	}
-	pol, err := loadPolicy(o.policyFile)
+	format, pol, err := outputAndPolicy(o.output, o.policyFile)
 	if err != nil {
 		return err
 	}

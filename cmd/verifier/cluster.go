@@ -84,11 +84,7 @@ cluster that could not be read (unreachable, credentials refused).`,
 }
 
 func runCluster(cmd *cobra.Command, o *clusterOptions) error {
-	format, err := outputFormat(o.output)
-	if err != nil {
-		return err
-	}
-	pol, err := loadPolicy(o.policyFile)
+	format, pol, err := outputAndPolicy(o.output, o.policyFile)
 	if err != nil {
 		return err
 	}

@@ -27,3 +27,13 @@ func loadPolicy(file string) (*policy.Policy, error) {
 	}
 	return pol, nil
 }
+
+// outputAndPolicy parses --output, then loads --policy.
+func outputAndPolicy(output, policyFile string) (report.Format, *policy.Policy, error) {
+	format, err := outputFormat(output)
+	if err != nil {
+		return format, nil, err
+	}
+	pol, err := loadPolicy(policyFile)
+	return format, pol, err
+}
