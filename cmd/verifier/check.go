@@ -128,7 +128,12 @@ holding no provider packages).`,
 			return runCheck(cmd, root, o)
 		},
 	}
-	f := cmd.Flags()
+	addCheckFlags(cmd.Flags(), o)
+	return cmd
+}
+
+// addCheckFlags adds the flags of `verifier check`.
+func addCheckFlags(f *pflag.FlagSet, o *checkOptions) {
 	f.StringVarP(&o.output, "output", "o", string(report.FormatHuman), "output format: human, json, sarif or github")
 	f.StringVar(&o.policyFile, "policy", "", "policy file (default: the built-in policies/default.yaml)")
 	f.StringVar(&o.namespace, "namespace", "", "namespace of packages that name none (default \"default\")")
@@ -141,7 +146,6 @@ holding no provider packages).`,
 	f.StringArrayVar(&o.allowRegistry, "allow-registry", nil, "registry HOST[:PORT] (or repository prefix HOST[:PORT]/PATH) that providers' spec.fetchConfig.oci may be read from (the --registry host is allowed already); repeatable; turns the registry checks on for those providers")
 	addKeyFlags(f, &o.keys, &o.plain, &o.allow)
 	addRenderFlags(f, &o.render)
-	return cmd
 }
 
 // addRenderFlags adds the chart render bounds.
