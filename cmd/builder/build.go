@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -18,7 +15,6 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/build"
 	"github.com/pinseal/pinseal/pkg/bump"
-	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // buildOptions are the flags of `builder build`.
@@ -76,11 +72,8 @@ Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.cache, "cache", fetch.DefaultCacheDir(), "content-addressed download cache directory")
-	f.StringArrayVar(&o.mirrors, "mirror", nil, "FROM=TO: fetch URLs starting with FROM from TO instead (repeatable; also "+fetch.MirrorsEnv+"); pins keep the upstream URL")
+	addFetchFlags(f, &o.mirrors, &o.cache, &o.timeout, &o.retries)
 	f.BoolVar(&o.offline, "offline", false, "use the cache (and file: URLs) only, never the network")
-	f.DurationVar(&o.timeout, "timeout", fetch.DefaultTimeout, "time limit of one download attempt")
-	f.IntVar(&o.retries, "retries", fetch.DefaultRetries, "retries of a failed download (connection error, timeout, HTTP 5xx/408/429)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "fetch, verify, patch and compress, but write nothing; report what would change")
 	f.StringVar(&o.provider, "provider", "", "build this provider (Kind/name) of the package only; its other providers are not fetched or written")
 	f.BoolVar(&o.json, "json", false, "print the results as JSON")
@@ -89,32 +82,19 @@ Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
 }
 
 func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, dirs []string) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := commandContext(ctx)
 	defer stop()
 
-	mirrors, err := fetch.ParseMirrors(o.mirrors, os.Getenv(fetch.MirrorsEnv))
+	fetcher, err := fetcherFor(o.mirrors, o.cache, o.timeout, o.retries)
 	if err != nil {
-		return usageError{Err: err}
+		return err
 	}
-	fetcher := &fetch.Fetcher{
-		CacheDir: o.cache,
-		Offline:  o.offline,
-		Timeout:  o.timeout,
-		Retries:  o.retries,
-		Mirrors:  mirrors,
-	}
+	fetcher.Offline = o.offline
 	interactive := isTerminal(stderr)
 	if interactive {
 		fetcher.Progress = stderr
 	}
-	level := slog.LevelWarn
-	if o.verbose {
-		level = slog.LevelInfo
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := newLogger(stderr, o.verbose, slog.LevelInfo)
 
 	var results []*build.Result
 	failed := 0
@@ -142,8 +122,6 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 		}
 	}
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if results == nil {
 			results = []*build.Result{}
 		}
@@ -152,7 +130,7 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 				r.Files = []build.FileResult{} // api/build.schema.json: always a list
 			}
 		}
-		if err := enc.Encode(results); err != nil {
+		if err := writeJSON(stdout, results); err != nil {
 			return err
 		}
 	}

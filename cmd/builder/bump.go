@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -86,8 +82,8 @@ Exit status: 0 bumped (or would bump), 1 refused or failed (nothing changed), 2 
 			if o.to == "" {
 				return usageError{Err: fmt.Errorf("--to is required: the upstream release to move to, e.g. --to v1.2.3")}
 			}
-			if o.output != "human" && o.output != "json" {
-				return usageError{Err: fmt.Errorf("--output %q: want human or json", o.output)}
+			if err := checkOutput(o.output); err != nil {
+				return err
 			}
 			if o.timeout <= 0 {
 				return usageError{Err: fmt.Errorf("--timeout must be positive, got %s", o.timeout)}
@@ -121,39 +117,26 @@ func fetcherFor(mirrors []string, cache string, timeout time.Duration, retries i
 }
 
 func runBump(ctx context.Context, stdout, stderr io.Writer, o *bumpOptions, dir string) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := commandContext(ctx)
 	defer stop()
 	fetcher, err := fetcherFor(o.mirrors, o.cache, o.timeout, o.retries)
 	if err != nil {
 		return err
 	}
-	shas := map[string]string{}
-	for _, s := range o.sha256 {
-		i := strings.LastIndex(s, "=")
-		if i <= 0 || i == len(s)-1 {
-			return usageError{Err: fmt.Errorf("--sha256 %q: want URL=HEX", s)}
-		}
-		shas[s[:i]] = strings.ToLower(s[i+1:])
-	}
-	level := slog.LevelWarn
-	if o.verbose {
-		level = slog.LevelInfo
+	shas, err := parseSHA256Flags(o.sha256, "URL=HEX")
+	if err != nil {
+		return err
 	}
 	res, err := bump.Bump(ctx, dir, bump.Options{
 		Provider: o.provider, To: o.to, Release: o.release, SHA256: shas,
 		TrustOnFirstUse: o.tofu, DryRun: o.dryRun, AllowBreaking: o.breaking, Fetcher: fetcher, Tree: o.tree,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger: newLogger(stderr, o.verbose, slog.LevelInfo),
 	})
 	if err != nil {
 		return err
 	}
 	if o.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(stdout, res)
 	}
 	printBump(stdout, res)
 	return nil

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -45,11 +40,7 @@ of a mirroring script (oras copy, crane copy).`,
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			ctx, stop := commandContext(cmd.Context())
 			defer stop()
 			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 			rep := &images.Report{Images: []images.Image{}, Unique: []string{}}
@@ -66,9 +57,7 @@ of a mirroring script (oras copy, crane copy).`,
 			w := cmd.OutOrStdout()
 			switch output {
 			case "json":
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeJSON(w, rep)
 			case "list":
 				for _, ref := range rep.Unique {
 					fmt.Fprintln(w, ref)

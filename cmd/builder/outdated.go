@@ -2,14 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -25,9 +20,8 @@ func (e errOutdated) Error() string {
 }
 
 func newOutdatedCmd() *cobra.Command {
-	var output, apiURL string
-	var allow []string
-	var verbose bool
+	var output string
+	var api apiFlags
 	cmd := &cobra.Command{
 		Use:   "outdated [DIR...]",
 		Short: "List each provider's pinned version and the newer upstream releases on GitHub",
@@ -52,51 +46,20 @@ Exit status: 0 nothing outdated, 1 a provider has a newer stable release,
 		Example: `  builder outdated packages/system
   GITHUB_TOKEN=$(cat ~/.config/gh-token) builder outdated --output json packages/system/capi-providers-*`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "human" && output != "json" {
-				return usageError{Err: fmt.Errorf("--output %q: want human or json", output)}
+			check := func(ctx context.Context, dirs []string) (*outdated.Report, error) {
+				return outdated.Check(ctx, dirs, api.options(cmd.ErrOrStderr()))
 			}
-			if len(args) == 0 {
-				args = []string{"."}
-			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelDebug
-			}
-			rep, err := outdated.Check(ctx, args, outdated.Options{
-				APIURL:     apiURL,
-				AllowHosts: allow,
-				Token:      strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
-				Logger:     slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
-			})
-			if err != nil {
-				return usageError{Err: err}
-			}
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
+			return runLookup(cmd, args, output, check, printOutdated, func(rep *outdated.Report) error {
+				if rep.Outdated > 0 {
+					return errOutdated{rep.Outdated}
 				}
-			} else {
-				printOutdated(cmd.OutOrStdout(), rep)
-			}
-			if rep.Outdated > 0 {
-				return errOutdated{rep.Outdated}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "human", "output format: human or json")
-	f.StringVar(&apiURL, "api-url", outdated.DefaultAPIURL, "GitHub REST API root (GitHub Enterprise: https://HOST/api/v3)")
-	f.StringArrayVar(&allow, "allow-host", nil, "another host (HOST[:PORT]) release assets may be read from: one the API's asset URLs or their redirects name (GitHub's own asset hosts are allowed with the default --api-url); repeatable")
-	f.BoolVarP(&verbose, "verbose", "v", false, "log each API request (status, rate limit left) to stderr")
+	addAPIFlags(f, &api, "another host (HOST[:PORT]) release assets may be read from: one the API's asset URLs or their redirects name (GitHub's own asset hosts are allowed with the default --api-url); repeatable", "log each API request (status, rate limit left) to stderr")
 	return cmd
 }
 

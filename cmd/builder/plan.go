@@ -2,18 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/outdated"
 	"github.com/pinseal/pinseal/internal/plan"
 )
 
@@ -48,9 +42,9 @@ Exit status: 0 nothing to do, 1 steps exist, 2 usage, or the releases could
 not be read.`
 
 func newPlanCmd() *cobra.Command {
-	var output, apiURL string
-	var allow []string
-	var verbose, allowBreaking bool
+	var output string
+	var api apiFlags
+	var allowBreaking bool
 	cmd := &cobra.Command{
 		Use:   "plan [DIR...]",
 		Short: "Order the `builder bump` steps that bring the providers to the newest stable releases the core can serve",
@@ -58,51 +52,21 @@ func newPlanCmd() *cobra.Command {
 		Example: `  builder plan packages/system
   builder plan --output json . | jq -r '.steps[].command'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "human" && output != "json" {
-				return usageError{Err: fmt.Errorf("--output %q: want human or json", output)}
+			check := func(ctx context.Context, dirs []string) (*plan.Plan, error) {
+				return plan.Check(ctx, dirs, plan.Options{AllowBreaking: allowBreaking, Outdated: api.options(cmd.ErrOrStderr())})
 			}
-			if len(args) == 0 {
-				args = []string{"."}
-			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelDebug
-			}
-			pl, err := plan.Check(ctx, args, plan.Options{AllowBreaking: allowBreaking, Outdated: outdated.Options{
-				APIURL: apiURL, AllowHosts: allow,
-				Token:  strings.TrimSpace(os.Getenv(outdated.TokenEnv)),
-				Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
-			}})
-			if err != nil {
-				return usageError{Err: err}
-			}
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(pl); err != nil {
-					return err
+			return runLookup(cmd, args, output, check, printPlan, func(pl *plan.Plan) error {
+				if len(pl.Steps) > 0 {
+					return errSteps{len(pl.Steps)}
 				}
-			} else {
-				printPlan(cmd.OutOrStdout(), pl)
-			}
-			if len(pl.Steps) > 0 {
-				return errSteps{len(pl.Steps)}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&output, "output", "o", "human", "output format: human or json (schema: api/plan.schema.json)")
-	f.StringVar(&apiURL, "api-url", outdated.DefaultAPIURL, "GitHub REST API root (GitHub Enterprise: https://HOST/api/v3)")
-	f.StringArrayVar(&allow, "allow-host", nil, "another host (HOST[:PORT]) release assets may be read from (see `builder outdated --help`); repeatable")
+	addAPIFlags(f, &api, "another host (HOST[:PORT]) release assets may be read from (see `builder outdated --help`); repeatable", "log each API request to stderr")
 	f.BoolVar(&allowBreaking, "allow-breaking", false, "plan releases whose safety report has a breaking change (a served CRD version removed without conversion); their commands carry --allow-breaking")
-	f.BoolVarP(&verbose, "verbose", "v", false, "log each API request to stderr")
 	return cmd
 }
 

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -24,15 +20,13 @@ import (
 
 // pushOptions are the flags of `builder push`.
 type pushOptions struct {
-	to        string
-	policy    string
-	key       string
-	plainHTTP bool
-	tlog      bool
-	sigFormat string
-	format    sign.Format
-	json      bool
-	verbose   bool
+	to      string
+	policy  string
+	sign    signFlags
+	tlog    bool
+	format  sign.Format
+	json    bool
+	verbose bool
 }
 
 func newPushCmd() *cobra.Command {
@@ -58,10 +52,8 @@ func newPushCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.to, "to", "", "where to push: HOST[:PORT]/PATH or oci-layout:DIR")
 	f.StringVar(&o.policy, "policy", "", "verification policy whose severities and waivers decide which offline findings refuse a provider (default: the built-in policies/default.yaml)")
-	f.StringVar(&o.key, "key", "", "cosign private key to sign and attest with (password in $COSIGN_PASSWORD)")
-	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (a loopback registry)")
+	addSignFlags(f, &o.sign, "cosign private key to sign and attest with (password in $COSIGN_PASSWORD)", "talk plain HTTP to the registry (a loopback registry)")
 	f.BoolVar(&o.tlog, "tlog", false, "also upload to a transparency log (not supported: refused before anything is pushed, saying how to do it with cosign)")
-	f.StringVar(&o.sigFormat, "signature-format", string(sign.FormatBundle), "how --key stores the signature and provenance: bundle (Sigstore bundles as OCI referrers, cosign v3) or legacy (sha256-<hex>.sig/.att tags, cosign v2)")
 	f.BoolVar(&o.json, "json", false, "print the results as JSON")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
 	return cmd
@@ -114,15 +106,15 @@ func (o *pushOptions) validate() (artifact.Prefix, error) {
 	if err != nil {
 		return artifact.Prefix{}, usageError{Err: err}
 	}
-	if o.format, err = sign.ParseFormat(o.sigFormat); err != nil {
-		return artifact.Prefix{}, usageError{Err: fmt.Errorf("--signature-format: %w", err)}
+	if o.format, err = o.sign.format(); err != nil {
+		return artifact.Prefix{}, err
 	}
-	if o.tlog && o.key == "" {
+	if o.tlog && o.sign.key == "" {
 		return artifact.Prefix{}, usageError{Err: errors.New("--tlog needs --key")}
 	}
-	if o.key != "" {
+	if o.sign.key != "" {
 		// A key that is not there fails before anything is pushed.
-		if err := sign.CheckKeyFile(o.key); err != nil {
+		if err := sign.CheckKeyFile(o.sign.key); err != nil {
 			return artifact.Prefix{}, usageError{Err: fmt.Errorf("--key %w", err)}
 		}
 	}
@@ -147,23 +139,14 @@ var errTLogUnsupported = errors.New("transparency log upload is not supported: p
 type pushResult = release.PushResult
 
 func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, prefix artifact.Prefix, dirs []string) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := commandContext(ctx)
 	defer stop()
-	level := slog.LevelWarn
-	if o.verbose {
-		level = slog.LevelInfo
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-
 	opts := release.PushOptions{
 		Prefix:         prefix,
-		Registry:       artifact.Options{PlainHTTP: o.plainHTTP, Retries: fetch.DefaultRetries},
+		Registry:       artifact.Options{PlainHTTP: o.sign.plainHTTP, Retries: fetch.DefaultRetries},
 		Sign:           sign.Options{Format: o.format},
 		BuilderVersion: version.Version,
-		Logger:         log,
+		Logger:         newLogger(stderr, o.verbose, slog.LevelInfo),
 		OnResult: func(r pushResult) {
 			if r.Error != "" {
 				fmt.Fprintln(stderr, "builder:", r.Error)
@@ -173,12 +156,11 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 			}
 		},
 	}
-	if o.key != "" {
-		pw, err := password(stderr, false)
-		if err != nil {
+	if o.sign.key != "" {
+		var err error
+		if opts.Key, err = loadKey(stderr, o.sign.key); err != nil {
 			return err
 		}
-		opts.Key = release.LoadKeyAsync(o.key, pw)
 	}
 	if o.policy != "" {
 		var err error
@@ -192,12 +174,10 @@ func runPush(ctx context.Context, stdout, stderr io.Writer, o *pushOptions, pref
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
 		if results == nil {
 			results = []pushResult{}
 		}
-		if err := enc.Encode(results); err != nil {
+		if err := writeJSON(stdout, results); err != nil {
 			return err
 		}
 	}

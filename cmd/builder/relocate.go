@@ -1,14 +1,9 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -54,11 +49,7 @@ the bump journal: a failed or killed run leaves the package as it was
 			if len(rs) == 0 {
 				return usageError{Err: fmt.Errorf("give at least one --map FROM=TO")}
 			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			ctx, stop := commandContext(cmd.Context())
 			defer stop()
 			dir := args[0]
 			if restored, err := bump.Recover(dir); err != nil {
@@ -76,9 +67,7 @@ the bump journal: a failed or killed run leaves the package as it was
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return writeJSON(w, res)
 			}
 			printRelocation(w, res, dryRun)
 			return nil

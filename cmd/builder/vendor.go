@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,18 +18,18 @@ import (
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/fetch"
-	"github.com/pinseal/pinseal/pkg/release"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
 
 // vendorOptions are the flags of `builder vendor`.
 type vendorOptions struct {
-	provider, apiURL, toOCI, key, sigFormat, output string
-	values, sha256, allowHosts, mirrors             []string
-	tofu, plainHTTP, verbose                        bool
-	timeout                                         time.Duration
-	retries                                         int
-	maxBytes                                        int64
+	provider, apiURL, toOCI, output     string
+	values, sha256, allowHosts, mirrors []string
+	tofu, verbose                       bool
+	sign                                signFlags
+	timeout                             time.Duration
+	retries                             int
+	maxBytes                            int64
 }
 
 func newVendorCmd() *cobra.Command {
@@ -93,9 +90,7 @@ Exit status: 0 vendored, 1 a download, digest, check or push failed, 2 usage.`,
 	f.IntVar(&o.retries, "retries", fetch.DefaultRetries, "retries of a failed download")
 	f.Int64Var(&o.maxBytes, "max-bytes", fetch.DefaultMaxBytes, "largest file downloaded")
 	f.StringVar(&o.toOCI, "to-oci", "", "push to the chart's spec.fetchConfig.oci reference, which must be under PREFIX (HOST[:PORT][/PATH]), instead of writing a ConfigMap")
-	f.StringVar(&o.key, "key", "", "cosign private key to sign and attest the pushed artifact with (password in $COSIGN_PASSWORD)")
-	f.BoolVar(&o.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (also when the chart's reference starts with http://)")
-	f.StringVar(&o.sigFormat, "signature-format", string(sign.FormatBundle), "how --key stores the signature and provenance: bundle or legacy (as builder push)")
+	addSignFlags(f, &o.sign, "cosign private key to sign and attest the pushed artifact with (password in $COSIGN_PASSWORD)", "talk plain HTTP to the registry (also when the chart's reference starts with http://)")
 	f.StringVar(&o.output, "output", "human", "output format: human or json (schema: api/vendor.schema.json)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
 	return cmd
@@ -105,72 +100,57 @@ Exit status: 0 vendored, 1 a download, digest, check or push failed, 2 usage.`,
 // usage errors.
 func (o *vendorOptions) vendorOptions(stderr io.Writer) (vendor.Options, error) {
 	var opts vendor.Options
-	if o.output != "human" && o.output != "json" {
-		return opts, usageError{Err: fmt.Errorf("--output %q: want human or json", o.output)}
+	if err := checkOutput(o.output); err != nil {
+		return opts, err
 	}
-	if o.toOCI == "" && o.key != "" {
+	if o.toOCI == "" && o.sign.key != "" {
 		return opts, usageError{Err: errors.New("--key signs what --to-oci pushes: give --to-oci PREFIX, or drop --key")}
 	}
-	shas := map[string]string{}
-	for _, s := range o.sha256 {
-		i := strings.LastIndex(s, "=")
-		if i <= 0 || i == len(s)-1 {
-			return opts, usageError{Err: fmt.Errorf("--sha256 %q: want URL=HEX or FILE=HEX", s)}
-		}
-		shas[s[:i]] = strings.ToLower(s[i+1:])
+	shas, err := parseSHA256Flags(o.sha256, "URL=HEX or FILE=HEX")
+	if err != nil {
+		return opts, err
 	}
 	ms, err := fetch.ParseMirrors(o.mirrors, os.Getenv(fetch.MirrorsEnv))
 	if err != nil {
 		return opts, usageError{Err: err}
 	}
-	format, err := sign.ParseFormat(o.sigFormat)
+	format, err := o.sign.format()
 	if err != nil {
-		return opts, usageError{Err: fmt.Errorf("--signature-format: %w", err)}
-	}
-	level := slog.LevelWarn
-	if o.verbose {
-		level = slog.LevelInfo
+		return opts, err
 	}
 	opts = vendor.Options{
 		Provider: o.provider, Values: o.values, SHA256: shas, TrustOnFirstUse: o.tofu,
 		APIURL: o.apiURL, Token: strings.TrimSpace(os.Getenv(vendor.TokenEnv)),
 		AllowHosts: o.allowHosts, Mirrors: ms, MaxBytes: o.maxBytes, Timeout: o.timeout, Retries: o.retries,
 		ToOCI:          o.toOCI,
-		Registry:       artifact.Options{PlainHTTP: o.plainHTTP, Retries: fetch.DefaultRetries},
+		Registry:       artifact.Options{PlainHTTP: o.sign.plainHTTP, Retries: fetch.DefaultRetries},
 		Sign:           sign.Options{Format: format},
 		BuilderVersion: version.Version,
-		Logger:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger:         newLogger(stderr, o.verbose, slog.LevelInfo),
 	}
-	if o.key != "" {
-		if fi, err := os.Stat(o.key); err != nil || fi.IsDir() {
+	if o.sign.key != "" {
+		if fi, err := os.Stat(o.sign.key); err != nil || fi.IsDir() {
 			if err == nil {
 				err = errors.New("is a directory")
 			}
-			return opts, usageError{Err: fmt.Errorf("--key %s: %w (make a key pair with `builder keygen` or `cosign generate-key-pair`)", o.key, err)}
+			return opts, usageError{Err: fmt.Errorf("--key %s: %w (make a key pair with `builder keygen` or `cosign generate-key-pair`)", o.sign.key, err)}
 		}
-		pw, err := password(stderr, false)
-		if err != nil {
+		if opts.Key, err = loadKey(stderr, o.sign.key); err != nil {
 			return opts, err
 		}
-		opts.Key = release.LoadKeyAsync(o.key, pw)
 	}
 	return opts, nil
 }
 
 func runVendor(ctx context.Context, stdout io.Writer, o *vendorOptions, dir string, opts vendor.Options) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := commandContext(ctx)
 	defer stop()
 	res, err := vendor.Vendor(ctx, dir, opts)
 	if err != nil {
 		return err
 	}
 	if o.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(stdout, res)
 	}
 	printVendor(stdout, res)
 	return nil

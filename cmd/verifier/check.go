@@ -24,7 +24,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
-	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
 )
@@ -129,7 +128,12 @@ holding no provider packages).`,
 			return runCheck(cmd, root, o)
 		},
 	}
-	f := cmd.Flags()
+	addCheckFlags(cmd.Flags(), o)
+	return cmd
+}
+
+// addCheckFlags adds the flags of `verifier check`.
+func addCheckFlags(f *pflag.FlagSet, o *checkOptions) {
 	f.StringVarP(&o.output, "output", "o", string(report.FormatHuman), "output format: human, json, sarif or github")
 	f.StringVar(&o.policyFile, "policy", "", "policy file (default: the built-in policies/default.yaml)")
 	f.StringVar(&o.namespace, "namespace", "", "namespace of packages that name none (default \"default\")")
@@ -142,7 +146,6 @@ holding no provider packages).`,
 	f.StringArrayVar(&o.allowRegistry, "allow-registry", nil, "registry HOST[:PORT] (or repository prefix HOST[:PORT]/PATH) that providers' spec.fetchConfig.oci may be read from (the --registry host is allowed already); repeatable; turns the registry checks on for those providers")
 	addKeyFlags(f, &o.keys, &o.plain, &o.allow)
 	addRenderFlags(f, &o.render)
-	return cmd
 }
 
 // addRenderFlags adds the chart render bounds.
@@ -178,15 +181,9 @@ func tuneGC() {
 
 func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	tuneGC()
-	format, err := report.ParseFormat(o.output)
+	format, pol, err := outputAndPolicy(o.output, o.policyFile)
 	if err != nil {
-		return usageError{Err: fmt.Errorf("--output: %w", err)}
-	}
-	pol := policy.Default()
-	if o.policyFile != "" {
-		if pol, err = policy.Load(o.policyFile); err != nil {
-			return usageError{Err: err}
-		}
+		return err
 	}
 	if o.workers < 0 || o.maxInflate <= 0 {
 		return usageError{Err: errors.New("--workers must be >= 0 and --max-inflate > 0")}

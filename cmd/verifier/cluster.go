@@ -15,7 +15,6 @@ import (
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/load"
-	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/verify"
@@ -85,15 +84,9 @@ cluster that could not be read (unreachable, credentials refused).`,
 }
 
 func runCluster(cmd *cobra.Command, o *clusterOptions) error {
-	format, err := report.ParseFormat(o.output)
+	format, pol, err := outputAndPolicy(o.output, o.policyFile)
 	if err != nil {
-		return usageError{Err: fmt.Errorf("--output: %w", err)}
-	}
-	pol := policy.Default()
-	if o.policyFile != "" {
-		if pol, err = policy.Load(o.policyFile); err != nil {
-			return usageError{Err: err}
-		}
+		return err
 	}
 	if o.maxInflate <= 0 || o.timeout <= 0 {
 		return usageError{Err: errors.New("--max-inflate and --request-timeout must be positive")}

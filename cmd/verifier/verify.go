@@ -96,18 +96,16 @@ func addKeyFlags(f *pflag.FlagSet, keys *[]string, plain *bool, allow *[]string)
 }
 
 func runVerify(cmd *cobra.Command, ref string, o *verifyOptions) error {
-	format, err := report.ParseFormat(o.output)
+	format, err := outputFormat(o.output)
 	if err != nil {
-		return usageError{Err: fmt.Errorf("--output: %w", err)}
+		return err
 	}
 	if o.maxInflate <= 0 {
 		return usageError{Err: errors.New("--max-inflate must be > 0")}
 	}
-	pol := policy.Default()
-	if o.policyFile != "" {
-		if pol, err = policy.Load(o.policyFile); err != nil {
-			return usageError{Err: err}
-		}
+	pol, err := loadPolicy(o.policyFile)
+	if err != nil {
+		return err
 	}
 	keys, err := loadKeys(o.keys)
 	if err != nil {

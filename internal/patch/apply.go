@@ -2,6 +2,7 @@ package patch
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -142,7 +143,7 @@ func (fd *FileDiff) mismatch(i int, h *Hunk, ix *lineIndex, old, neu []string, a
 		e.Cause = "its lines only match before the end of the previous hunk (overlapping or out-of-order hunks)"
 	}
 	if len(neu) > 0 {
-		if _, ok := ix.find(neu, at, 0); ok && !equal(old, neu) {
+		if _, ok := ix.find(neu, at, 0); ok && !slices.Equal(old, neu) {
 			e.Hint = "the change seems to be applied already (is the upstream file already patched, or the patch listed twice?)"
 		}
 	}
@@ -154,16 +155,4 @@ func describe(l string) string {
 		return strings.TrimSuffix(l, "\n")
 	}
 	return l + ` [no newline at end of file]`
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -334,108 +334,154 @@ func fromMakefile(pkg *model.Package, dir string, f *pin.File) *pin.File {
 // plan fetches, verifies and patches every source and compresses every blob,
 // in memory. Nothing is written.
 func plan(ctx context.Context, dir string, f *pin.File, fetcher *fetch.Fetcher, log *slog.Logger, stats *fetchStats) ([]output, error) {
-	var outs []output
-	owner := map[string]int{} // rel path -> index in outs
+	pl := &outputs{owner: map[string]int{}}
 	for _, p := range f.Providers {
 		pid := p.ID()
-		// Fetch and verify every source of this provider.
-		content := make(map[string][]byte, len(p.Sources))
-		var order []string
-		for _, s := range p.Sources {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			if strings.Contains(s.URL, "$") {
-				return nil, fmt.Errorf("%s: source URL %s is computed by make and cannot be fetched as is; write the URL out in pin.yaml", pid, s.URL)
-			}
-			if s.To == "" {
-				return nil, fmt.Errorf("%s: source %s has no destination (the Makefile does not say where it goes); add pin.yaml with `to` for each source", pid, s.URL)
-			}
-			rel, err := cleanRel(s.To)
-			if err != nil {
-				return nil, fmt.Errorf("%s: source %s: to: %w", pid, s.URL, err)
-			}
-			// A vendored file that already holds the pinned bytes is
-			// those bytes: no download needed (a package whose blob alone
-			// is wrong rebuilds offline, as the verifier's hint says).
-			data, ok := vendoredPinned(dir, rel, s.SHA256)
-			if ok {
-				log.Info("vendored file matches its pin; not fetched", "provider", pid, "file", rel)
-				stats.reused = append(stats.reused, rel)
-			} else {
-				log.Info("fetch", "provider", pid, "url", s.URL)
-				var err error
-				data, err = fetcher.Fetch(ctx, s)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", pid, err)
-				}
-				stats.fetched = append(stats.fetched, s.URL)
-			}
-			// The fetcher verifies; check again so no code path can write
-			// unverified bytes.
-			if got := hexSHA(data); !strings.EqualFold(got, s.SHA256) {
-				return nil, &fetch.ErrDigestMismatch{URL: s.URL, Want: strings.ToLower(s.SHA256), Got: got, Size: int64(len(data))}
-			}
-			if _, dup := content[rel]; dup {
-				return nil, fmt.Errorf("%s: two sources write %s; give each source its own `to`", pid, rel)
-			}
-			content[rel] = data
-			order = append(order, rel)
+		content, order, err := fetchSources(ctx, dir, pid, p, fetcher, log, stats)
+		if err != nil {
+			return nil, err
 		}
-
-		// Apply patches in order. They change the components file only
-		// (DESIGN, pin.yaml contract): every other vendored file must stay
-		// byte-identical to its pin, which the verifier's pin-digest checks.
-		if len(p.Patches) > 0 {
-			comp, err := pinnedComponents(pid, p, order)
-			if err != nil {
-				return nil, fmt.Errorf("%s has patches: %w", pid, err)
-			}
-			for _, pp := range p.Patches {
-				if err := applyPatch(dir, pid, pp, comp, content, log); err != nil {
-					return nil, err
-				}
-			}
+		if err := patchComponents(dir, pid, p, order, content, log); err != nil {
+			return nil, err
 		}
-
 		if err := relocateComponents(pid, p, order, content, log); err != nil {
 			return nil, err
 		}
-
-		for _, rel := range order {
-			if i, ok := owner[rel]; ok {
-				if !bytes.Equal(outs[i].data, content[rel]) {
-					return nil, fmt.Errorf("%s: %s is also written by %s with different content; give each provider its own file", pid, rel, outs[i].provider)
-				}
-				continue
-			}
-			owner[rel] = len(outs)
-			outs = append(outs, output{rel: rel, provider: pid, kind: "source", data: content[rel]})
-		}
-
-		// The blob.
-		if p.Blob == "" {
-			continue
-		}
-		brel, err := cleanRel(p.Blob)
-		if err != nil {
-			return nil, fmt.Errorf("%s: blob: %w", pid, err)
-		}
-		comp, err := pinnedComponents(pid, p, order)
-		if err != nil {
+		if err := pl.addSources(pid, order, content); err != nil {
 			return nil, err
 		}
-		gz, err := blob.CompressBytes(content[comp])
-		if err != nil {
-			return nil, fmt.Errorf("%s: compress %s: %w", pid, comp, err)
+		if err := pl.addBlob(pid, p, order, content); err != nil {
+			return nil, err
 		}
-		if i, ok := owner[brel]; ok {
-			return nil, fmt.Errorf("%s: blob %s is also an output of %s; give each provider its own blob", pid, brel, outs[i].provider)
-		}
-		owner[brel] = len(outs)
-		outs = append(outs, output{rel: brel, provider: pid, kind: "blob", data: gz, yaml: content[comp]})
 	}
-	return outs, nil
+	return pl.outs, nil
+}
+
+// outputs are the planned outputs, each path owned by the provider that
+// planned it first.
+type outputs struct {
+	outs  []output
+	owner map[string]int // rel path -> index in outs
+}
+
+// fetchSources fetches and verifies every source of provider p: the
+// content of each by its vendored path, and the paths in pin order.
+func fetchSources(ctx context.Context, dir, pid string, p pin.Provider, fetcher *fetch.Fetcher, log *slog.Logger, stats *fetchStats) (map[string][]byte, []string, error) {
+	content := make(map[string][]byte, len(p.Sources))
+	var order []string
+	for _, s := range p.Sources {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		rel, data, err := fetchSource(ctx, dir, pid, s, fetcher, log, stats)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, dup := content[rel]; dup {
+			return nil, nil, fmt.Errorf("%s: two sources write %s; give each source its own `to`", pid, rel)
+		}
+		content[rel] = data
+		order = append(order, rel)
+	}
+	return content, order, nil
+}
+
+// fetchSource is the verified bytes of source s and the path they are
+// vendored at.
+func fetchSource(ctx context.Context, dir, pid string, s pin.Source, fetcher *fetch.Fetcher, log *slog.Logger, stats *fetchStats) (string, []byte, error) {
+	if strings.Contains(s.URL, "$") {
+		return "", nil, fmt.Errorf("%s: source URL %s is computed by make and cannot be fetched as is; write the URL out in pin.yaml", pid, s.URL)
+	}
+	if s.To == "" {
+		return "", nil, fmt.Errorf("%s: source %s has no destination (the Makefile does not say where it goes); add pin.yaml with `to` for each source", pid, s.URL)
+	}
+	rel, err := cleanRel(s.To)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: source %s: to: %w", pid, s.URL, err)
+	}
+	// A vendored file that already holds the pinned bytes is those bytes:
+	// no download needed (a package whose blob alone is wrong rebuilds
+	// offline, as the verifier's hint says).
+	data, ok := vendoredPinned(dir, rel, s.SHA256)
+	if ok {
+		log.Info("vendored file matches its pin; not fetched", "provider", pid, "file", rel)
+		stats.reused = append(stats.reused, rel)
+	} else {
+		log.Info("fetch", "provider", pid, "url", s.URL)
+		data, err = fetcher.Fetch(ctx, s)
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", pid, err)
+		}
+		stats.fetched = append(stats.fetched, s.URL)
+	}
+	// The fetcher verifies; check again so no code path can write
+	// unverified bytes.
+	if got := hexSHA(data); !strings.EqualFold(got, s.SHA256) {
+		return "", nil, &fetch.ErrDigestMismatch{URL: s.URL, Want: strings.ToLower(s.SHA256), Got: got, Size: int64(len(data))}
+	}
+	return rel, data, nil
+}
+
+// patchComponents applies p's patches in order. They change the
+// components file only (DESIGN, pin.yaml contract): every other vendored
+// file must stay byte-identical to its pin, which the verifier's
+// pin-digest checks.
+func patchComponents(dir, pid string, p pin.Provider, order []string, content map[string][]byte, log *slog.Logger) error {
+	if len(p.Patches) == 0 {
+		return nil
+	}
+	comp, err := pinnedComponents(pid, p, order)
+	if err != nil {
+		return fmt.Errorf("%s has patches: %w", pid, err)
+	}
+	for _, pp := range p.Patches {
+		if err := applyPatch(dir, pid, pp, comp, content, log); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addSources plans the sources of provider pid; a path another provider
+// already planned must get the same bytes.
+func (pl *outputs) addSources(pid string, order []string, content map[string][]byte) error {
+	for _, rel := range order {
+		if i, ok := pl.owner[rel]; ok {
+			if !bytes.Equal(pl.outs[i].data, content[rel]) {
+				return fmt.Errorf("%s: %s is also written by %s with different content; give each provider its own file", pid, rel, pl.outs[i].provider)
+			}
+			continue
+		}
+		pl.owner[rel] = len(pl.outs)
+		pl.outs = append(pl.outs, output{rel: rel, provider: pid, kind: "source", data: content[rel]})
+	}
+	return nil
+}
+
+// addBlob plans p's blob, when it names one: the reproducible gzip of its
+// components file.
+func (pl *outputs) addBlob(pid string, p pin.Provider, order []string, content map[string][]byte) error {
+	if p.Blob == "" {
+		return nil
+	}
+	brel, err := cleanRel(p.Blob)
+	if err != nil {
+		return fmt.Errorf("%s: blob: %w", pid, err)
+	}
+	comp, err := pinnedComponents(pid, p, order)
+	if err != nil {
+		return err
+	}
+	gz, err := blob.CompressBytes(content[comp])
+	if err != nil {
+		return fmt.Errorf("%s: compress %s: %w", pid, comp, err)
+	}
+	if i, ok := pl.owner[brel]; ok {
+		return fmt.Errorf("%s: blob %s is also an output of %s; give each provider its own blob", pid, brel, pl.outs[i].provider)
+	}
+	pl.owner[brel] = len(pl.outs)
+	pl.outs = append(pl.outs, output{rel: brel, provider: pid, kind: "blob", data: gz, yaml: content[comp]})
+	return nil
 }
 
 // relocateComponents moves the images of the provider's components file

@@ -678,10 +678,24 @@ func unstage(err error, stage, real string) error {
 // provider's blob header): those of pkg are returned as pre-existing; they
 // do not block. It returns the new release's contract.
 func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage string, prov *model.Provider, newRel string, changed map[string]bool) (string, []report.Finding, error) {
+	nt, sp, err := stagedTree(ctx, tree, pkg, stage)
+	if err != nil {
+		return "", nil, err
+	}
+	bad, pre := judgeFindings(tree, nt, pkg, stage, prov, changed)
+	if len(bad) > 0 {
+		return "", nil, &RefusedError{Package: pkg.Path, Findings: bad, PreExisting: pre}
+	}
+	return newContract(nt, sp, prov, newRel), pre, nil
+}
+
+// stagedTree is tree with pkg replaced by the package loaded from its
+// staged copy in stage (returned too), under pkg's path and directory.
+func stagedTree(ctx context.Context, tree *model.Tree, pkg *model.Package, stage string) (*model.Tree, *model.Package, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	st, err := load.Tree(ctx, stage, load.Options{Logger: quiet, Namespace: pkg.Namespace})
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	var sp *model.Package
 	for _, p := range st.Packages {
@@ -690,7 +704,7 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 		}
 	}
 	if sp == nil {
-		return "", nil, &RefusedError{Package: pkg.Path, Findings: []report.Finding{{Check: model.CheckPackageLoad, Severity: report.Error, Package: pkg.Path,
+		return nil, nil, &RefusedError{Package: pkg.Path, Findings: []report.Finding{{Check: model.CheckPackageLoad, Severity: report.Error, Package: pkg.Path,
 			Message: "the staged package holds no provider any more"}}}
 	}
 	sp.Path, sp.Dir = pkg.Path, pkg.Dir
@@ -704,6 +718,12 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 			nt.Core = p
 		}
 	}
+	return nt, sp, nil
+}
+
+// judgeFindings splits the gate findings of the staged tree nt into those
+// that block the bump and the pre-existing ones of pkg, as gate says.
+func judgeFindings(tree, nt *model.Tree, pkg *model.Package, stage string, prov *model.Provider, changed map[string]bool) (bad, pre []report.Finding) {
 	before := map[string]int{}
 	for _, f := range gateFindings(tree) {
 		before[findingKey(f)]++
@@ -721,7 +741,6 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 		}
 		return f.Provider == "" && f.File != "" && changed[rel]
 	}
-	var bad, pre []report.Finding
 	for _, f := range gateFindings(nt) {
 		// Messages of the staged load name the staging copy.
 		f.Message, f.Hint = strings.ReplaceAll(f.Message, stage, pkg.Dir), strings.ReplaceAll(f.Hint, stage, pkg.Dir)
@@ -741,10 +760,12 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 			bad = append(bad, f)
 		}
 	}
-	if len(bad) > 0 {
-		return "", nil, &RefusedError{Package: pkg.Path, Findings: bad, PreExisting: pre}
-	}
-	// The new release's contract, for the report.
+	return bad, pre
+}
+
+// newContract is the contract of release newRel of prov in the staged
+// package sp, for the report; "" when its metadata does not say.
+func newContract(nt *model.Tree, sp *model.Package, prov *model.Provider, newRel string) string {
 	for _, p := range sp.Providers {
 		if p.Kind != prov.Kind || p.Name != prov.Name {
 			continue
@@ -753,12 +774,12 @@ func gate(ctx context.Context, tree *model.Tree, pkg *model.Package, stage strin
 			maj, min, ok := majorMinor(newRel)
 			for _, rs := range m.ConfigMap.Metadata.ReleaseSeries {
 				if ok && rs.Major == maj && rs.Minor == min {
-					return rs.Contract, pre, nil
+					return rs.Contract
 				}
 			}
 		}
 	}
-	return "", pre, nil
+	return ""
 }
 
 // gateFindings are the error findings of the GateChecks over t (a check

@@ -48,59 +48,89 @@ type change struct {
 // new contents and backups of the old ones are staged and synced, a
 // journal naming them is written, then the renames run; the journal is
 // marked committed and removed last.
-func commit(dir string, changes []change) (err error) {
-	j := &journal{}
-	cleanup := func() {
-		for _, e := range j.Entries {
-			d := filepath.Dir(filepath.Join(dir, filepath.FromSlash(e.Target)))
-			if e.Temp != "" {
-				os.Remove(filepath.Join(d, e.Temp))
-			}
-			if e.Backup != "" {
-				os.Remove(filepath.Join(d, e.Backup))
-			}
-		}
-	}
-	for _, c := range changes {
-		target := filepath.Join(dir, filepath.FromSlash(c.rel))
-		e := journalEntry{Target: c.rel}
-		perm := atomicfile.DefaultPerm
-		fi, serr := os.Lstat(target)
-		switch {
-		case serr == nil && !fi.Mode().IsRegular():
-			cleanup()
-			return fmt.Errorf("%s is not a regular file (%s); replace it with a file", c.rel, fi.Mode().Type())
-		case serr == nil:
-			perm = fi.Mode().Perm()
-		case !errors.Is(serr, fs.ErrNotExist):
-			cleanup()
-			return serr
-		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			cleanup()
-			return err
-		}
-		tmp, err := writeTemp(filepath.Dir(target), filepath.Base(target), c.data, perm)
-		if err != nil {
-			cleanup()
-			return fmt.Errorf("stage %s: %w", c.rel, err)
-		}
-		e.Temp = filepath.Base(tmp)
-		if serr == nil {
-			b, err := backup(target)
-			if err != nil {
-				j.Entries = append(j.Entries, e)
-				cleanup()
-				return fmt.Errorf("back up %s: %w", c.rel, err)
-			}
-			e.Backup = filepath.Base(b)
-		}
-		j.Entries = append(j.Entries, e)
-	}
-	if err := writeJournal(dir, j); err != nil {
-		cleanup()
+func commit(dir string, changes []change) error {
+	j, err := stage(dir, changes)
+	if err != nil {
 		return err
 	}
+	if err := writeJournal(dir, j); err != nil {
+		cleanupStaged(dir, j)
+		return err
+	}
+	if err := renameStaged(dir, j); err != nil {
+		return err
+	}
+	return finishCommit(dir, j)
+}
+
+// stage writes the new content of every change next to its target and
+// backs up the old one, returning the journal naming them; on failure
+// whatever it staged is removed.
+func stage(dir string, changes []change) (*journal, error) {
+	j := &journal{}
+	for _, c := range changes {
+		e, err := stageChange(dir, c)
+		if e.Temp != "" {
+			j.Entries = append(j.Entries, e)
+		}
+		if err != nil {
+			cleanupStaged(dir, j)
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+// stageChange stages one change: its new content in a temporary file of
+// the target's mode, and a backup of the target when there is one. The
+// entry names the temporary file once it is written, even on error.
+func stageChange(dir string, c change) (journalEntry, error) {
+	target := filepath.Join(dir, filepath.FromSlash(c.rel))
+	e := journalEntry{Target: c.rel}
+	perm := atomicfile.DefaultPerm
+	fi, serr := os.Lstat(target)
+	switch {
+	case serr == nil && !fi.Mode().IsRegular():
+		return e, fmt.Errorf("%s is not a regular file (%s); replace it with a file", c.rel, fi.Mode().Type())
+	case serr == nil:
+		perm = fi.Mode().Perm()
+	case !errors.Is(serr, fs.ErrNotExist):
+		return e, serr
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return e, err
+	}
+	tmp, err := writeTemp(filepath.Dir(target), filepath.Base(target), c.data, perm)
+	if err != nil {
+		return e, fmt.Errorf("stage %s: %w", c.rel, err)
+	}
+	e.Temp = filepath.Base(tmp)
+	if serr == nil {
+		b, err := backup(target)
+		if err != nil {
+			return e, fmt.Errorf("back up %s: %w", c.rel, err)
+		}
+		e.Backup = filepath.Base(b)
+	}
+	return e, nil
+}
+
+// cleanupStaged removes the temporary files and backups of the journal.
+func cleanupStaged(dir string, j *journal) {
+	for _, e := range j.Entries {
+		d := filepath.Dir(filepath.Join(dir, filepath.FromSlash(e.Target)))
+		if e.Temp != "" {
+			os.Remove(filepath.Join(d, e.Temp))
+		}
+		if e.Backup != "" {
+			os.Remove(filepath.Join(d, e.Backup))
+		}
+	}
+}
+
+// renameStaged renames every staged file over its target; when one fails
+// the others are restored from their backups.
+func renameStaged(dir string, j *journal) error {
 	for i, e := range j.Entries {
 		target := filepath.Join(dir, filepath.FromSlash(e.Target))
 		if err := os.Rename(filepath.Join(filepath.Dir(target), e.Temp), target); err != nil {
@@ -114,6 +144,12 @@ func commit(dir string, changes []change) (err error) {
 			afterRename(i + 1)
 		}
 	}
+	return nil
+}
+
+// finishCommit syncs the renamed files' directories, marks the journal
+// committed, then removes the backups and the journal.
+func finishCommit(dir string, j *journal) error {
 	dirs := map[string]bool{dir: true}
 	for _, e := range j.Entries {
 		dirs[filepath.Dir(filepath.Join(dir, filepath.FromSlash(e.Target)))] = true

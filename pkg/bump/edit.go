@@ -335,12 +335,26 @@ var valuesRefRE = regexp.MustCompile(`\.Values((?:\.[A-Za-z0-9_]+)+)`)
 // label) and, where the templates read the version from values.yaml, the
 // keys they read.
 func (e *editSet) editTemplates(oldRel, newRel, oldV, newV string) error {
+	tmpls, err := templateFiles(e.dir)
+	if err != nil {
+		return err
+	}
+	refs := e.replaceInTemplates(tmpls, oldRel, newRel)
+	if len(refs) == 0 {
+		return nil
+	}
+	return e.editValues(refs, oldRel, newRel, oldV, newV)
+}
+
+// templateFiles are the chart's templates under dir (templates/*.yaml,
+// .yml, .tpl) and the plain manifests at its top, as slash paths.
+func templateFiles(dir string) ([]string, error) {
 	var tmpls []string
-	err := filepath.WalkDir(e.dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		rel, _ := filepath.Rel(e.dir, p)
+		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			if rel != "." && (rel == "files" || rel == "patches" || rel == "images" || strings.HasPrefix(d.Name(), ".") || rel == "charts") {
@@ -358,9 +372,12 @@ func (e *editSet) editTemplates(oldRel, newRel, oldV, newV string) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
+	return tmpls, err
+}
+
+// replaceInTemplates replaces the old release name in the templates,
+// returning the values keys they read (.Values.a.b as "a.b").
+func (e *editSet) replaceInTemplates(tmpls []string, oldRel, newRel string) map[string]bool {
 	refs := map[string]bool{}
 	for _, rel := range tmpls {
 		f, err := e.file(rel)
@@ -372,9 +389,12 @@ func (e *editSet) editTemplates(oldRel, newRel, oldV, newV string) error {
 		}
 		f.replaceAll(oldRel, newRel, "release")
 	}
-	if len(refs) == 0 {
-		return nil
-	}
+	return refs
+}
+
+// editValues replaces the old release name or version in the values.yaml
+// keys refs names.
+func (e *editSet) editValues(refs map[string]bool, oldRel, newRel, oldV, newV string) error {
 	f, err := e.file("values.yaml")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -54,40 +54,67 @@ func TargetOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Target, er
 	}
 	set := pkg.Pins
 	if set != nil && set.Source == pin.SourcePinFile {
-		if set.File == nil {
-			return nil, fmt.Errorf("%s does not parse; run `verifier check %s` and fix it first", pin.FileName, pkg.Dir)
-		}
-		for i, pp := range set.File.Providers {
-			if pp.Kind == p.Kind && pp.Name == p.Name {
-				l.PinSource, l.PinIndex = pin.SourcePinFile, i
-				l.Version, l.Sources, l.Patches, l.Checksums = pp.Version, slices.Clone(pp.Sources), slices.Clone(pp.Patches), pp.Checksums
-				if pp.Release != "" && pp.Release != p.Version {
-					return nil, fmt.Errorf("%s pins release %s but spec.version of %s is %s; bring them in step first (`verifier check`)", pin.FileName, pp.Release, p.ID(), p.Version)
-				}
-				l.ReleaseFiles = layout.PinFiles(&pp)
-				return l, nil
-			}
-		}
-		return nil, fmt.Errorf("%s pins no entry for %s; add one (kind %s, name %s) or bump a provider it pins", pin.FileName, p.ID(), p.Kind, p.Name)
+		return l.fromPinFile(set, pkg, p)
 	}
+	if err := l.fromLayout(t, pkg, p); err != nil {
+		return nil, err
+	}
+	if err := l.upstreamVersion(set, p); err != nil {
+		return nil, err
+	}
+	if l.fromMakefilePins(set) {
+		return l, nil
+	}
+	if err := l.unpinnedSources(set, p); err != nil {
+		return nil, err
+	}
+	if len(l.Sources) == 0 {
+		return nil, fmt.Errorf("%s: found no upstream download of %s in the package (pin.yaml, Makefile URL variables or recipes); add %s listing its sources (api/pin.md)", p.ID(), l.Version, pin.FileName)
+	}
+	return l, nil
+}
 
-	// No pin.yaml: what the chart does with its files (the package
-	// layout: the vendored file with the ConfigMap's blob bytes, the YAML
-	// it inflates to, the file with its metadata bytes).
+// fromPinFile fills l from p's entry in the package's pin.yaml.
+func (l *Target) fromPinFile(set *pin.Set, pkg *model.Package, p *model.Provider) (*Target, error) {
+	if set.File == nil {
+		return nil, fmt.Errorf("%s does not parse; run `verifier check %s` and fix it first", pin.FileName, pkg.Dir)
+	}
+	for i, pp := range set.File.Providers {
+		if pp.Kind == p.Kind && pp.Name == p.Name {
+			l.PinSource, l.PinIndex = pin.SourcePinFile, i
+			l.Version, l.Sources, l.Patches, l.Checksums = pp.Version, slices.Clone(pp.Sources), slices.Clone(pp.Patches), pp.Checksums
+			if pp.Release != "" && pp.Release != p.Version {
+				return nil, fmt.Errorf("%s pins release %s but spec.version of %s is %s; bring them in step first (`verifier check`)", pin.FileName, pp.Release, p.ID(), p.Version)
+			}
+			l.ReleaseFiles = layout.PinFiles(&pp)
+			return l, nil
+		}
+	}
+	return nil, fmt.Errorf("%s pins no entry for %s; add one (kind %s, name %s) or bump a provider it pins", pin.FileName, p.ID(), p.Kind, p.Name)
+}
+
+// fromLayout fills l's files and patches from what the chart does with
+// its files, without pin.yaml (the package layout: the vendored file with
+// the ConfigMap's blob bytes, the YAML it inflates to, the file with its
+// metadata bytes).
+func (l *Target) fromLayout(t *model.Tree, pkg *model.Package, p *model.Provider) error {
 	m, ok := check.NewIndex(t).Select(pkg, p).Picked(p.Version)
 	rel := pkg.Layout.Provider(p)
 	if !ok || m.Package != pkg || m.ConfigMap.Components == nil || rel == nil || rel.ConfigMap == nil {
-		return nil, fmt.Errorf("%s: no ConfigMap of this package named %s holds its components; fix the package first (`verifier check`)", p.ID(), p.Version)
+		return fmt.Errorf("%s: no ConfigMap of this package named %s holds its components; fix the package first (`verifier check`)", p.ID(), p.Version)
 	}
 	cm := m.ConfigMap
 	l.ReleaseFiles = rel.ReleaseFiles
 	if l.Components == "" || (cm.Components.Gzip && l.Blob == "") {
-		return nil, fmt.Errorf("%s: cannot tell which vendored files the ConfigMap %s is built from; add %s naming sources, patches and blob (api/pin.md)", p.ID(), cm.Name, pin.FileName)
+		return fmt.Errorf("%s: cannot tell which vendored files the ConfigMap %s is built from; add %s naming sources, patches and blob (api/pin.md)", p.ID(), cm.Name, pin.FileName)
 	}
 	l.Patches = patchesFor(pkg.Dir, l.Components)
+	return nil
+}
 
-	// The version: a Makefile/Dockerfile version variable that the release
-	// is a release of, else the version part of the release.
+// upstreamVersion sets l.Version: a Makefile/Dockerfile version variable
+// that the release is a release of, else the version part of the release.
+func (l *Target) upstreamVersion(set *pin.Set, p *model.Provider) error {
 	if set != nil {
 		for _, v := range set.Versions {
 			if v.Known && pin.MatchesRelease(v.Value, l.Release) {
@@ -100,41 +127,51 @@ func TargetOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Target, er
 		l.Version = pin.ReleaseVersion(l.Release)
 	}
 	if l.Version == "" {
-		return nil, fmt.Errorf("%s: release %s is not of the form vX.Y.Z[-suffix]; cannot tell its upstream version", p.ID(), l.Release)
+		return fmt.Errorf("%s: release %s is not of the form vX.Y.Z[-suffix]; cannot tell its upstream version", p.ID(), l.Release)
 	}
-	if set != nil && set.File != nil {
-		for _, pp := range set.File.Providers {
-			if pp.Version == l.Version {
-				l.PinSource = set.Source
-				l.Sources = slices.Clone(pp.Sources)
-				return l, nil
-			}
+	return nil
+}
+
+// fromMakefilePins takes the sources of the Makefile pin of l.Version,
+// reporting whether there is one.
+func (l *Target) fromMakefilePins(set *pin.Set) bool {
+	if set == nil || set.File == nil {
+		return false
+	}
+	for _, pp := range set.File.Providers {
+		if pp.Version == l.Version {
+			l.PinSource = set.Source
+			l.Sources = slices.Clone(pp.Sources)
+			return true
 		}
 	}
-	// Unpinned downloads of this version: each goes where its name says.
-	if set != nil {
-		for _, u := range set.Unpinned {
-			if !u.Known || !containsToken(u.Value, l.Version) {
-				continue
-			}
-			to := ""
-			switch b := path.Base(u.Value); {
-			case strings.HasSuffix(b, "components.yaml"):
-				to = l.Components
-			case strings.Contains(b, "metadata") && l.Metadata != "":
-				to = l.Metadata
-			default:
-				return nil, fmt.Errorf("%s: %s:%d downloads %s, and which vendored file it becomes is not clear; write %s with `to` for each source", p.ID(), u.File, u.Line, u.Value, pin.FileName)
-			}
-			if !slices.ContainsFunc(l.Sources, func(s pin.Source) bool { return s.To == to }) {
-				l.Sources = append(l.Sources, pin.Source{URL: u.Value, To: to})
-			}
+	return false
+}
+
+// unpinnedSources adds the unpinned downloads of l.Version: each goes
+// where its name says.
+func (l *Target) unpinnedSources(set *pin.Set, p *model.Provider) error {
+	if set == nil {
+		return nil
+	}
+	for _, u := range set.Unpinned {
+		if !u.Known || !containsToken(u.Value, l.Version) {
+			continue
+		}
+		to := ""
+		switch b := path.Base(u.Value); {
+		case strings.HasSuffix(b, "components.yaml"):
+			to = l.Components
+		case strings.Contains(b, "metadata") && l.Metadata != "":
+			to = l.Metadata
+		default:
+			return fmt.Errorf("%s: %s:%d downloads %s, and which vendored file it becomes is not clear; write %s with `to` for each source", p.ID(), u.File, u.Line, u.Value, pin.FileName)
+		}
+		if !slices.ContainsFunc(l.Sources, func(s pin.Source) bool { return s.To == to }) {
+			l.Sources = append(l.Sources, pin.Source{URL: u.Value, To: to})
 		}
 	}
-	if len(l.Sources) == 0 {
-		return nil, fmt.Errorf("%s: found no upstream download of %s in the package (pin.yaml, Makefile URL variables or recipes); add %s listing its sources (api/pin.md)", p.ID(), l.Version, pin.FileName)
-	}
-	return l, nil
+	return nil
 }
 
 // patchesFor lists the unified diffs under patches/ that change the

@@ -307,48 +307,41 @@ func applied(pp pin.Provider, pf string) string {
 // file the pin's patches change matches it once they are reversed
 // (model.File.Upstream, filled by the loader).
 func pinDigest(in *Input) []report.Finding {
-	t := in.Tree
 	var out []report.Finding
-	for _, pkg := range t.Packages {
-		if pkg.Pins == nil || pkg.Pins.File == nil {
-			continue
-		}
-		pf := pinFile(pkg)
-		for _, pp := range pkg.Pins.File.Providers {
-			id := pp.Kind + "/" + pp.Name
-			for _, s := range pp.Sources {
-				if s.To == "" || s.SHA256 == "" {
-					continue
-				}
-				f := pkg.Files[s.To]
-				if f == nil {
-					out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: pf},
-						fmt.Sprintf("%s pins %s (from %s) but the file is not vendored", pf, s.To, s.URL),
-						fmt.Sprintf("vendor it: `builder build %s`", pkg.CommandPath())))
-					continue
-				}
-				switch {
-				case f.UpstreamErr != "":
-					out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: s.To},
-						fmt.Sprintf("%s is not the pinned upstream (%s) plus %s: %s", s.To, s.URL, applied(pp, pf), f.UpstreamErr),
-						fmt.Sprintf("re-vendor it: `builder build %s` fetches %s, checks its digest and applies the patches; or, if the edit is wanted, update the patch so it produces the vendored file", pkg.CommandPath(), s.URL)))
-					continue
-				case f.Upstream != nil:
-					if strings.EqualFold(f.Upstream.Hex(), s.SHA256) {
-						continue
-					}
-					out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: s.To},
-						fmt.Sprintf("%s does not match its pin in %s: sha256 %s with %s reversed, pinned %s (%s)", s.To, pf, f.Upstream.Hex(), reversed(pp), strings.ToLower(s.SHA256), s.URL),
-						fmt.Sprintf("the vendored file must be the pinned upstream plus the listed patches, and it was edited outside them: `builder build %s` re-vendors it; to keep the edit, put it in a patch listed in %s", pkg.CommandPath(), pf)))
-					continue
-				}
-				if strings.EqualFold(f.SHA256.Hex(), s.SHA256) || (patchesUnresolved(pkg, id) && patchedComponents(pkg, pp, s)) {
+	for p := range pinFileProviders(in.Tree) {
+		pkg, pf, pp, id := p.pkg, p.pf, p.pp, p.id
+		for _, s := range pp.Sources {
+			if s.To == "" || s.SHA256 == "" {
+				continue
+			}
+			f := pkg.Files[s.To]
+			if f == nil {
+				out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: pf},
+					fmt.Sprintf("%s pins %s (from %s) but the file is not vendored", pf, s.To, s.URL),
+					fmt.Sprintf("vendor it: `builder build %s`", pkg.CommandPath())))
+				continue
+			}
+			switch {
+			case f.UpstreamErr != "":
+				out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: s.To},
+					fmt.Sprintf("%s is not the pinned upstream (%s) plus %s: %s", s.To, s.URL, applied(pp, pf), f.UpstreamErr),
+					fmt.Sprintf("re-vendor it: `builder build %s` fetches %s, checks its digest and applies the patches; or, if the edit is wanted, update the patch so it produces the vendored file", pkg.CommandPath(), s.URL)))
+				continue
+			case f.Upstream != nil:
+				if strings.EqualFold(f.Upstream.Hex(), s.SHA256) {
 					continue
 				}
 				out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: s.To},
-					fmt.Sprintf("%s does not match its pin in %s: sha256 %s, pinned %s (%s)", s.To, pf, f.SHA256.Hex(), strings.ToLower(s.SHA256), s.URL),
-					fmt.Sprintf("restore the upstream bytes: `builder build %s` fetches %s and checks its digest; if upstream really changed, review it and update the pin", pkg.CommandPath(), s.URL)))
+					fmt.Sprintf("%s does not match its pin in %s: sha256 %s with %s reversed, pinned %s (%s)", s.To, pf, f.Upstream.Hex(), reversed(pp), strings.ToLower(s.SHA256), s.URL),
+					fmt.Sprintf("the vendored file must be the pinned upstream plus the listed patches, and it was edited outside them: `builder build %s` re-vendors it; to keep the edit, put it in a patch listed in %s", pkg.CommandPath(), pf)))
+				continue
 			}
+			if strings.EqualFold(f.SHA256.Hex(), s.SHA256) || (patchesUnresolved(pkg, id) && patchedComponents(pkg, pp, s)) {
+				continue
+			}
+			out = append(out, newFinding(model.CheckPinDigest, pkg, id, model.Location{File: s.To},
+				fmt.Sprintf("%s does not match its pin in %s: sha256 %s, pinned %s (%s)", s.To, pf, f.SHA256.Hex(), strings.ToLower(s.SHA256), s.URL),
+				fmt.Sprintf("restore the upstream bytes: `builder build %s` fetches %s and checks its digest; if upstream really changed, review it and update the pin", pkg.CommandPath(), s.URL)))
 		}
 	}
 	return out

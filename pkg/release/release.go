@@ -91,18 +91,30 @@ const maxFileSize = artifact.MaxLayerSize
 // cannot be read, it holds no provider package); everything about a
 // provider is in its Provider.
 func Load(ctx context.Context, dir string, opts Options) ([]Provider, error) {
+	tree, r, err := checkTree(ctx, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return providers(dir, tree, r, opts.BuilderVersion)
+}
+
+// checkTree loads the tree at dir as `verifier check` does and runs the
+// offline checks under opts.Policy rooted at dir.
+func checkTree(ctx context.Context, dir string, opts Options) (*model.Tree, *report.Report, error) {
 	pol := opts.Policy
 	if pol == nil {
 		pol = policy.Default()
 	}
 	pol = rootedAt(pol, dir)
-	tree, r, err := verify.Run(ctx, dir, verify.Options{
+	return verify.Run(ctx, dir, verify.Options{
 		Options: load.Options{Namespace: opts.Namespace, Logger: opts.Logger, CommandDir: filepath.ToSlash(dir)},
 		Policy:  pol,
 	})
-	if err != nil {
-		return nil, err
-	}
+}
+
+// providers decides every provider of the checked tree at dir, in package
+// order; ErrNoPackage when the tree holds no package.
+func providers(dir string, tree *model.Tree, r *report.Report, builderVersion string) ([]Provider, error) {
 	if len(tree.Packages) == 0 {
 		return nil, fmt.Errorf("%s: %w: no cluster-api-operator provider or components ConfigMap is in it (give the directory of a provider package, e.g. packages/system/capi-providers-core)", dir, ErrNoPackage)
 	}
@@ -110,7 +122,7 @@ func Load(ctx context.Context, dir string, opts Options) ([]Provider, error) {
 	for _, pkg := range tree.Packages {
 		pkgDir := filepath.Join(dir, filepath.FromSlash(pkg.Path))
 		for _, p := range pkg.Providers {
-			out = append(out, provider(pkgDir, pkg, p, r.Findings, opts.BuilderVersion))
+			out = append(out, provider(pkgDir, pkg, p, r.Findings, builderVersion))
 		}
 	}
 	return out, nil
@@ -302,18 +314,22 @@ func pinOf(pkg *model.Package, r *model.LayoutRelease, p *model.Provider) *pin.P
 // its pins say), and a blob whose header alone is not reproducible is
 // pushed in its reproducible encoding (blob.ForYAML).
 func Releases(ctx context.Context, dir string, opts Options) ([]Provider, error) {
-	set, err := infer.LoadDir(dir)
+	tree, r, err := checkTree(ctx, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	set, err := pinsOf(dir, tree)
 	if err != nil {
 		return nil, err
 	}
 	if set == nil || set.Source != pin.SourcePinFile || set.File == nil {
-		return Load(ctx, dir, opts)
+		return providers(dir, tree, r, opts.BuilderVersion)
 	}
 	rels, err := artifact.PinnedReleases(dir, set.File, opts.BuilderVersion)
 	if err != nil {
 		return nil, err
 	}
-	provs, err := Load(ctx, dir, opts)
+	provs, err := providers(dir, tree, r, opts.BuilderVersion)
 	if errors.Is(err, ErrNoPackage) {
 		provs, err = nil, nil
 	}
@@ -345,6 +361,22 @@ func Releases(ctx context.Context, dir string, opts Options) ([]Provider, error)
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// pinsOf is the pin set of the package at dir: the one the loader read
+// for the tree, so the pins are read once. A directory the loader found no
+// package at (pin-only), or whose pins it could not read or did not reach,
+// is read here, so a pin file that does not parse fails with its own error.
+func pinsOf(dir string, tree *model.Tree) (*pin.Set, error) {
+	for _, pkg := range tree.Packages {
+		if pkg.Path != "." || pkg.Pins == nil {
+			continue
+		}
+		if pkg.Pins.Source != "" && (pkg.Pins.Source != pin.SourcePinFile || pkg.Pins.File != nil) {
+			return pkg.Pins, nil
+		}
+	}
+	return infer.LoadDir(dir)
 }
 
 // blobOf is the blob pin.yaml names for a provider (artifact.DefaultBlob
