@@ -291,17 +291,27 @@ type client struct {
 	metaCache map[string]metaResult
 }
 
-func (c *client) init() error {
-	raw := c.opts.APIURL
+// ParseAPIURL is the releases API root raw ("" means DefaultAPIURL)
+// without its trailing slash: an http(s) URL with a host and no
+// credentials (the token comes from TokenEnv).
+func ParseAPIURL(raw string) (*url.URL, error) {
 	if raw == "" {
 		raw = DefaultAPIURL
 	}
 	u, err := url.Parse(strings.TrimSuffix(raw, "/"))
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("API URL %q: want an http(s) URL such as %s or https://github.example.com/api/v3", raw, DefaultAPIURL)
+		return nil, fmt.Errorf("API URL %q: want an http(s) URL such as %s or https://github.example.com/api/v3", raw, DefaultAPIURL)
 	}
 	if u.User != nil {
-		return fmt.Errorf("the API URL must not carry credentials; set %s instead", TokenEnv)
+		return nil, fmt.Errorf("the API URL must not carry credentials; set %s instead", TokenEnv)
+	}
+	return u, nil
+}
+
+func (c *client) init() error {
+	u, err := ParseAPIURL(c.opts.APIURL)
+	if err != nil {
+		return err
 	}
 	c.base = u
 	if c.opts.Client == nil {

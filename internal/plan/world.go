@@ -72,8 +72,8 @@ func newWorld(rep *outdated.Report) *world {
 		if pr.order = slices.Index(providerOrder, kind); pr.order < 0 {
 			pr.order = len(providerOrder)
 		}
-		for _, r := range p.Newer {
-			if p.Error == "" && p.Target != nil && cur != nil {
+		if p.Error == "" && p.Target != nil && cur != nil {
+			for _, r := range p.Newer {
 				pr.cands = append(pr.cands, newCand(p, r))
 			}
 		}

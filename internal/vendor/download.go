@@ -1,8 +1,6 @@
 package vendor
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pinseal/pinseal/internal/outdated"
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/bump"
@@ -22,8 +21,9 @@ import (
 )
 
 // ErrHostNotAllowed is wrapped when a request would go to a host that is
-// not allowed; it is refused before anything is sent.
-var ErrHostNotAllowed = errors.New("host not allowed")
+// not allowed; it is refused before anything is sent. It is the releases
+// API client's, so one errors.Is finds a refused host of either.
+var ErrHostNotAllowed = outdated.ErrHostNotAllowed
 
 // guard is an http.RoundTripper that sends requests to allowed hosts only
 // (canonical HOST[:PORT], artifact.CanonicalHost), redirects included.
@@ -59,16 +59,9 @@ type downloader struct {
 }
 
 func newDownloader(opts Options) (*downloader, error) {
-	raw := opts.APIURL
-	if raw == "" {
-		raw = DefaultAPIURL
-	}
-	api, err := url.Parse(strings.TrimSuffix(raw, "/"))
-	if err != nil || (api.Scheme != "https" && api.Scheme != "http") || api.Host == "" {
-		return nil, fmt.Errorf("API URL %q: want an http(s) URL such as %s or https://github.example.com/api/v3", raw, DefaultAPIURL)
-	}
-	if api.User != nil {
-		return nil, fmt.Errorf("the API URL must not carry credentials; set %s instead", TokenEnv)
+	api, err := outdated.ParseAPIURL(opts.APIURL)
+	if err != nil {
+		return nil, err
 	}
 	g := &guard{next: http.DefaultTransport}
 	for _, h := range slices.Concat(DefaultHosts, []string{api.Host}, opts.AllowHosts) {
@@ -104,13 +97,6 @@ type file struct {
 	digest bump.Digest
 	name   string // the file name (components or metadata.yaml)
 	data   []byte
-}
-
-// releaseAsset is what the releases API says of one asset.
-type releaseAsset struct {
-	Name   string `json:"name"`
-	Digest string `json:"digest"`
-	URL    string `json:"browser_download_url"`
 }
 
 // checksumNames are the asset names releases publish checksums under
@@ -191,7 +177,7 @@ func (d *downloader) published(ctx context.Context, anyURL string, files []file)
 			if err != nil {
 				return fmt.Errorf("the release's checksums file: %w", err)
 			}
-			if sums, err = parseChecksums(b); err != nil {
+			if sums, err = bump.ParseChecksums(b); err != nil {
 				return fmt.Errorf("%s: %w", cu, err)
 			}
 			checksumsAt = cu
@@ -206,7 +192,7 @@ func (d *downloader) published(ctx context.Context, anyURL string, files []file)
 		var fromAPI string
 		for _, a := range assets {
 			if a.Name == f.name {
-				fromAPI = strings.ToLower(strings.TrimPrefix(a.Digest, "sha256:"))
+				fromAPI = a.SHA256()
 			}
 		}
 		fromSums := sums[f.name]
@@ -216,7 +202,7 @@ func (d *downloader) published(ctx context.Context, anyURL string, files []file)
 		case fromSums != "":
 			f.digest.SHA256, f.digest.From = fromSums, bump.FromChecksums
 			d.checksums = checksumsAt
-		case pin.ValidSHA256(fromAPI):
+		case fromAPI != "":
 			f.digest.SHA256, f.digest.From = fromAPI, FromAssetDigest
 		}
 	}
@@ -238,7 +224,7 @@ const maxAPIBytes = 8 << 20
 
 // assets reads the release's assets from the releases API
 // (GET /repos/OWNER/REPO/releases/tags/TAG).
-func (d *downloader) assets(ctx context.Context, owner, repo, tag string) ([]releaseAsset, error) {
+func (d *downloader) assets(ctx context.Context, owner, repo, tag string) ([]outdated.Asset, error) {
 	u := d.api.String() + "/repos/" + owner + "/" + repo + "/releases/tags/" + url.PathEscape(tag)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -267,28 +253,10 @@ func (d *downloader) assets(ctx context.Context, owner, repo, tag string) ([]rel
 		return nil, fmt.Errorf("release %s of %s/%s: the API's answer is larger than %d bytes", tag, owner, repo, maxAPIBytes)
 	}
 	var rel struct {
-		Assets []releaseAsset `json:"assets"`
+		Assets []outdated.Asset `json:"assets"`
 	}
 	if err := json.Unmarshal(body, &rel); err != nil {
 		return nil, fmt.Errorf("release %s of %s/%s: the API's answer is not GitHub's release JSON: %w", tag, owner, repo, err)
 	}
 	return rel.Assets, nil
-}
-
-// parseChecksums reads `sha256sum` output: "<hex>  <name>" per line (a
-// '*' before the name marks binary mode).
-func parseChecksums(b []byte) (map[string]string, error) {
-	out := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for n := 1; sc.Scan(); n++ {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 {
-			continue
-		}
-		if len(fields) != 2 || !pin.ValidSHA256(strings.ToLower(fields[0])) {
-			return nil, fmt.Errorf("line %d is not \"<sha256 hex>  <file name>\"", n)
-		}
-		out[path.Base(strings.TrimPrefix(fields[1], "*"))] = strings.ToLower(fields[0])
-	}
-	return out, sc.Err()
 }

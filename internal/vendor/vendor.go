@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/pinseal/pinseal/internal/outdated"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/fetch"
@@ -50,10 +51,10 @@ const (
 )
 
 // DefaultAPIURL is GitHub's REST API.
-const DefaultAPIURL = "https://api.github.com"
+const DefaultAPIURL = outdated.DefaultAPIURL
 
 // TokenEnv names the environment variable the API token is read from.
-const TokenEnv = "GITHUB_TOKEN"
+const TokenEnv = outdated.TokenEnv
 
 // DefaultHosts are the hosts a run may contact with no --allow-host:
 // GitHub, its API and the storage it redirects release downloads to.

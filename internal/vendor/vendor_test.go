@@ -312,11 +312,14 @@ func TestVendorDigestSources(t *testing.T) {
 		t.Fatalf("trusted on first use: %+v", tofu)
 	}
 
-	// Checksums: the kubeadm bootstrap release publishes them.
+	// Checksums: the kubeadm bootstrap release publishes them. An asset
+	// digest of another algorithm says nothing about the SHA-256, so it
+	// neither disagrees with the checksums nor stands in for them.
 	k := fetchedProvider(t, "BootstrapProvider/kubeadm")
 	kc, km := fixture.FetchedRelease(k)
 	sums := releaseapi.SHA256(kc) + "  " + k.Asset + "\n" + releaseapi.SHA256(km) + "  metadata.yaml\n"
-	w.host.Add(k.Repo, releaseapi.Release{Tag: k.Version, Files: []releaseapi.File{{Name: k.Asset, Data: kc}, {Name: "metadata.yaml", Data: km}, {Name: "checksums.txt", Data: []byte(sums)}}})
+	sha512 := "sha512:" + strings.Repeat("ab", 64)
+	w.host.Add(k.Repo, releaseapi.Release{Tag: k.Version, Files: []releaseapi.File{{Name: k.Asset, Data: kc, Digest: sha512}, {Name: "metadata.yaml", Data: km}, {Name: "checksums.txt", Data: []byte(sums)}}})
 	opts = vendor.Options{Provider: k.ID(), APIURL: w.host.URL(), Mirrors: []fetch.Mirror{m}, AllowHosts: []string{w.host.ObjectsHost()}}
 	res, err = vendor.Vendor(ctx, dir, opts)
 	if err != nil || res.Digests[0].From != bump.FromChecksums {

@@ -439,7 +439,7 @@ func (b *bump) readChecksums(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bump %s: the pin names a checksums file: %w", b.dir, err)
 	}
-	sums, err := parseChecksums(data)
+	sums, err := ParseChecksums(data)
 	if err != nil {
 		return fmt.Errorf("bump %s: checksums file %s: %w", b.dir, b.sums, err)
 	}
@@ -949,11 +949,12 @@ func hexSHA(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// parseChecksums reads a checksums file: "<hex>  <name>" or "<hex> *<name>"
-// (sha256sum) or "SHA256 (<name>) = <hex>" (BSD) lines; other lines and
-// other digest lengths are skipped. It maps file names (base names) to
-// lowercase hex.
-func parseChecksums(data []byte) (map[string]string, error) {
+// ParseChecksums reads a release's checksums file: "<hex>  <name>" or
+// "<hex> *<name>" (sha256sum) or "SHA256 (<name>) = <hex>" (BSD) lines;
+// other lines and other digest lengths are skipped. It maps file names
+// (base names) to lowercase hex. Bump and vendor both read the file the
+// pins name with it, so they agree on what it says.
+func ParseChecksums(data []byte) (map[string]string, error) {
 	if len(data) > 1<<20 {
 		return nil, fmt.Errorf("larger than 1 MiB; not a checksums file")
 	}

@@ -152,7 +152,7 @@ func FuzzUnifiedDiff(f *testing.F) {
 
 func TestParseChecksums(t *testing.T) {
 	h1, h2, h3 := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64)
-	got, err := parseChecksums([]byte(h1 + "  infrastructure-components.yaml\n" + strings.ToUpper(h2) + " *dist/metadata.yaml\nSHA256 (cluster-template.yaml) = " + h3 + "\nMD5 (x) = 00\n# comment\n"))
+	got, err := ParseChecksums([]byte(h1 + "  infrastructure-components.yaml\n" + strings.ToUpper(h2) + " *dist/metadata.yaml\nSHA256 (cluster-template.yaml) = " + h3 + "\nMD5 (x) = 00\n# comment\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestParseChecksums(t *testing.T) {
 			t.Errorf("%s: %q, want %q", k, got[k], v)
 		}
 	}
-	if _, err := parseChecksums([]byte("<html>not found</html>")); err == nil {
+	if _, err := ParseChecksums([]byte("<html>not found</html>")); err == nil {
 		t.Error("an HTML page parsed as a checksums file")
 	}
 }
@@ -174,7 +174,7 @@ func FuzzParseChecksums(f *testing.F) {
 	f.Add([]byte(strings.Repeat("a", 64) + "  x.yaml\n"))
 	f.Add([]byte("SHA256 (x) = " + strings.Repeat("b", 64)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := parseChecksums(data)
+		m, err := ParseChecksums(data)
 		if err != nil {
 			return
 		}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -267,11 +268,7 @@ func compareContract(before, after Release, opts Options) []Change {
 	c := Change{Kind: ContractChanged, Object: "metadata.yaml",
 		Detail: fmt.Sprintf("release series %s declares contract %s (%s declared %s)", series(after.Version), nc, series(before.Version), oc)}
 	if len(opts.Served) > 0 {
-		served := false
-		for _, s := range opts.Served {
-			served = served || s == nc
-		}
-		if !served {
+		if !slices.Contains(opts.Served, nc) {
 			c.Breaking = true
 			c.Detail += fmt.Sprintf("; the core provider serves %s, not %s: upgrade the core first", strings.Join(opts.Served, ", "), nc)
 		}

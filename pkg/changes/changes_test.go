@@ -80,6 +80,12 @@ func TestCompareEachKindAlone(t *testing.T) {
 		newVersion       string
 	}
 	rep := func(s string, kv ...string) string { return strings.NewReplacer(kv...).Replace(s) }
+	// newContract moves the new release to series 0.8, which declares
+	// contract v1beta2.
+	newContract := func(p *pair) {
+		p.newMeta = append(append([]byte{}, cleanMeta...), "- major: 0\n  minor: 8\n  contract: v1beta2\n"...)
+		p.newVersion = "v0.8.0"
+	}
 	cases := []struct {
 		name     string
 		mutate   func(p *pair)
@@ -110,20 +116,11 @@ func TestCompareEachKindAlone(t *testing.T) {
 		{name: "conversion webhook gone", kind: CRDConversionRemoved, detail: "conversion webhook is gone",
 			mutate: func(p *pair) { p.new = rep(p.new, "strategy: Webhook", "strategy: None") }},
 		{name: "contract the core serves", kind: ContractChanged, served: []string{"v1beta2", "v1beta1"}, detail: "0.8 declares contract v1beta2 (0.7 declared v1beta1)",
-			mutate: func(p *pair) {
-				p.newMeta = append(append([]byte{}, cleanMeta...), "- major: 0\n  minor: 8\n  contract: v1beta2\n"...)
-				p.newVersion = "v0.8.0"
-			}},
+			mutate: newContract},
 		{name: "contract the core does not serve", kind: ContractChanged, served: served, breaking: true, detail: "the core provider serves v1beta1, not v1beta2",
-			mutate: func(p *pair) {
-				p.newMeta = append(append([]byte{}, cleanMeta...), "- major: 0\n  minor: 8\n  contract: v1beta2\n"...)
-				p.newVersion = "v0.8.0"
-			}},
+			mutate: newContract},
 		{name: "contract with no core to judge it", kind: ContractChanged, detail: "declares contract v1beta2",
-			mutate: func(p *pair) {
-				p.newMeta = append(append([]byte{}, cleanMeta...), "- major: 0\n  minor: 8\n  contract: v1beta2\n"...)
-				p.newVersion = "v0.8.0"
-			}},
+			mutate: newContract},
 		{name: "image", kind: ImageChanged, detail: "container manager: ghcr.io/ionos-cloud/cluster-api-provider-proxmox:v0.7.7 -> ghcr.io/ionos-cloud/cluster-api-provider-proxmox:v0.7.8",
 			mutate: func(p *pair) { p.new = rep(p.new, "proxmox:v0.7.7", "proxmox:v0.7.8") }},
 		{name: "new init container", kind: ImageChanged, detail: "new init container setup runs busybox:1.36",

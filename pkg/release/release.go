@@ -1,21 +1,18 @@
 // Package release derives the artifact releases `builder push` publishes
-// from a provider package.
-//
-// It derives what `builder push` publishes from a provider
-// package as it stands, exactly as the verifier sees it: the package is
-// loaded and rendered by pkg/load, checked offline by pkg/verify under the
-// policy, and each provider's release (kind, name, spec.version, and the
-// components YAML, metadata and blob the package layout pairs with the
-// ConfigMap its selector picks) becomes an artifact.Release. A provider
-// whose offline checks have error findings that make its artifact wrong
-// (Refuses: drift, a wrong release, bad pins) is refused, with the
-// findings, and nothing is pushed for it; its other error findings (a
-// blob header that is not reproducible) are warnings. The artifact's blob
-// is the reproducible encoding of the YAML (blob.ForYAML), whatever header
-// the tree's blob has. No pin file is needed: the provenance
-// materials are whatever digest pins the package has (pin.yaml or Makefile
-// URL and SHA-256 variables), and the version pins it has (Makefile or
-// Dockerfile) are recorded beside them.
+// from a provider package as it stands, exactly as the verifier sees it:
+// the package is loaded and rendered by pkg/load, checked offline by
+// pkg/verify under the policy, and each provider's release (kind, name,
+// spec.version, and the components YAML, metadata and blob the package
+// layout pairs with the ConfigMap its selector picks) becomes an
+// artifact.Release. A provider whose offline checks have error findings
+// that make its artifact wrong (Refuses: drift, a wrong release, bad
+// pins) is refused, with the findings, and nothing is pushed for it; its
+// other error findings (a blob header that is not reproducible) are
+// warnings. The artifact's blob is the reproducible encoding of the YAML
+// (blob.ForYAML), whatever header the tree's blob has. No pin file is
+// needed: the provenance materials are whatever digest pins the package
+// has (pin.yaml or Makefile URL and SHA-256 variables), and the version
+// pins it has (Makefile or Dockerfile) are recorded beside them.
 package release
 
 import (

@@ -42,6 +42,9 @@ type File struct {
 	NoDigest bool
 	// WrongDigest gives a digest of other bytes.
 	WrongDigest bool
+	// Digest, when set, is the asset's digest as given (another
+	// algorithm's, say), instead of the SHA-256 of Data.
+	Digest string
 	// URL, when set, is the asset's API url instead of the stand-in's
 	// own endpoint (a host a test watches).
 	URL string
@@ -351,7 +354,10 @@ func (s *Server) object(repo string, n int, rel Release) map[string]any {
 			"state": "uploaded", "size": len(f.Data), "download_count": 7,
 			"browser_download_url": "https://github.com/" + repo + "/releases/download/" + rel.Tag + "/" + f.Name,
 		}
-		if !f.NoDigest {
+		switch {
+		case f.Digest != "":
+			a["digest"] = f.Digest
+		case !f.NoDigest:
 			data := f.Data
 			if f.WrongDigest {
 				data = append([]byte("other "), data...)
