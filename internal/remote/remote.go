@@ -108,17 +108,18 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
-	// One lookup per distinct repository and release.
+	// One lookup per distinct repository and release, and per distinct
+	// spec.fetchConfig.oci and release (what attachOCI depends on).
 	var (
 		mu    sync.Mutex
 		found = map[string]*model.Artifact{}
 		once  = map[string]*sync.Once{}
 	)
 	lookup := func(p *model.Provider) *model.Artifact {
+		key, attach := p.RepositoryName()+":"+p.Version, func() *model.Artifact { return attachOne(ctx, prefix, p, opts) }
 		if p.FetchOCI != "" {
-			return attachOCI(ctx, p, opts)
+			key, attach = "oci\x00"+p.FetchOCI+"\x00"+p.Version, func() *model.Artifact { return attachOCI(ctx, p, opts) }
 		}
-		key := p.RepositoryName() + ":" + p.Version
 		mu.Lock()
 		o := once[key]
 		if o == nil {
@@ -127,7 +128,7 @@ func Attach(ctx context.Context, t *model.Tree, prefix artifact.Prefix, opts Opt
 		}
 		mu.Unlock()
 		o.Do(func() {
-			a := attachOne(ctx, prefix, p, opts)
+			a := attach()
 			mu.Lock()
 			found[key] = a
 			mu.Unlock()

@@ -2,14 +2,8 @@ package bump
 
 import (
 	"context"
-	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pinseal/pinseal/internal/relocate"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -36,15 +30,7 @@ func TestKilledRelocationHelper(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestKilledRelocation")
 	}
-	n, _ := strconv.Atoi(os.Getenv("PINSEAL_RELOCATE_KILL_AFTER"))
-	afterRename = func(i int) {
-		if i == n {
-			os.WriteFile(os.Getenv("PINSEAL_RELOCATE_KILL_MARKER"), []byte("renamed "+strconv.Itoa(i)), 0o644)
-			// Sleep, not select{}: with no other goroutine alive the runtime would
-			// report a deadlock and exit before the SIGKILL lands.
-			time.Sleep(time.Hour)
-		}
-	}
+	stopAtRename()
 	if _, err := relocateJournaled(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -65,37 +51,9 @@ func TestKilledRelocation(t *testing.T) {
 	before := snapshot(t, root)
 	const files = 3 // pin.yaml, YAML, blob
 	for _, n := range []int{1, 2} {
-		marker := filepath.Join(t.TempDir(), "marker")
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledRelocationHelper$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "PINSEAL_RELOCATE_KILL_DIR="+dir, "PINSEAL_RELOCATE_KILL_AFTER="+strconv.Itoa(n), "PINSEAL_RELOCATE_KILL_MARKER="+marker)
-		out := &limitedBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
-			if _, err := os.Stat(marker); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("the helper never reached rename %d:\n%s", n, out)
-			}
-		}
-		cmd.Process.Kill()
-		var ee *exec.ExitError
-		if err := cmd.Wait(); !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
-			t.Fatalf("helper: %v, want death by SIGKILL\n%s", err, out)
-		}
+		killAtRename(t, "TestKilledRelocationHelper", n, "PINSEAL_RELOCATE_KILL_DIR="+dir)
 		mid := snapshot(t, root)
-		changed := 0
-		for k, v := range before {
-			if mid[k] != v {
-				changed++
-			}
-		}
-		if changed != n {
+		if changed := changedFiles(before, mid); changed != n {
 			t.Errorf("%d files hold new content after %d renames", changed, n)
 		}
 		restored, err := Recover(dir)

@@ -200,7 +200,7 @@ func (l *scanner) inspectPackage(ctx context.Context, p *model.Package, pl *pkgL
 	// Which file is which: decided once, by internal/layout, and kept on the
 	// package for every later reader.
 	p.Layout = layout.Of(p)
-	pinnedMetadata(p)
+	l.pinnedMetadata(p, pl.mem)
 	var inline []model.Image
 	for _, cm := range cms {
 		if ctx.Err() != nil {

@@ -2,7 +2,6 @@ package load
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/pinseal/pinseal/internal/metadata"
@@ -17,8 +16,10 @@ const maxPinnedMetadata = 1 << 20
 // of p that no ConfigMap holds (a provider the operator installs from
 // spec.fetchConfig.oci): the ConfigMaps' data.metadata is parsed with
 // them, these have nowhere else the checks could read them from. Only a
-// file the package walk listed (inside the tree, no symlink out) is read.
-func pinnedMetadata(p *model.Package) {
+// file the package walk listed is parsed: the bytes the walk already read
+// and hashed (mem) when it kept them, else the file read again through the
+// tree's root (no symlink out, no more than maxPinnedMetadata bytes).
+func (l *scanner) pinnedMetadata(p *model.Package, mem map[string][]byte) {
 	for _, r := range p.Layout.Releases {
 		if r.ConfigMap != nil || r.Pin == nil || r.Metadata == "" {
 			continue
@@ -31,7 +32,11 @@ func pinnedMetadata(p *model.Package) {
 			r.PinnedMetadata = &model.Metadata{Err: fmt.Errorf("%s is %d bytes, more than the %d a metadata.yaml may be", r.Metadata, f.Size, maxPinnedMetadata)}
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(p.Dir, filepath.FromSlash(r.Metadata)))
+		raw := mem[r.Metadata]
+		var err error
+		if int64(len(raw)) != f.Size {
+			raw, err = l.readCapped(filepath.Join(p.Dir, filepath.FromSlash(r.Metadata)), maxPinnedMetadata)
+		}
 		if err != nil {
 			r.PinnedMetadata = &model.Metadata{Err: fmt.Errorf("read %s: %w", r.Metadata, err)}
 			continue

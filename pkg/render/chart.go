@@ -16,9 +16,9 @@ import (
 // failed, the path of a template's file in the package, and the lines of a
 // template's source behind its rendered output.
 
-// placeRendered restates problems found in a template's rendered output
+// PlaceRendered restates problems found in a template's rendered output
 // for the template file: the message says the line was of the rendered
-// output, the line is the template's (lm, from renderedLineMap), and a
+// output, the line is the template's (lm, from RenderedLineMap), and a
 // problem with no hint says how to see that output.
 func PlaceRendered(probs []model.Problem, lm func(int) int, namespace, release, file string) {
 	for i := range probs {
@@ -32,7 +32,7 @@ func PlaceRendered(probs []model.Problem, lm func(int) int, namespace, release, 
 	}
 }
 
-// renderedLineMap maps lines of a template's rendered output to lines of its
+// RenderedLineMap maps lines of a template's rendered output to lines of its
 // source: the same line when both read the same there, else the only source
 // line that reads like the rendered one, else 0. The rendered text is split
 // only when a line is asked for.
@@ -77,7 +77,7 @@ const (
 	StageRender       = "render"
 )
 
-// subchartDirs maps the path Helm gives a subchart's templates
+// SubchartDirs maps the path Helm gives a subchart's templates
 // ("charts/<chart name>") to its directory ("charts/<dir>"), nested too.
 func SubchartDirs(files []*loader.BufferedFile) map[string]string {
 	dirToHelm := map[string]string{"": ""}
@@ -112,7 +112,7 @@ func SubchartDirs(files []*loader.BufferedFile) map[string]string {
 	return out
 }
 
-// subchartPath turns a rendered template path into the file's path in the
+// SubchartPath turns a rendered template path into the file's path in the
 // package, through subchart directories whose name differs from the chart's.
 func SubchartPath(file string, subdirs map[string]string) string {
 	best := ""
@@ -127,7 +127,7 @@ func SubchartPath(file string, subdirs map[string]string) string {
 	return subdirs[best] + strings.TrimPrefix(file, best)
 }
 
-// templateSources maps each rendered template name to its source text.
+// TemplateSources maps each rendered template name to its source text.
 func TemplateSources(c *chart.Chart) map[string][]byte {
 	out := map[string][]byte{}
 	var rec func(c *chart.Chart)

@@ -69,7 +69,7 @@ func (b *Bound) Problem() *model.Problem {
 		Hint:    "a provider package's chart needs nothing this large: remove what makes it so (YAML aliases that repeat whole subtrees, generated values, large packed subcharts)"}
 }
 
-// checkChartFiles goes through the chart as Helm's loader.LoadFiles will:
+// CheckChartFiles goes through the chart as Helm's loader.LoadFiles will:
 // every packed subchart (charts/*.tgz of the chart and of its subcharts,
 // nested ones included) is inflated through a reader bounded by
 // MaxArchiveBytes and MaxArchiveEntries in all, and every YAML file Helm
@@ -77,7 +77,8 @@ func (b *Bound) Problem() *model.Problem {
 // (the schema too) as Helm decodes it and measured, against MaxChartValueNodes and
 // MaxChartValueBytes in all. mark is called with the package file about to
 // be read, so that a render bound passed while reading it names it. It
-// runs in the render child.
+// runs in the render child (in this process when the chart renders in
+// process).
 func CheckChartFiles(files []*loader.BufferedFile, mark func(string)) *Bound {
 	a := &archiveCheck{bytesLeft: MaxArchiveBytes, entriesLeft: MaxArchiveEntries, mark: mark,
 		values: &yamlbound.Budget{Limits: yamlbound.Limits{MaxNodes: MaxChartValueNodes, MaxScalarBytes: MaxChartValueBytes}}}
@@ -254,7 +255,7 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// measureChart measures what Helm built loading chrt (and its subcharts):
+// MeasureChart measures what Helm built loading chrt (and its subcharts):
 // values, Chart.yaml, lock and schema, against MaxChartValueNodes and
 // MaxChartValueBytes in all. files are the chart's files, to name a
 // subchart's directory.
@@ -354,7 +355,7 @@ func measureValues(b *yamlbound.Budget, v any) error {
 	return b.Spend(size, 0)
 }
 
-// chartName is the name in a Chart.yaml, read as Helm reads it, or "" when
+// ChartName is the name in a Chart.yaml, read as Helm reads it, or "" when
 // it has none, does not parse, or is larger than a Chart.yaml could
 // reasonably be (it is read in the verifier's own process, before any
 // bound was checked).

@@ -51,7 +51,7 @@ func (refusingLoader) Load(url string) (any, error) {
 	return nil, errRefRefused
 }
 
-// renderValues is chartutil.ToRenderValues without Helm's schema
+// Values is chartutil.ToRenderValues without Helm's schema
 // validation; when validate is set, the values are then validated against
 // the chart's schemas as Helm would, with references refused
 // (validateSchemas). files are the chart's files (to name a subchart's
