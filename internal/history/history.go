@@ -28,6 +28,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/util/version"
 
@@ -79,11 +80,15 @@ type place struct {
 
 // Take reduces a loaded tree to its Snapshot.
 func Take(t *model.Tree, revision string) *Snapshot {
-	s := &Snapshot{Revision: revision, Releases: []Release{}}
 	if t == nil {
-		return s
+		return &Snapshot{Revision: revision, Releases: []Release{}}
 	}
-	ix := check.NewIndex(t)
+	return take(t, check.NewIndex(t), revision)
+}
+
+// take is Take with the tree's index (a check's Input already has one).
+func take(t *model.Tree, ix *check.Index, revision string) *Snapshot {
+	s := &Snapshot{Revision: revision, Releases: []Release{}}
 	for _, pkg := range t.Packages {
 		for _, p := range pkg.Providers {
 			r := Release{
@@ -137,9 +142,28 @@ func Checks(base *Snapshot) []check.Check {
 	if base == nil {
 		return nil
 	}
+	// Both checks compare the same current snapshot: it is taken once per
+	// Input, with the Input's index.
+	var (
+		mu   sync.Mutex
+		last *check.Input
+		cur  *Snapshot
+	)
+	current := func(in *check.Input) *Snapshot {
+		mu.Lock()
+		defer mu.Unlock()
+		if in != last {
+			ix := in.Index
+			if ix == nil {
+				ix = check.NewIndex(in.Tree)
+			}
+			last, cur = in, take(in.Tree, ix, "")
+		}
+		return cur
+	}
 	mk := func(id string, run func(*Snapshot, *Snapshot) []report.Finding) check.Check {
 		c, _ := check.Lookup(id)
-		c.Run = func(in *check.Input) []report.Finding { return run(base, Take(in.Tree, "")) }
+		c.Run = func(in *check.Input) []report.Finding { return run(base, current(in)) }
 		return c
 	}
 	return []check.Check{mk(VersionReused, reused), mk(VersionDowngrade, downgraded)}

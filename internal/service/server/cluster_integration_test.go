@@ -4,7 +4,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -49,13 +48,7 @@ func TestIntegrationClusterSource(t *testing.T) {
 	engine := NewVerifyEngine(cfg, true, nil)
 	t.Cleanup(engine.Sandbox.Close)
 	ts := startServer(t, cfg, engine)
-	scanNow := func() scanDetail {
-		var sc store.Scan
-		_, body := ts.PostJSON("/v1/scans", map[string]string{"source": "prod"})
-		json.Unmarshal(body, &sc)
-		return ts.waitScan(sc.ID)
-	}
-	d := scanNow()
+	d := ts.scanNow("prod")
 	if d.Scan.Status != store.Succeeded {
 		t.Fatalf("scan of the cluster: %+v", d.Scan)
 	}
@@ -77,7 +70,7 @@ func TestIntegrationClusterSource(t *testing.T) {
 	}
 
 	w.Srv.Stop()
-	d = scanNow()
+	d = ts.scanNow("prod")
 	if d.Scan.Status != store.Failed || !strings.Contains(d.Scan.Error, "connection refused") {
 		t.Fatalf("scan of a stopped API server: %+v, want failed with the reason", d.Scan)
 	}

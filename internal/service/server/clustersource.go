@@ -53,7 +53,7 @@ func (e VerifyEngine) CheckCluster(ctx context.Context, opts ClusterCheckOptions
 	pol := orDefault(opts.Policy)
 	co := cluster.Options{Access: opts.Access, Allow: e.Allow, Registry: e.Registry, Policy: pol}
 	if opts.Tree != "" {
-		t, err := verify.Load(ctx, opts.Tree, verify.Options{Options: load.Options{Render: e.Render}, Policy: pol})
+		t, err := verify.Load(ctx, opts.Tree, verify.Options{Options: load.Options{Render: e.Render, Sandbox: e.Sandbox}, Policy: pol})
 		if err != nil {
 			return nil, err
 		}

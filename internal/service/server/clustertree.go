@@ -29,11 +29,17 @@ func (s *Server) clusterTreeDir(ctx context.Context, name, tree string) (string,
 	if !ok || sc.Revision == "" {
 		return "", fmt.Errorf("source %s: its tree, git source %s, has no successful scan yet: scan %s first (POST /v1/scans), then this source", name, tree, tree)
 	}
-	dir := filepath.Join(s.cfg.DataDir, "git", tree, sc.Revision)
+	dir := filepath.Join(s.cfg.gitCheckouts(tree), sc.Revision)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		// Each replica keeps its own checkouts; a newer fetch of the git
 		// source replaces this one.
 		return "", fmt.Errorf("source %s: the checkout of git source %s at commit %s, its newest successful scan, is not on this replica: scan %s again, then this source", name, tree, sc.Revision, tree)
 	}
 	return dir, nil
+}
+
+// gitCheckouts is the directory git source name's checkouts are fetched
+// into, one per commit (gitsource.Fetch).
+func (c *Config) gitCheckouts(name string) string {
+	return filepath.Join(c.DataDir, "git", name)
 }

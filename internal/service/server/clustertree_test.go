@@ -2,16 +2,13 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/service/store"
-	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -41,25 +38,7 @@ func (f *clusterFake) CheckCluster(ctx context.Context, opts ClusterCheckOptions
 // successful scan, following it to a new commit; before the git source
 // has been scanned, the cluster scan fails saying to scan it first.
 func TestClusterSourceGitTree(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		testpeer.Missing(t, "git CLI (it makes the test repository): apt-get install git")
-	}
-	repo := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	os.MkdirAll(filepath.Join(repo, "p"), 0o755)
-	os.WriteFile(filepath.Join(repo, "p", "f.yaml"), []byte("a: 1\n"), 0o644)
-	git("add", "-A")
-	git("commit", "-q", "-m", "one")
-	c1 := git("rev-parse", "HEAD")
+	repo, git, c1 := newGitRepo(t)
 
 	cfg := testConfig(t)
 	kc := filepath.Join(t.TempDir(), "kc")
@@ -69,34 +48,24 @@ func TestClusterSourceGitTree(t *testing.T) {
 		SourceConfig{Name: "prod", Cluster: &ClusterSourceConfig{Kubeconfig: kc, Tree: "g"}})
 	eng := &clusterFake{fakeEngine: &fakeEngine{}}
 	ts := startServer(t, cfg, eng)
-	scanNow := func(source string) scanDetail {
-		t.Helper()
-		var sc store.Scan
-		resp, body := ts.PostJSON("/v1/scans", map[string]string{"source": source})
-		wantStatus(t, "POST /v1/scans", resp, body, 202)
-		if err := json.Unmarshal(body, &sc); err != nil {
-			t.Fatal(err)
-		}
-		return ts.waitScan(sc.ID)
-	}
 
-	d := scanNow("prod")
+	d := ts.scanNow("prod")
 	if d.Scan.Status != store.Failed || !strings.Contains(d.Scan.Error, "git source g, has no successful scan yet: scan g first") {
 		t.Fatalf("cluster scan before its git tree was scanned: %+v, want failed naming the git source", d.Scan)
 	}
-	if d := scanNow("g"); d.Scan.Status != store.Succeeded || d.Scan.Revision != c1 {
+	if d := ts.scanNow("g"); d.Scan.Status != store.Succeeded || d.Scan.Revision != c1 {
 		t.Fatalf("git scan %+v", d.Scan)
 	}
-	if d := scanNow("prod"); d.Scan.Status != store.Succeeded {
+	if d := ts.scanNow("prod"); d.Scan.Status != store.Succeeded {
 		t.Fatalf("cluster scan %+v, want succeeded", d.Scan)
 	}
 	os.WriteFile(filepath.Join(repo, "p", "f.yaml"), []byte("a: 2\n"), 0o644)
 	git("commit", "-q", "-am", "two")
 	c2 := git("rev-parse", "HEAD")
-	if d := scanNow("g"); d.Scan.Revision != c2 {
+	if d := ts.scanNow("g"); d.Scan.Revision != c2 {
 		t.Fatalf("git scan %+v, want at %s", d.Scan, c2)
 	}
-	if d := scanNow("prod"); d.Scan.Status != store.Succeeded {
+	if d := ts.scanNow("prod"); d.Scan.Status != store.Succeeded {
 		t.Fatalf("cluster scan %+v, want succeeded", d.Scan)
 	}
 	eng.mu.Lock()

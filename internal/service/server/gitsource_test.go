@@ -2,15 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/service/store"
-	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -19,25 +16,7 @@ import (
 // the offline results without calling the engine when there are no
 // registry checks; a fetch failure is a failed scan with the git error.
 func TestGitSource(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		testpeer.Missing(t, "git CLI (it makes the test repository): apt-get install git")
-	}
-	repo := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	os.MkdirAll(filepath.Join(repo, "p"), 0o755)
-	os.WriteFile(filepath.Join(repo, "p", "f.yaml"), []byte("a: 1\n"), 0o644)
-	git("add", "-A")
-	git("commit", "-q", "-m", "one")
-	c1 := git("rev-parse", "HEAD")
+	repo, git, c1 := newGitRepo(t)
 
 	cfg := testConfig(t)
 	cfg.PublicReads = true
@@ -52,16 +31,7 @@ func TestGitSource(t *testing.T) {
 		return newReport(f), nil
 	}}
 	ts := startServer(t, cfg, eng)
-	scanNow := func(source string) scanDetail {
-		var sc store.Scan
-		resp, body := ts.PostJSON("/v1/scans", map[string]string{"source": source})
-		wantStatus(t, "POST /v1/scans", resp, body, 202)
-		if err := json.Unmarshal(body, &sc); err != nil {
-			t.Fatal(err)
-		}
-		return ts.waitScan(sc.ID)
-	}
-	d := scanNow("g")
+	d := ts.scanNow("g")
 	if d.Scan.Status != store.Succeeded || d.Scan.Revision != c1 || d.Scan.OfflineReused {
 		t.Fatalf("first scan %+v, want succeeded at %s", d.Scan, c1)
 	}
@@ -69,14 +39,14 @@ func TestGitSource(t *testing.T) {
 		t.Fatalf("new findings %+v, want one at %s with a link", d.New, c1)
 	}
 	checks := eng.checks.Load()
-	d = scanNow("g")
+	d = ts.scanNow("g")
 	if d.Scan.Status != store.Succeeded || !d.Scan.OfflineReused || d.Scan.Revision != c1 || eng.checks.Load() != checks {
 		t.Fatalf("re-scan %+v (engine called %d times more), want the results kept without the engine", d.Scan, eng.checks.Load()-checks)
 	}
 	os.WriteFile(filepath.Join(repo, "p", "f.yaml"), []byte("a: 2\n"), 0o644)
 	git("commit", "-q", "-am", "two")
 	c2 := git("rev-parse", "HEAD")
-	d = scanNow("g")
+	d = ts.scanNow("g")
 	if d.Scan.Revision != c2 || d.Scan.OfflineReused || eng.checks.Load() != checks+1 {
 		t.Fatalf("scan after a commit %+v, want a full scan at %s", d.Scan, c2)
 	}
@@ -90,7 +60,7 @@ func TestGitSource(t *testing.T) {
 		t.Error("the dashboard does not show the commit")
 	}
 
-	d = scanNow("gone")
+	d = ts.scanNow("gone")
 	if d.Scan.Status != store.Failed || !strings.Contains(d.Scan.Error, "git ls-remote") {
 		t.Fatalf("scan of a missing repository %+v, want failed with the git error", d.Scan)
 	}

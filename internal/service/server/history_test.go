@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,16 +58,6 @@ func TestGitSourceHistory(t *testing.T) {
 	engine := NewVerifyEngine(cfg, false, nil)
 	t.Cleanup(engine.Sandbox.Close)
 	ts := startServer(t, cfg, engine)
-	scanNow := func() scanDetail {
-		t.Helper()
-		var sc store.Scan
-		resp, body := ts.PostJSON("/v1/scans", map[string]string{"source": "g"})
-		wantStatus(t, "POST /v1/scans", resp, body, 202)
-		if err := json.Unmarshal(body, &sc); err != nil {
-			t.Fatal(err)
-		}
-		return ts.waitScan(sc.ID)
-	}
 	history := func(fs []store.Finding) []store.Finding {
 		var out []store.Finding
 		for _, f := range fs {
@@ -79,14 +68,14 @@ func TestGitSourceHistory(t *testing.T) {
 		return out
 	}
 
-	d := scanNow()
+	d := ts.scanNow("g")
 	if d.Scan.Status != store.Succeeded || d.Scan.Revision != c1 || d.Scan.Errors != 0 {
 		t.Fatalf("first scan %+v (%s), want a clean scan at %s", d.Scan, d.Scan.Error, c1)
 	}
 
 	edit("templates/configmaps.yaml", "| nindent 4 }}", "| nindent 4 }}\n    # reviewed")
 	c2 := commit("metadata note")
-	d = scanNow()
+	d = ts.scanNow("g")
 	got := history(d.New)
 	if d.Scan.Revision != c2 || len(got) != 1 || got[0].Check != "version-reused" ||
 		!strings.Contains(got[0].Message, "changed since commit "+c1[:12]) ||
@@ -98,7 +87,7 @@ func TestGitSourceHistory(t *testing.T) {
 	}
 
 	// The same commit again: still compared with c1, the finding stays.
-	d = scanNow()
+	d = ts.scanNow("g")
 	if d.Scan.Errors != 1 || len(d.New)+len(d.Resolved) != 0 {
 		t.Fatalf("re-scan of the second commit %+v: new %+v resolved %+v, want the finding kept", d.Scan, d.New, d.Resolved)
 	}
@@ -108,7 +97,7 @@ func TestGitSourceHistory(t *testing.T) {
 	}
 	edit("pin.yaml", "release: v0.7.7-infraprovider-proxmox", "release: v0.7.7-infraprovider-proxmox.1")
 	commit("new release name")
-	d = scanNow()
+	d = ts.scanNow("g")
 	if got := history(d.Resolved); d.Scan.Errors != 0 || len(got) != 1 {
 		t.Fatalf("scan of the renamed release %+v: resolved %+v, want version-reused resolved and no error", d.Scan, d.Resolved)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/pinseal/pinseal/internal/service/gitsource"
@@ -39,7 +38,7 @@ func (s *Server) checkSourceMeta(ctx context.Context, name string) (*report.Repo
 		return nil, store.Meta{}, fmt.Errorf("source %s: %w", name, err)
 	}
 	spec.MaxFiles, spec.MaxBytes = s.cfg.Limits.GitMaxFiles, s.cfg.Limits.GitMaxBytes
-	co, err := gitsource.Fetch(ctx, spec, filepath.Join(s.cfg.DataDir, "git", name))
+	co, err := gitsource.Fetch(ctx, spec, s.cfg.gitCheckouts(name))
 	if err != nil {
 		return nil, store.Meta{}, err
 	}
