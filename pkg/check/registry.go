@@ -122,9 +122,7 @@ func localRelease(ix *Index, pkg *model.Package, p *model.Provider) local {
 	if l.pin != nil {
 		l.version = l.pin.Version
 	}
-	if p.Selector == nil && p.FetchOCI != "" {
-		// The provider installs from its OCI artifact: the tree holds no
-		// ConfigMap or vendored files of it to compare, only its pins.
+	if installsFromOCI(p) {
 		return l
 	}
 	sum := func(in *model.Package, name string) string {
@@ -577,9 +575,7 @@ func provenanceImages(t *model.Tree) []report.Finding {
 		switch {
 		case a.Content != nil:
 			want = a.Content.Images
-		case p.Selector == nil && p.FetchOCI != "":
-			// The provider installs from the artifact: the tree holds no
-			// components of it to compare the images with (as localRelease).
+		case installsFromOCI(p):
 			return
 		default:
 			what = "the tree's release " + p.Version
@@ -779,4 +775,11 @@ func ociInstall(in *Input) []report.Finding {
 		out = append(out, f)
 	})
 	return out
+}
+
+// installsFromOCI reports whether p installs from its fetchConfig.oci
+// artifact: the tree then holds no ConfigMap or vendored components of it
+// to compare the registry's with, only its pins.
+func installsFromOCI(p *model.Provider) bool {
+	return p.Selector == nil && p.FetchOCI != ""
 }
