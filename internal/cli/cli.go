@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pinseal/pinseal/internal/profile"
 	"github.com/pinseal/pinseal/internal/version"
 )
 
@@ -45,7 +46,9 @@ func NewRoot(use, short string, cmds ...*cobra.Command) *cobra.Command {
 // A command with its own logger (serve) makes it the default instead.
 func Main(root *cobra.Command) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	stop := profile.FromEnv()
 	err := root.Execute()
+	stop()
 	if err == nil {
 		os.Exit(0)
 	}

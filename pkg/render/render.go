@@ -44,6 +44,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 
 	"github.com/pinseal/pinseal/internal/manifest"
+	"github.com/pinseal/pinseal/internal/profile"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -114,7 +115,10 @@ func MaybeRunChild() {
 		hookWired.Store(true)
 		return
 	}
-	os.Exit(runChild(v, os.Stdin, os.Stdout, os.Stderr))
+	stop := profile.FromEnv()
+	rc := runChild(v, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(rc)
 }
 
 // Sandbox renders untrusted charts and parses untrusted manifests in

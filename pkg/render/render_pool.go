@@ -8,6 +8,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"github.com/pinseal/pinseal/internal/profile"
 	"io"
 	"log/slog"
 	"os"
@@ -227,6 +228,7 @@ func (s *Sandbox) startWorker(mem int64) (*renderWorker, error) {
 		fmt.Sprintf("GOMEMLIMIT=%d", mem),
 		"GOTRACEBACK=none",
 	}
+	cmd.Env = append(cmd.Env, profile.ChildEnv()...)
 	cmd.Dir = os.TempDir()
 	childProcAttr(cmd)
 	cmd.WaitDelay = 2 * time.Second
