@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -56,18 +57,15 @@ func Parse(raw []byte) *model.Metadata {
 	if len(raw) > MaxBytes {
 		return fail("metadata is %d bytes, more than the %d read (a clusterctl metadata.yaml has a few kilobytes); not parsed", len(raw), MaxBytes)
 	}
-	if _, err := yamlbound.Measure(raw, yamlbound.Limits{MaxNodes: MaxNodes, MaxScalarBytes: MaxBytes}); err != nil {
+	n, err := parseMeasured(raw)
+	if err != nil {
 		var be *yamlbound.Error
 		if errors.As(err, &be) {
 			return fail("metadata has %v; not parsed", be)
 		}
 		return fail("metadata does not parse: %v", err)
 	}
-	var n yaml.Node
-	if err := yaml.Unmarshal(raw, &n); err != nil {
-		return fail("metadata does not parse: %v", err)
-	}
-	if len(n.Content) == 0 {
+	if n == nil || len(n.Content) == 0 {
 		return fail("metadata is empty")
 	}
 	root := deref(n.Content[0])
@@ -240,4 +238,28 @@ func repeatedKey(n *yaml.Node) (*yaml.Node, int) {
 		}
 	}
 	return nil, 0
+}
+
+// parseMeasured parses every document of raw once, measuring each against
+// MaxNodes and MaxBytes with its aliases expanded before anything decodes
+// it, and returns the first (nil: none).
+func parseMeasured(raw []byte) (*yaml.Node, error) {
+	b := yamlbound.Budget{Limits: yamlbound.Limits{MaxNodes: MaxNodes, MaxScalarBytes: MaxBytes}}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	var first *yaml.Node
+	for {
+		doc := &yaml.Node{}
+		if err := dec.Decode(doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return first, nil
+			}
+			return nil, err
+		}
+		if err := b.MeasureNode(doc); err != nil {
+			return nil, err
+		}
+		if first == nil {
+			first = doc
+		}
+	}
 }

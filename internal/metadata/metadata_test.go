@@ -103,6 +103,9 @@ func TestParseBounds(t *testing.T) {
 	for _, tc := range []struct{ name, raw, want string }{
 		{"aliases", laughs.String(), "more than 10000 YAML nodes once its aliases are expanded"},
 		{"size", big, fmt.Sprintf("more than the %d read", MaxBytes)},
+		// Every document is measured, not only the one decoded.
+		{"aliases in a later document", fits + "---\n" + laughs.String(), "more than 10000 YAML nodes once its aliases are expanded"},
+		{"bad later document", fits + "---\n: [\n", "does not parse"},
 	} {
 		start := time.Now()
 		md := Parse([]byte(tc.raw))

@@ -78,11 +78,21 @@ func (b *Budget) Measure(data []byte) error {
 			}
 			return err
 		}
-		m := measurer{b: b, memo: map[*yaml.Node]Size{}, open: map[*yaml.Node]bool{}}
-		if _, err := m.node(&doc); err != nil {
+		if err := b.MeasureNode(&doc); err != nil {
 			return err
 		}
 	}
+}
+
+// MeasureNode adds what one parsed document (or any node) expands to to
+// b.Used, as Measure does for each document of a text: for a caller that
+// parses the text itself (the node API keeps aliases as pointers, so the
+// parse alone stays within the text's size) and decodes it only once it
+// is measured.
+func (b *Budget) MeasureNode(doc *yaml.Node) error {
+	m := measurer{b: b, memo: map[*yaml.Node]Size{}, open: map[*yaml.Node]bool{}}
+	_, err := m.node(doc)
+	return err
 }
 
 // MeasureJSON is Measure for a JSON text, read token by token (JSON has
