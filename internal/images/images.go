@@ -4,7 +4,8 @@
 // Jobs and CronJobs, and of bare Pods, with the line each is written on. It
 // reads a manifest stream as it is written, document by document, and parses
 // with the YAML node API only the documents whose kind runs containers, so
-// a components file made mostly of CRDs costs a line scan.
+// a components file made mostly of CRDs costs a look at the first byte of
+// each line.
 package images
 
 import (
