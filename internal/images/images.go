@@ -62,7 +62,7 @@ const maxDoc = 256 << 10
 func Scan(r io.Reader) ([]Found, error) {
 	var s stream
 	buf := make([]byte, 0, 64<<10)
-	for {
+	for empty := 0; ; {
 		if len(buf) == cap(buf) {
 			// One line fills the buffer (a base64 blob in a Secret):
 			// keep reading it.
@@ -70,6 +70,13 @@ func Scan(r io.Reader) ([]Found, error) {
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		if n > 0 {
+			empty = 0
+		} else if empty++; empty == 100 && err == nil {
+			// A reader that returns nothing, again and again: give up,
+			// as bufio does.
+			err = io.ErrNoProgress
+		}
 		if err != nil {
 			s.feed(buf)
 			return s.end(err)

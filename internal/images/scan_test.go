@@ -164,6 +164,9 @@ func TestScanReadError(t *testing.T) {
 	for name, r := range map[string]func() io.Reader{
 		"timeout": func() io.Reader { return iotest.TimeoutReader(chunkReader{strings.NewReader(in), 100}) },
 		"error":   func() io.Reader { return io.MultiReader(strings.NewReader(in[:150]), iotest.ErrReader(boom)) },
+		"no progress": func() io.Reader {
+			return io.MultiReader(strings.NewReader(in[:150]), stuckReader{})
+		},
 	} {
 		want := result(scanLines(r()))
 		got := result(Scan(r()))
@@ -172,6 +175,11 @@ func TestScanReadError(t *testing.T) {
 		}
 	}
 }
+
+// stuckReader returns nothing, and no error, forever.
+type stuckReader struct{}
+
+func (stuckReader) Read([]byte) (int, error) { return 0, nil }
 
 // FuzzScan: ScanBytes, Scan through readers that cut lines anywhere, and
 // the line-by-line oracle find the same images, lines and errors.
