@@ -116,8 +116,8 @@ type stream struct {
 // document's first content line is seen, only a line that may be a
 // document marker or a top-level kind changes what is known of it: the
 // lines between two such are kept or dropped as one run, found with one
-// IndexByte per line and a look at its first byte, so a CRD of thousands
-// of lines costs no more.
+// IndexByte per line and a look at its first byte, so a CRD's lines cost
+// no more than that.
 func (s *stream) feed(b []byte) {
 	for len(b) > 0 {
 		if s.started {
