@@ -4,11 +4,11 @@
 // Jobs and CronJobs, and of bare Pods, with the line each is written on. It
 // reads a manifest stream as it is written, document by document, and parses
 // with the YAML node API only the documents whose kind runs containers, so
-// a components file made mostly of CRDs costs a line scan.
+// a components file made mostly of CRDs costs a look at the first byte of
+// each line.
 package images
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -56,80 +56,170 @@ const maxDoc = 256 << 10
 
 // Scan reads a manifest stream and returns every image its workloads run,
 // in stream order. A workload document that does not parse is an error
-// naming its line; the images found elsewhere are still returned.
+// naming its line; the images found elsewhere are still returned. The
+// stream is read in chunks of whole lines: memory is a chunk, the longest
+// line and one workload document, whatever the stream's size.
 func Scan(r io.Reader) ([]Found, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var out []Found
-	var errs []error
-	var cur bytes.Buffer
-	start, line := 1, 0
-	// started: the document's first content line was seen.
-	workload, tooLong, other, started := false, false, false, false
-	kind := "" // the document's top-level kind, for OversizeError
-	flush := func() {
-		if workload && !tooLong {
-			f, err := scanDoc(cur.Bytes(), start)
-			out = append(out, f...)
-			if err != nil {
-				errs = append(errs, err)
-			}
-		} else if workload && tooLong {
-			errs = append(errs, &OversizeError{Line: start, Kind: kind, Limit: maxDoc})
+	var s stream
+	buf := make([]byte, 0, 64<<10)
+	for empty := 0; ; {
+		if len(buf) == cap(buf) {
+			// One line fills the buffer (a base64 blob in a Secret):
+			// keep reading it.
+			buf = slices.Grow(buf, len(buf))
 		}
-		cur.Reset()
-		workload, tooLong, other, started = false, false, false, false
-		kind = ""
-		start = line + 1
-	}
-	for {
-		l, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A very long line (a base64 blob in a Secret): keep reading it.
-			rest := append([]byte(nil), l...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				l, err = br.ReadSlice('\n')
-				rest = append(rest, l...)
-			}
-			l = rest
-		}
-		if len(l) > 0 {
-			line++
-			if yamldoc.Marker(l) != "" {
-				flush()
-			} else {
-				if k, ok := topKind(l); ok {
-					kind = k
-					_, workload = podSpecPath[k]
-					// A document has one top-level kind: the rest of one
-					// that runs no container (a CRD, most of a components
-					// file) need not be kept.
-					other = !workload
-				} else if !started {
-					if t := bytes.TrimLeft(l, " \t\r\n"); len(t) > 0 && t[0] != '#' {
-						started = true
-						// A JSON document (kubectl -o json, some
-						// generators): parsed, and scanDoc reads its kind.
-						workload = workload || t[0] == '{'
-					}
-				}
-				if other {
-					cur.Reset()
-				} else if cur.Len()+len(l) <= maxDoc {
-					cur.Write(l)
-				} else {
-					tooLong = true
-				}
-			}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if n > 0 {
+			empty = 0
+		} else if empty++; empty == 100 && err == nil {
+			// A reader that returns nothing, again and again: give up,
+			// as bufio does.
+			err = io.ErrNoProgress
 		}
 		if err != nil {
-			line++
-			flush()
-			if err != io.EOF {
-				errs = append(errs, err)
-			}
-			return out, errors.Join(errs...)
+			s.feed(buf)
+			return s.end(err)
+		}
+		if i := bytes.LastIndexByte(buf[len(buf)-n:], '\n'); i >= 0 {
+			cut := len(buf) - n + i + 1
+			s.feed(buf[:cut])
+			buf = buf[:copy(buf, buf[cut:])]
 		}
 	}
+}
+
+// ScanBytes is Scan of a stream held in memory, without copying it.
+func ScanBytes(b []byte) ([]Found, error) {
+	var s stream
+	s.feed(b)
+	return s.end(io.EOF)
+}
+
+// stream is the state of a scan between two lines of its stream.
+type stream struct {
+	out  []Found
+	errs []error
+	// cur is the current document's text kept to be parsed: from its
+	// start, or from its last line that named a kind running containers.
+	cur          []byte
+	before, line int // lines before the document; lines read
+	// workload: the document is parsed at its end; tooLong: it is over
+	// maxDoc; other: its kind runs no container; started: its first
+	// content line was seen.
+	workload, tooLong, other, started bool
+	// kind is the document's top-level kind, for OversizeError.
+	kind string
+}
+
+// feed reads b, whole lines but for the stream's last one. Once a
+// document's first content line is seen, only a line that may be a
+// document marker or a top-level kind changes what is known of it: the
+// lines between two such are kept or dropped as one run, found with one
+// IndexByte per line and a look at its first byte, so a CRD's lines cost
+// no more than that.
+func (s *stream) feed(b []byte) {
+	for len(b) > 0 {
+		if s.started {
+			n, lines := plainRun(b)
+			s.line += lines
+			s.keep(b[:n])
+			if b = b[n:]; len(b) == 0 {
+				return
+			}
+		}
+		n := len(b)
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			n = i + 1
+		}
+		s.next(b[:n])
+		b = b[n:]
+	}
+}
+
+// plainRun measures the lines at b's start that are neither a document
+// marker nor a top-level kind: none of them starts with '-', '.' or 'k'.
+func plainRun(b []byte) (n, lines int) {
+	for n < len(b) {
+		switch b[n] {
+		case '-', '.', 'k':
+			return n, lines
+		}
+		lines++
+		i := bytes.IndexByte(b[n:], '\n')
+		if i < 0 {
+			return len(b), lines
+		}
+		n += i + 1
+	}
+	return n, lines
+}
+
+// next reads one line.
+func (s *stream) next(l []byte) {
+	s.line++
+	if yamldoc.Marker(l) != "" {
+		s.flush()
+		return
+	}
+	if k, ok := topKind(l); ok {
+		s.kind = k
+		_, s.workload = podSpecPath[k]
+		// A document has one top-level kind: the rest of one that runs
+		// no container (a CRD, most of a components file) need not be
+		// kept.
+		s.other = !s.workload
+	} else if !s.started {
+		if t := bytes.TrimLeft(l, " \t\r\n"); len(t) > 0 && t[0] != '#' {
+			s.started = true
+			// A JSON document (kubectl -o json, some generators): parsed,
+			// and scanDoc reads its kind.
+			s.workload = s.workload || t[0] == '{'
+		}
+	}
+	s.keep(l)
+}
+
+// keep adds lines of the current document to its kept text, or drops the
+// text kept when its kind runs no container. Lines added as one run fit
+// within maxDoc exactly when each of them would.
+func (s *stream) keep(b []byte) {
+	switch {
+	case s.other:
+		s.cur = s.cur[:0]
+	case s.tooLong:
+	case len(s.cur)+len(b) <= maxDoc:
+		s.cur = append(s.cur, b...)
+	default:
+		s.tooLong = true
+	}
+}
+
+// flush ends the current document: parsed if it is a workload.
+func (s *stream) flush() {
+	if s.workload && !s.tooLong {
+		f, err := scanDoc(s.cur, s.before+1)
+		s.out = append(s.out, f...)
+		if err != nil {
+			s.errs = append(s.errs, err)
+		}
+	} else if s.workload && s.tooLong {
+		s.errs = append(s.errs, &OversizeError{Line: s.before + 1, Kind: s.kind, Limit: maxDoc})
+	}
+	s.cur = s.cur[:0]
+	s.workload, s.tooLong, s.other, s.started = false, false, false, false
+	s.kind = ""
+	s.before = s.line
+}
+
+// end ends the stream, which err (io.EOF when none) stopped.
+func (s *stream) end(err error) ([]Found, error) {
+	s.line++
+	s.flush()
+	if err != io.EOF {
+		s.errs = append(s.errs, err)
+	}
+	return s.out, errors.Join(s.errs...)
 }
 
 // OversizeError is a workload document Scan did not parse because it is

@@ -22,7 +22,7 @@ type Moved struct {
 // the size bound: its images would stay behind) or a reference that is not
 // written on one line as plain or quoted text (a block scalar, an escape).
 func Rewrite(data []byte, move func(ref string) (string, bool)) ([]byte, []Moved, error) {
-	found, err := Scan(bytes.NewReader(data))
+	found, err := ScanBytes(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the images of a workload cannot all be read, so they cannot all be moved: %w", err)
 	}

@@ -32,7 +32,7 @@ func Inspect(a *model.Artifact, p *artifact.Pulled, tag string, limit int64) {
 	if a.YAMLTitle != "" && yml != nil {
 		c.YAMLSize = int64(len(yml))
 		c.YAMLDigest = sha256.Sum256(yml)
-		found, _ := images.Scan(bytes.NewReader(yml))
+		found, _ := images.ScanBytes(yml)
 		c.Images = images.Distinct(found)
 		if c.Blob != nil && c.Blob.Err == nil && c.Blob.RawSHA256 != c.YAMLDigest {
 			c.Diff = blob.FirstDifference(bytes.NewReader(yml), blob.Inflated(p.Blob, limit))

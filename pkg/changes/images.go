@@ -1,7 +1,6 @@
 package changes
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 
@@ -41,7 +40,7 @@ func compareImages(before, after []byte) ([]Change, error) {
 }
 
 func imagesOf(which string, data []byte) (map[string]images.Found, error) {
-	found, err := images.Scan(bytes.NewReader(data))
+	found, err := images.ScanBytes(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s components: %w", which, err)
 	}

@@ -91,6 +91,10 @@ func inBlob(imgs []model.Image, release, yaml, blobFile string) []model.Image {
 // listed. err is Scan's: the caller keeps the documents too large to be
 // read (images.Oversized), which image-ref reports.
 func (l *scanner) scanImages(ctx context.Context, p *model.Package, rel string, data []byte, gz bool) ([]images.Found, bool, error) {
+	if data != nil && !gz {
+		found, err := images.ScanBytes(data)
+		return found, true, err
+	}
 	var rd io.Reader
 	if data != nil {
 		rd = bytes.NewReader(data)

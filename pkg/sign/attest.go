@@ -116,7 +116,7 @@ const (
 // runs. A workload document the scan cannot read is left out: image-ref
 // reports it in the tree the release is pushed from.
 func releaseImages(rel artifact.Release) []string {
-	found, _ := images.Scan(bytes.NewReader(rel.YAML))
+	found, _ := images.ScanBytes(rel.YAML)
 	return images.Distinct(found)
 }
 
