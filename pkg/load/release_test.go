@@ -120,7 +120,7 @@ func TestReleaseBoundsHold(t *testing.T) {
 		copies = append(copies, &chart.File{Name: fmt.Sprintf("files/c%02d.gz", i), Data: mid})
 	}
 	for name, extra := range map[string][]*chart.File{
-		"blob copies in a row": copies,
+		"blob copies in a row":  copies,
 		"random file":           {{Name: "files/r.bin", Data: randomBytes(200<<10, 1)}},
 		"compressible file":     {{Name: "files/z.bin", Data: make([]byte, 300<<10)}},
 		"gzip of zeros":         {{Name: "files/z.gz", Data: gzipAt(t, make([]byte, 1<<20), 9)}},
