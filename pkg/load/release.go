@@ -64,18 +64,22 @@ func (r *releaseInput) addManifest(source, text string) {
 //     when its bounds are narrower than those of 1 and 2;
 //  4. exact.
 //
-// Where a stage decides, Bytes is the least upper bound found and Exact
-// is false.
+// Each stage's bounds hold the size, so the range it lies in is their
+// intersection. Where a stage decides, Bytes is the least upper bound
+// found and Exact is false.
 func (r *releaseInput) size() *model.ReleaseSize { return r.sizeStaged(nil) }
 
-// stageLog records the stages size ran and their CPU time, for tests.
+// stageLog records the stages size ran and how long each took, for tests.
 type stageLog struct {
 	twin, stream, exact bool
 	took                [4]time.Duration // bounds, twinBounds, streamBounds, exact
 }
 
 func (r *releaseInput) sizeStaged(log *stageLog) *model.ReleaseSize {
-	t0 := time.Now()
+	var t0 time.Time
+	if log != nil {
+		t0 = time.Now()
+	}
 	lap := func(i int) {
 		if log != nil {
 			now := time.Now()
@@ -92,8 +96,9 @@ func (r *releaseInput) sizeStaged(log *stageLog) *model.ReleaseSize {
 		return out
 	}
 	if len(p.twins) > 0 {
-		lo, hi = p.bounds(measuredTwin)
+		tlo, thi := p.bounds(measuredTwin)
 		lap(1)
+		lo, hi = max(lo, tlo), min(hi, thi)
 		if log != nil {
 			log.twin = true
 		}
@@ -102,6 +107,9 @@ func (r *releaseInput) sizeStaged(log *stageLog) *model.ReleaseSize {
 			return out
 		}
 	}
+	// The whole JSON is worth compressing only when the range left is
+	// wider than the one streamBounds gives (a size's streamLo to
+	// streamHi): parts other than twins and blobs weigh much.
 	if float64(lo) < float64(hi)*streamLo/streamHi {
 		slo, shi, ok := r.streamBounds()
 		lap(2)
@@ -109,7 +117,6 @@ func (r *releaseInput) sizeStaged(log *stageLog) *model.ReleaseSize {
 			log.stream = true
 		}
 		if ok {
-			// Both are bounds of the same size: their intersection is one.
 			lo, hi = max(lo, slo), min(hi, shi)
 			out.Bytes = hi
 			if !straddles(lo, hi) {
