@@ -69,7 +69,7 @@ func TestReleaseStagesOnTree(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var nTwin, nStream, nExact int
+	var nTwin, nStream, nExact, twinBytes, yamlBytes int
 	var took [4]time.Duration
 	var loR, hiR, tloR, thiR []float64
 	for _, name := range names {
@@ -80,6 +80,12 @@ func TestReleaseStagesOnTree(t *testing.T) {
 			took[i] += d
 		}
 		nTwin += btoi(log.twin)
+		twinBytes += log.twinBytes
+		if log.twin {
+			for _, tw := range in.parts().twins {
+				yamlBytes += len(tw.yaml)
+			}
+		}
 		nStream += btoi(log.stream)
 		nExact += btoi(log.exact)
 		if !all && !(log.twin && os.Getenv("PINSEAL_RELSIZE_EXACT") == "straddling") {
@@ -101,7 +107,8 @@ func TestReleaseStagesOnTree(t *testing.T) {
 		t.Logf("%s: exact %d (%.1f %%), bounds %.3f–%.3f, twin bounds %.3f–%.3f, stages %+v", name, exact, 100*e/model.ReleaseLimit,
 			float64(lo)/e, float64(hi)/e, float64(tlo)/e, float64(thi)/e, log)
 	}
-	t.Logf("%d releases: bounds %v; %d twin-bounded (%v); %d streamed (%v); %d encoded exactly (%v)", len(names), took[0], nTwin, took[1], nStream, took[2], nExact, took[3])
+	t.Logf("%d releases: bounds %v; %d twin-bounded (%v; %d of their %d bytes of twins compressed); %d streamed (%v); %d encoded exactly (%v)",
+		len(names), took[0], nTwin, took[1], twinBytes, yamlBytes, nStream, took[2], nExact, took[3])
 	for _, r := range []struct {
 		name string
 		v    []float64

@@ -3,6 +3,7 @@ package load
 import (
 	"encoding/base64"
 	"io"
+	"sort"
 	"sync"
 
 	kgzip "github.com/klauspost/compress/gzip"
@@ -56,4 +57,34 @@ func compressedBase64(data []byte) int64 {
 	}
 	_ = zw.Close()
 	return cw.n
+}
+
+// measureTwins narrows [lo, hi] (the bounds of p with its twins by
+// ratioTwin) by measuring the twins (measuredTwin), the smallest first
+// (a second provider's YAML costs little and may be enough), until no
+// line of the check lies between; decided says whether none does.
+func (p *releaseParts) measureTwins(lo, hi int64) (int64, int64, bool) {
+	order := make([]int, len(p.twins))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(p.twins[order[a]].yaml) < len(p.twins[order[b]].yaml) })
+	measured := make([]*[2]float64, len(p.twins))
+	tb := func(i int) (float64, float64) {
+		if m := measured[i]; m != nil {
+			return m[0], m[1]
+		}
+		return ratioTwin(p.twins[i])
+	}
+	for _, i := range order {
+		l, h := measuredTwin(p.twins[i])
+		measured[i] = &[2]float64{l, h}
+		p.measured += len(p.twins[i].yaml)
+		tlo, thi := p.boundsBy(tb)
+		lo, hi = max(lo, tlo), min(hi, thi)
+		if !straddles(lo, hi) {
+			return lo, hi, true
+		}
+	}
+	return lo, hi, false
 }
