@@ -10,7 +10,6 @@ import (
 	"hash/crc32"
 	"io"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +36,7 @@ type releaseInput struct {
 	chart           *chart.Chart
 	config          map[string]any
 	name, namespace string
-	manifest        strings.Builder
+	manifest        bytes.Buffer
 }
 
 func (r *releaseInput) addManifest(source, text string) {
@@ -70,22 +69,24 @@ func (r *releaseInput) addManifest(source, text string) {
 // found and Exact is false.
 func (r *releaseInput) size() *model.ReleaseSize { return r.sizeStaged(nil) }
 
-// stageLog records the stages size ran and how long each took, for tests.
+// stageLog records the stages size ran and how long each took by clock,
+// for tests.
 type stageLog struct {
+	clock               func() time.Duration
 	twin, stream, exact bool
 	twinBytes           int              // of twins compressed
 	took                [4]time.Duration // bounds, measureTwins, streamBounds, exact
 }
 
 func (r *releaseInput) sizeStaged(log *stageLog) *model.ReleaseSize {
-	var t0 time.Time
+	var t0 time.Duration
 	if log != nil {
-		t0 = time.Now()
+		t0 = log.clock()
 	}
 	lap := func(i int) {
 		if log != nil {
-			now := time.Now()
-			log.took[i] += now.Sub(t0)
+			now := log.clock()
+			log.took[i] += now - t0
 			t0 = now
 		}
 	}
@@ -355,13 +356,15 @@ func (r *releaseInput) parts() *releaseParts {
 		p.part(f.Data, true)
 	}
 	p.pos += config
-	m := []byte(r.manifest.String())
-	rest, long, offs := splitLongBase64(m)
+	m := r.manifest.Bytes()
+	rest, long := splitLongBase64(m)
 	start := p.pos
-	for i, v := range long {
-		p.pos = start + offs[i]
-		head, err := base64.StdEncoding.DecodeString(v[:min(len(v), 64)&^3])
-		p.gzip(len(v), float64(len(v))*3/4, err == nil && deflated(head))
+	var head [48]byte
+	for _, span := range long {
+		v := m[span[0]:span[1]]
+		p.pos = start + span[0]
+		n, err := base64.StdEncoding.Decode(head[:], v[:min(len(v), 64)&^3])
+		p.gzip(len(v), float64(len(v))*3/4, err == nil && deflated(head[:n]))
 	}
 	p.part(rest, false)
 	return p
@@ -518,12 +521,12 @@ func yamlTwins(files []*chart.File) map[int][]byte {
 
 // splitLongBase64 takes the long base64 values of gzip data (longValue
 // starting with the gzip magic: a blob in a ConfigMap) out of a manifest:
-// the rest, the values taken and where each started in m. Sampling the
+// the rest, and where in m each value taken starts and ends. Sampling the
 // compression of the base64 of compressed bytes costs the most and says
 // the least; other base64 (of text, say) compresses well and is sampled.
-func splitLongBase64(m []byte) (rest []byte, long []string, offs []int) {
+func splitLongBase64(m []byte) (rest []byte, long [][2]int) {
 	if len(m) < manifest.LongScalarMin {
-		return m, nil, nil
+		return m, nil
 	}
 	taken := 0
 	for i := 0; i < len(m); {
@@ -536,16 +539,15 @@ func splitLongBase64(m []byte) (rest []byte, long []string, offs []int) {
 				rest = make([]byte, 0, len(m)/4)
 			}
 			rest = append(rest, m[len(rest)+taken:i+vs]...)
-			long = append(long, string(m[i+vs:lineEnd]))
-			offs = append(offs, i+vs)
+			long = append(long, [2]int{i + vs, lineEnd})
 			taken += lineEnd - (i + vs)
 		}
 		i = next
 	}
 	if taken == 0 {
-		return m, nil, nil
+		return m, nil
 	}
-	return append(rest, m[len(rest)+taken:]...), long, offs
+	return append(rest, m[len(rest)+taken:]...), long
 }
 
 // sampleBufs are reused buffers for the base64 of a sample.

@@ -53,7 +53,8 @@ func treeReleases(t testing.TB, root string) map[string]*releaseInput {
 
 // TestReleaseStagesOnTree is a measuring tool, not a check: on the tree
 // PINSEAL_RELSIZE_TREE names it counts the releases each stage of size
-// (bounds, streamBounds, exact) decides and times the stages. With
+// reaches and takes the CPU time of each (this thread's: the stages run on
+// one goroutine), against the stages without measureTwins. With
 // PINSEAL_RELSIZE_EXACT=1 it also encodes every release exactly and logs
 // where the bounds of each stage lie against the exact size; with
 // PINSEAL_RELSIZE_EXACT=straddling, only those past the first stage.
@@ -69,13 +70,29 @@ func TestReleaseStagesOnTree(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	clock := func() time.Duration { return threadCPU(t) }
 	var nTwin, nStream, nExact, twinBytes, yamlBytes int
 	var took [4]time.Duration
+	// The stages as they were before the twins were measured alone (the
+	// whole JSON at level 7, then exact), from the same first bounds.
+	var oldStream, oldExact int
+	var oldTook time.Duration
 	var loR, hiR, tloR, thiR []float64
 	for _, name := range names {
 		in := ins[name]
-		var log stageLog
+		log := stageLog{clock: clock}
 		got := in.sizeStaged(&log)
+		if lo, hi := in.bounds(); straddles(lo, hi) {
+			t0 := clock()
+			oldStream++
+			if slo, shi, ok := in.streamBounds(); !ok || straddles(slo, shi) {
+				oldExact++
+				in.exact()
+			}
+			oldTook += clock() - t0
+		}
 		for i, d := range log.took {
 			took[i] += d
 		}
@@ -107,8 +124,9 @@ func TestReleaseStagesOnTree(t *testing.T) {
 		t.Logf("%s: exact %d (%.1f %%), bounds %.3f–%.3f, twin bounds %.3f–%.3f, stages %+v", name, exact, 100*e/model.ReleaseLimit,
 			float64(lo)/e, float64(hi)/e, float64(tlo)/e, float64(thi)/e, log)
 	}
-	t.Logf("%d releases: bounds %v; %d twin-bounded (%v; %d of their %d bytes of twins compressed); %d streamed (%v); %d encoded exactly (%v)",
+	t.Logf("%d releases, CPU time: bounds %v; %d twin-bounded (%v; %d of their %d bytes of twins compressed); %d streamed (%v); %d encoded exactly (%v)",
 		len(names), took[0], nTwin, took[1], twinBytes, yamlBytes, nStream, took[2], nExact, took[3])
+	t.Logf("the same releases past the first bounds, streamed whole then encoded exactly: %d streamed, %d encoded exactly (%v)", oldStream, oldExact, oldTook)
 	for _, r := range []struct {
 		name string
 		v    []float64
