@@ -15,7 +15,7 @@ import (
 // hundreds of KiB, which gzip's 32 KiB window sees apart from the rest
 // but for its edges (twinEdge). Compressing the twin alone skips the
 // blobs' base64 (whose share bounds already knows within gzipMargin) and
-// the JSON writer: about two thirds of the cost of streamBounds.
+// the JSON writer: about 70 % of the cost of streamBounds.
 func measuredTwin(t twin) (lo, hi float64) {
 	k := float64(compressedBase64(t.yaml))
 	return k*streamLo - twinEdge, k*streamHi + twinEdge
