@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -217,8 +218,9 @@ func TestReleaseBoundsManifestBase64(t *testing.T) {
 }
 
 // TestReleaseSizeAtTheLines: a release far from both lines is not encoded
-// exactly (its upper bound stands); one whose bounds (both stages) hold a
-// line is. Just
+// exactly (its upper bound stands); one a little farther than its twins'
+// bounds reach is decided by them; one whose bounds (every stage) hold a
+// line is encoded exactly. Just
 // over the warning line and just over the limit, the size given is the
 // exact one, so the verdict is the exact encoding's.
 func TestReleaseSizeAtTheLines(t *testing.T) {
@@ -259,6 +261,21 @@ func TestReleaseSizeAtTheLines(t *testing.T) {
 			if !got.Exact || got.Bytes != exact || (float64(got.Bytes) >= tc.line) != over {
 				t.Errorf("%s line, %d bytes of YAML: size %d (exact %v), want exactly %d (over the line: %v)", tc.name, n, got.Bytes, got.Exact, exact, over)
 			}
+		}
+	}
+	// Some 8 % over the warning line: within the first bounds' reach of
+	// it, beyond the twins' (compressed alone): the twins decide, nothing
+	// else is compressed, and the size is the upper bound they give.
+	for _, line := range []float64{releaseWarnLine, releaseLimitLine} {
+		r := in(near(line * 1.08))
+		exact, _ := r.exact()
+		if lo, hi := r.bounds(); !straddles(lo, hi) {
+			t.Fatalf("%.0f bytes: bounds [%d, %d] hold no line; pick a size nearer to it", line*1.08, lo, hi)
+		}
+		log := stageLog{clock: func() time.Duration { return 0 }}
+		got := r.sizeStaged(&log)
+		if !log.twin || log.stream || log.exact || got.Exact || got.Bytes < exact || float64(got.Bytes) > float64(exact)*1.1 {
+			t.Errorf("exact size %d: size %d (exact %v), stages %+v; want an upper bound from the twins alone", exact, got.Bytes, got.Exact, log)
 		}
 	}
 	// Far below the warning line, and between the lines far from both:
