@@ -11,9 +11,11 @@ import (
 
 // measuredTwin bounds a twin by compressing its base64 alone at
 // streamLevel, within the range of the exact size streamBounds uses
-// (streamLo, streamHi). Alone is as in the release: the twin is a part of
-// hundreds of KiB, which gzip's 32 KiB window sees apart from the rest
-// but for its edges (twinEdge). Compressing the twin alone skips the
+// (streamLo, streamHi). Alone is about as in the release: from inside a
+// twin of hundreds of KiB gzip's 32 KiB window sees little of the rest
+// (its edges: twinEdge), and a twin shorter than windowPart counts on the
+// upper side only, where what it shares with the parts before it only
+// makes it smaller. Compressing the twin alone skips the
 // blobs' base64 (whose share bounds already knows within gzipMargin) and
 // the JSON writer: about 70 % of the cost of streamBounds.
 func measuredTwin(t twin) (lo, hi float64) {
