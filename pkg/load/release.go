@@ -577,7 +577,11 @@ func sampleRatio(data []byte, b64 bool) float64 {
 		defer sampleBufs.Put(bp)
 		enc = *bp
 	}
-	for _, off := range []int{0, max(0, len(data)/2-raw/2)} {
+	offs := []int{0, max(0, len(data)/2-raw/2)}
+	if offs[1] == 0 {
+		offs = offs[:1] // data no longer than a sample: both are the same
+	}
+	for _, off := range offs {
 		p := data[off:min(len(data), off+raw)]
 		if b64 {
 			n := base64.StdEncoding.EncodedLen(len(p))
