@@ -10,7 +10,6 @@ import (
 	"hash/crc32"
 	"io"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +36,7 @@ type releaseInput struct {
 	chart           *chart.Chart
 	config          map[string]any
 	name, namespace string
-	manifest        strings.Builder
+	manifest        bytes.Buffer
 }
 
 func (r *releaseInput) addManifest(source, text string) {
@@ -52,25 +51,87 @@ func (r *releaseInput) addManifest(source, text string) {
 // best compression, base64) where the check's verdict depends on it, and
 // lists the chart's files by weight. Best compression costs about 60 ms
 // of CPU a megabyte of release JSON, more than the rest of a package's
-// checks, so a lower and an upper bound come first (bounds: a fraction of
-// a millisecond); a release with a line (warning or limit) between them
-// is compressed at a cheaper level (streamBounds: tighter bounds), and
-// encoded exactly only if a line still lies between. Otherwise Bytes is
-// the upper bound.
-func (r *releaseInput) size() *model.ReleaseSize {
+// checks, so bounds come first, each stage only for a release with a line
+// (warning or limit) between the bounds of the one before:
+//
+//  1. bounds: part by part, nothing compressed (a fraction of a
+//     millisecond);
+//  2. measureTwins: the same with the twins (the raw YAML beside its
+//     blob, the widest part of 1) compressed alone at streamLevel, the
+//     smallest first, until no line lies between (the twins of a release
+//     cost about 70 % of 3);
+//  3. streamBounds: the whole release JSON compressed at streamLevel, only
+//     when its bounds are narrower than those of 1 and 2;
+//  4. exact.
+//
+// Each stage's bounds hold the size, so the range it lies in is their
+// intersection. Where a stage decides, Bytes is the least upper bound
+// found and Exact is false.
+func (r *releaseInput) size() *model.ReleaseSize { return r.sizeStaged(nil) }
+
+// stageLog records the stages size ran and how long each took by clock,
+// for tests.
+type stageLog struct {
+	clock               func() time.Duration
+	twin, stream, exact bool
+	twinBytes           int              // of twins compressed
+	took                [4]time.Duration // bounds, measureTwins, streamBounds, exact
+}
+
+func (r *releaseInput) sizeStaged(log *stageLog) *model.ReleaseSize {
+	var t0 time.Duration
+	if log != nil {
+		t0 = log.clock()
+	}
+	lap := func(i int) {
+		if log != nil {
+			now := log.clock()
+			log.took[i] += now - t0
+			t0 = now
+		}
+	}
 	out := &model.ReleaseSize{Files: chartWeights(r.chart)}
-	lo, hi := r.bounds()
+	p := r.parts()
+	lo, hi := p.bounds(ratioTwin)
+	lap(0)
 	out.Bytes = hi
 	if !straddles(lo, hi) {
 		return out
 	}
-	if lo, hi, ok := r.streamBounds(); ok {
+	if len(p.twins) > 0 {
+		tlo, thi, decided := p.measureTwins(lo, hi)
+		lap(1)
+		if log != nil {
+			log.twin, log.twinBytes = true, p.measured
+		}
+		lo, hi = tlo, thi
 		out.Bytes = hi
-		if !straddles(lo, hi) {
+		if decided {
 			return out
 		}
 	}
+	// The whole JSON is worth compressing only when the range left is
+	// wider than the one streamBounds gives (a size's streamLo to
+	// streamHi): parts other than twins and blobs weigh much.
+	if float64(lo) < float64(hi)*streamLo/streamHi {
+		slo, shi, ok := r.streamBounds()
+		lap(2)
+		if log != nil {
+			log.stream = true
+		}
+		if ok {
+			lo, hi = max(lo, slo), min(hi, shi)
+			out.Bytes = hi
+			if !straddles(lo, hi) {
+				return out
+			}
+		}
+	}
 	n, ok := r.exact()
+	lap(3)
+	if log != nil {
+		log.exact = true
+	}
 	if !ok {
 		return nil
 	}
@@ -205,58 +266,146 @@ var fixedTime = helmTime()
 // generated and real-shaped charts, blobs of every gzip level, random and
 // compressible data.
 func (r *releaseInput) bounds() (lo, hi int64) {
-	l, h := 0.0, 1024.0 // the release's own fields, JSON punctuation
+	return r.parts().bounds(ratioTwin)
+}
+
+// releaseParts are bounds of the release's encoded size (in compressed
+// bytes, before base64) without its twins, and the twins, whose share
+// bounds counts by what a twinBound gives.
+type releaseParts struct {
+	lo, hi float64
+	twins  []twin
+	// pos is where the next part starts in the release JSON, and
+	// lastGzip where the last gzip part started; both at most the true
+	// offsets (escapes and punctuation not counted), so that their
+	// difference is at most the true distance.
+	pos, lastGzip int
+	// measured is how many bytes of twins measureTwins compressed.
+	measured int
+}
+
+// twin is a raw YAML file of the chart beside the blob that inflates to
+// it; lower says whether it counts on the lower side (windowPart).
+type twin struct {
+	yaml, gz []byte
+	lower    bool
+}
+
+// twinBound bounds what gzip at best compression makes of the base64 of a
+// twin, in compressed bytes.
+type twinBound func(t twin) (lo, hi float64)
+
+// ratioTwin bounds a twin by its blob's size (twinRatio): no compression.
+func ratioTwin(t twin) (lo, hi float64) {
+	l, h := twinRatio(t.gz, len(t.yaml))
+	return l * float64(len(t.gz)), h * float64(len(t.gz))
+}
+
+// bounds adds the twins' share (tb) to the rest and encodes both sides as
+// base64 lengths.
+func (p *releaseParts) bounds(tb twinBound) (lo, hi int64) {
+	return p.boundsBy(func(i int) (float64, float64) { return tb(p.twins[i]) })
+}
+
+// boundsBy is bounds with the twins' share given by their index.
+func (p *releaseParts) boundsBy(tb func(i int) (lo, hi float64)) (lo, hi int64) {
+	l, h := p.lo, p.hi
+	for i, t := range p.twins {
+		tl, th := tb(i)
+		if t.lower {
+			l += tl
+		}
+		h += th
+	}
+	return int64(base64.StdEncoding.EncodedLen(int(l))), int64(base64.StdEncoding.EncodedLen(int(h)))
+}
+
+// parts measures the release part by part (see bounds), leaving the twins
+// to be counted. It follows the order in which the release JSON holds the
+// parts (writeReleaseJSON) to know how far apart its gzip parts lie.
+func (r *releaseInput) parts() *releaseParts {
+	p := &releaseParts{hi: 1024, lastGzip: -window} // the release's own fields, JSON punctuation
 	c := r.chart
-	for _, v := range []any{c.Metadata, c.Lock, c.Values, r.config} {
-		if js, err := json.Marshal(v); err == nil {
-			h += float64(len(js))
+	jsonLen := func(v any) int {
+		js, err := json.Marshal(v)
+		if err != nil {
+			return 0
 		}
+		return len(js)
 	}
-	part := func(data []byte, b64 bool) {
-		n := len(data)
-		if b64 {
-			n = base64.StdEncoding.EncodedLen(n)
-		}
-		switch {
-		case n < smallPart:
-			h += float64(n) * 1.1 // JSON escapes
-		case isGzip(data):
-			h += float64(len(data)) * (1 + gzipMargin)
-			if n >= windowPart && deflated(data) {
-				l += float64(len(data)) * (1 - gzipMargin)
-			}
-		default:
-			h += sampleRatio(data, b64) * 1.05 * float64(n)
-		}
-	}
+	meta, lock, values, config := jsonLen(c.Metadata), jsonLen(c.Lock), jsonLen(c.Values), jsonLen(r.config)
+	p.hi += float64(meta + lock + values + config)
+	p.pos = meta + lock
 	twins := yamlTwins(c.Files)
 	for _, f := range c.Templates {
-		h += float64(len(f.Name)) + 32
-		part(f.Data, true)
+		p.hi += float64(len(f.Name)) + 32
+		p.pos += len(f.Name)
+		p.part(f.Data, true)
 	}
-	part(c.Schema, true)
+	p.pos += values
+	p.part(c.Schema, true)
 	for i, f := range c.Files {
-		h += float64(len(f.Name)) + 32
+		p.hi += float64(len(f.Name)) + 32
+		p.pos += len(f.Name)
 		if gz := twins[i]; gz != nil {
-			lo, hi := twinRatio(gz, len(f.Data))
-			if base64.StdEncoding.EncodedLen(len(f.Data)) >= windowPart {
-				l += lo * float64(len(gz))
-			}
-			h += hi * float64(len(gz))
+			n := base64.StdEncoding.EncodedLen(len(f.Data))
+			p.twins = append(p.twins, twin{yaml: f.Data, gz: gz, lower: n >= windowPart})
+			p.pos += n
 			continue
 		}
-		part(f.Data, true)
+		p.part(f.Data, true)
 	}
-	rest, long := splitLongBase64([]byte(r.manifest.String()))
-	for _, v := range long {
-		n := float64(len(v)) * 3 / 4
-		h += n * (1 + gzipMargin)
-		if head, err := base64.StdEncoding.DecodeString(v[:min(len(v), 64)&^3]); err == nil && len(v) >= windowPart && deflated(head) {
-			l += n * (1 - gzipMargin)
+	p.pos += config
+	m := r.manifest.Bytes()
+	rest, long := splitLongBase64(m)
+	start := p.pos
+	var head [48]byte
+	for _, span := range long {
+		v := m[span[0]:span[1]]
+		p.pos = start + span[0]
+		n, err := base64.StdEncoding.Decode(head[:], v[:min(len(v), 64)&^3])
+		p.gzip(len(v), float64(len(v))*3/4, err == nil && deflated(head[:n]))
+	}
+	p.part(rest, false)
+	return p
+}
+
+// part adds the bounds of one part of the release (base64-encoded in the
+// JSON when b64) that starts at p.pos, and moves p.pos past it.
+func (p *releaseParts) part(data []byte, b64 bool) {
+	n := len(data)
+	if b64 {
+		n = base64.StdEncoding.EncodedLen(n)
+	}
+	switch {
+	case b64 && isGzip(data):
+		p.gzip(n, float64(len(data)), deflated(data))
+	case n < smallPart:
+		p.hi += float64(n) * 1.1 // JSON escapes
+	default:
+		p.hi += sampleRatio(data, b64) * 1.05 * float64(n)
+	}
+	p.pos += n
+}
+
+// gzip adds the bounds of the base64 of a gzip file (stored bytes long in
+// the JSON, from p.pos; size bytes decoded). It counts on the lower side
+// when deflated and either no other gzip part starts within gzip's window
+// before it (then it shares no long string with anything gzip can reach
+// back to: two copies of a blob, in the chart and in its ConfigMap, or two
+// blobs of nearly the same YAML, farther apart than that compress each on
+// its own), or it is longer than the window (windowPart), so that even a
+// copy of it right before it lies out of reach.
+func (p *releaseParts) gzip(stored int, size float64, deflated bool) {
+	if stored < smallPart {
+		p.hi += float64(stored) * 1.1
+	} else {
+		p.hi += size * (1 + gzipMargin)
+		if deflated && (stored >= windowPart || p.pos-p.lastGzip >= window) {
+			p.lo += size * (1 - gzipMarginLow)
 		}
 	}
-	part(rest, false)
-	return int64(base64.StdEncoding.EncodedLen(int(l))), int64(base64.StdEncoding.EncodedLen(int(h)))
+	p.lastGzip = p.pos
 }
 
 // Margins of bounds, held by TestReleaseBoundsHold.
@@ -264,15 +413,19 @@ const (
 	// smallPart is the length (as stored in the JSON) under which a part
 	// counts uncompressed.
 	smallPart = 8 << 10
-	// gzipMargin is how far from its own size the base64 of deflate data
-	// compresses, either way.
-	gzipMargin = 0.03
+	// gzipMargin and gzipMarginLow are how far from its own size the
+	// base64 of deflate data of smallPart or more compresses, up and
+	// down: measured 0.999–1.014 (a block's Huffman tables weigh most in
+	// the shortest).
+	gzipMargin    = 0.03
+	gzipMarginLow = 0.015
 	// windowPart is the length (as stored) from which a part counts on the
-	// lower side: a repeat of it (the blob in the chart and in the
-	// ConfigMap) then lies beyond gzip's 32 KiB window and compresses on
-	// its own; shorter copies may compress to almost nothing against each
-	// other.
+	// lower side wherever it lies: a repeat of it then lies beyond gzip's
+	// window and compresses on its own.
 	windowPart = 33 << 10
+	// window is gzip's window, the farthest back a match reaches: parts
+	// farther apart (in bytes of the JSON) compress each on its own.
+	window = 32 << 10
 )
 
 // twinRatio is the range of what gzip at best compression makes of the
@@ -368,10 +521,10 @@ func yamlTwins(files []*chart.File) map[int][]byte {
 
 // splitLongBase64 takes the long base64 values of gzip data (longValue
 // starting with the gzip magic: a blob in a ConfigMap) out of a manifest:
-// the rest, and the values taken. Sampling the compression of the base64
-// of compressed bytes costs the most and says the least; other base64 (of
-// text, say) compresses well and is sampled.
-func splitLongBase64(m []byte) (rest []byte, long []string) {
+// the rest, and where in m each value taken starts and ends. Sampling the
+// compression of the base64 of compressed bytes costs the most and says
+// the least; other base64 (of text, say) compresses well and is sampled.
+func splitLongBase64(m []byte) (rest []byte, long [][2]int) {
 	if len(m) < manifest.LongScalarMin {
 		return m, nil
 	}
@@ -386,7 +539,7 @@ func splitLongBase64(m []byte) (rest []byte, long []string) {
 				rest = make([]byte, 0, len(m)/4)
 			}
 			rest = append(rest, m[len(rest)+taken:i+vs]...)
-			long = append(long, string(m[i+vs:lineEnd]))
+			long = append(long, [2]int{i + vs, lineEnd})
 			taken += lineEnd - (i + vs)
 		}
 		i = next
@@ -424,7 +577,11 @@ func sampleRatio(data []byte, b64 bool) float64 {
 		defer sampleBufs.Put(bp)
 		enc = *bp
 	}
-	for _, off := range []int{0, max(0, len(data)/2-raw/2)} {
+	offs := []int{0, max(0, len(data)/2-raw/2)}
+	if offs[1] == 0 {
+		offs = offs[:1] // data no longer than a sample: both are the same
+	}
+	for _, off := range offs {
 		p := data[off:min(len(data), off+raw)]
 		if b64 {
 			n := base64.StdEncoding.EncodedLen(len(p))

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -71,7 +72,8 @@ func providerRelease(t testing.TB, yml []byte, level int, shipYAML bool, extra .
 	return in
 }
 
-// checkBounds fails unless the exact size lies within in's bounds.
+// checkBounds fails unless the exact size lies within in's bounds, those
+// of every stage of size, and under the size it gives.
 func checkBounds(t *testing.T, name string, in *releaseInput) (lo, exact, hi int64) {
 	t.Helper()
 	lo, hi = in.bounds()
@@ -82,10 +84,18 @@ func checkBounds(t *testing.T, name string, in *releaseInput) (lo, exact, hi int
 	if lo > exact || exact > hi {
 		t.Errorf("%s: exact %d outside the bounds [%d, %d]", name, exact, lo, hi)
 	}
+	if tlo, thi := in.parts().bounds(measuredTwin); tlo > exact || exact > thi {
+		t.Errorf("%s: exact %d outside the twin bounds [%d, %d]", name, exact, tlo, thi)
+	} else {
+		t.Logf("%s: twin bounds %.3f–%.3f of the exact size", name, float64(tlo)/float64(exact), float64(thi)/float64(exact))
+	}
 	if slo, shi, ok := in.streamBounds(); !ok || slo > exact || exact > shi {
 		t.Errorf("%s: exact %d outside the stream bounds [%d, %d] (%v)", name, exact, slo, shi, ok)
 	} else {
 		t.Logf("%s: stream bounds %.3f–%.3f of the exact size", name, float64(slo)/float64(exact), float64(shi)/float64(exact))
+	}
+	if got := in.size(); got == nil || got.Bytes < exact || (got.Exact && got.Bytes != exact) {
+		t.Errorf("%s: size %+v, exact %d", name, got, exact)
 	}
 	t.Logf("%s: exact %d (%.1f %% of the limit), bounds %.3f–%.3f of it", name, exact, 100*float64(exact)/model.ReleaseLimit, float64(lo)/float64(exact), float64(hi)/float64(exact))
 	return lo, exact, hi
@@ -105,7 +115,13 @@ func TestReleaseBoundsHold(t *testing.T) {
 	}
 	yml := manifestgen.Generate(manifestgen.Spec{Provider: "p", Prefix: "p", Group: "g.io", Kinds: []string{"PCluster"}, Size: 600 << 10, Seed: 5})
 	small := manifestgen.Generate(manifestgen.Spec{Provider: "t", Prefix: "t", Group: "t.io", Kinds: []string{"TConfig"}, Seed: 6})
+	mid := gzipAt(t, yml[:160<<10], 9) // base64 shorter than windowPart
+	var copies []*chart.File
+	for i := range 12 {
+		copies = append(copies, &chart.File{Name: fmt.Sprintf("files/c%02d.gz", i), Data: mid})
+	}
 	for name, extra := range map[string][]*chart.File{
+		"blob copies in a row":  copies,
 		"random file":           {{Name: "files/r.bin", Data: randomBytes(200<<10, 1)}},
 		"compressible file":     {{Name: "files/z.bin", Data: make([]byte, 300<<10)}},
 		"gzip of zeros":         {{Name: "files/z.gz", Data: gzipAt(t, make([]byte, 1<<20), 9)}},
@@ -113,6 +129,11 @@ func TestReleaseBoundsHold(t *testing.T) {
 		"second provider":       {{Name: "files/b-components-talos.yaml", Data: small}, {Name: "files/components-talos.gz", Data: gzipAt(t, small, 9)}},
 		"patch and dockerfile":  {{Name: "patches/0001.diff", Data: bytes.Repeat([]byte("+\tlog.Info(\"x\")\n"), 1200)}, {Name: "images/x/Dockerfile", Data: []byte("FROM golang\nARG VERSION=v1\n")}},
 		"yaml with a wrong crc": {{Name: "files/other.yaml", Data: append(bytes.Clone(yml[:len(yml)-1]), 'x')}},
+		// Short blobs side by side compress against each other: copies of
+		// one blob, blobs of nearly the same YAML (one changed line).
+		"short blob twice":   {{Name: "files/a.gz", Data: gzipAt(t, small, 9)}, {Name: "files/b.gz", Data: gzipAt(t, small, 9)}},
+		"near-same blobs":    {{Name: "files/a.gz", Data: gzipAt(t, small, 9)}, {Name: "files/b.gz", Data: gzipAt(t, append(bytes.Clone(small[:len(small)-40]), "# end\n"...), 9)}},
+		"near-same, level 1": {{Name: "files/a.gz", Data: gzipAt(t, small, 1)}, {Name: "files/b.gz", Data: gzipAt(t, append([]byte("# start\n"), small...), 1)}},
 	} {
 		checkBounds(t, name, providerRelease(t, yml, 0, true, extra...))
 	}
@@ -176,21 +197,30 @@ func TestReleaseBoundsManifestBase64(t *testing.T) {
 		if !strings.HasPrefix(b64, "H4sI") {
 			want = 0 // not gzip: sampled
 		}
-		if _, long := splitLongBase64([]byte(in.manifest.String())); len(long) != want || (want > 0 && long[0] != b64) {
+		m := in.manifest.Bytes()
+		if _, long := splitLongBase64(m); len(long) != want || (want > 0 && string(m[long[0][0]:long[0][1]]) != b64) {
 			t.Fatalf("%s: %d values taken out, want %d", name, len(long), want)
 		}
 		checkBounds(t, name, in)
 	}
-	// What is left is the manifest without the values, in order.
-	rest, long := splitLongBase64([]byte("a: 1\nb: H4sI" + strings.Repeat("A", 5000) + "\nc: 2\nd: H4sI" + strings.Repeat("B", 5000) + "\ne: 3\n"))
-	if string(rest) != "a: 1\nb: \nc: 2\nd: \ne: 3\n" || len(long) != 2 || len(long[1]) != 5004 {
+	// What is left is the manifest without the values, in order; each
+	// value is taken from where it lies in the manifest.
+	m := "a: 1\nb: H4sI" + strings.Repeat("A", 5000) + "\nc: 2\nd: H4sI" + strings.Repeat("B", 5000) + "\ne: 3\n"
+	rest, long := splitLongBase64([]byte(m))
+	if string(rest) != "a: 1\nb: \nc: 2\nd: \ne: 3\n" || len(long) != 2 {
 		t.Fatalf("rest %q, %d taken", rest, len(long))
+	}
+	for i, want := range []string{"H4sI" + strings.Repeat("A", 5000), "H4sI" + strings.Repeat("B", 5000)} {
+		if got := m[long[i][0]:long[i][1]]; got != want {
+			t.Fatalf("value %d taken: %.20q…, %d bytes, want %.20q…, %d bytes", i, got, len(got), want, len(want))
+		}
 	}
 }
 
 // TestReleaseSizeAtTheLines: a release far from both lines is not encoded
-// exactly (its upper bound stands); one whose bounds (both stages) hold a
-// line is. Just
+// exactly (its upper bound stands); one a little farther than its twins'
+// bounds reach is decided by them; one whose bounds (every stage) hold a
+// line is encoded exactly. Just
 // over the warning line and just over the limit, the size given is the
 // exact one, so the verdict is the exact encoding's.
 func TestReleaseSizeAtTheLines(t *testing.T) {
@@ -231,6 +261,21 @@ func TestReleaseSizeAtTheLines(t *testing.T) {
 			if !got.Exact || got.Bytes != exact || (float64(got.Bytes) >= tc.line) != over {
 				t.Errorf("%s line, %d bytes of YAML: size %d (exact %v), want exactly %d (over the line: %v)", tc.name, n, got.Bytes, got.Exact, exact, over)
 			}
+		}
+	}
+	// Some 8 % over the warning line: within the first bounds' reach of
+	// it, beyond the twins' (compressed alone): the twins decide, nothing
+	// else is compressed, and the size is the upper bound they give.
+	for _, line := range []float64{releaseWarnLine, releaseLimitLine} {
+		r := in(near(line * 1.08))
+		exact, _ := r.exact()
+		if lo, hi := r.bounds(); !straddles(lo, hi) {
+			t.Fatalf("%.0f bytes: bounds [%d, %d] hold no line; pick a size nearer to it", line*1.08, lo, hi)
+		}
+		log := stageLog{clock: func() time.Duration { return 0 }}
+		got := r.sizeStaged(&log)
+		if !log.twin || log.stream || log.exact || got.Exact || got.Bytes < exact || float64(got.Bytes) > float64(exact)*1.1 {
+			t.Errorf("exact size %d: size %d (exact %v), stages %+v; want an upper bound from the twins alone", exact, got.Bytes, got.Exact, log)
 		}
 	}
 	// Far below the warning line, and between the lines far from both:
