@@ -308,11 +308,40 @@ func TestNoRenderChildrenWithoutProviderCharts(t *testing.T) {
 		t.Fatalf("%d render children started for a tree with no provider chart", n)
 	}
 	writeBombChart(t, root, "provider", "")
-	tr = loadTree(t, root, Options{Render: testRenderLimits, Sandbox: sb})
+	noFast := testRenderLimits
+	noFast.NoFastPath = true
+	tr = loadTree(t, root, Options{Render: noFast, Sandbox: sb})
 	if len(tr.Packages) != 1 {
 		t.Fatalf("%d packages, want 1", len(tr.Packages))
 	}
 	if n := sb.Started(); n == 0 {
 		t.Fatalf("no render child started for a provider chart")
+	}
+}
+
+// TestFastPathStartsNoChild: a tree whose charts are all proven bounded
+// renders them in process and starts no render child; one chart that is
+// not (a range) starts one.
+func TestFastPathStartsNoChild(t *testing.T) {
+	sb := render.New(nil)
+	defer sb.Close()
+	root := t.TempDir()
+	for i := range 3 {
+		writeBombChart(t, root, fmt.Sprintf("p%d", i), "kind: ConfigMap\nmetadata:\n  name: {{ .Release.Name | quote }}\n")
+	}
+	tr := loadTree(t, root, Options{Render: testRenderLimits, Sandbox: sb})
+	if len(tr.Packages) != 3 {
+		t.Fatalf("%d packages, want 3", len(tr.Packages))
+	}
+	if n := sb.Started(); n != 0 {
+		t.Fatalf("%d render children started for a tree of proven charts; want 0", n)
+	}
+	writeBombChart(t, root, "complex", "{{ range until 2 }}{{ end }}\n")
+	tr = loadTree(t, root, Options{Render: testRenderLimits, Sandbox: sb})
+	if len(tr.Packages) != 4 {
+		t.Fatalf("%d packages, want 4", len(tr.Packages))
+	}
+	if n := sb.Started(); n != 1 {
+		t.Fatalf("%d render children started for one chart that is not proven; want 1", n)
 	}
 }
