@@ -107,18 +107,26 @@ func TestRenderBoundedSameAsInProcess(t *testing.T) {
 	// Documents that are neither providers nor components ConfigMaps, some
 	// broken: the child drops them and reports their problems.
 	writeBombChart(t, root, "docs", "--- {kind: A}\n---\nkind: ConfigMap\ndata: {a: 1, a: 2}\n--- [1, 2]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, annotations: {provider.cluster.x-k8s.io/compressed: \"false\"}}\ndata:\n  components: |\n    ---\n    a: b\n--- foo: [\n")
-	bounded := sortProblems(loadTree(t, root, Options{}))
+	// Every chart in the child (NoFastPath), then the proven ones on the
+	// fast path: both must load as in process.
+	bounded := sortProblems(loadTree(t, root, Options{Render: render.Limits{NoFastPath: true}}))
+	fast := sortProblems(loadTree(t, root, Options{}))
 	inproc := sortProblems(loadTree(t, root, Options{Render: render.Limits{InProcess: true}}))
 	if len(bounded.Packages) < 7 {
 		t.Fatalf("only %d packages loaded", len(bounded.Packages))
 	}
-	if !reflect.DeepEqual(bounded, inproc) {
-		for i := range bounded.Packages {
-			if !reflect.DeepEqual(bounded.Packages[i], inproc.Packages[i]) {
-				t.Errorf("package %s differs:\nbounded   %+v\nin-process %+v", bounded.Packages[i].Path, bounded.Packages[i].Problems, inproc.Packages[i].Problems)
+	for _, other := range []struct {
+		name string
+		tr   *model.Tree
+	}{{"in-process", inproc}, {"fast path", fast}} {
+		if !reflect.DeepEqual(bounded, other.tr) {
+			for i := range bounded.Packages {
+				if !reflect.DeepEqual(bounded.Packages[i], other.tr.Packages[i]) {
+					t.Errorf("package %s differs:\nbounded   %+v\n%s %+v", bounded.Packages[i].Path, bounded.Packages[i].Problems, other.name, other.tr.Packages[i].Problems)
+				}
 			}
+			t.Fatalf("bounded and %s loads differ", other.name)
 		}
-		t.Fatal("bounded and in-process loads differ")
 	}
 	var broken *model.Package
 	for _, p := range bounded.Packages {
