@@ -413,8 +413,9 @@ func (a *analysis) field(idents []string, dot *aval) (*aval, error) {
 	case "Release":
 		rel, _ := a.vals["Release"].(map[string]any)
 		if len(idents) == 2 && (idents[1] == "Name" || idents[1] == "Namespace") {
-			s, _ := rel[idents[1]].(string)
-			return &aval{size: int64(len(s)), src: []byte(s)}, nil
+			if s, ok := rel[idents[1]].(string); ok {
+				return &aval{size: int64(len(s)), src: []byte(s)}, nil
+			}
 		}
 		if len(idents) == 2 && releaseFields[idents[1]] {
 			return &aval{size: 32, ind: 2}, nil
