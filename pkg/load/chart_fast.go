@@ -41,6 +41,11 @@ func (l *scanner) renderFast(files []*loader.BufferedFile, values map[string]any
 	if !l.fastPath(files) {
 		return nil, nil, "", false
 	}
+	// Measured before anything decodes them: CheckChartFiles and Helm's
+	// loader decode them whole.
+	if ok, _ := render.CheckLoaderFiles(files); !ok {
+		return nil, nil, "", false
+	}
 	if b := render.CheckChartFiles(files, func(string) {}); b != nil {
 		return nil, nil, "", false
 	}

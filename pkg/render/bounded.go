@@ -42,6 +42,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+
+	"github.com/pinseal/pinseal/internal/yamlbound"
 )
 
 // Fast-path caps, below the render bounds.
@@ -92,6 +94,33 @@ func FastCandidate(files []*loader.BufferedFile) (ok bool, why string) {
 	}
 	if total > FastMaxTemplates {
 		return false, fmt.Sprintf("its templates are over %d bytes in all", FastMaxTemplates)
+	}
+	return true, ""
+}
+
+// fastMaxLoaderFile bounds each file Helm's loader decodes itself
+// (Chart.yaml, values.yaml, lock files) on the fast path: real ones are
+// a few KiB.
+const fastMaxLoaderFile = 256 << 10
+
+// CheckLoaderFiles measures, before anything decodes them, the files
+// Helm's loader decodes (Chart.yaml, values.yaml, lock files) as decoding
+// would expand them (yamlbound: parsed once into nodes that keep aliases
+// as pointers), against the parse bounds in all: a chart may load in this
+// process (CheckChartFiles, then Helm's loader, both decode fully) only
+// when they pass. A 1 KB values.yaml of aliases decodes to gigabytes.
+func CheckLoaderFiles(files []*loader.BufferedFile) (ok bool, why string) {
+	b := &yamlbound.Budget{Limits: yamlbound.Limits{MaxNodes: MaxChartValueNodes, MaxScalarBytes: MaxChartValueBytes}}
+	for _, f := range files {
+		if !chartLoaderFiles[f.Name] {
+			continue
+		}
+		if len(f.Data) > fastMaxLoaderFile {
+			return false, fmt.Sprintf("%s is over %d bytes", f.Name, fastMaxLoaderFile)
+		}
+		if err := b.Measure(f.Data); err != nil {
+			return false, fmt.Sprintf("%s: %v", f.Name, err)
+		}
 	}
 	return true, ""
 }
@@ -320,6 +349,15 @@ func (a *analysis) command(c *parse.CommandNode, dot, piped *aval) (*aval, error
 		}
 		if piped != nil {
 			args = append(args, piped)
+		}
+		if !fastFuncs[id.Ident] {
+			return nil, fmt.Errorf("calls %s, which the fast path does not bound", id.Ident)
+		}
+		for _, v := range args {
+			if v.isRoot {
+				// Its size is not bounded: only fields of it are.
+				return nil, fmt.Errorf("passes the whole template data to %s", id.Ident)
+			}
 		}
 		return a.call(id.Ident, c.Args[1:], args)
 	}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 	"text/template/parse"
 )
 
@@ -11,6 +12,17 @@ import (
 // linear in its input and output; any other function (printf, repeat,
 // until, tpl, include, lookup, toYaml…) keeps the chart in the render
 // child.
+
+// fastFuncs are the functions call bounds.
+var fastFuncs = map[string]bool{}
+
+func init() {
+	for _, fn := range strings.Fields(`b64enc b64dec indent nindent quote squote trim trimSuffix trimPrefix
+		trimAll trunc toString lower upper replace default required and or coalesce ternary
+		eq ne lt le gt ge not empty contains hasPrefix hasSuffix len`) {
+		fastFuncs[fn] = true
+	}
+}
 
 // boolVal is a function's true or false.
 var boolVal = aval{size: 5}

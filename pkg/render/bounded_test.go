@@ -10,6 +10,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+
+	"github.com/pinseal/pinseal/internal/testkit/chartbomb"
 )
 
 // Real-shaped provider templates (as the packages of a Cozystack-style
@@ -128,6 +130,8 @@ y: {{ $.Files.Get "files/metadata.yaml" | b64enc }}
 		{"computed file name", bomb(`{{ .Files.Get (print "files/" "big") }}`), "method"},
 		{"capabilities", bomb(`{{ .Capabilities.KubeVersion }}`), "reads .Capabilities"},
 		{"whole data", bomb(`{{ . }}`), "whole template data"},
+		{"whole data to a function", bomb(`{{ $ | quote }}`), "whole template data"},
+		{"whole data through and", bomb(`{{ and true . }}`), "whole template data"},
 		{"parse error", bomb(`{{ if }}`), "does not parse"},
 	}
 	for _, tc := range tests {
@@ -234,4 +238,44 @@ func FuzzBounded(f *testing.F) {
 			t.Fatalf("rendered %d YAML nodes, over the proven %d", nodes, p.Nodes)
 		}
 	})
+}
+
+// TestCheckLoaderFiles: values that decode to more than the parse bounds
+// (aliases) or do not parse keep the chart out of this process before
+// anything decodes them; real ones pass.
+func TestCheckLoaderFiles(t *testing.T) {
+	chartYAML := &loader.BufferedFile{Name: "Chart.yaml", Data: []byte("apiVersion: v2\nname: prov\nversion: 0.1.0\n")}
+	hundred := func(alias string) string { return strings.TrimSuffix(strings.Repeat("*"+alias+",", 100), ",") }
+	for _, tc := range []struct {
+		name, values, why string
+	}{
+		{"real", "providers:\n  kubevirt: true\n", ""},
+		{"alias bomb", chartbomb.AliasBomb("v", 5, 7), "nodes"},
+		{"long string aliased", "s: &s " + strings.Repeat("y", 64<<10) + "\nl1: &l1 [" + hundred("s") + "]\nl2: [" + hundred("l1") + "]\n", "bytes"},
+		{"too large", "a: " + strings.Repeat("b", fastMaxLoaderFile), "over"},
+		{"not YAML", "a: [\n", "yaml"},
+	} {
+		ok, why := CheckLoaderFiles([]*loader.BufferedFile{chartYAML, {Name: "values.yaml", Data: []byte(tc.values)}})
+		if tc.why == "" {
+			if !ok {
+				t.Errorf("%s: refused: %s", tc.name, why)
+			}
+			continue
+		}
+		if ok || !strings.Contains(why, tc.why) {
+			t.Errorf("%s: ok %v, why %q; want refused for %q", tc.name, ok, why, tc.why)
+		}
+	}
+}
+
+// TestFastFuncsBounded: every function the fast path lets through has a
+// bound (call answers for it).
+func TestFastFuncsBounded(t *testing.T) {
+	a := &analysis{}
+	for fn := range fastFuncs {
+		_, err := a.call(fn, nil, nil)
+		if err != nil && strings.Contains(err.Error(), "does not bound") {
+			t.Errorf("%s is let through but has no bound", fn)
+		}
+	}
 }
