@@ -325,7 +325,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	if ctx.Err() != nil {
 		return nil, nil // the load ends; the chart was not checked
 	}
-	if chrt, out, name, ok := l.renderFast(files, values, release, namespace); ok {
+	if chrt, out, name, ok := l.renderFast(ctx, files, values, release, namespace); ok {
 		if rel != nil {
 			rel.chart, rel.config, rel.name, rel.namespace = chrt, values, name, namespace
 		}

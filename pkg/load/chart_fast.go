@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"encoding/json"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -37,7 +38,7 @@ func (l *scanner) needRenderFor(files []*loader.BufferedFile) {
 // proven, or anything goes wrong on the way (a parse bound, Helm failing
 // to load, compose values or render): the chart then renders in the
 // child, which finds the same and says so as without the fast path.
-func (l *scanner) renderFast(files []*loader.BufferedFile, values map[string]any, release, namespace string) (chrt *chart.Chart, out *render.Rendering, name string, ok bool) {
+func (l *scanner) renderFast(ctx context.Context, files []*loader.BufferedFile, values map[string]any, release, namespace string) (chrt *chart.Chart, out *render.Rendering, name string, ok bool) {
 	if !l.fastPath(files) {
 		return nil, nil, "", false
 	}
@@ -66,6 +67,6 @@ func (l *scanner) renderFast(files []*loader.BufferedFile, values map[string]any
 		l.opts.Logger.Debug("chart renders in a child", "chart", chrt.Name(), "why", p.Why)
 		return nil, nil, "", false
 	}
-	out, ok = render.RenderProven(chrt, vals, files, name, namespace, l.opts.Render)
+	out, ok = l.sandbox.RenderProven(ctx, chrt, vals, files, name, namespace, l.opts.Render)
 	return chrt, out, name, ok
 }

@@ -111,7 +111,7 @@ func compareRenderings(t *testing.T, sb *render.Sandbox, dir string) {
 	if p := render.Bounded(chrt, vals, testRenderLimits); !p.OK {
 		t.Fatalf("%s: not proven: %s", dir, p.Why)
 	}
-	fast, ok := render.RenderProven(chrt, vals, files, release, ns, testRenderLimits)
+	fast, ok := sb.RenderProven(context.Background(), chrt, vals, files, release, ns, testRenderLimits)
 	if !ok {
 		t.Fatalf("%s: the fast path did not render", dir)
 	}

@@ -31,6 +31,7 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"path"
@@ -576,8 +577,17 @@ func printBound(x any, v *aval, depth int) error {
 // exactly what it parses of the child's answer. Only for a chart Bounded
 // proved within lim. ok is false when Helm fails or the output passes
 // lim.MaxOutput after all: the caller then renders the chart in the
-// child, which says where it fails, as without the fast path.
-func RenderProven(chrt *chart.Chart, vals chartutil.Values, files []*loader.BufferedFile, release, namespace string, lim Limits) (out *Rendering, ok bool) {
+// child, which says where it fails, as without the fast path. It takes
+// one of the Sandbox's render slots, as a child's render does, so that
+// the proven renders at once (and the memory they hold) stay as few as
+// the children would be; ok is false when ctx ends first.
+func (s *Sandbox) RenderProven(ctx context.Context, chrt *chart.Chart, vals chartutil.Values, files []*loader.BufferedFile, release, namespace string, lim Limits) (out *Rendering, ok bool) {
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return nil, false
+	}
 	sources := TemplateSources(chrt)
 	rendered, err := engine.Render(chrt, vals)
 	if err != nil {
