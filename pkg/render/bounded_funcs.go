@@ -70,7 +70,21 @@ func (a *analysis) call(fn string, lits []parse.Node, args []*aval) (*aval, erro
 			out.nl += v.nl
 		}
 		return &out, nil
-	case "trim", "trimSuffix", "trimPrefix", "trimAll", "trunc", "toString":
+	case "trimAll", "contains":
+		// Go's strings.Trim looks each rune up in the cutset, and
+		// strings.Index may fall back to a rolling hash for a long
+		// needle: linear only for a short literal one.
+		if len(args) != 2 || !shortLiteral(lits) {
+			return nil, fmt.Errorf("calls %s with a first argument that is not a literal of at most %d bytes", fn, fastMaxNeedle)
+		}
+		if fn == "contains" {
+			v := boolVal
+			return &v, nil
+		}
+		v := *last()
+		v.isValues = false
+		return &v, nil
+	case "trim", "trimSuffix", "trimPrefix", "trunc", "toString":
 		// A part of the input (trunc's width is an argument before it).
 		if len(args) < 1 || len(args) > 2 {
 			return nil, errArgs(fn)
@@ -93,7 +107,7 @@ func (a *analysis) call(fn string, lits []parse.Node, args []*aval) (*aval, erro
 			return nil, errArgs(fn)
 		}
 		return largest(args), nil
-	case "eq", "ne", "lt", "le", "gt", "ge", "not", "empty", "contains", "hasPrefix", "hasSuffix", "len":
+	case "eq", "ne", "lt", "le", "gt", "ge", "not", "empty", "hasPrefix", "hasSuffix", "len":
 		v := boolVal
 		v.size = 32 // len's number
 		return &v, nil
@@ -146,11 +160,27 @@ func replaceBound(lits []parse.Node, args []*aval) (*aval, error) {
 	}
 	old, ok1 := lits[0].(*parse.StringNode)
 	repl, ok2 := lits[1].(*parse.StringNode)
-	if !ok1 || !ok2 || old.Text == "" {
-		return nil, fmt.Errorf("calls replace with arguments that are not literals (or an empty one to replace)")
+	if !ok1 || !ok2 || old.Text == "" || len(old.Text) > fastMaxNeedle {
+		return nil, fmt.Errorf("calls replace with arguments that are not literals (or one to replace that is empty or over %d bytes)", fastMaxNeedle)
 	}
 	v := args[2].counted()
 	times := v.size / int64(len(old.Text))
 	rind, rnl := indicators([]byte(repl.Text))
 	return &aval{size: v.size + times*int64(len(repl.Text)), ind: v.ind + times*rind, nl: v.nl + times*rnl}, nil
+}
+
+// fastMaxNeedle bounds a literal searched for (contains, replace) or
+// trimmed (trimAll): strings.Index compares at most that many bytes at
+// each position (no rolling hash), strings.Trim looks each rune up in at
+// most that many.
+const fastMaxNeedle = 64
+
+// shortLiteral reports whether the first argument as written is a string
+// literal of at most fastMaxNeedle bytes.
+func shortLiteral(lits []parse.Node) bool {
+	if len(lits) == 0 {
+		return false
+	}
+	s, ok := lits[0].(*parse.StringNode)
+	return ok && len(s.Text) <= fastMaxNeedle
 }

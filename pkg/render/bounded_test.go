@@ -101,7 +101,10 @@ chart: {{ .Chart.Name | upper }}-{{ .Chart.Version }}
 {{- with .Values.providers }}
 kv: {{ .kubevirt | default false }}
 {{- end }}
-x: {{ default "a" .Values.missing | replace "a" "bb" | squote }}
+x: {{ default "a" .Values.missing | replace "a" "bb" | trimAll "b" | squote }}
+{{- if contains "ns" .Release.Namespace }}
+z: z
+{{- end }}
 {{- if and (eq .Release.Namespace "ns") (not .Values.off) }}
 y: {{ $.Files.Get "files/metadata.yaml" | b64enc }}
 {{- end }}
@@ -130,6 +133,9 @@ y: {{ $.Files.Get "files/metadata.yaml" | b64enc }}
 		{"computed file name", bomb(`{{ .Files.Get (print "files/" "big") }}`), "method"},
 		{"capabilities", bomb(`{{ .Capabilities.KubeVersion }}`), "reads .Capabilities"},
 		{"whole data", bomb(`{{ . }}`), "whole template data"},
+		{"trimAll cutset of a file", bomb(`{{ .Files.Get "files/metadata.yaml" | trimAll (.Files.Get "files/components.gz") }}`), "not a literal"},
+		{"contains a long needle", bomb(`{{ if contains "` + strings.Repeat("a", 65) + `" .Release.Name }}x{{ end }}`), "not a literal"},
+		{"replace a long literal", bomb(`{{ .Release.Name | replace "` + strings.Repeat("a", 65) + `" "b" }}`), "over 64 bytes"},
 		{"whole data to a function", bomb(`{{ $ | quote }}`), "whole template data"},
 		{"whole data through and", bomb(`{{ and true . }}`), "whole template data"},
 		{"parse error", bomb(`{{ if }}`), "does not parse"},
