@@ -194,6 +194,18 @@ type aval struct {
 	isRoot   bool // the template's data (dot at the top)
 }
 
+// maxBound caps every bound: far over any limit, and low enough that the
+// sums and products of bounds cannot overflow (a chain of 40 quotes would
+// otherwise wrap 4^40 round to a small number).
+const maxBound = 1 << 40
+
+// clamped caps v's bounds at maxBound.
+func (v *aval) clamped() *aval {
+	v.counted()
+	v.size, v.ind, v.nl = min(v.size, maxBound), min(v.ind, maxBound), min(v.nl, maxBound)
+	return v
+}
+
 // counted fills ind and nl from src.
 func (v *aval) counted() *aval {
 	if v.src != nil {
@@ -360,7 +372,11 @@ func (a *analysis) command(c *parse.CommandNode, dot, piped *aval) (*aval, error
 				return nil, fmt.Errorf("passes the whole template data to %s", id.Ident)
 			}
 		}
-		return a.call(id.Ident, c.Args[1:], args)
+		v, err := a.call(id.Ident, c.Args[1:], args)
+		if err != nil {
+			return nil, err
+		}
+		return v.clamped(), nil
 	}
 	if piped != nil {
 		return nil, fmt.Errorf("pipes into something other than a function")

@@ -133,6 +133,8 @@ y: {{ $.Files.Get "files/metadata.yaml" | b64enc }}
 		{"computed file name", bomb(`{{ .Files.Get (print "files/" "big") }}`), "method"},
 		{"capabilities", bomb(`{{ .Capabilities.KubeVersion }}`), "reads .Capabilities"},
 		{"whole data", bomb(`{{ . }}`), "whole template data"},
+		{"quotes doubling past int64", bomb(`{{ "a"` + strings.Repeat(" | quote", 40) + ` }}`), "output may reach"},
+		{"b64enc chain", bomb(`{{ .Files.Get "files/metadata.yaml"` + strings.Repeat(" | b64enc", 60) + ` }}`), "output may reach"},
 		{"trimAll cutset of a file", bomb(`{{ .Files.Get "files/metadata.yaml" | trimAll (.Files.Get "files/components.gz") }}`), "not a literal"},
 		{"contains a long needle", bomb(`{{ if contains "` + strings.Repeat("a", 65) + `" .Release.Name }}x{{ end }}`), "not a literal"},
 		{"replace a long literal", bomb(`{{ .Release.Name | replace "` + strings.Repeat("a", 65) + `" "b" }}`), "over 64 bytes"},
