@@ -52,24 +52,8 @@ func (a *analysis) call(fn string, lits []parse.Node, args []*aval) (*aval, erro
 		return &aval{size: n, ind: n, nl: n}, nil
 	case "indent", "nindent":
 		return indentBound(fn, lits, args)
-	case "quote":
-		// %q: at most four bytes for one (\x00), quotes, spaces between.
-		var out aval
-		for _, v := range args {
-			v.counted()
-			out.size += 4*v.size + 3
-			out.ind += v.ind
-		}
-		return &out, nil
-	case "squote":
-		var out aval
-		for _, v := range args {
-			v.counted()
-			out.size += v.size + 3
-			out.ind += v.ind
-			out.nl += v.nl
-		}
-		return &out, nil
+	case "quote", "squote":
+		return quoteBound(fn, args), nil
 	case "trimAll", "contains":
 		// Go's strings.Trim looks each rune up in the cutset, and
 		// strings.Index may fall back to a rolling hash for a long
@@ -113,6 +97,24 @@ func (a *analysis) call(fn string, lits []parse.Node, args []*aval) (*aval, erro
 		return &v, nil
 	}
 	return nil, fmt.Errorf("calls %s, which the fast path does not bound", fn)
+}
+
+// quoteBound bounds quote (%q: at most four bytes for one, \x00, and no
+// line break left) and squote ('%v'), quotes and spaces between included.
+func quoteBound(fn string, args []*aval) *aval {
+	var out aval
+	for _, v := range args {
+		v.counted()
+		if fn == "quote" {
+			out.size += 4*v.size + 3
+			out.ind += v.ind
+			continue
+		}
+		out.size += v.size + 3
+		out.ind += v.ind
+		out.nl += v.nl
+	}
+	return &out
 }
 
 func errArgs(fn string) error {
