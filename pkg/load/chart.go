@@ -322,11 +322,21 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	if values == nil {
 		values = map[string]any{}
 	}
+	if ctx.Err() != nil {
+		return nil, nil // the load ends; the chart was not checked
+	}
+	if chrt, out, name, ok := l.renderFast(ctx, files, values, release, namespace); ok {
+		if rel != nil {
+			rel.chart, rel.config, rel.name, rel.namespace = chrt, values, name, namespace
+		}
+		return parseRendered(chrt, files, out, name, namespace, rel)
+	}
+	l.needRender()
 	child, probs, ok := l.renderBounded(ctx, files, values, release, namespace)
 	if !ok {
 		return nil, probs
 	}
-	chrt, vals, release, probs := l.loadChart(files, values, release, namespace)
+	chrt, vals, release, probs := l.loadChart(files, values, release, namespace, l.opts.Render.InProcess)
 	if chrt == nil {
 		return nil, probs
 	}
@@ -375,15 +385,17 @@ func (l *scanner) renderBounded(ctx context.Context, files []*loader.BufferedFil
 }
 
 // loadChart loads the chart in this process and computes its values as
-// Helm does (the schemas checked here only when it renders in process);
+// Helm does (the schemas checked here only when it renders in process:
+// inProcess, which also measures what loading built against the parse
+// bounds);
 // release is the release name ("" given: the chart's). chrt is nil when
 // Helm fails (probs say why).
-func (l *scanner) loadChart(files []*loader.BufferedFile, values map[string]any, release, namespace string) (chrt *chart.Chart, vals chartutil.Values, rel string, probs []model.Problem) {
+func (l *scanner) loadChart(files []*loader.BufferedFile, values map[string]any, release, namespace string, inProcess bool) (chrt *chart.Chart, vals chartutil.Values, rel string, probs []model.Problem) {
 	chrt, err := loader.LoadFiles(files)
 	if err != nil {
 		return nil, nil, release, []model.Problem{helmProblem(render.StageLoad, err)}
 	}
-	if l.opts.Render.InProcess {
+	if inProcess {
 		if b := render.MeasureChart(chrt, files); b != nil {
 			return nil, nil, release, []model.Problem{*b.Problem()}
 		}
@@ -395,7 +407,7 @@ func (l *scanner) loadChart(files []*loader.BufferedFile, values map[string]any,
 		return nil, nil, release, []model.Problem{helmProblem(render.StageDependencies, err)}
 	}
 	vals, prob := render.Values(chrt, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true},
-		l.opts.Render.InProcess, files)
+		inProcess, files)
 	if prob != nil {
 		return nil, nil, release, []model.Problem{*prob}
 	}

@@ -98,7 +98,7 @@ func (l *scanner) readChart(ctx context.Context, c candidate, p *model.Package, 
 		l.skip(c, fmt.Sprintf("Helm cannot load it (%s), and nothing in it refers to cluster-api-operator providers", firstLine(cprobs[0].Message)))
 		return nil, false
 	}
-	l.needRender()
+	l.needRenderFor(files)
 	l.loadPins(p)
 	probs = append(probs, cprobs...)
 	if fatal {

@@ -107,18 +107,26 @@ func TestRenderBoundedSameAsInProcess(t *testing.T) {
 	// Documents that are neither providers nor components ConfigMaps, some
 	// broken: the child drops them and reports their problems.
 	writeBombChart(t, root, "docs", "--- {kind: A}\n---\nkind: ConfigMap\ndata: {a: 1, a: 2}\n--- [1, 2]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, annotations: {provider.cluster.x-k8s.io/compressed: \"false\"}}\ndata:\n  components: |\n    ---\n    a: b\n--- foo: [\n")
-	bounded := sortProblems(loadTree(t, root, Options{}))
+	// Every chart in the child (NoFastPath), then the proven ones on the
+	// fast path: both must load as in process.
+	bounded := sortProblems(loadTree(t, root, Options{Render: render.Limits{NoFastPath: true}}))
+	fast := sortProblems(loadTree(t, root, Options{}))
 	inproc := sortProblems(loadTree(t, root, Options{Render: render.Limits{InProcess: true}}))
 	if len(bounded.Packages) < 7 {
 		t.Fatalf("only %d packages loaded", len(bounded.Packages))
 	}
-	if !reflect.DeepEqual(bounded, inproc) {
-		for i := range bounded.Packages {
-			if !reflect.DeepEqual(bounded.Packages[i], inproc.Packages[i]) {
-				t.Errorf("package %s differs:\nbounded   %+v\nin-process %+v", bounded.Packages[i].Path, bounded.Packages[i].Problems, inproc.Packages[i].Problems)
+	for _, other := range []struct {
+		name string
+		tr   *model.Tree
+	}{{"in-process", inproc}, {"fast path", fast}} {
+		if !reflect.DeepEqual(bounded, other.tr) {
+			for i := range bounded.Packages {
+				if !reflect.DeepEqual(bounded.Packages[i], other.tr.Packages[i]) {
+					t.Errorf("package %s differs:\nbounded   %+v\n%s %+v", bounded.Packages[i].Path, bounded.Packages[i].Problems, other.name, other.tr.Packages[i].Problems)
+				}
 			}
+			t.Fatalf("bounded and %s loads differ", other.name)
 		}
-		t.Fatal("bounded and in-process loads differ")
 	}
 	var broken *model.Package
 	for _, p := range bounded.Packages {
@@ -308,11 +316,40 @@ func TestNoRenderChildrenWithoutProviderCharts(t *testing.T) {
 		t.Fatalf("%d render children started for a tree with no provider chart", n)
 	}
 	writeBombChart(t, root, "provider", "")
-	tr = loadTree(t, root, Options{Render: testRenderLimits, Sandbox: sb})
+	noFast := testRenderLimits
+	noFast.NoFastPath = true
+	tr = loadTree(t, root, Options{Render: noFast, Sandbox: sb})
 	if len(tr.Packages) != 1 {
 		t.Fatalf("%d packages, want 1", len(tr.Packages))
 	}
 	if n := sb.Started(); n == 0 {
 		t.Fatalf("no render child started for a provider chart")
+	}
+}
+
+// TestFastPathStartsNoChild: a tree whose charts are all proven bounded
+// renders them in process and starts no render child; one chart that is
+// not (a range) starts one.
+func TestFastPathStartsNoChild(t *testing.T) {
+	sb := render.New(nil)
+	defer sb.Close()
+	root := t.TempDir()
+	for i := range 3 {
+		writeBombChart(t, root, fmt.Sprintf("p%d", i), "kind: ConfigMap\nmetadata:\n  name: {{ .Release.Name | quote }}\n")
+	}
+	tr := loadTree(t, root, Options{Render: testRenderLimits, Sandbox: sb})
+	if len(tr.Packages) != 3 {
+		t.Fatalf("%d packages, want 3", len(tr.Packages))
+	}
+	if n := sb.Started(); n != 0 {
+		t.Fatalf("%d render children started for a tree of proven charts; want 0", n)
+	}
+	writeBombChart(t, root, "complex", "{{ range until 2 }}{{ end }}\n")
+	tr = loadTree(t, root, Options{Render: testRenderLimits, Sandbox: sb})
+	if len(tr.Packages) != 4 {
+		t.Fatalf("%d packages, want 4", len(tr.Packages))
+	}
+	if n := sb.Started(); n != 1 {
+		t.Fatalf("%d render children started for one chart that is not proven; want 1", n)
 	}
 }

@@ -74,6 +74,10 @@ type Limits struct {
 	// Only for trusted trees, or programs that cannot re-execute
 	// themselves; see MaybeRunChild.
 	InProcess bool
+	// NoFastPath renders every chart in a child, even one whose
+	// templates are proven bounded (Bounded), which otherwise renders in
+	// process; for tests of the child path.
+	NoFastPath bool
 }
 
 func (r Limits) WithDefaults() Limits {
@@ -303,17 +307,27 @@ func (s *Sandbox) Render(ctx context.Context, c Chart) (*Rendering, *model.Probl
 		}
 		return &Rendering{Stage: stage, Err: errors.New(res.Err)}, nil
 	}
+	out, ok := res.rendering()
+	if !ok {
+		return nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "Chart.yaml"},
+			Message: "the chart could not be rendered: the render process answered with bad document spans",
+			Hint:    "this is a failure of the render process, not of the chart; see the service's log"}
+	}
+	return out, nil
+}
+
+// rendering is what the loader parses of a rendered chart's answer: the
+// dropped documents blanked. ok is false when the spans are bad.
+func (res *renderResponse) rendering() (*Rendering, bool) {
 	out := &Rendering{Rendered: res.Rendered, Parse: map[string]string{}, DocProbs: res.Problems}
 	for k, drop := range res.Dropped {
 		text, ok := blankSpans(res.Rendered[k], drop)
 		if !ok {
-			return nil, &model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: "Chart.yaml"},
-				Message: "the chart could not be rendered: the render process answered with bad document spans",
-				Hint:    "this is a failure of the render process, not of the chart; see the service's log"}
+			return nil, false
 		}
 		out.Parse[k] = text
 	}
-	return out, nil
+	return out, true
 }
 
 // limitError is a render bound passed.
@@ -496,7 +510,7 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	if total, biggest := outputSize(rendered); total > req.MaxOutput {
 		return &renderResponse{Output: total, Template: biggest}
 	}
-	return keepRendered(req, chrt.Name(), sources, SubchartDirs(files), rendered, release, progress)
+	return keepRendered(req.Seq, req.Namespace, chrt.Name(), sources, SubchartDirs(files), rendered, release, progress)
 }
 
 // loadForChild loads the chart of files within the parse bounds, with a
@@ -578,7 +592,7 @@ func outputSize(rendered map[string]string) (total int64, biggest string) {
 // output with the spans of the documents the parent need not parse and
 // those documents' problems, placed at the lines of the template's source
 // (sources, taken before the marks) as the loader places its own.
-func keepRendered(req renderRequest, name string, sources map[string][]byte, subdirs map[string]string, rendered map[string]string, release string, progress io.Writer) *renderResponse {
+func keepRendered(seq uint64, namespace, name string, sources map[string][]byte, subdirs map[string]string, rendered map[string]string, release string, progress io.Writer) *renderResponse {
 	res := &renderResponse{Rendered: rendered, Dropped: map[string][]span{}, Problems: map[string][]model.Problem{}}
 	prefix := name + "/"
 	for k, text := range rendered {
@@ -588,13 +602,13 @@ func keepRendered(req renderRequest, name string, sources map[string][]byte, sub
 		}
 		file := SubchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		// Parsing a template's output may pass the memory bound too: name it.
-		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, req.Seq, strconv.Quote(k))
+		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, seq, strconv.Quote(k))
 		drop, probs := keepObjects(text, file)
 		if len(drop) > 0 {
 			res.Dropped[k] = drop
 		}
 		// As the loader does with the problems it finds itself.
-		PlaceRendered(probs, RenderedLineMap(sources[k], text), req.Namespace, release, file)
+		PlaceRendered(probs, RenderedLineMap(sources[k], text), namespace, release, file)
 		if len(probs) > 0 {
 			res.Problems[k] = probs
 		}
