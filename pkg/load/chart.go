@@ -125,8 +125,9 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 	// os.Root opens a path one component at a time, and most charts lie
 	// several directories below the tree's root (a monorepo's hundreds of
 	// charts cost twice the system time otherwise).
+	var dirs *dirRoots
 	if sub := l.subRoot(p.Dir); sub != nil {
-		dirs := &dirRoots{root: sub}
+		dirs = &dirRoots{root: sub}
 		defer dirs.close()
 		c.read = func(fp string, size int64) ([]byte, error) {
 			f, err := dirs.open(relSlash(p.Dir, fp))
@@ -138,7 +139,7 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 		}
 		c.open = func(fp string) (*os.File, error) { return dirs.open(relSlash(p.Dir, fp)) }
 	}
-	_ = filepath.WalkDir(p.Dir, c.visit)
+	c.walk(dirs)
 	skip = c.readAll()
 	return c.files, c.mem, c.probs, c.fatal, skip
 }
