@@ -430,7 +430,7 @@ func parseRendered(chrt *chart.Chart, files []*loader.BufferedFile, r *render.Re
 			text = t // what the render child did not drop
 		}
 		file := render.SubchartPath(strings.TrimPrefix(k, prefix), subdirs)
-		objs, ps := manifest.Parse([]byte(text), file)
+		objs, ps := manifest.ParseString(text, file)
 		lm := render.RenderedLineMap(sources[k], text)
 		render.PlaceRendered(ps, lm, namespace, release, file)
 		probs = append(probs, ps...)
