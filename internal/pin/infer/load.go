@@ -53,7 +53,7 @@ func LoadDir(dir string) (*pin.Set, error) {
 		return nil, fmt.Errorf("reading the pins of %s: %w", dir, err)
 	}
 	defer root.Close()
-	fsys := root.FS()
+	fsys := dirFS{FS: root.FS(), root: root}
 	set := &pin.Set{}
 
 	mk, err := readFirstMakefile(fsys, dir, set)
