@@ -119,6 +119,19 @@ func (c *chartReader) readAll() (skip bool) {
 	return skip
 }
 
+// readIgnoreFile reads the chart's .helmignore at fp (at most
+// maxHelmignore bytes) through the chart's root (one open, where the
+// tree's root opens each directory on the way), else, when that fails (a
+// link to a file elsewhere in the tree, or no root), as any file of the
+// tree.
+func (c *chartReader) readIgnoreFile(fp string) ([]byte, error) {
+	if f, err := c.open(fp); err == nil {
+		defer f.Close()
+		return readCappedFrom(f, maxHelmignore)
+	}
+	return c.l.readCapped(fp, maxHelmignore)
+}
+
 // dirRoots opens a chart's files through a root per directory, each opened
 // once (from its parent's root, as the walk goes): os.Root resolves a
 // path one component at a time, and a chart's files lie in a few
