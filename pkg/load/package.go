@@ -38,7 +38,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		l.needRender() // plain manifests are parsed in a render child
 		pl.objs, probs, ok = l.readPlain(ctx, p)
 		if ok {
-			l.loadPins(p)
+			l.loadPins(p, nil)
 		}
 	}
 	if !ok || ctx.Err() != nil {
@@ -99,7 +99,7 @@ func (l *scanner) readChart(ctx context.Context, c candidate, p *model.Package, 
 		return nil, false
 	}
 	l.needRender()
-	l.loadPins(p)
+	l.loadPins(p, mem)
 	probs = append(probs, cprobs...)
 	if fatal {
 		return probs, true
@@ -264,8 +264,19 @@ func dedupe(probs []model.Problem) []model.Problem {
 
 // loadPins reads the package's pin.yaml or Makefile pins. A pin file that
 // does not parse is a Problem; the package then has an empty pin set.
-func (l *scanner) loadPins(p *model.Package) {
-	set, err := infer.LoadDir(p.Dir)
+// mem holds the chart's files read already (their exact bytes, read
+// through the chart's root): those are not read again. Only buffers that
+// are never pooled are lent (see buffers.go): the pins are built of
+// copies, but a pooled buffer is not worth the doubt.
+func (l *scanner) loadPins(p *model.Package, mem map[string][]byte) {
+	var read func(string) ([]byte, bool)
+	if mem != nil {
+		read = func(name string) ([]byte, bool) {
+			b, ok := mem[name]
+			return b, ok && cap(b) < pooledMin
+		}
+	}
+	set, err := infer.LoadDirRead(p.Dir, read)
 	if set != nil {
 		p.Pins = set
 	}

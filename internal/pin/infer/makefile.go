@@ -735,6 +735,11 @@ func readLimited(fsys fs.FS, name string, limit int64) ([]byte, error) {
 		if !fs.ValidPath(name) || filepath.Separator != '/' && strings.ContainsRune(name, filepath.Separator) {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 		}
+		if d.read != nil {
+			if data, ok := d.read(name); ok && int64(len(data)) <= limit {
+				return data, nil
+			}
+		}
 		f, err := d.root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return nil, err
@@ -778,4 +783,5 @@ func readLimited(fsys fs.FS, name string, limit int64) ([]byte, error) {
 type dirFS struct {
 	fs.FS
 	root *os.Root
+	read func(name string) ([]byte, bool) // files read already (LoadDirRead)
 }
