@@ -434,11 +434,63 @@ func (l *scanner) subRoot(dir string) *os.Root {
 	if err != nil || !within(l.root, dir) {
 		return nil
 	}
-	sub, err := l.fsys.OpenRoot(rel)
+	from, name := l.fsys, rel
+	if parent := filepath.Dir(rel); parent != "." {
+		if r := l.parents.get(l.fsys, parent); r != nil {
+			from, name = r, filepath.Base(rel)
+		}
+	}
+	sub, err := from.OpenRoot(name)
 	if err != nil {
 		return nil
 	}
 	return sub
+}
+
+// parentRoots keeps open the directories that hold packages (a tree's
+// packages/system/, a monorepo's few such directories), so that a
+// package's root is opened from its parent's in one step: os.Root opens a
+// path one directory at a time. At most maxParentRoots stay open; past
+// them a package's root is opened from the tree's.
+type parentRoots struct {
+	mu    sync.Mutex
+	roots map[string]*os.Root // by path relative to the tree; nil: could not open
+}
+
+const maxParentRoots = 64
+
+// get returns the root of dir (relative to the tree root fsys), opening
+// it the first time; nil when it cannot be opened or there is no room.
+func (pr *parentRoots) get(fsys *os.Root, dir string) *os.Root {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if r, ok := pr.roots[dir]; ok {
+		return r
+	}
+	if len(pr.roots) >= maxParentRoots {
+		return nil
+	}
+	if pr.roots == nil {
+		pr.roots = map[string]*os.Root{}
+	}
+	r, err := fsys.OpenRoot(dir)
+	if err != nil {
+		r = nil
+	}
+	pr.roots[dir] = r
+	return r
+}
+
+// close closes the roots kept.
+func (pr *parentRoots) close() {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	for _, r := range pr.roots {
+		if r != nil {
+			r.Close()
+		}
+	}
+	pr.roots = nil
 }
 
 // readFile reads a whole file of the tree whose size (from a stat) is
