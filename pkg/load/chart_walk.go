@@ -22,20 +22,24 @@ func (c *chartReader) walk(dirs *dirRoots) {
 		_ = filepath.WalkDir(c.p.Dir, c.visit)
 		return
 	}
-	root := &lazyDirEntry{path: c.p.Dir}
-	_ = c.walkDir(dirs, dirs.root, "", c.p.Dir, root)
+	_ = c.walkDir(dirs, nil, "", c.p.Dir, &lazyDirEntry{path: c.p.Dir})
 }
 
-// walkDir is filepath's walkDir for the directory at fp (rel: slash path
-// relative to the chart, "" for the chart, else with a trailing slash)
-// whose root is r: the chart's, or one dirs keeps (nil: none; the
-// directory is then opened from the chart's root).
-func (c *chartReader) walkDir(dirs *dirRoots, r *os.Root, rel, fp string, d fs.DirEntry) error {
+// walkDir is filepath's walkDir for the entry d at fp (rel: its slash
+// path relative to the chart with a trailing slash, "" for the chart)
+// whose directory's root is parent (nil: none kept). A directory visit
+// does not skip is opened as a root from parent's, kept in dirs while
+// there is room; one that is not kept is listed from the chart's root.
+func (c *chartReader) walkDir(dirs *dirRoots, parent *os.Root, rel, fp string, d fs.DirEntry) error {
 	if err := c.visit(fp, d, nil); err != nil || !d.IsDir() {
 		if err == fs.SkipDir && d.IsDir() {
 			err = nil
 		}
 		return err
+	}
+	r := dirs.root
+	if rel != "" {
+		r = openSubRoot(dirs, parent, rel, d.Name())
 	}
 	ents, err := listRoot(r, dirs, rel)
 	if err != nil {
@@ -47,12 +51,7 @@ func (c *chartReader) walkDir(dirs *dirRoots, r *os.Root, rel, fp string, d fs.D
 		}
 	}
 	for _, e := range ents {
-		fp1 := filepath.Join(fp, e.Name())
-		var sub *os.Root
-		if e.IsDir() {
-			sub = openSubRoot(dirs, r, rel, e.Name())
-		}
-		if err := c.walkDir(dirs, sub, rel+e.Name()+"/", fp1, e); err != nil {
+		if err := c.walkDir(dirs, r, rel+e.Name()+"/", filepath.Join(fp, e.Name()), e); err != nil {
 			if err == fs.SkipDir {
 				break
 			}
@@ -81,9 +80,10 @@ func listRoot(r *os.Root, dirs *dirRoots, rel string) ([]fs.DirEntry, error) {
 	return ents, err
 }
 
-// openSubRoot opens the directory name of parent (rel in the chart) as a
-// root, kept in dirs while there is room; nil when it cannot be opened so
-// (listRoot then opens it from the chart's root, and gives the error).
+// openSubRoot opens the directory name of parent (rel in the chart, with
+// a trailing slash) as a root, kept in dirs while there is room; nil when
+// it cannot be opened so (listRoot then opens it from the chart's root,
+// and gives the error).
 func openSubRoot(dirs *dirRoots, parent *os.Root, rel, name string) *os.Root {
 	if parent == nil || len(dirs.dirs) >= maxKeptRoots {
 		return nil
@@ -92,7 +92,7 @@ func openSubRoot(dirs *dirRoots, parent *os.Root, rel, name string) *os.Root {
 	if err != nil {
 		return nil
 	}
-	dirs.keep(rel+name+"/", sub)
+	dirs.keep(rel, sub)
 	return sub
 }
 
