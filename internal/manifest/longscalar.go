@@ -59,7 +59,7 @@ var swapNonce = func() string {
 // bytes qualify.
 func parseYAML(src []byte, n *yaml.Node, min int) error {
 	if swapped, vals := swapLongScalars(src, min); vals != nil {
-		if fastParse(swapped, vals, n) {
+		if fastParse(swapped, vals, len(vals), n) {
 			return nil
 		}
 		*n = yaml.Node{}
@@ -67,9 +67,26 @@ func parseYAML(src []byte, n *yaml.Node, min int) error {
 	return yaml.Unmarshal(src, n)
 }
 
-// fastParse parses swapped and restores vals; false when the result is
-// not the plain parse's (n is then to be discarded).
-func fastParse(swapped []byte, vals []string, n *yaml.Node) (ok bool) {
+// parseSwapped parses one document of a text whose long values were
+// swapped out as a whole (ParseString): src holds the placeholders of
+// some of vals. When the fast path does not give the plain parse, the
+// document's own text is put back and parsed plainly.
+func parseSwapped(src []byte, vals []string, n *yaml.Node) error {
+	want := bytes.Count(src, []byte(swapNonce))
+	if want == 0 {
+		return yaml.Unmarshal(src, n)
+	}
+	if fastParse(src, vals, want, n) {
+		return nil
+	}
+	*n = yaml.Node{}
+	return yaml.Unmarshal(unswapLongScalars(src, vals), n)
+}
+
+// fastParse parses swapped, which holds want placeholders, and restores
+// vals; false when the result is not the plain parse's (n is then to be
+// discarded).
+func fastParse(swapped []byte, vals []string, want int, n *yaml.Node) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
@@ -78,13 +95,41 @@ func fastParse(swapped []byte, vals []string, n *yaml.Node) (ok bool) {
 	if yaml.Unmarshal(swapped, n) != nil {
 		return false
 	}
-	return restoreLongScalars(n, vals)
+	return restoreLongScalars(n, vals, want)
+}
+
+// byteText is a text as either type, so that a string (a rendered
+// manifest) is swapped without copying it to bytes first, and its long
+// values are substrings of it.
+type byteText interface{ string | []byte }
+
+func indexNL[T byteText](t T) int {
+	switch v := any(t).(type) {
+	case string:
+		return strings.IndexByte(v, '\n')
+	case []byte:
+		return bytes.IndexByte(v, '\n')
+	}
+	return -1
+}
+
+func containsNonce[T byteText](t T) bool {
+	switch v := any(t).(type) {
+	case string:
+		return strings.Contains(v, swapNonce)
+	case []byte:
+		return bytes.Contains(v, []byte(swapNonce))
+	}
+	return false
 }
 
 // swapLongScalars returns text with every qualifying value replaced by a
 // placeholder, and the values in placeholder order; nil values when none
-// qualifies or text holds the nonce.
-func swapLongScalars(text []byte, min int) ([]byte, []string) {
+// qualifies or the text outside them holds the nonce. The values of a
+// string text are substrings of it. A value is scanned once (its line's
+// end is where its base64 run ends), and only the text around the values
+// is searched for the nonce: inside a value it is never read as one.
+func swapLongScalars[T byteText](text T, min int) ([]byte, []string) {
 	if min < 1 || len(text) < min {
 		return nil, nil
 	}
@@ -92,75 +137,116 @@ func swapLongScalars(text []byte, min int) ([]byte, []string) {
 	var vals []string
 	copied := 0
 	for i := 0; i < len(text); {
-		lineEnd, next := len(text), len(text)
-		if e := bytes.IndexByte(text[i:], '\n'); e >= 0 {
-			lineEnd, next = i+e, i+e+1
-		}
-		if lineEnd-i >= min {
-			if vs, ok := LongValue(text[i:lineEnd], min); ok {
-				if out == nil {
-					if bytes.Contains(text, []byte(swapNonce)) {
-						return nil, nil
-					}
-					out = make([]byte, 0, len(text)/4)
-				}
-				out = append(out, text[copied:i+vs]...)
-				out = append(out, swapNonce...)
-				out = strconv.AppendInt(out, int64(len(vals)), 10)
-				vals = append(vals, string(text[i+vs:lineEnd]))
-				copied = lineEnd
+		vs, end, ok := longValueAt(text, i, min)
+		if !ok {
+			e := indexNL(text[end:])
+			if e < 0 {
+				break
 			}
+			i = end + e + 1
+			continue
 		}
-		i = next
+		seg := text[copied : i+vs]
+		if containsNonce(seg) {
+			return nil, nil
+		}
+		if out == nil {
+			// What is left once this value is out (more may go).
+			out = make([]byte, 0, len(text)-(end-i-vs)+len(swapNonce)+8)
+		}
+		out = append(out, seg...)
+		out = append(out, swapNonce...)
+		out = strconv.AppendInt(out, int64(len(vals)), 10)
+		vals = append(vals, string(text[i+vs:end]))
+		copied = end
+		i = end + 1
 	}
-	if vals == nil {
+	if vals == nil || containsNonce(text[copied:]) {
 		return nil, nil
 	}
 	return append(out, text[copied:]...), vals
 }
 
-// longValue reports whether line l is `<spaces><key>: <value>` with a
-// qualifying value of at least min bytes, and where the value starts.
-func LongValue(l []byte, min int) (int, bool) {
-	i := 0
-	for i < len(l) && l[i] == ' ' {
-		i++
+// longValueAt reports whether the line at text[i:] is `<spaces><key>:
+// <value>` with a qualifying value of at least min bytes (LongValue), where
+// the value starts (relative to i) and where the line ends. When it is
+// not, end is a position in the line from which to look for its end.
+func longValueAt[T byteText](text T, i, min int) (vs, end int, ok bool) {
+	j := i
+	for j < len(text) && text[j] == ' ' {
+		j++
 	}
-	k := i
-	for i < len(l) && isKeyByte(l[i]) {
-		i++
+	k := j
+	for j < len(text) && isKeyByte(text[j]) {
+		j++
 	}
-	if i == k || !isLetter(l[k]) || i+2 >= len(l) || l[i] != ':' || l[i+1] != ' ' {
-		return 0, false
+	if j == k || !isLetter(text[k]) || j+2 >= len(text) || text[j] != ':' || text[j+1] != ' ' || !isLetter(text[j+2]) {
+		return 0, j, false
 	}
-	vs := i + 2
-	if len(l)-vs < min || !isLetter(l[vs]) {
-		return 0, false
+	v := j + 2
+	end = v + base64Run(text[v:])
+	if end < len(text) && text[end] != '\n' || end-v < min {
+		return 0, end, false
 	}
-	if !allBase64(l[vs:]) {
-		return 0, false
-	}
-	return vs, true
+	return v - i, end, true
 }
 
-// allBase64 reports whether b holds only base64 characters: eight bytes a
-// step, one branch each (a blob's line is hundreds of KiB).
-func allBase64(b []byte) bool {
+// unswapLongScalars puts vals back in place of their placeholders in
+// swapped (a text swapLongScalars made, or a part of one): the text that
+// was swapped.
+func unswapLongScalars(swapped []byte, vals []string) []byte {
+	out := make([]byte, 0, len(swapped))
+	for {
+		i := bytes.Index(swapped, []byte(swapNonce))
+		if i < 0 {
+			return append(out, swapped...)
+		}
+		out = append(out, swapped[:i]...)
+		j := i + len(swapNonce)
+		k := j
+		for k < len(swapped) && swapped[k] >= '0' && swapped[k] <= '9' {
+			k++
+		}
+		idx, err := strconv.Atoi(string(swapped[j:k]))
+		if err != nil || idx < 0 || idx >= len(vals) {
+			// Not a placeholder of ours (the text held none to start with).
+			out = append(out, swapped[i:k]...)
+		} else {
+			out = append(out, vals[idx]...)
+		}
+		swapped = swapped[k:]
+	}
+}
+
+// LongValue reports whether line l is `<spaces><key>: <value>` with a
+// qualifying value of at least min bytes, and where the value starts.
+func LongValue(l []byte, min int) (int, bool) {
+	if bytes.IndexByte(l, '\n') >= 0 {
+		return 0, false
+	}
+	vs, _, ok := longValueAt(l, 0, min)
+	return vs, ok
+}
+
+// base64Run is the length of the run of base64 characters b starts with:
+// eight bytes a step, one branch each (a blob's line is hundreds of KiB).
+func base64Run[T byteText](b T) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
-		w := b[i : i+8 : i+8]
-		if base64Table[w[0]]&base64Table[w[1]]&base64Table[w[2]]&base64Table[w[3]]&
-			base64Table[w[4]]&base64Table[w[5]]&base64Table[w[6]]&base64Table[w[7]] == 0 {
-			return false
+		_ = b[i+7]
+		if base64Table[b[i]]&base64Table[b[i+1]]&base64Table[b[i+2]]&base64Table[b[i+3]]&
+			base64Table[b[i+4]]&base64Table[b[i+5]]&base64Table[b[i+6]]&base64Table[b[i+7]] == 0 {
+			break
 		}
 	}
-	for ; i < len(b); i++ {
-		if base64Table[b[i]] == 0 {
-			return false
-		}
+	for i < len(b) && base64Table[b[i]] != 0 {
+		i++
 	}
-	return true
+	return i
 }
+
+// allBase64 reports whether b holds only base64 characters.
+func allBase64(b []byte) bool { return base64Run(b) == len(b) }
 
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
@@ -178,9 +264,10 @@ var base64Table = func() (t [256]byte) {
 }()
 
 // restoreLongScalars puts vals back where their placeholders went and
-// reports whether each was the whole value of one plain !!str scalar,
-// exactly once, with the nonce nowhere else.
-func restoreLongScalars(root *yaml.Node, vals []string) bool {
+// reports whether each placeholder was the whole value of one plain !!str
+// scalar, each at most once and want of them in all, with the nonce
+// nowhere else.
+func restoreLongScalars(root *yaml.Node, vals []string, want int) bool {
 	found := make([]bool, len(vals))
 	count := 0
 	stack := []*yaml.Node{root}
@@ -206,5 +293,5 @@ func restoreLongScalars(root *yaml.Node, vals []string) bool {
 		}
 		stack = append(stack, x.Content...) // aliases have none: each node once
 	}
-	return count == len(vals)
+	return count == want
 }

@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/base64"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -69,7 +70,7 @@ func fastTaken(text string) bool {
 			continue
 		}
 		var n yaml.Node
-		if !fastParse(sw, vals, &n) {
+		if !fastParse(sw, vals, len(vals), &n) {
 			return false
 		}
 	}
@@ -126,4 +127,76 @@ func TestAllBase64(t *testing.T) {
 			}
 		}
 	}
+}
+
+// parseStringBoth parses text plainly and as ParseString does (long
+// values swapped out of the whole text from min bytes), and fails when the
+// results differ in any way.
+func parseStringBoth(t *testing.T, text string, min int) {
+	t.Helper()
+	plain := func(src []byte, n *yaml.Node) error { return yaml.Unmarshal(src, n) }
+	po, pp := parseDocs([]byte(text), "f.yaml", plain)
+	so, sp := parseStringWith(text, "f.yaml", min)
+	if !reflect.DeepEqual(po, so) || !reflect.DeepEqual(pp, sp) {
+		t.Fatalf("text parses differently as a string with long values swapped out:\nplain  %+v %+v\nstring %+v %+v", po, pp, so, sp)
+	}
+}
+
+// TestParseStringSameTree: ParseString gives what the plain parse gives,
+// whether a document takes the fast path or falls back, and whichever
+// documents of a text hold the long values.
+func TestParseStringSameTree(t *testing.T) {
+	blob := "H4sI" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("kind: ConfigMap\n", 400)))
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: v1.0.0\nbinaryData:\n  components: " + blob + "\ndata:\n  metadata: |\n    x: y\n"
+	for _, text := range []string{
+		cm,
+		cm + "---\n" + cm,
+		"kind: A\n---\n" + cm + "---\nkind: B\n",
+		cm + "---\nbinaryData:\n  components: " + blob + "\n    more\n---\n" + cm,
+		cm + "---\ndata:\n  x: |\n    components: " + blob + "\n",
+		"binaryData:\n  components: " + blob + "\n x: [\n---\n" + cm,
+		cm + "---\n--- \nbinaryData:\n  components: " + blob + "\n  components: " + blob + "\n",
+		"--- binaryData: {components: " + blob + "}\n" + cm,
+		cm + "  x: " + swapNonce + "0\n",
+		strings.TrimSuffix(cm, "\n"),
+	} {
+		parseStringBoth(t, text, LongScalarMin)
+	}
+}
+
+// TestParseStringDoesNotCopyBlob: a rendered ConfigMap's blob is not
+// copied by its parse (the node holds a substring of the text): the parse
+// allocates far less than the blob's size.
+func TestParseStringDoesNotCopyBlob(t *testing.T) {
+	blob := "H4sI" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("kind: ConfigMap\n", 1<<15)))
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: v1.0.0\nbinaryData:\n  components: " + blob + "\n"
+	var objs []*Object
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	objs, _ = ParseString(cm, "f.yaml")
+	runtime.ReadMemStats(&after)
+	if v := LookupPath(objs[0].Root, "binaryData", "components"); v == nil || v.Value != blob {
+		t.Fatal("binaryData.components is not the blob")
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(len(blob))/4 {
+		t.Fatalf("parsing a %d-byte blob allocated %d bytes: it was copied", len(blob), got)
+	}
+}
+
+// FuzzParseString: on any text, ParseString (with a tiny threshold) gives
+// exactly what the plain parse gives.
+func FuzzParseString(f *testing.F) {
+	for _, s := range []string{
+		"binaryData:\n  components: H4sIAAAAAAAA\n",
+		"a:\n  b: Abcdefgh\n    c\n---\na:\n  b: Abcdefgh\n",
+		"a: |\n  b: Abcdefgh\n---\nc: Abcdefghij\n",
+		"--- a: Abcdefghij\n",
+		"a: \"x\n---\n  b: Abcdefghi\n  \"\n",
+		"a:\n  b: Abcdefghij\n  b: Abcdefghij\n...\nc: Abcdefghij\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		parseStringBoth(t, text, 8)
+	})
 }

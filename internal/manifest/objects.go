@@ -31,10 +31,31 @@ const maxNodeDepth = 500
 // has duplicate keys or is not a mapping becomes a Problem naming file and
 // line; the other documents are still returned. It never panics.
 func Parse(data []byte, file string) ([]*Object, []model.Problem) {
+	return parseDocs(data, file, func(src []byte, n *yaml.Node) error { return parseYAML(src, n, LongScalarMin) })
+}
+
+// ParseString is Parse of a text held as a string (a rendered manifest).
+// Its long base64 values (longscalar.go) are swapped out of the whole
+// text at once and never copied: the nodes hold substrings of text, and
+// the rest is copied to bytes once, with placeholders in their place.
+func ParseString(text, file string) ([]*Object, []model.Problem) {
+	return parseStringWith(text, file, LongScalarMin)
+}
+
+func parseStringWith(text, file string, swapMin int) ([]*Object, []model.Problem) {
+	swapped, vals := swapLongScalars(text, swapMin)
+	if vals == nil {
+		return parseDocs([]byte(text), file, func(src []byte, n *yaml.Node) error { return parseYAML(src, n, swapMin) })
+	}
+	return parseDocs(swapped, file, func(src []byte, n *yaml.Node) error { return parseSwapped(src, vals, n) })
+}
+
+// parseDocs parses every document of data with parse.
+func parseDocs(data []byte, file string, parse func(src []byte, n *yaml.Node) error) ([]*Object, []model.Problem) {
 	var objs []*Object
 	var probs []model.Problem
 	for _, d := range SplitDocs(data) {
-		o, p := ParseDoc(d, file)
+		o, p := parseDocUsing(d, file, parse)
 		if o != nil {
 			objs = append(objs, o)
 		}
@@ -126,6 +147,11 @@ func ParseDoc(d Doc, file string) (o *Object, probs []model.Problem) {
 // parseDocWith is parseDoc with long base64 values of at least swapMin
 // bytes kept out of the YAML scan (longscalar.go; 0: never).
 func parseDocWith(d Doc, file string, swapMin int) (o *Object, probs []model.Problem) {
+	return parseDocUsing(d, file, func(src []byte, n *yaml.Node) error { return parseYAML(src, n, swapMin) })
+}
+
+// parseDocUsing is parseDoc with the YAML of the document parsed by parse.
+func parseDocUsing(d Doc, file string, parse func(src []byte, n *yaml.Node) error) (o *Object, probs []model.Problem) {
 	defer func() {
 		if r := recover(); r != nil {
 			o = nil
@@ -134,7 +160,7 @@ func parseDocWith(d Doc, file string, swapMin int) (o *Object, probs []model.Pro
 		}
 	}()
 	var n yaml.Node
-	if err := parseYAML(d.bytes(), &n, swapMin); err != nil {
+	if err := parse(d.bytes(), &n); err != nil {
 		line := d.line
 		k, msg := pin.YAMLErrorLine(err)
 		if k > 0 {

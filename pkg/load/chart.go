@@ -120,13 +120,13 @@ const maxHelmignore = 1 << 20
 // (chartWorthRendering); its other files are then not read.
 func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal, skip bool) {
 	c := &chartReader{l: l, p: p, mem: map[string][]byte{}, read: l.readFile, open: l.open}
-	c.readIgnore()
 	// The chart's own files are read through a root opened at the chart:
 	// os.Root opens a path one component at a time, and most charts lie
 	// several directories below the tree's root (a monorepo's hundreds of
 	// charts cost twice the system time otherwise).
+	var dirs *dirRoots
 	if sub := l.subRoot(p.Dir); sub != nil {
-		dirs := &dirRoots{root: sub}
+		dirs = &dirRoots{root: sub}
 		defer dirs.close()
 		c.read = func(fp string, size int64) ([]byte, error) {
 			f, err := dirs.open(relSlash(p.Dir, fp))
@@ -138,7 +138,8 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 		}
 		c.open = func(fp string) (*os.File, error) { return dirs.open(relSlash(p.Dir, fp)) }
 	}
-	_ = filepath.WalkDir(p.Dir, c.visit)
+	c.readIgnore()
+	c.walk(dirs)
 	skip = c.readAll()
 	return c.files, c.mem, c.probs, c.fatal, skip
 }
@@ -167,7 +168,7 @@ func (c *chartReader) readIgnore() {
 	}
 	// Through the tree's root, a regular file only: not ignore.ParseFile,
 	// which follows a link out of the tree and blocks on a FIFO.
-	data, err := c.l.readCapped(filepath.Join(c.p.Dir, ignore.HelmIgnore), maxHelmignore)
+	data, err := c.readIgnoreFile(filepath.Join(c.p.Dir, ignore.HelmIgnore))
 	var r *ignore.Rules
 	if err == nil {
 		r, err = ignore.Parse(bytes.NewReader(data))
@@ -441,7 +442,7 @@ func parseRendered(chrt *chart.Chart, files []*loader.BufferedFile, r *render.Re
 			text = t // what the render child did not drop
 		}
 		file := render.SubchartPath(strings.TrimPrefix(k, prefix), subdirs)
-		objs, ps := manifest.Parse([]byte(text), file)
+		objs, ps := manifest.ParseString(text, file)
 		lm := render.RenderedLineMap(sources[k], text)
 		render.PlaceRendered(ps, lm, namespace, release, file)
 		probs = append(probs, ps...)

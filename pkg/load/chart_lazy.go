@@ -9,6 +9,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 
+	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -118,33 +119,61 @@ func (c *chartReader) readAll() (skip bool) {
 	return skip
 }
 
-// dirRoots opens a chart's files through a root per directory, each opened
-// once from the chart's root: os.Root resolves a path one component at a
-// time, and a chart's files lie in a few directories (templates/,
-// charts/NAME/templates/), so a file costs one openat instead of one per
-// component.
-type dirRoots struct {
-	root *os.Root
-	dirs map[string]*os.Root
+// readIgnoreFile reads the chart's .helmignore at fp (at most
+// maxHelmignore bytes) through the chart's root (one open, where the
+// tree's root opens each directory on the way), else, when that fails (a
+// link to a file elsewhere in the tree, or no root), as any file of the
+// tree.
+func (c *chartReader) readIgnoreFile(fp string) ([]byte, error) {
+	if f, err := c.open(fp); err == nil {
+		defer f.Close()
+		return readCappedFrom(f, maxHelmignore)
+	}
+	return c.l.readCapped(fp, maxHelmignore)
 }
 
+// dirRoots opens a chart's files through a root per directory, each opened
+// once (from its parent's root, as the walk goes): os.Root resolves a
+// path one component at a time, and a chart's files lie in a few
+// directories (templates/, charts/NAME/templates/), so a file costs one
+// openat instead of one per component. At most maxKeptRoots directories
+// stay open; the others are opened from the chart's root when needed and
+// closed at once, so a chart of many directories holds few descriptors.
+type dirRoots struct {
+	root *os.Root
+	dirs map[string]*os.Root // by slash path with a trailing slash
+}
+
+// maxKeptRoots bounds the directory roots a chart's load keeps open.
+const maxKeptRoots = 64
+
+// open opens the regular file name (slash path relative to the chart) as
+// layout.OpenRegular does: without waiting, and only if regular.
 func (d *dirRoots) open(name string) (*os.File, error) {
 	dir, base := path.Split(name)
 	if dir == "" {
-		return d.root.Open(base)
+		return layout.OpenRegular(d.root, base)
 	}
 	r, ok := d.dirs[dir]
 	if !ok {
+		if len(d.dirs) >= maxKeptRoots {
+			return layout.OpenRegular(d.root, name)
+		}
 		var err error
 		if r, err = d.root.OpenRoot(strings.TrimSuffix(dir, "/")); err != nil {
 			return nil, err
 		}
-		if d.dirs == nil {
-			d.dirs = map[string]*os.Root{}
-		}
-		d.dirs[dir] = r
+		d.keep(dir, r)
 	}
-	return r.Open(base)
+	return layout.OpenRegular(r, base)
+}
+
+// keep records r as the root of dir (slash path, trailing slash).
+func (d *dirRoots) keep(dir string, r *os.Root) {
+	if d.dirs == nil {
+		d.dirs = map[string]*os.Root{}
+	}
+	d.dirs[dir] = r
 }
 
 func (d *dirRoots) close() {

@@ -159,10 +159,10 @@ func openDir(dir, what, give string) (string, *os.Root, error) {
 // the sandbox of opts, or one of its own that done closes.
 func newScanner(real string, fsys *os.Root, opts Options, sk *skips) (l *scanner, done func()) {
 	l = &scanner{root: real, fsys: fsys, opts: opts, skips: sk, sandbox: opts.Sandbox}
-	done = func() {}
+	done = l.parents.close
 	if l.sandbox == nil {
 		l.sandbox = render.New(opts.Logger)
-		done = l.sandbox.Close
+		done = func() { l.sandbox.Close(); l.parents.close() }
 	}
 	return l, done
 }
@@ -325,6 +325,8 @@ type scanner struct {
 	skips *skips // charts that are not provider packages; nil: not recorded
 	// sandbox renders the charts and parses the plain manifests.
 	sandbox *render.Sandbox
+	// parents are the directories holding packages, kept open (subRoot).
+	parents parentRoots
 	// warmRender starts the render children (Warm) once the first package
 	// that needs one is found, so a tree without provider charts starts
 	// none; nil: children start on demand.

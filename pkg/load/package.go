@@ -38,7 +38,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 		l.needRender() // plain manifests are parsed in a render child
 		pl.objs, probs, ok = l.readPlain(ctx, p)
 		if ok {
-			l.loadPins(p)
+			l.loadPins(p, nil)
 		}
 	}
 	if !ok || ctx.Err() != nil {
@@ -99,7 +99,7 @@ func (l *scanner) readChart(ctx context.Context, c candidate, p *model.Package, 
 		return nil, false
 	}
 	l.needRenderFor(files)
-	l.loadPins(p)
+	l.loadPins(p, mem)
 	probs = append(probs, cprobs...)
 	if fatal {
 		return probs, true
@@ -264,8 +264,19 @@ func dedupe(probs []model.Problem) []model.Problem {
 
 // loadPins reads the package's pin.yaml or Makefile pins. A pin file that
 // does not parse is a Problem; the package then has an empty pin set.
-func (l *scanner) loadPins(p *model.Package) {
-	set, err := infer.LoadDir(p.Dir)
+// mem holds the chart's files read already (their exact bytes, read
+// through the chart's root): those are not read again. Only buffers that
+// are never pooled are lent (see buffers.go): the pins are built of
+// copies, but a pooled buffer is not worth the doubt.
+func (l *scanner) loadPins(p *model.Package, mem map[string][]byte) {
+	var read func(string) ([]byte, bool)
+	if mem != nil {
+		read = func(name string) ([]byte, bool) {
+			b, ok := mem[name]
+			return b, ok && cap(b) < pooledMin
+		}
+	}
+	set, err := infer.LoadDirRead(p.Dir, read)
 	if set != nil {
 		p.Pins = set
 	}
@@ -423,11 +434,63 @@ func (l *scanner) subRoot(dir string) *os.Root {
 	if err != nil || !within(l.root, dir) {
 		return nil
 	}
-	sub, err := l.fsys.OpenRoot(rel)
+	from, name := l.fsys, rel
+	if parent := filepath.Dir(rel); parent != "." {
+		if r := l.parents.get(l.fsys, parent); r != nil {
+			from, name = r, filepath.Base(rel)
+		}
+	}
+	sub, err := from.OpenRoot(name)
 	if err != nil {
 		return nil
 	}
 	return sub
+}
+
+// parentRoots keeps open the directories that hold packages (a tree's
+// packages/system/, a monorepo's few such directories), so that a
+// package's root is opened from its parent's in one step: os.Root opens a
+// path one directory at a time. At most maxParentRoots stay open; past
+// them a package's root is opened from the tree's.
+type parentRoots struct {
+	mu    sync.Mutex
+	roots map[string]*os.Root // by path relative to the tree; nil: could not open
+}
+
+const maxParentRoots = 64
+
+// get returns the root of dir (relative to the tree root fsys), opening
+// it the first time; nil when it cannot be opened or there is no room.
+func (pr *parentRoots) get(fsys *os.Root, dir string) *os.Root {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if r, ok := pr.roots[dir]; ok {
+		return r
+	}
+	if len(pr.roots) >= maxParentRoots {
+		return nil
+	}
+	if pr.roots == nil {
+		pr.roots = map[string]*os.Root{}
+	}
+	r, err := fsys.OpenRoot(dir)
+	if err != nil {
+		r = nil
+	}
+	pr.roots[dir] = r
+	return r
+}
+
+// close closes the roots kept.
+func (pr *parentRoots) close() {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	for _, r := range pr.roots {
+		if r != nil {
+			r.Close()
+		}
+	}
+	pr.roots = nil
 }
 
 // readFile reads a whole file of the tree whose size (from a stat) is

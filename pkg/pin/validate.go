@@ -225,8 +225,10 @@ func CheckURL(u string) error {
 	if u == "" {
 		return errors.New("is empty")
 	}
-	q := fmt.Sprintf("%q", redactURL(u))
+	// Quoted (and redacted) only for a message: most URLs are good.
+	quoted := func() string { return fmt.Sprintf("%q", redactURL(u)) }
 	if !urlRE.MatchString(u) {
+		q := quoted()
 		http := strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
 		switch {
 		case strings.ContainsFunc(u, func(r rune) bool { return r <= 0x20 || r == 0x7f }):
@@ -243,10 +245,10 @@ func CheckURL(u string) error {
 	}
 	pu, err := url.Parse(u)
 	if err != nil {
-		return fmt.Errorf("%s does not parse: %v", q, errors.Unwrap(err))
+		return fmt.Errorf("%s does not parse: %v", quoted(), errors.Unwrap(err))
 	}
 	if (pu.Scheme == "http" || pu.Scheme == "https") && pu.Hostname() == "" {
-		return fmt.Errorf("%s has no host", q)
+		return fmt.Errorf("%s has no host", quoted())
 	}
 	return nil
 }

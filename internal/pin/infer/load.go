@@ -48,12 +48,22 @@ var makefileNames = []string{"GNUmakefile", "makefile", "Makefile"}
 // through a symlink. A pin.yaml that fails to parse returns its error (see
 // FieldErrors) together with a Set whose Source is "pin.yaml" and File nil.
 func LoadDir(dir string) (*pin.Set, error) {
+	return LoadDirRead(dir, nil)
+}
+
+// LoadDirRead is LoadDir for a caller that has read some files of dir
+// already (a chart's files): read returns the bytes of the file at a
+// slash path relative to dir when it holds them, and a file it holds is
+// not read again. It must give the file's exact bytes as they were read
+// from dir; a file it does not hold (or one larger than the reader's
+// bound) is read from dir as LoadDir reads it.
+func LoadDirRead(dir string, read func(name string) ([]byte, bool)) (*pin.Set, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the pins of %s: %w", dir, err)
 	}
 	defer root.Close()
-	fsys := root.FS()
+	fsys := dirFS{FS: root.FS(), root: root, read: read}
 	set := &pin.Set{}
 
 	mk, err := readFirstMakefile(fsys, dir, set)

@@ -2,6 +2,7 @@ package infer
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -309,5 +310,47 @@ func TestLoadDirFIFOs(t *testing.T) {
 				t.Fatal("LoadDir blocked on a FIFO")
 			}
 		})
+	}
+}
+
+// TestLoadDirRead: LoadDirRead gives what LoadDir gives for every package
+// of the test tree when it is handed the files' own bytes; a file it is
+// handed is not read again (the bytes handed are the ones parsed), and one
+// it is not handed, or one over the reader's bound, is read from the
+// directory.
+func TestLoadDirRead(t *testing.T) {
+	ents, err := os.ReadDir(pkgDir(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		dir := pkgDir(e.Name())
+		want, werr := LoadDir(dir)
+		got, gerr := LoadDirRead(dir, func(name string) ([]byte, bool) {
+			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+			return b, err == nil
+		})
+		if !reflect.DeepEqual(got, want) || fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Errorf("%s: LoadDirRead = %+v, %v; LoadDir = %+v, %v", e.Name(), got, gerr, want, werr)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte("NAMESPACE = on-disk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		handed string
+		want   string
+	}{
+		{"NAMESPACE = handed\n", "handed"},
+		{"NAMESPACE = handed\n" + strings.Repeat("#", maxMakefileSize), "on-disk"}, // over the bound: read
+		{"", "on-disk"}, // not handed
+	} {
+		set, err := LoadDirRead(dir, func(name string) ([]byte, bool) {
+			return []byte(tc.handed), name == "Makefile" && tc.handed != ""
+		})
+		if err != nil || set.Namespace != tc.want {
+			t.Errorf("handed %.20q: namespace %q, %v; want %q", tc.handed, set.Namespace, err, tc.want)
+		}
 	}
 }

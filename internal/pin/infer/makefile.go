@@ -1,13 +1,17 @@
 package infer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -721,17 +725,37 @@ func (s *pinState) pinLiteralDownloads(dls []recipeDownload, ruleHex map[int][]s
 }
 
 // readLimited reads a regular file of fsys, at most limit bytes. The file
-// is looked at before it is opened: opening a FIFO would wait for a
-// writer for ever.
+// is looked at before it is read, and never opened in a way that waits:
+// opening a FIFO would wait for a writer for ever. In a package directory
+// (dirFS) the open itself does not wait (O_NONBLOCK) and the opened file
+// is looked at; in another fs.FS the path is looked at first.
 func readLimited(fsys fs.FS, name string, limit int64) ([]byte, error) {
-	if st, err := fs.Stat(fsys, name); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
-	}
-	fh, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
+	var fh fs.File
+	if d, ok := fsys.(dirFS); ok {
+		if !fs.ValidPath(name) || filepath.Separator != '/' && strings.ContainsRune(name, filepath.Separator) {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+		}
+		if d.read != nil {
+			if data, ok := d.read(name); ok && int64(len(data)) <= limit {
+				return data, nil
+			}
+		}
+		f, err := d.root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, err
+		}
+		fh = f
+	} else {
+		if st, err := fs.Stat(fsys, name); err != nil {
+			return nil, err
+		} else if !st.Mode().IsRegular() {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
+		}
+		f, err := fsys.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		fh = f
 	}
 	defer fh.Close()
 	st, err := fh.Stat()
@@ -741,12 +765,23 @@ func readLimited(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
 	}
-	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
-	if err != nil {
+	// Read into a buffer of the size the file has (one read, and one for
+	// its end), at most limit+1 bytes.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(st.Size(), 0), limit)+1))
+	if _, err := buf.ReadFrom(io.LimitReader(fh, limit+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("larger than %d bytes", limit)}
 	}
 	return data, nil
+}
+
+// dirFS is a package directory's os.Root as an fs.FS, with the root at
+// hand for readLimited.
+type dirFS struct {
+	fs.FS
+	root *os.Root
+	read func(name string) ([]byte, bool) // files read already (LoadDirRead)
 }
