@@ -138,11 +138,12 @@ func (s *stream) feed(b []byte) {
 }
 
 // plainRun measures the lines at b's start that are neither a document
-// marker nor a top-level kind: none of them starts with '-', '.' or 'k'.
+// marker nor a top-level kind: none of them starts with '-', '.', 'k', a
+// quote or a byte-order mark.
 func plainRun(b []byte) (n, lines int) {
 	for n < len(b) {
 		switch b[n] {
-		case '-', '.', 'k':
+		case '-', '.', 'k', '"', '\'', bom[0]:
 			return n, lines
 		}
 		lines++
@@ -262,15 +263,33 @@ func Oversized(err error) []*OversizeError {
 
 // topKind returns the value of a "kind:" line at column 0.
 func topKind(l []byte) (string, bool) {
-	if len(l) == 0 || l[0] != 'k' || !bytes.HasPrefix(l, []byte("kind:")) {
+	// A byte-order mark may start a stream or a document; the key may be
+	// quoted and may have spaces before its colon.
+	l = bytes.TrimPrefix(l, bom)
+	if len(l) == 0 || (l[0] != 'k' && l[0] != '"' && l[0] != '\'') {
 		return "", false
 	}
-	v := strings.TrimSpace(string(l[len("kind:"):]))
+	var rest []byte
+	for _, key := range [][]byte{[]byte("kind"), []byte(`"kind"`), []byte("'kind'")} {
+		if r, ok := bytes.CutPrefix(l, key); ok {
+			if r = bytes.TrimLeft(r, " \t"); len(r) > 0 && r[0] == ':' {
+				rest = r[1:]
+				break
+			}
+		}
+	}
+	if rest == nil {
+		return "", false
+	}
+	v := strings.TrimSpace(string(rest))
 	if i := strings.Index(v, " #"); i >= 0 {
 		v = strings.TrimSpace(v[:i])
 	}
 	return strings.Trim(v, `"'`), true
 }
+
+// bom is the UTF-8 byte-order mark.
+var bom = []byte("\ufeff")
 
 // scanDoc parses one workload document that starts at line start.
 func scanDoc(b []byte, start int) ([]Found, error) {

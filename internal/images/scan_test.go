@@ -138,8 +138,8 @@ func TestScanCases(t *testing.T) {
 		"json":               "1:example.com/p:v1 11:example.com/d:v1",
 		"json multiline":     "6:x:v1",
 		"block scalar":       "16:example.com/d:v1",
-		"bom":                "23:example.com/d:v1", // a BOM hides the kind line it starts
-		"quoted kinds":       "2:q:v1 5:p:v1",       // a quoted key is not read
+		"bom":                "9:example.com/d:v1 13:b:v1 23:example.com/d:v1", // a BOM may start a stream or a document
+		"quoted kinds":       "2:q:v1 5:p:v1 8:k:v1",
 		"comments":           "13:example.com/d:v1",
 		"k and dash lines":   "16:example.com/d:v1",
 		"tabs":               "12:example.com/d:v1",
