@@ -3,7 +3,9 @@ package blob
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -65,6 +67,50 @@ func FuzzInspect(f *testing.F) {
 			t.Fatal("inflated digest differs from compress/gzip's")
 		}
 	})
+}
+
+// FuzzInspectBytes: the in-memory inspection and the streaming one give
+// the same Info (errors and their offsets included) and write the same
+// inflated bytes, for any input, limit and guess at the inflated bytes.
+func FuzzInspectBytes(f *testing.F) {
+	text := []byte("apiVersion: v1\nkind: Namespace\n")
+	good, _ := CompressBytes(text)
+	f.Add(good, uint16(0), text)
+	f.Add(good, uint16(len(text)-1), text)
+	f.Add(good, uint16(0), text[:5])
+	f.Add(append(bytes.Clone(good), good...), uint16(5), []byte("x"))
+	f.Add(append(bytes.Clone(good), 0), uint16(0), []byte(nil))
+	f.Add(good[:len(good)-2], uint16(3), []byte(nil))
+	f.Add(good[:14], uint16(0), text)
+	f.Add([]byte{0x1f, 0x8b, 8, 0x1e, 0, 0, 0, 0, 0, 3, 0xff, 0xff}, uint16(0), []byte(nil))
+	f.Fuzz(func(t *testing.T, b []byte, limit uint16, guess []byte) {
+		var exp *Expect
+		if guess != nil {
+			exp = &Expect{Data: guess, SHA256: sha256.Sum256(guess)}
+		}
+		var ws, wm bytes.Buffer
+		s := InspectExpect(bytes.NewReader(b), int64(limit), &ws, exp)
+		m := InspectBytes(context.Background(), b, int64(limit), &wm, exp)
+		if ks, km := infoKey(s), infoKey(m); ks != km {
+			t.Fatalf("streaming %s\nin memory %s", ks, km)
+		}
+		if !bytes.Equal(ws.Bytes(), wm.Bytes()) {
+			t.Fatalf("streaming wrote %d inflated bytes, in memory %d", ws.Len(), wm.Len())
+		}
+	})
+}
+
+// infoKey spells out every field of i, a CorruptError's included.
+func infoKey(i Info) string {
+	e := func(err error) string {
+		if ce, ok := IsCorrupt(err); ok {
+			return fmt.Sprintf("%#v", *ce)
+		}
+		return fmt.Sprint(err)
+	}
+	plain := i
+	plain.Err, plain.HeaderErr = nil, nil
+	return fmt.Sprintf("%#v err=%s headerErr=%s", plain, e(i.Err), e(i.HeaderErr))
 }
 
 // FuzzFirstDifference: two texts differ iff a diff comes back, the diff

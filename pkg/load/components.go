@@ -80,7 +80,7 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 			if ctx.Err() != nil {
 				return
 			}
-			l.hashReader(p, rel, ctxReader{ctx, bytes.NewReader(mem[rel])}, expectFor(p, mem, mem[rel]))
+			l.hashBlob(ctx, p, rel, mem[rel], expectFor(p, mem, mem[rel]))
 		}
 	} else if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: vendorDir},
@@ -117,7 +117,7 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 func (l *scanner) hashFile(ctx context.Context, p *model.Package, rel string, data []byte) {
 	if data != nil {
 		if isGzip(data) {
-			l.hashReader(p, rel, ctxReader{ctx, bytes.NewReader(data)}, nil)
+			l.hashBlob(ctx, p, rel, data, nil)
 		} else { // read with the chart: hashed where it lies
 			p.Files[rel] = &model.File{Path: rel, Size: int64(len(data)), SHA256: sha256.Sum256(data)}
 		}
@@ -187,6 +187,18 @@ func expectFor(p *model.Package, mem map[string][]byte, gz []byte) *blob.Expect 
 	return &blob.Expect{Data: mem[best], SHA256: p.Files[best].SHA256}
 }
 
+// hashBlob inspects a gzip file held in memory (exp: a guess at what it
+// inflates to, or nil), hashing its bytes in the same pass.
+func (l *scanner) hashBlob(ctx context.Context, p *model.Package, rel string, gz []byte, exp *blob.Expect) {
+	sc := &manifest.Scanner{}
+	info := blob.InspectBytes(ctx, gz, l.opts.Limit, sc, exp)
+	mf := &model.File{Path: rel, Size: info.Size, SHA256: info.SHA256, Blob: &info}
+	if layout.Inflated(&info) {
+		mf.Objects = sc.Result()
+	}
+	p.Files[rel] = mf
+}
+
 // hashReader hashes (and for gzip, inspects) one file's bytes, streaming.
 func (l *scanner) hashReader(p *model.Package, rel string, r io.Reader, exp *blob.Expect) {
 	br := blob.GetReader(r)
@@ -237,7 +249,7 @@ func (l *scanner) inspect(ctx context.Context, p *model.Package, cm *pendingCM) 
 		}
 	}
 	sc := &manifest.Scanner{}
-	info := blob.InspectTo(ctxReader{ctx, bytes.NewReader(raw)}, l.opts.Limit, sc)
+	info := blob.InspectBytes(ctx, raw, l.opts.Limit, sc, nil)
 	comp.Blob = &info
 	if layout.Inflated(&info) {
 		comp.Objects = sc.Result()
