@@ -9,6 +9,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	kgzip "github.com/klauspost/compress/gzip"
 )
 
 func sha(b []byte) [32]byte { return sha256.Sum256(b) }
@@ -145,6 +147,52 @@ func FuzzFirstDifference(f *testing.F) {
 		}
 		if len(d.Excerpt) > diffMaxBytes || strings.Count(d.Excerpt, "\n") > diffMaxLines {
 			t.Fatalf("excerpt too big: %d bytes", len(d.Excerpt))
+		}
+	})
+}
+
+// FuzzInspectExpected: the check of a blob against its expected content
+// (which never inflates) gives the inflater's Info whenever it vouches for
+// a blob, whatever the compression level and whatever byte is damaged.
+// The blob is compressed from data, then one byte is xored or the blob is
+// cut; the guess is data itself, or data with one byte changed.
+func FuzzInspectExpected(f *testing.F) {
+	f.Add([]byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n"), int8(9), uint16(0), byte(0), uint16(0), false)
+	f.Add([]byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), int8(1), uint16(12), byte(1), uint16(0), false)
+	f.Add([]byte("stored, not compressed"), int8(0), uint16(12), byte(0x80), uint16(0), false)
+	f.Add([]byte("huffman only: no matches at all"), int8(-2), uint16(0), byte(0), uint16(3), true)
+	f.Add([]byte(""), int8(6), uint16(0), byte(0), uint16(0), false)
+	f.Fuzz(func(t *testing.T, data []byte, level int8, at uint16, xor byte, cut uint16, wrongGuess bool) {
+		zw, err := kgzip.NewWriterLevel(io.Discard, int(level)%12-2)
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		zw.Reset(&buf)
+		_, _ = zw.Write(data)
+		_ = zw.Close()
+		gz := buf.Bytes()
+		if len(gz) > 0 {
+			gz[int(at)%len(gz)] ^= xor
+			gz = gz[:len(gz)-int(cut)%(len(gz)+1)]
+		}
+		guess := data
+		if wrongGuess && len(data) > 0 {
+			guess = bytes.Clone(data)
+			guess[int(at)%len(guess)]++
+		}
+		exp := &Expect{Data: guess, SHA256: sha256.Sum256(guess)}
+		var wi, wf bytes.Buffer
+		inflated := InspectExpect(bytes.NewReader(gz), 0, &wi, exp)
+		fast, ok := inspectExpected(context.Background(), gz, exp, &wf)
+		if !ok {
+			return // left to the inflater
+		}
+		if ki, kf := infoKey(inflated), infoKey(fast); ki != kf {
+			t.Fatalf("inflated %s\nchecked  %s", ki, kf)
+		}
+		if !bytes.Equal(wi.Bytes(), wf.Bytes()) {
+			t.Fatalf("inflating wrote %d bytes, the check %d", wi.Len(), wf.Len())
 		}
 	})
 }

@@ -77,8 +77,18 @@ func InspectExpect(r io.Reader, limit int64, w io.Writer, exp *Expect) Info {
 // InspectBytes is InspectExpect on a blob held in memory: the Info is the
 // same for the same bytes, but the compressed bytes are hashed in one call
 // and inflated straight from the slice, which is faster than streaming.
-// Inflating stops with an error once ctx is done.
+// When a guess is given, the blob is first checked against it without
+// inflating (see inspectExpected); it is inflated only when that check
+// cannot vouch for it. Inflating stops with an error once ctx is done.
 func InspectBytes(ctx context.Context, b []byte, limit int64, w io.Writer, exp *Expect) Info {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	if exp != nil && int64(len(exp.Data)) <= limit {
+		if info, ok := inspectExpected(ctx, b, exp, w); ok {
+			return info
+		}
+	}
 	r := bytes.NewReader(b)
 	info := inspect(ctx, source{
 		r:   r,
