@@ -418,7 +418,17 @@ func huffmanBlock(r *bitReader, lit, dist *huffTable, want []byte, out int) (int
 		n -= x
 		// The copy reads bytes it may itself have written; as they must
 		// equal want's, comparing want with itself checks it.
-		if d > out || length > len(want)-out || !sameBytes(want, out, out-d, length) {
+		if d > out || length > len(want)-out {
+			return 0, false
+		}
+		if length <= 8 && out+8 <= len(want) {
+			// Most matches are short: one word of each, the bytes past
+			// length shifted out.
+			x := binary.LittleEndian.Uint64(want[out:]) ^ binary.LittleEndian.Uint64(want[out-d:])
+			if x<<(64-8*uint(length)) != 0 {
+				return 0, false
+			}
+		} else if !sameBytes(want, out, out-d, length) {
 			return 0, false
 		}
 		out += length
