@@ -98,6 +98,12 @@ type huffTable struct {
 
 const subPointer = 0x80
 
+// Primary table bits of the literal/length and distance codes.
+const (
+	litBits  = 10
+	distBits = 8
+)
+
 // invalidEntry decodes to a symbol no code has (and takes no bits): the
 // bit strings an empty or a one-code code leaves unassigned.
 const invalidEntry = 0xffff << 8
@@ -132,13 +138,12 @@ func (t *huffTable) build(lengths []uint8, pbits uint) bool {
 		code = (code + count[l-1]) << 1
 		next[l] = code
 	}
-	pbits = min(pbits, maxLen)
 	t.pbits = pbits
 	t.e = t.e[:0]
 	for range 1 << pbits {
 		t.e = append(t.e, invalidEntry)
 	}
-	sb := maxLen - pbits
+	sb := max(maxLen, pbits) - pbits
 	for sym, l8 := range lengths {
 		l := uint(l8)
 		if l == 0 {
@@ -217,8 +222,8 @@ var fixedLit, fixedDist = func() (huffTable, huffTable) {
 		d[i] = 5
 	}
 	var lit, dist huffTable
-	lit.build(l[:], 9)
-	dist.build(d[:], 5)
+	lit.build(l[:], litBits)
+	dist.build(d[:], distBits)
 	return lit, dist
 }()
 
@@ -350,22 +355,20 @@ func (m *matcher) readTables(r *bitReader) bool {
 			i++
 		}
 	}
-	return m.lit.build(lengths[:nlit], 10) && m.dist.build(lengths[nlit:], 8)
+	return m.lit.build(lengths[:nlit], litBits) && m.dist.build(lengths[nlit:], distBits)
 }
 
 // huffmanBlock checks a compressed block against want from out on and
 // returns the offset in want after it. It keeps the bit buffer in locals
 // (the compiler keeps them in registers) and refills it only when fewer
-// bits are left than the longest symbol with its extra bits needs.
+// bits are left than the next step needs: a literal/length code (15
+// bits), or a length's extra bits, a distance code and its extra bits
+// (5+15+13).
 func huffmanBlock(r *bitReader, lit, dist *huffTable, want []byte, out int) (int, bool) {
 	in, buf, n, pos := r.in, r.buf, r.n, r.pos
-	lt, lbits := lit.e, lit.pbits
-	dt, dbits := dist.e, dist.pbits
-	lmask, dmask := uint64(1)<<lbits-1, uint64(1)<<dbits-1
+	lt, dt := (*[1 << litBits]uint32)(lit.e), (*[1 << distBits]uint32)(dist.e)
 	for {
-		// 15 bits of literal/length code, 5 extra, 15 of distance code
-		// and 13 extra: 48 bits cover a symbol.
-		if n < 48 {
+		if n < 15 {
 			if pos+8 <= len(in) {
 				buf |= binary.LittleEndian.Uint64(in[pos:]) << n
 				pos += int(63-n) >> 3
@@ -376,9 +379,9 @@ func huffmanBlock(r *bitReader, lit, dist *huffTable, want []byte, out int) (int
 				buf, n, pos = r.buf, r.n, r.pos
 			}
 		}
-		e := lt[buf&lmask]
+		e := lt[buf&(1<<litBits-1)]
 		if e&subPointer != 0 {
-			e = lt[int(e>>8)+int(buf>>lbits)&(1<<(e&0xf)-1)]
+			e = lit.e[int(e>>8)+int(buf>>litBits)&(1<<(e&0xf)-1)]
 		}
 		buf >>= e & 0xf
 		n -= uint(e & 0xf)
@@ -398,13 +401,24 @@ func huffmanBlock(r *bitReader, lit, dist *huffTable, want []byte, out int) (int
 		if sym >= 29 {
 			return 0, false
 		}
+		if n < 33 {
+			if pos+8 <= len(in) {
+				buf |= binary.LittleEndian.Uint64(in[pos:]) << n
+				pos += int(63-n) >> 3
+				n |= 56
+			} else {
+				r.buf, r.n, r.pos = buf, n, pos
+				r.refill()
+				buf, n, pos = r.buf, r.n, r.pos
+			}
+		}
 		x := uint(lengthExtra[sym])
 		length := int(lengthBase[sym]) + int(buf&(1<<x-1))
 		buf >>= x
 		n -= x
-		e = dt[buf&dmask]
+		e = dt[buf&(1<<distBits-1)]
 		if e&subPointer != 0 {
-			e = dt[int(e>>8)+int(buf>>dbits)&(1<<(e&0xf)-1)]
+			e = dist.e[int(e>>8)+int(buf>>distBits)&(1<<(e&0xf)-1)]
 		}
 		buf >>= e & 0xf
 		n -= uint(e & 0xf)
