@@ -401,16 +401,10 @@ func huffmanBlock(r *bitReader, lit, dist *huffTable, want []byte, out int) (int
 		if sym >= 29 {
 			return 0, false
 		}
-		if n < 33 {
-			if pos+8 <= len(in) {
-				buf |= binary.LittleEndian.Uint64(in[pos:]) << n
-				pos += int(63-n) >> 3
-				n |= 56
-			} else {
-				r.buf, r.n, r.pos = buf, n, pos
-				r.refill()
-				buf, n, pos = r.buf, r.n, r.pos
-			}
+		if n < 33 { // once a match: the call costs little
+			r.buf, r.n, r.pos = buf, n, pos
+			r.refill()
+			buf, n, pos = r.buf, r.n, r.pos
 		}
 		x := uint(lengthExtra[sym])
 		length := int(lengthBase[sym]) + int(buf&(1<<x-1))
