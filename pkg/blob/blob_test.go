@@ -3,6 +3,7 @@ package blob
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"hash/crc32"
@@ -192,6 +193,9 @@ func TestInspectCorrupt(t *testing.T) {
 			if info.Size != int64(len(tc.in)) || info.SHA256 != Digest(sha(tc.in)) {
 				t.Fatalf("compressed size/digest must cover all input: %d vs %d", info.Size, len(tc.in))
 			}
+			if got, want := infoKey(InspectBytes(context.Background(), tc.in, tc.limit, nil, nil)), infoKey(info); got != want {
+				t.Fatalf("in memory %s\nstreaming %s", got, want)
+			}
 		})
 	}
 	info := Inspect(bytes.NewReader(named), 0)
@@ -214,6 +218,21 @@ func TestBombStopsEarly(t *testing.T) {
 	}
 	if info.RawSize != 1<<20 {
 		t.Fatalf("RawSize %d", info.RawSize)
+	}
+}
+
+// TestInspectBytesCancel: inflating from memory stops once the context is
+// done, with an error rather than a verdict on the blob.
+func TestInspectBytesCancel(t *testing.T) {
+	good, _ := CompressBytes(manifest)
+	if info := InspectBytes(context.Background(), good, 0, nil, nil); info.Err != nil {
+		t.Fatal(info.Err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	info := InspectBytes(ctx, good, 0, nil, nil)
+	if ce, ok := IsCorrupt(info.Err); !ok || !strings.Contains(ce.Detail, context.Canceled.Error()) {
+		t.Fatalf("cancelled: got %v", info.Err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package blob
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"time"
+
+	"github.com/klauspost/compress/flate"
 )
 
 // gzip header flags (RFC 1952 section 2.3.1).
@@ -28,11 +29,11 @@ const maxHeaderString = 64 << 10
 // ReadHeader parses the gzip member header at the start of b. It needs only
 // the header bytes, not the whole blob.
 func ReadHeader(b []byte) (Header, error) {
-	return readHeader(bufio.NewReader(bytes.NewReader(b)))
+	return readHeader(bytes.NewReader(b))
 }
 
 // readHeader parses one member header from r, consuming exactly its bytes.
-func readHeader(r *bufio.Reader) (Header, error) {
+func readHeader(r flate.Reader) (Header, error) {
 	hr := &headerReader{r: r}
 	if err := hr.fixed(); err != nil {
 		return hr.h, err
@@ -68,7 +69,7 @@ func readHeader(r *bufio.Reader) (Header, error) {
 // bytes read so far: the header CRC (FHCRC) covers every header byte
 // before it.
 type headerReader struct {
-	r    *bufio.Reader
+	r    flate.Reader
 	h    Header
 	hcrc uint32
 }

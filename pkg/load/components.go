@@ -47,6 +47,8 @@ func decodeBase64(s string) ([]byte, error) {
 func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[string][]byte) {
 	vd := filepath.Join(p.Dir, vendorDir)
 	var blobs []string // gzip files read with the chart, hashed last
+	sizes := blobSizes(mem)
+	kept := map[string][]byte{} // read from disk because a blob may inflate to them
 	if fi, err := os.Lstat(vd); err == nil && fi.IsDir() {
 		_ = filepath.WalkDir(vd, func(fp string, d fs.DirEntry, err error) error {
 			if ctx.Err() != nil {
@@ -73,14 +75,16 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 				blobs = append(blobs, rel) // after the files it may inflate to
 				return nil
 			}
-			l.hashFile(ctx, p, rel, mem[rel])
+			if b := l.hashFile(ctx, p, rel, mem[rel], sizes); b != nil {
+				kept[rel] = b
+			}
 			return nil
 		})
 		for _, rel := range blobs {
 			if ctx.Err() != nil {
 				return
 			}
-			l.hashReader(p, rel, ctxReader{ctx, bytes.NewReader(mem[rel])}, expectFor(p, mem, mem[rel]))
+			l.hashBlob(ctx, p, rel, mem[rel], expectFor(p, mem, kept, mem[rel]))
 		}
 	} else if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: vendorDir},
@@ -105,7 +109,7 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 				if _, err := os.Lstat(filepath.Join(p.Dir, filepath.FromSlash(rel))); err != nil {
 					continue // missing: pin-digest reports it
 				}
-				l.hashFile(ctx, p, rel, mem[rel])
+				l.hashFile(ctx, p, rel, mem[rel], nil)
 			}
 		}
 	}
@@ -113,42 +117,80 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 
 // hashFile hashes one file of the package (rel is a slash path) into
 // p.Files, from data when given, else from disk; a file it cannot read is a
-// Problem.
-func (l *scanner) hashFile(ctx context.Context, p *model.Package, rel string, data []byte) {
+// Problem. A file read from disk whose size is in keep (the inflated size
+// of a blob, mod 2^32) is read whole and returned, so the blob can be
+// checked against it rather than inflated and hashed.
+func (l *scanner) hashFile(ctx context.Context, p *model.Package, rel string, data []byte, keep map[uint32]bool) []byte {
 	if data != nil {
 		if isGzip(data) {
-			l.hashReader(p, rel, ctxReader{ctx, bytes.NewReader(data)}, nil)
+			l.hashBlob(ctx, p, rel, data, nil)
 		} else { // read with the chart: hashed where it lies
 			p.Files[rel] = &model.File{Path: rel, Size: int64(len(data)), SHA256: sha256.Sum256(data)}
 		}
-		return
+		return nil
 	}
 	fp := filepath.Join(p.Dir, filepath.FromSlash(rel))
 	fi, err := os.Lstat(fp)
 	if err != nil {
 		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel},
 			Message: fmt.Sprintf("cannot read %s: %v", rel, unwrapPath(err))})
-		return
+		return nil
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		t, tfi, prob := l.followLink(p.Dir, fp, rel)
 		if prob != nil {
 			p.Problems = append(p.Problems, *prob)
-			return
+			return nil
 		}
 		fp, fi = t, tfi
 	}
 	if !fi.Mode().IsRegular() {
-		return
+		return nil
 	}
 	f, err := l.open(fp)
 	if err != nil {
 		p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: rel},
 			Message: fmt.Sprintf("cannot read %s: %v", rel, unwrapPath(err)), Hint: "make it readable"})
-		return
+		return nil
 	}
 	defer f.Close()
-	l.hashReader(p, rel, ctxReader{ctx, f}, nil)
+	var r io.Reader = ctxReader{ctx, f}
+	if size := fi.Size(); keep[uint32(size)] && size <= maxKept {
+		// One byte more than the size tells a file that grew since.
+		b := make([]byte, size+1)
+		n, err := io.ReadFull(r, b)
+		switch {
+		case n <= int(size) && (err == io.EOF || err == io.ErrUnexpectedEOF):
+			l.hashFile(ctx, p, rel, b[:n], nil)
+			return b[:n]
+		case err == nil:
+			r = io.MultiReader(bytes.NewReader(b), r) // grew: hashed as it streams
+		default:
+			r = io.MultiReader(bytes.NewReader(b[:n]), errReader{err}) // reported as hashReader reports it
+		}
+	}
+	l.hashReader(p, rel, r, nil)
+	return nil
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// maxKept bounds a file hashFile reads whole to check a blob against.
+const maxKept = 64 << 20
+
+// blobSizes is the set of inflated sizes (mod 2^32, from their trailers)
+// of the blobs in mem.
+func blobSizes(mem map[string][]byte) map[uint32]bool {
+	sizes := map[uint32]bool{}
+	for _, b := range mem {
+		if isGzip(b) && len(b) >= 18 {
+			sizes[binary.LittleEndian.Uint32(b[len(b)-4:])] = true
+		}
+	}
+	return sizes
 }
 
 // ctxReader ends reading with ctx's error once ctx is done: inflating a
@@ -166,25 +208,43 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// expectFor guesses which file already hashed (and held in mem) the gzip
-// data inflates to: one whose size is the size its trailer states. The
-// guess only spares hashing the same bytes twice when it is right
-// (blob.Expect); it is never trusted.
-func expectFor(p *model.Package, mem map[string][]byte, gz []byte) *blob.Expect {
+// expectFor guesses which file already hashed (and held in mem or kept)
+// the gzip data inflates to: one whose size is the size its trailer
+// states. The guess only spares inflating and hashing the same bytes
+// again when it is right (blob.Expect); it is never trusted.
+func expectFor(p *model.Package, mem, kept map[string][]byte, gz []byte) *blob.Expect {
 	if len(gz) < 18 {
 		return nil
 	}
 	isize := binary.LittleEndian.Uint32(gz[len(gz)-4:])
+	held := func(rel string) []byte {
+		if b, ok := mem[rel]; ok {
+			return b
+		}
+		return kept[rel]
+	}
 	best := ""
 	for rel, f := range p.Files {
-		if f.Blob == nil && uint32(f.Size) == isize && int64(len(mem[rel])) == f.Size && (best == "" || rel < best) {
+		if f.Blob == nil && uint32(f.Size) == isize && int64(len(held(rel))) == f.Size && (best == "" || rel < best) {
 			best = rel
 		}
 	}
 	if best == "" {
 		return nil
 	}
-	return &blob.Expect{Data: mem[best], SHA256: p.Files[best].SHA256}
+	return &blob.Expect{Data: held(best), SHA256: p.Files[best].SHA256}
+}
+
+// hashBlob inspects a gzip file held in memory (exp: a guess at what it
+// inflates to, or nil), hashing its bytes in the same pass.
+func (l *scanner) hashBlob(ctx context.Context, p *model.Package, rel string, gz []byte, exp *blob.Expect) {
+	sc := &manifest.Scanner{}
+	info := blob.InspectBytes(ctx, gz, l.opts.Limit, sc, exp)
+	mf := &model.File{Path: rel, Size: info.Size, SHA256: info.SHA256, Blob: &info}
+	if layout.Inflated(&info) {
+		mf.Objects = sc.Result()
+	}
+	p.Files[rel] = mf
 }
 
 // hashReader hashes (and for gzip, inspects) one file's bytes, streaming.
@@ -237,7 +297,7 @@ func (l *scanner) inspect(ctx context.Context, p *model.Package, cm *pendingCM) 
 		}
 	}
 	sc := &manifest.Scanner{}
-	info := blob.InspectTo(ctxReader{ctx, bytes.NewReader(raw)}, l.opts.Limit, sc)
+	info := blob.InspectBytes(ctx, raw, l.opts.Limit, sc, nil)
 	comp.Blob = &info
 	if layout.Inflated(&info) {
 		comp.Objects = sc.Result()
