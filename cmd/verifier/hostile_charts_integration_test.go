@@ -266,7 +266,8 @@ limits:
 	stop := time.Now()
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	a := <-got
-	t.Logf("answer %d (Retry-After %q) %s after SIGTERM, %s after the request: %s", a.code, a.retryAfter, time.Since(stop).Round(time.Millisecond), a.d.Round(time.Millisecond), a.body)
+	answered := time.Since(stop)
+	t.Logf("answer %d (Retry-After %q) %s after SIGTERM, %s after the request: %s", a.code, a.retryAfter, answered.Round(time.Millisecond), a.d.Round(time.Millisecond), a.body)
 	if a.err != nil {
 		t.Fatalf("no answer: %v", a.err)
 	}
@@ -277,8 +278,11 @@ limits:
 	if a.d > requestTimeout+time.Second {
 		t.Errorf("answered after %s; requestTimeout is %s", a.d, requestTimeout)
 	}
-	if d := time.Since(stop); d > shutdownTimeout+3*time.Second {
-		t.Errorf("answered %s after SIGTERM; shutdownTimeout is %s", d, shutdownTimeout)
+	// Stopped by the shutdown, not by requestTimeout: well before the
+	// request's own bound (a loaded CI machine delivers the signal and
+	// the answer late by seconds).
+	if answered > shutdownTimeout+6*time.Second || answered >= requestTimeout {
+		t.Errorf("answered %s after SIGTERM; shutdownTimeout is %s, requestTimeout %s", answered, shutdownTimeout, requestTimeout)
 	}
 	st := <-stalled
 	t.Logf("stalled upload answered %s after SIGTERM: %q", time.Since(stop).Round(time.Millisecond), firstLine(st))
