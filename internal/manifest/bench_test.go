@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/base64"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,29 @@ func BenchmarkParseConfigMap(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkScanner scans a components file as a blob inflates into it
+// (32 KiB writes): PINSEAL_BENCH_MANIFEST names a real one, else a
+// synthetic stream of CRD-shaped documents.
+func BenchmarkScanner(b *testing.B) {
+	data := []byte(strings.Repeat("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: a\nspec:\n"+
+		strings.Repeat("    description: a field of the spec that does something\n      type: string\n", 200)+"---\n", 60))
+	if f := os.Getenv("PINSEAL_BENCH_MANIFEST"); f != "" {
+		var err error
+		if data, err = os.ReadFile(f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		s := &Scanner{}
+		for p := data; len(p) > 0; p = p[min(len(p), 32<<10):] {
+			_, _ = s.Write(p[:min(len(p), 32<<10)])
+		}
+		if o := s.Result(); o.Problem != "" {
+			b.Fatal(o.Problem)
+		}
 	}
 }
