@@ -56,21 +56,41 @@ func decodeHeld(s string, mem map[string][]byte) ([]byte, error) {
 	return decodeBase64(s)
 }
 
-// encodes tells whether s is the standard base64 of b.
+// encodes tells whether s is the standard base64 of b: six bytes of b
+// at a time become eight letters through two lookups of twelve bits each
+// (base64Pairs), about twice as fast as base64.Encoding.Encode; the last
+// few bytes are encoded by it.
 func encodes(s string, b []byte) bool {
-	const chunk = 3 << 10 // a multiple of 3: chunks encode without padding
-	var buf [chunk / 3 * 4]byte
-	for len(b) > 0 {
-		n := min(len(b), chunk)
-		m := base64.StdEncoding.EncodedLen(n)
-		base64.StdEncoding.Encode(buf[:m], b[:n])
-		if string(buf[:m]) != s[:m] {
+	if base64.StdEncoding.EncodedLen(len(b)) != len(s) {
+		return false
+	}
+	var buf [4 << 10]byte
+	for len(b) >= 8 { // a group is read as eight bytes
+		g := min((len(b)-8)/6+1, len(buf)/8)
+		for k := range g {
+			v := binary.BigEndian.Uint64(b[6*k:])
+			binary.LittleEndian.PutUint64(buf[8*k:], uint64(base64Pairs[v>>52])|uint64(base64Pairs[v>>40&0xfff])<<16|
+				uint64(base64Pairs[v>>28&0xfff])<<32|uint64(base64Pairs[v>>16&0xfff])<<48)
+		}
+		if string(buf[:8*g]) != s[:8*g] {
 			return false
 		}
-		b, s = b[n:], s[m:]
+		b, s = b[6*g:], s[8*g:]
 	}
-	return s == ""
+	m := base64.StdEncoding.EncodedLen(len(b))
+	base64.StdEncoding.Encode(buf[:m], b)
+	return string(buf[:m]) == s
 }
+
+// base64Pairs holds the two standard base64 letters of each 12-bit value,
+// the first in the low byte.
+var base64Pairs = func() (t [1 << 12]uint16) {
+	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := range t {
+		t[i] = uint16(letters[i>>6]) | uint16(letters[i&63])<<8
+	}
+	return t
+}()
 
 // hashFiles hashes every regular file under files/ and every pinned path
 // (sources' "to" and blobs), streaming; gzip files are inspected. Files in

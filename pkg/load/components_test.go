@@ -118,3 +118,31 @@ func TestDecodeHeld(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodes: encodes agrees with base64.Encoding.EncodeToString at every
+// length around its group and buffer sizes, and sees any letter changed.
+func TestEncodes(t *testing.T) {
+	b := make([]byte, 9<<10)
+	for i := range b {
+		b[i] = byte(i*131 + i>>8)
+	}
+	for _, n := range []int{0, 1, 2, 3, 5, 6, 7, 8, 9, 13, 14, 15, 100, 3071, 3072, 3073, 4095, 4096, 4097, 9 << 10} {
+		s := base64.StdEncoding.EncodeToString(b[:n])
+		if !encodes(s, b[:n]) {
+			t.Errorf("%d bytes: their base64 not seen as theirs", n)
+		}
+		for _, at := range []int{0, len(s) / 2, len(s) - 1} {
+			if len(s) == 0 {
+				break
+			}
+			bad := []byte(s)
+			bad[at] ^= 0x20 // another letter (case flipped, or another digit/sign)
+			if encodes(string(bad), b[:n]) {
+				t.Errorf("%d bytes: letter %d changed, still seen as their base64", n, at)
+			}
+		}
+		if encodes(s+"AAAA", b[:n]) || n > 0 && encodes(s[:len(s)-4], b[:n]) {
+			t.Errorf("%d bytes: a longer or shorter text seen as their base64", n)
+		}
+	}
+}
