@@ -26,6 +26,21 @@ func BenchmarkParseConfigMap(b *testing.B) {
 	}{
 		{"bytes", func() ([]*Object, int) { o, p := Parse([]byte(text), "cm.yaml"); return o, len(p) }},
 		{"string", func() ([]*Object, int) { o, p := ParseString(text, "cm.yaml"); return o, len(p) }},
+		{"docs-bytes", func() ([]*Object, int) { // as the render fast path parsed before ParseStringDocs
+			var objs []*Object
+			for _, d := range SplitDocs([]byte(text)) {
+				o, _ := ParseDoc(d, "cm.yaml")
+				objs = append(objs, o)
+			}
+			return objs, 0
+		}},
+		{"docs-string", func() ([]*Object, int) {
+			var objs []*Object
+			for _, d := range ParseStringDocs(text, "cm.yaml") {
+				objs = append(objs, d.Object)
+			}
+			return objs, 0
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))

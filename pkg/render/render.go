@@ -637,17 +637,16 @@ type Parsed struct {
 	Problems []model.Problem
 }
 
-// keepObjects parses a template's output as the loader does and returns
-// the spans of the documents that are not a provider or components
-// ConfigMap (to be blanked, blankSpans), with the problems those documents
-// have, and the documents kept as parsed: the same as parsing the blanked
-// text (the kept documents keep their bytes and lines; a blanked one is
-// blank, which SplitDocs skips).
+// keepObjects parses a template's output as the loader does
+// (manifest.ParseStringDocs: a components ConfigMap's blob is not copied)
+// and returns the spans of the documents that are not a provider or
+// components ConfigMap (to be blanked, blankSpans), with the problems
+// those documents have, and the documents kept as parsed: the same as
+// parsing the blanked text (the kept documents keep their bytes and
+// lines; a blanked one is blank, which SplitDocs skips).
 func keepObjects(text, file string) (drop []span, probs []model.Problem, kept Parsed) {
-	data := []byte(text)
-	offset := func(b []byte) int { return cap(data) - cap(b) } // b is a subslice of data
-	for _, d := range manifest.SplitDocs(data) {
-		o, ps := manifest.ParseDoc(d, file)
+	for _, d := range manifest.ParseStringDocs(text, file) {
+		o, ps := d.Object, d.Problems
 		if o != nil && (manifest.IsProvider(o) || manifest.IsComponentsConfigMap(o)) {
 			if n := countNodes(o.Root, maxKeptNodes+1); n <= maxKeptNodes {
 				kept.Objects = append(kept.Objects, o)
@@ -659,11 +658,10 @@ func keepObjects(text, file string) (drop []span, probs []model.Problem, kept Pa
 				Hint:    "a provider or components ConfigMap holds the components as one value; remove what makes it this big"}}
 		}
 		probs = append(probs, ps...)
-		if len(d.Head) > 0 {
-			drop = append(drop, span{offset(d.Head), offset(d.Head) + len(d.Head)})
-		}
-		if len(d.Text) > 0 {
-			drop = append(drop, span{offset(d.Text), offset(d.Text) + len(d.Text)})
+		for _, sp := range []manifest.Span{d.Head, d.Text} {
+			if sp.To > sp.From {
+				drop = append(drop, span{sp.From, sp.To})
+			}
 		}
 	}
 	return drop, probs, kept
