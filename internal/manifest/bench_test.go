@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/base64"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 )
@@ -25,6 +26,21 @@ func BenchmarkParseConfigMap(b *testing.B) {
 	}{
 		{"bytes", func() ([]*Object, int) { o, p := Parse([]byte(text), "cm.yaml"); return o, len(p) }},
 		{"string", func() ([]*Object, int) { o, p := ParseString(text, "cm.yaml"); return o, len(p) }},
+		{"docs-bytes", func() ([]*Object, int) { // as the render fast path parsed before ParseStringDocs
+			var objs []*Object
+			for _, d := range SplitDocs([]byte(text)) {
+				o, _ := ParseDoc(d, "cm.yaml")
+				objs = append(objs, o)
+			}
+			return objs, 0
+		}},
+		{"docs-string", func() ([]*Object, int) {
+			var objs []*Object
+			for _, d := range ParseStringDocs(text, "cm.yaml") {
+				objs = append(objs, d.Object)
+			}
+			return objs, 0
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
@@ -35,5 +51,29 @@ func BenchmarkParseConfigMap(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkScanner scans a components file as a blob inflates into it
+// (32 KiB writes): PINSEAL_BENCH_MANIFEST names a real one, else a
+// synthetic stream of CRD-shaped documents.
+func BenchmarkScanner(b *testing.B) {
+	data := []byte(strings.Repeat("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: a\nspec:\n"+
+		strings.Repeat("    description: a field of the spec that does something\n      type: string\n", 200)+"---\n", 60))
+	if f := os.Getenv("PINSEAL_BENCH_MANIFEST"); f != "" {
+		var err error
+		if data, err = os.ReadFile(f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		s := &Scanner{}
+		for p := data; len(p) > 0; p = p[min(len(p), 32<<10):] {
+			_, _ = s.Write(p[:min(len(p), 32<<10)])
+		}
+		if o := s.Result(); o.Problem != "" {
+			b.Fatal(o.Problem)
+		}
 	}
 }

@@ -198,5 +198,52 @@ func FuzzParseString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		parseStringBoth(t, text, 8)
+		docsBoth(t, text, 8)
 	})
+}
+
+// docsBoth checks ParseStringDocs (with min) against SplitDocs and the
+// plain per-document parse: the same documents, at the same places of
+// text, with the same objects and problems.
+func docsBoth(t *testing.T, text string, min int) {
+	t.Helper()
+	data := []byte(text)
+	want := SplitDocs(data)
+	got := parseStringDocsWith(text, "f.yaml", min)
+	if len(got) != len(want) {
+		t.Fatalf("%d documents, want %d", len(got), len(want))
+	}
+	for i, d := range want {
+		o, ps := parseDocWith(d, "f.yaml", 0)
+		g := got[i]
+		if text[g.Head.From:g.Head.To] != string(d.Head) || text[g.Text.From:g.Text.To] != string(d.Text) {
+			t.Fatalf("document %d at %v %v: %q %q, want %q %q", i, g.Head, g.Text, text[g.Head.From:g.Head.To], text[g.Text.From:g.Text.To], d.Head, d.Text)
+		}
+		if len(d.Text) > 0 && g.Text.From != cap(data)-cap(d.Text) || len(d.Head) > 0 && g.Head.From != cap(data)-cap(d.Head) {
+			t.Fatalf("document %d at %v %v: not where SplitDocs finds it", i, g.Head, g.Text)
+		}
+		if !reflect.DeepEqual(g.Object, o) || !reflect.DeepEqual(g.Problems, ps) {
+			t.Fatalf("document %d parses differently:\ngot  %+v %+v\nwant %+v %+v", i, g.Object, g.Problems, o, ps)
+		}
+	}
+}
+
+// TestParseStringDocs: document by document, ParseStringDocs gives the
+// plain parse and the documents' places, whichever hold long values.
+func TestParseStringDocs(t *testing.T) {
+	blob := "H4sI" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("kind: ConfigMap\n", 400)))
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: v1.0.0\nbinaryData:\n  components: " + blob + "\ndata:\n  metadata: |\n    x: y\n"
+	for _, text := range []string{
+		cm,
+		"kind: A\n---\n" + cm + "---\nkind: B\n",
+		cm + "---\nbinaryData:\n  components: " + blob + "\n    more\n---\n" + cm,
+		cm + "---\n--- \nbinaryData:\n  components: " + blob + "\n  components: " + blob + "\n---\nkind: C\n",
+		"--- binaryData: {components: " + blob + "}\n" + cm,
+		"--- x: " + blob + "\n---\n" + cm + "...\n" + cm,
+		cm + "  x: " + swapNonce + "0\n",
+		"kind: A\n---\nkind: B\n",
+		"",
+	} {
+		docsBoth(t, text, LongScalarMin)
+	}
 }

@@ -35,6 +35,11 @@ type Scanner struct {
 func (s *Scanner) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
+		if len(s.line) == 0 && !s.long && s.content && !s.inMeta {
+			if p = quietRun(p); len(p) == 0 {
+				break
+			}
+		}
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			s.add(p)
@@ -49,6 +54,35 @@ func (s *Scanner) Write(p []byte) (int, error) {
 		p = p[i+1:]
 	}
 	return n, nil
+}
+
+// quiet tells the first bytes of a line that, once a document has content
+// and outside metadata, cannot change what scanLine knows: a line that is
+// not a marker ('-', '.'), a top-level apiVersion, kind or metadata key
+// (plain or quoted), a JSON object, nor a line TrimSpace could shorten to
+// one of those (ASCII control bytes, multi-byte spaces).
+var quiet = func() (t [256]bool) {
+	for c := ' '; c < 0x7f; c++ {
+		t[c] = true
+	}
+	for _, c := range "-.akm\"'{" {
+		t[c] = false
+	}
+	return t
+}()
+
+// quietRun skips the whole quiet lines at p's start (the last line of p
+// when it is not whole is left to be read): an IndexByte call and a look
+// at the first byte per line, most lines of a components file.
+func quietRun(p []byte) []byte {
+	for len(p) > 0 && quiet[p[0]] {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			break
+		}
+		p = p[i+1:]
+	}
+	return p
 }
 
 func (s *Scanner) add(b []byte) {

@@ -1,8 +1,11 @@
 package manifest
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/pkg/model"
 )
 
 func TestScanObjects(t *testing.T) {
@@ -58,5 +61,52 @@ func FuzzScanObjects(f *testing.F) {
 		if slow := s.Result(); *slow != *o {
 			t.Fatalf("written whole: %+v; byte by byte: %+v", *o, *slow)
 		}
+		// Every line read, none skipped: the same result.
+		if lines := scanLines(b); *lines != *o {
+			t.Fatalf("written whole: %+v; line by line: %+v", *o, *lines)
+		}
 	})
+}
+
+// scanLines is the scanner without its skips: every line read by
+// scanBytes, as Write read them before it skipped quiet lines.
+func scanLines(b []byte) *model.Objects {
+	s := &Scanner{}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			s.add(b)
+			break
+		}
+		s.scanBytes(b[:i])
+		b = b[i+1:]
+	}
+	return s.Result()
+}
+
+func TestScanSkipsOnlyQuietLines(t *testing.T) {
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: a\nspec:\n  versions:\n  - name: v1\n" +
+		strings.Repeat("    description: text text text text\n      more: x\n", 40)
+	for _, in := range []string{
+		crd,
+		crd + "kind:\n", // an empty kind at column 0 after a run of indented lines
+		crd + "apiVersion: \"\"\n---\n" + crd,
+		crd + "\t{\"apiVersion\":\"v1\"}\n",
+		crd + "\u00a0{\"kind\":\"v1\"}\n---\nnot an object\n",
+		crd + "metadata:\n  name: b\n" + crd,
+		crd + "'kind': ''\n",
+		crd + "zebra: 1\n...\n" + crd + "--- x\n",
+		strings.TrimPrefix(crd, "apiVersion: apiextensions.k8s.io/v1\n") + "  \n\n" + crd,
+	} {
+		want := scanLines([]byte(in))
+		for _, chunk := range []int{len(in) + 1, 1, 7, 64, 100} {
+			s := &Scanner{}
+			for i := 0; i < len(in); i += chunk {
+				_, _ = s.Write([]byte(in[i:min(i+chunk, len(in))]))
+			}
+			if got := s.Result(); *got != *want {
+				t.Errorf("chunk %d: got %+v, want %+v (line by line)", chunk, *got, *want)
+			}
+		}
+	}
 }

@@ -442,7 +442,7 @@ func parseRendered(chrt *chart.Chart, files []*loader.BufferedFile, r *render.Re
 			text = t // what the render child did not drop
 		}
 		file := render.SubchartPath(strings.TrimPrefix(k, prefix), subdirs)
-		objs, ps := manifest.ParseString(text, file)
+		objs, ps := parsedOrParse(r, k, text, file)
 		lm := render.RenderedLineMap(sources[k], text)
 		render.PlaceRendered(ps, lm, namespace, release, file)
 		probs = append(probs, ps...)
@@ -461,6 +461,16 @@ func parseRendered(chrt *chart.Chart, files []*loader.BufferedFile, r *render.Re
 		}
 	}
 	return out, probs
+}
+
+// parsedOrParse parses text, template k's output to parse, unless the
+// rendering was parsed in process already (the fast path): then it gives
+// what that parse kept, the same objects and problems.
+func parsedOrParse(r *render.Rendering, k, text, file string) ([]*manifest.Object, []model.Problem) {
+	if p, ok := r.Parsed[k]; ok {
+		return p.Objects, p.Problems
+	}
+	return manifest.ParseString(text, file)
 }
 
 // helmProblem is the problem of a chart Helm failed to load, resolve the

@@ -46,7 +46,7 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	}
 	p.Problems = append(p.Problems, probs...)
 	p.Namespace = l.namespaceOf(p, pl.objs)
-	cms := l.sortObjects(p, pl.objs)
+	cms := l.sortObjects(p, pl.objs, pl.mem)
 	if len(p.Providers) == 0 && len(cms) == 0 && !(len(p.Problems) > 0 && pl.strong()) {
 		if c.chart {
 			l.skip(c, "renders no cluster-api-operator provider and no provider components ConfigMap")
@@ -150,7 +150,7 @@ func (l *scanner) namespaceOf(p *model.Package, objs []sourced) string {
 // sortObjects adds the package's providers and returns its components
 // ConfigMaps: those shaped as provider components or that a provider here
 // selects.
-func (l *scanner) sortObjects(p *model.Package, objs []sourced) []*pendingCM {
+func (l *scanner) sortObjects(p *model.Package, objs []sourced, mem map[string][]byte) []*pendingCM {
 	var cms []*pendingCM
 	for _, o := range objs {
 		if manifest.IsProvider(o.Object) {
@@ -163,7 +163,7 @@ func (l *scanner) sortObjects(p *model.Package, objs []sourced) []*pendingCM {
 		}
 		shaped := shapedAsComponents(o.Object)
 		n := len(p.Problems)
-		cm := l.configMap(p, o)
+		cm := l.configMap(p, o, mem)
 		if !shaped && len(layout.Selecting(p, cm.ConfigMap)) == 0 {
 			p.Problems = p.Problems[:n]
 			continue
@@ -194,7 +194,7 @@ func (l *scanner) inspectPackage(ctx context.Context, p *model.Package, pl *pkgL
 		if ctx.Err() != nil {
 			return false
 		}
-		l.inspect(ctx, p, cm)
+		l.inspect(ctx, p, cm, pl.mem)
 		p.ConfigMaps = append(p.ConfigMaps, cm.ConfigMap)
 	}
 	// Which file is which: decided once, by internal/layout, and kept on the
@@ -579,8 +579,9 @@ func isEmpty(n *yaml.Node) bool {
 	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
-// configMap builds a model.ConfigMap and decodes its components.
-func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
+// configMap builds a model.ConfigMap and decodes its components (mem: the
+// chart's files held, decodeHeld).
+func (l *scanner) configMap(p *model.Package, o sourced, mem map[string][]byte) *pendingCM {
 	cm := &model.ConfigMap{Name: o.Name, Namespace: o.Namespace, Location: model.Location{File: o.File, Line: o.Line}}
 	if cm.Namespace == "" {
 		cm.Namespace = p.Namespace
@@ -621,7 +622,7 @@ func (l *scanner) configMap(p *model.Package, o sourced) *pendingCM {
 				pc.rawErr = fmt.Errorf("binaryData.components is a %s, not a base64 string", manifest.NodeKind(n))
 			}
 		default:
-			pc.raw, pc.rawErr = decodeBase64(s)
+			pc.raw, pc.rawErr = decodeHeld(s, mem)
 		}
 		if pc.rawErr != nil {
 			comp.DecodeErr = pc.rawErr

@@ -187,7 +187,10 @@ type renderResponse struct {
 	Rendered map[string]string
 	Dropped  map[string][]span
 	Problems map[string][]model.Problem
-	Err      string // Helm's error, if any
+	// kept holds, by template, the documents keepRendered kept, as
+	// parsed: only when it ran in process (gob does not send it).
+	kept map[string]Parsed
+	Err  string // Helm's error, if any
 	// Stage is where Helm failed when Err is set: stageLoad,
 	// stageDependencies, stageValues or stageRender.
 	Stage string
@@ -225,8 +228,12 @@ type Rendering struct {
 	// documents (lines and messages as the loader gives its own).
 	Rendered, Parse map[string]string
 	DocProbs        map[string][]model.Problem
-	Stage           string // where Helm failed: StageLoad … StageRender; "" when it did not
-	Err             error
+	// Parsed holds, by template, what parsing Parse gives, when the
+	// rendering was parsed in process (the fast path): the loader need
+	// not parse it again. Nil from a render child.
+	Parsed map[string]Parsed
+	Stage  string // where Helm failed: StageLoad … StageRender; "" when it did not
+	Err    error
 }
 
 // Chart is one chart to render: its files as Helm's loader reads them, the
@@ -319,7 +326,7 @@ func (s *Sandbox) Render(ctx context.Context, c Chart) (*Rendering, *model.Probl
 // rendering is what the loader parses of a rendered chart's answer: the
 // dropped documents blanked. ok is false when the spans are bad.
 func (res *renderResponse) rendering() (*Rendering, bool) {
-	out := &Rendering{Rendered: res.Rendered, Parse: map[string]string{}, DocProbs: res.Problems}
+	out := &Rendering{Rendered: res.Rendered, Parse: map[string]string{}, DocProbs: res.Problems, Parsed: res.kept}
 	for k, drop := range res.Dropped {
 		text, ok := blankSpans(res.Rendered[k], drop)
 		if !ok {
@@ -593,7 +600,7 @@ func outputSize(rendered map[string]string) (total int64, biggest string) {
 // those documents' problems, placed at the lines of the template's source
 // (sources, taken before the marks) as the loader places its own.
 func keepRendered(seq uint64, namespace, name string, sources map[string][]byte, subdirs map[string]string, rendered map[string]string, release string, progress io.Writer) *renderResponse {
-	res := &renderResponse{Rendered: rendered, Dropped: map[string][]span{}, Problems: map[string][]model.Problem{}}
+	res := &renderResponse{Rendered: rendered, Dropped: map[string][]span{}, Problems: map[string][]model.Problem{}, kept: map[string]Parsed{}}
 	prefix := name + "/"
 	for k, text := range rendered {
 		if strings.HasSuffix(k, "NOTES.txt") || strings.TrimSpace(text) == "" {
@@ -603,7 +610,8 @@ func keepRendered(seq uint64, namespace, name string, sources map[string][]byte,
 		file := SubchartPath(strings.TrimPrefix(k, prefix), subdirs)
 		// Parsing a template's output may pass the memory bound too: name it.
 		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, seq, strconv.Quote(k))
-		drop, probs := keepObjects(text, file)
+		drop, probs, kept := keepObjects(text, file)
+		res.kept[k] = kept
 		if len(drop) > 0 {
 			res.Dropped[k] = drop
 		}
@@ -621,34 +629,42 @@ func keepRendered(seq uint64, namespace, name string, sources map[string][]byte,
 // are one scalar), and the parent parses what it gets again.
 const maxKeptNodes = 100000
 
-// keepObjects parses a template's output as the loader does and returns
-// the spans of the documents that are not a provider or components
-// ConfigMap (to be blanked, blankSpans), with the problems those documents
-// have.
-func keepObjects(text, file string) ([]span, []model.Problem) {
-	data := []byte(text)
-	var drop []span
-	var probs []model.Problem
-	offset := func(b []byte) int { return cap(data) - cap(b) } // b is a subslice of data
-	for _, d := range manifest.SplitDocs(data) {
-		o, ps := manifest.ParseDoc(d, file)
+// Parsed is what manifest.ParseString gives on a template's output with
+// the documents keepObjects drops blanked: the objects kept and their
+// problems (at the lines of the output, not yet placed).
+type Parsed struct {
+	Objects  []*manifest.Object
+	Problems []model.Problem
+}
+
+// keepObjects parses a template's output as the loader does
+// (manifest.ParseStringDocs: a components ConfigMap's blob is not copied)
+// and returns the spans of the documents that are not a provider or
+// components ConfigMap (to be blanked, blankSpans), with the problems
+// those documents have, and the documents kept as parsed: the same as
+// parsing the blanked text (the kept documents keep their bytes and
+// lines; a blanked one is blank, which SplitDocs skips).
+func keepObjects(text, file string) (drop []span, probs []model.Problem, kept Parsed) {
+	for _, d := range manifest.ParseStringDocs(text, file) {
+		o, ps := d.Object, d.Problems
 		if o != nil && (manifest.IsProvider(o) || manifest.IsComponentsConfigMap(o)) {
 			if n := countNodes(o.Root, maxKeptNodes+1); n <= maxKeptNodes {
-				continue // the parent parses it again, problems and all
+				kept.Objects = append(kept.Objects, o)
+				kept.Problems = append(kept.Problems, ps...)
+				continue
 			}
 			ps = []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: o.Line},
 				Message: fmt.Sprintf("%s %s at line %d has more than %d YAML nodes; not loaded", o.Kind, o.Name, o.Line, maxKeptNodes),
 				Hint:    "a provider or components ConfigMap holds the components as one value; remove what makes it this big"}}
 		}
 		probs = append(probs, ps...)
-		if len(d.Head) > 0 {
-			drop = append(drop, span{offset(d.Head), offset(d.Head) + len(d.Head)})
-		}
-		if len(d.Text) > 0 {
-			drop = append(drop, span{offset(d.Text), offset(d.Text) + len(d.Text)})
+		for _, sp := range []manifest.Span{d.Head, d.Text} {
+			if sp.To > sp.From {
+				drop = append(drop, span{sp.From, sp.To})
+			}
 		}
 	}
-	return drop, probs
+	return drop, probs, kept
 }
 
 // parseForChild parses plain YAML manifests in the child, as keepObjects
@@ -659,7 +675,7 @@ func parseForChild(req renderRequest, progress io.Writer) *renderResponse {
 	res := &renderResponse{Dropped: map[string][]span{}, Problems: map[string][]model.Problem{}}
 	for _, f := range req.Files {
 		fmt.Fprintf(progress, "%s%d %s\n", progressPrefix, req.Seq, strconv.Quote(f.Name))
-		drop, probs := keepObjects(string(f.Data), f.Name)
+		drop, probs, _ := keepObjects(string(f.Data), f.Name)
 		if len(drop) > 0 {
 			res.Dropped[f.Name] = drop
 		}
