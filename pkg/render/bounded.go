@@ -15,6 +15,11 @@ package render
 //     known function of its input's size (b64enc, indent with a small
 //     literal width, quote, trim…), so every action runs at most once and
 //     the work is linear in the output bound;
+//   - work: every value a function builds or reads, and every file read,
+//     whether printed or not (a condition, `len`, `eq` and `contains`
+//     run the pipeline under them and print a few bytes), counts in a
+//     bound of what the render builds in all: a multiple of the output
+//     bound, so a chain of quotes under `len` cannot build gigabytes;
 //   - output: literal text plus, for each action, the size of what it
 //     reads (a file's exact size, the release's exact names, a bound of
 //     the printed values) through the functions' expansion factors is at
@@ -66,6 +71,11 @@ const (
 	// once (the engine's buffer, the string without "<no value>", the
 	// intermediate strings of a pipeline, the parsed documents).
 	fastMemFactor = 8
+	// fastWorkFactor bounds, as a multiple of the output bound, the bytes
+	// the functions and file reads of a render may build or read in all
+	// (their arguments and results, printed or not): half the memory
+	// bound at most, and time linear in it.
+	fastWorkFactor = 4
 )
 
 // FastCandidate tells from a chart's files alone, cheaply, whether it may
@@ -128,11 +138,12 @@ func CheckLoaderFiles(files []*loader.BufferedFile) (ok bool, why string) {
 
 // Proof is what Bounded found: OK when the chart may render in process,
 // else Why not; Output and Nodes bound the rendered bytes (before Helm
-// drops "<no value>") and the YAML nodes of the output.
+// drops "<no value>") and the YAML nodes of the output, Work the bytes
+// its functions and file reads build or read, printed or not.
 type Proof struct {
-	OK            bool
-	Why           string
-	Output, Nodes int64
+	OK                  bool
+	Why                 string
+	Output, Nodes, Work int64
 }
 
 // Bounded proves (or not) that rendering chrt with vals (as Values
@@ -158,14 +169,16 @@ func Bounded(chrt *chart.Chart, vals chartutil.Values, lim Limits) Proof {
 			return Proof{Why: "its templates are over the fast-path size"}
 		}
 		if err := a.template(t.Name, string(t.Data)); err != nil {
-			return Proof{Why: fmt.Sprintf("%s: %v", t.Name, err), Output: a.out, Nodes: a.nodes}
+			return Proof{Why: fmt.Sprintf("%s: %v", t.Name, err), Output: a.out, Nodes: a.nodes, Work: a.work}
 		}
 	}
 	limit := min(lim.MaxOutput, FastMaxOutput, lim.MaxMemory/fastMemFactor)
-	p := Proof{Output: a.out, Nodes: a.nodes}
+	p := Proof{Output: a.out, Nodes: a.nodes, Work: a.work}
 	switch {
 	case a.out > limit:
 		p.Why = fmt.Sprintf("its output may reach %d bytes, over the fast path's %d", a.out, limit)
+	case a.work > fastWorkFactor*limit:
+		p.Why = fmt.Sprintf("its functions and file reads may build %d bytes, over the fast path's %d", a.work, fastWorkFactor*limit)
 	case a.nodes > FastMaxNodes:
 		p.Why = fmt.Sprintf("its output may hold %d YAML nodes, over the fast path's %d", a.nodes, FastMaxNodes)
 	default:
@@ -179,6 +192,7 @@ type analysis struct {
 	chrt   *chart.Chart
 	vals   chartutil.Values
 	out    int64 // bytes the templates may write
+	work   int64 // bytes their functions and file reads may build or read
 	nodes  int64 // YAML nodes their output may hold
 	values *aval // bound of the printed values, once computed
 }
@@ -376,13 +390,21 @@ func (a *analysis) command(c *parse.CommandNode, dot, piped *aval) (*aval, error
 		if err != nil {
 			return nil, err
 		}
-		return v.clamped(), nil
+		v.clamped()
+		// The function reads its arguments (eq compares them, and its
+		// error prints them) and builds its result, printed or not.
+		for _, arg := range args {
+			a.spend(arg.size)
+		}
+		a.spend(v.size)
+		return v, nil
 	}
 	if piped != nil {
 		return nil, fmt.Errorf("pipes into something other than a function")
 	}
 	if len(c.Args) == 2 {
 		if fv, ok := a.filesGet(c.Args[0], c.Args[1], dot); ok {
+			a.spend(fv.size) // Files.Get copies the file into a string
 			return fv, nil
 		}
 	}
@@ -391,6 +413,10 @@ func (a *analysis) command(c *parse.CommandNode, dot, piped *aval) (*aval, error
 	}
 	return a.operand(c.Args[0], dot)
 }
+
+// spend adds n bytes built or read to the work bound, saturating at
+// maxBound.
+func (a *analysis) spend(n int64) { a.work = min(a.work+min(n, maxBound), maxBound) }
 
 // filesGet bounds `.Files.Get "name"` (or `$.Files.Get`): the file's
 // exact content, as Helm's Files.Get answers it ("" when missing).

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -141,6 +142,14 @@ y: {{ $.Files.Get "files/metadata.yaml" | b64enc }}
 		{"whole data to a function", bomb(`{{ $ | quote }}`), "whole template data"},
 		{"whole data through and", bomb(`{{ and true . }}`), "whole template data"},
 		{"parse error", bomb(`{{ if }}`), "does not parse"},
+		// What is built and not printed: a condition or a function of small
+		// output (len, eq, contains) still runs the pipeline under it.
+		{"quotes under eq", bomb(`{{ if eq (.Files.Get "files/metadata.yaml"` + strings.Repeat(" | quote", 30) + `) "x" }}x{{ end }}`), "may build"},
+		{"len of quotes", bomb(`{{ len ("a"` + strings.Repeat(" | quote", 40) + `) }}`), "may build"},
+		{"replace under with", bomb(`{{ with .Files.Get "files/components.gz" | replace ":" "` + strings.Repeat("b", 8000) + `" }}{{ end }}`), "may build"},
+		{"file read in many conditions", bomb(strings.Repeat(`{{ if .Files.Get "files/components.gz" }}{{ end }}`, 1200)), "may build"},
+		{"values stringified in many conditions", with(map[string]string{"values.yaml": "providers: {kubevirt: true}\ns: " + strings.Repeat("a", 64<<10) + "\n",
+			"templates/zz.yaml": strings.Repeat(`{{ if contains "b" (toString .Values) }}x{{ end }}`, 100)}), "may build"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,9 +198,14 @@ func TestFastCandidate(t *testing.T) {
 	}
 }
 
+// fuzzEngineAlloc is what Helm's engine allocates to render any small
+// chart (its function map, the templates parsed), over what the chart's
+// functions build.
+const fuzzEngineAlloc = 8 << 20
+
 // FuzzBounded: whatever the template, when Bounded proves a chart, Helm's
 // engine renders it in process within the proven output and YAML-node
-// bounds.
+// bounds, and allocates within a multiple of the proven work.
 func FuzzBounded(f *testing.F) {
 	for _, s := range []string{realConfigMaps, realProviders,
 		`{{ .Files.Get "files/a.yaml" | nindent 8 | quote }}`,
@@ -200,6 +214,8 @@ func FuzzBounded(f *testing.F) {
 		`{{ .Files.Get "files/b.bin" | lower | indent 3 }}`,
 		`{{ range until 1000 }}{{ range until 1000 }}{{ range until 1000 }}{{ end }}{{ end }}{{ end }}`,
 		`{{ define "x" }}{{ include "x" . }}{{ end }}{{ include "x" . }}`,
+		// Builds tens of MiB under len, which prints a few bytes.
+		`{{ len ("a"` + strings.Repeat(" | quote", 24) + `) }}`,
 	} {
 		f.Add(s)
 	}
@@ -223,7 +239,15 @@ func FuzzBounded(f *testing.F) {
 		if !p.OK {
 			return
 		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		rendered, err := engine.Render(chrt, vals)
+		runtime.ReadMemStats(&after)
+		// Helm's own allocations (its function map, the parsed templates)
+		// are a few MiB whatever the chart.
+		if built := int64(after.TotalAlloc - before.TotalAlloc); built > 2*(p.Work+p.Output)+fuzzEngineAlloc {
+			t.Fatalf("the render allocated %d bytes, over twice the proven work %d and output %d (and %d for Helm)", built, p.Work, p.Output, fuzzEngineAlloc)
+		}
 		if err != nil {
 			return
 		}
