@@ -35,7 +35,6 @@ package render
 // before: the fast path never adds a finding or changes one.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -172,7 +171,7 @@ func Bounded(chrt *chart.Chart, vals chartutil.Values, lim Limits) Proof {
 			return Proof{Why: fmt.Sprintf("%s: %v", t.Name, err), Output: a.out, Nodes: a.nodes, Work: a.work}
 		}
 	}
-	limit := min(lim.MaxOutput, FastMaxOutput, lim.MaxMemory/fastMemFactor)
+	limit := fastLimit(lim)
 	p := Proof{Output: a.out, Nodes: a.nodes, Work: a.work}
 	switch {
 	case a.out > limit:
@@ -185,6 +184,28 @@ func Bounded(chrt *chart.Chart, vals chartutil.Values, lim Limits) Proof {
 		p.OK = true
 	}
 	return p
+}
+
+// fastLimit is the output bound of a proven chart under lim (defaults
+// applied).
+func fastLimit(lim Limits) int64 {
+	return min(lim.MaxOutput, FastMaxOutput, lim.MaxMemory/fastMemFactor)
+}
+
+// withinProof reports whether what Helm rendered is within the bounds
+// any proof allows (output and YAML nodes), checked again before the
+// output is parsed in this process, whatever the proof said.
+func withinProof(rendered map[string]string, lim Limits) bool {
+	total, _ := outputSize(rendered)
+	if total > fastLimit(lim.WithDefaults()) {
+		return false
+	}
+	var nodes int64
+	for _, text := range rendered {
+		ind, _ := indicators(text)
+		nodes += nodesOf(ind)
+	}
+	return nodes <= FastMaxNodes
 }
 
 // analysis sums the bounds of a chart's templates.
@@ -231,11 +252,15 @@ func (v *aval) counted() *aval {
 
 // indicators counts the bytes of b that may start a YAML node (':', '-',
 // ',', '[', '{', '?', line break), and the line breaks.
-func indicators(b []byte) (ind, nl int64) {
-	nl = int64(bytes.Count(b, []byte{'\n'}))
-	ind = nl
-	for _, c := range []byte(":-,[{?") {
-		ind += int64(bytes.Count(b, []byte{c}))
+func indicators[T string | []byte](b T) (ind, nl int64) {
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '\n':
+			nl++
+			ind++
+		case ':', '-', ',', '[', '{', '?':
+			ind++
+		}
 	}
 	return ind, nl
 }
@@ -618,7 +643,8 @@ func printBound(x any, v *aval, depth int) error {
 // (keepRendered: one implementation for both), so that the loader parses
 // exactly what it parses of the child's answer. Only for a chart Bounded
 // proved within lim. ok is false when Helm fails or the output passes
-// lim.MaxOutput after all: the caller then renders the chart in the
+// the output or YAML-node bounds of any proof after all (withinProof,
+// before anything parses it): the caller then renders the chart in the
 // child, which says where it fails, as without the fast path. It takes
 // one of the Sandbox's render slots, as a child's render does, so that
 // the proven renders at once (and the memory they hold) stay as few as
@@ -635,7 +661,7 @@ func (s *Sandbox) RenderProven(ctx context.Context, chrt *chart.Chart, vals char
 	if err != nil {
 		return nil, false
 	}
-	if total, _ := outputSize(rendered); total > lim.WithDefaults().MaxOutput {
+	if !withinProof(rendered, lim) {
 		return nil, false
 	}
 	res := keepRendered(0, namespace, chrt.Name(), sources, SubchartDirs(files), rendered, release, io.Discard)

@@ -311,3 +311,24 @@ func TestFastFuncsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestWithinProof: a proven chart's output is measured again before it is
+// parsed in process; past the output or YAML-node bounds any proof allows
+// it goes to the child whatever the proof said.
+func TestWithinProof(t *testing.T) {
+	lim := Limits{MaxOutput: 1 << 20}
+	for _, tc := range []struct {
+		name     string
+		rendered map[string]string
+		ok       bool
+	}{
+		{"real", map[string]string{"prov/templates/p.yaml": realProviders, "prov/templates/m.yaml": realMetadata}, true},
+		{"tiny nodes", map[string]string{"prov/templates/p.yaml": strings.Repeat("[a,", FastMaxNodes/4)}, false},
+		{"nodes over templates", map[string]string{"prov/templates/a.yaml": strings.Repeat("-\n", FastMaxNodes/8), "prov/templates/b.yaml": strings.Repeat("-\n", FastMaxNodes/8)}, false},
+		{"over the output bound", map[string]string{"prov/templates/p.yaml": strings.Repeat("a", 1<<20+1)}, false},
+	} {
+		if ok := withinProof(tc.rendered, lim); ok != tc.ok {
+			t.Errorf("%s: within %v, want %v", tc.name, ok, tc.ok)
+		}
+	}
+}
