@@ -216,15 +216,15 @@ type analysis struct {
 	work   int64 // bytes their functions and file reads may build or read
 	nodes  int64 // YAML nodes their output may hold
 	values *aval // bound of the printed values, once computed
+	known  map[string]aval
 }
 
 // aval is the abstract value of a pipeline: a bound of its size when
 // printed (or taken as a string), and of the YAML indicators and line
-// breaks in it. When src is set those counts are src's, not yet counted.
+// breaks in it.
 type aval struct {
 	size     int64
 	ind, nl  int64
-	src      []byte
 	isValues bool // a part of .Values: fields of it are values too
 	isRoot   bool // the template's data (dot at the top)
 }
@@ -236,18 +236,25 @@ const maxBound = 1 << 40
 
 // clamped caps v's bounds at maxBound.
 func (v *aval) clamped() *aval {
-	v.counted()
 	v.size, v.ind, v.nl = min(v.size, maxBound), min(v.ind, maxBound), min(v.nl, maxBound)
 	return v
 }
 
-// counted fills ind and nl from src.
-func (v *aval) counted() *aval {
-	if v.src != nil {
-		v.ind, v.nl = indicators(v.src)
-		v.src = nil
+// known is the abstract value of a known text (a file, a name of the
+// release or the chart): its YAML indicators are counted once per key
+// however often the templates read it, so that the proof's time stays
+// linear in the chart (thousands of reads of a large file are refused
+// for their output, not after scanning it thousands of times).
+func known[T string | []byte](a *analysis, key string, text T) *aval {
+	c, ok := a.known[key]
+	if !ok {
+		c.ind, c.nl = indicators(text)
+		if a.known == nil {
+			a.known = map[string]aval{}
+		}
+		a.known[key] = c
 	}
-	return v
+	return &aval{size: int64(len(text)), ind: c.ind, nl: c.nl}
 }
 
 // indicators counts the bytes of b that may start a YAML node (':', '-',
@@ -316,7 +323,6 @@ func (a *analysis) node(n parse.Node, dot *aval) error {
 		if v.isRoot {
 			return fmt.Errorf("prints the whole template data")
 		}
-		v.counted()
 		a.out += max(v.size, noValue)
 		a.nodes += nodesOf(v.ind)
 	case *parse.IfNode:
@@ -470,7 +476,7 @@ func (a *analysis) filesGet(fn, arg parse.Node, dot *aval) (*aval, bool) {
 	}
 	for _, f := range a.chrt.Files {
 		if f != nil && f.Name == name.Text {
-			return &aval{size: int64(len(f.Data)), src: f.Data}, true
+			return known(a, "file "+f.Name, f.Data), true
 		}
 	}
 	return &aval{}, true
@@ -480,7 +486,8 @@ func (a *analysis) filesGet(fn, arg parse.Node, dot *aval) (*aval, bool) {
 func (a *analysis) operand(n parse.Node, dot *aval) (*aval, error) {
 	switch n := n.(type) {
 	case *parse.StringNode:
-		return &aval{size: int64(len(n.Text)), src: []byte(n.Text)}, nil
+		ind, nl := indicators(n.Text) // each literal is read once
+		return &aval{size: int64(len(n.Text)), ind: ind, nl: nl}, nil
 	case *parse.NumberNode, *parse.BoolNode, *parse.NilNode:
 		return &aval{size: int64(len(n.String())) + 32, ind: 2}, nil
 	case *parse.DotNode:
@@ -520,7 +527,7 @@ func (a *analysis) field(idents []string, dot *aval) (*aval, error) {
 		rel, _ := a.vals["Release"].(map[string]any)
 		if len(idents) == 2 && (idents[1] == "Name" || idents[1] == "Namespace") {
 			if s, ok := rel[idents[1]].(string); ok {
-				return &aval{size: int64(len(s)), src: []byte(s)}, nil
+				return known(a, "release "+idents[1], s), nil
 			}
 		}
 		if len(idents) == 2 && releaseFields[idents[1]] {
@@ -529,7 +536,7 @@ func (a *analysis) field(idents []string, dot *aval) (*aval, error) {
 	case "Chart":
 		if md := a.chrt.Metadata; md != nil && len(idents) == 2 {
 			if s, ok := metadataField(md, idents[1]); ok {
-				return &aval{size: int64(len(s)), src: []byte(s)}, nil
+				return known(a, "chart "+idents[1], s), nil
 			}
 		}
 	}
@@ -604,7 +611,7 @@ func printBound(x any, v *aval, depth int) error {
 		v.size += 5
 		v.ind += 2
 		for k, e := range t {
-			ind, nl := indicators([]byte(k))
+			ind, nl := indicators(k)
 			v.size += int64(len(k)) + 2
 			v.ind += ind + 1
 			v.nl += nl
@@ -624,7 +631,7 @@ func printBound(x any, v *aval, depth int) error {
 			}
 		}
 	case string:
-		ind, nl := indicators([]byte(t))
+		ind, nl := indicators(t)
 		v.size += int64(len(t))
 		v.ind += ind
 		v.nl += nl

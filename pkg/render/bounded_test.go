@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	yaml "go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
@@ -330,5 +331,25 @@ func TestWithinProof(t *testing.T) {
 		if ok := withinProof(tc.rendered, lim); ok != tc.ok {
 			t.Errorf("%s: within %v, want %v", tc.name, ok, tc.ok)
 		}
+	}
+}
+
+// TestBoundedReadsEachFileOnce: the proof counts a file's YAML indicators
+// once however often the templates read it (6,000 reads of a 4 MiB file
+// would scan 24 GiB before the chart is refused).
+func TestBoundedReadsEachFileOnce(t *testing.T) {
+	files := map[string]string{"files/big": strings.Repeat("a", 4<<20), "templates/a.yaml": realProviders}
+	for _, n := range []string{"x", "y", "z"} {
+		files["templates/"+n+".yaml"] = strings.Repeat(`{{ .Files.Get "files/big" }}`, 2000) + strings.Repeat(`{{ .Chart.Description }}`, 300)
+	}
+	files["Chart.yaml"] = "apiVersion: v2\nname: prov\nversion: 0.1.0\ndescription: " + strings.Repeat("d", 200<<10) + "\n"
+	chrt, vals, _ := fastChart(t, files)
+	start := time.Now()
+	p := Bounded(chrt, vals, Limits{})
+	if p.OK || !strings.Contains(p.Why, "output may reach") {
+		t.Fatalf("proven or refused for another reason: %+v", p)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the proof took %v", d)
 	}
 }
