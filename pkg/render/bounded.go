@@ -212,11 +212,12 @@ func withinProof(rendered map[string]string, lim Limits) bool {
 type analysis struct {
 	chrt   *chart.Chart
 	vals   chartutil.Values
-	out    int64 // bytes the templates may write
-	work   int64 // bytes their functions and file reads may build or read
-	nodes  int64 // YAML nodes their output may hold
-	values *aval // bound of the printed values, once computed
-	known  map[string]aval
+	out    int64             // bytes the templates may write
+	work   int64             // bytes their functions and file reads may build or read
+	nodes  int64             // YAML nodes their output may hold
+	values *aval             // bound of the printed values, once computed
+	known  map[string]aval   // counts of known texts (known)
+	files  map[string][]byte // the chart's files by name, once indexed
 }
 
 // aval is the abstract value of a pipeline: a bound of its size when
@@ -474,12 +475,16 @@ func (a *analysis) filesGet(fn, arg parse.Node, dot *aval) (*aval, bool) {
 	if len(idents) != 2 || idents[0] != "Files" || idents[1] != "Get" {
 		return nil, false
 	}
-	for _, f := range a.chrt.Files {
-		if f != nil && f.Name == name.Text {
-			return known(a, "file "+f.Name, f.Data), true
+	if a.files == nil {
+		// As Helm's Files: the last file of a name.
+		a.files = map[string][]byte{}
+		for _, f := range a.chrt.Files {
+			if f != nil {
+				a.files[f.Name] = f.Data
+			}
 		}
 	}
-	return &aval{}, true
+	return known(a, "file "+name.Text, a.files[name.Text]), true // "" when missing
 }
 
 // operand bounds an argument of a command.

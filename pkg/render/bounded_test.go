@@ -353,3 +353,13 @@ func TestBoundedReadsEachFileOnce(t *testing.T) {
 		t.Fatalf("the proof took %v", d)
 	}
 }
+
+// TestBoundedFileOfTwoNames: a chart that holds two files of a name reads
+// the last (Helm's Files is a map), and the proof bounds that one.
+func TestBoundedFileOfTwoNames(t *testing.T) {
+	chrt, vals, _ := fastChart(t, map[string]string{"templates/a.yaml": `{{ .Files.Get "files/x" }}`, "files/x": "small"})
+	chrt.Files = append(chrt.Files, &chart.File{Name: "files/x", Data: bytes.Repeat([]byte("a"), 2<<20)})
+	if p := Bounded(chrt, vals, Limits{MaxOutput: 1 << 20}); p.OK || !strings.Contains(p.Why, "output may reach") {
+		t.Fatalf("proven or refused for another reason: %+v", p)
+	}
+}
