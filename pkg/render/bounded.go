@@ -75,6 +75,11 @@ const (
 	// (their arguments and results, printed or not): half the memory
 	// bound at most, and time linear in it.
 	fastWorkFactor = 4
+	// fastBytesPerSecond is the output a proven render may have for each
+	// second of the render time bound: YAML text without indicators
+	// parses at about 16 MiB a second on one core, and the output is
+	// parsed twice.
+	fastBytesPerSecond = 4 << 20
 )
 
 // FastCandidate tells from a chart's files alone, cheaply, whether it may
@@ -187,9 +192,12 @@ func Bounded(chrt *chart.Chart, vals chartutil.Values, lim Limits) Proof {
 }
 
 // fastLimit is the output bound of a proven chart under lim (defaults
-// applied).
+// applied): within the render output bound, the fast-path cap, an eighth
+// of the render memory bound, and what this process renders and parses
+// (twice: keepRendered, then the loader) well within the render time
+// bound, which a child would be held to.
 func fastLimit(lim Limits) int64 {
-	return min(lim.MaxOutput, FastMaxOutput, lim.MaxMemory/fastMemFactor)
+	return min(lim.MaxOutput, FastMaxOutput, lim.MaxMemory/fastMemFactor, int64(lim.Timeout.Seconds()*fastBytesPerSecond))
 }
 
 // withinProof reports whether what Helm rendered is within the bounds

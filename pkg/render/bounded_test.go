@@ -363,3 +363,15 @@ func TestBoundedFileOfTwoNames(t *testing.T) {
 		t.Fatalf("proven or refused for another reason: %+v", p)
 	}
 }
+
+// TestBoundedTimeBound: the proven output shrinks with the render time
+// bound, which a child would be held to.
+func TestBoundedTimeBound(t *testing.T) {
+	chrt, vals, _ := fastChart(t, map[string]string{"templates/a.yaml": `{{ .Files.Get "files/x" }}`, "files/x": strings.Repeat("x y ", 256<<10)})
+	if p := Bounded(chrt, vals, Limits{Timeout: 10 * time.Second}); !p.OK {
+		t.Fatalf("refused with the default time bound: %s", p.Why)
+	}
+	if p := Bounded(chrt, vals, Limits{Timeout: 100 * time.Millisecond}); p.OK || !strings.Contains(p.Why, "output may reach") {
+		t.Fatalf("proven or refused for another reason with a time bound of 100ms: %+v", p)
+	}
+}
