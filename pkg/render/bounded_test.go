@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"runtime"
 	"strings"
 	"testing"
@@ -373,5 +374,30 @@ func TestBoundedTimeBound(t *testing.T) {
 	}
 	if p := Bounded(chrt, vals, Limits{Timeout: 100 * time.Millisecond}); p.OK || !strings.Contains(p.Why, "output may reach") {
 		t.Fatalf("proven or refused for another reason with a time bound of 100ms: %+v", p)
+	}
+}
+
+// TestRenderProvenTakesASlot: a proven render waits for one of the
+// sandbox's render slots (shared by every load of a service), so no more
+// render in process at once than children would.
+func TestRenderProvenTakesASlot(t *testing.T) {
+	chrt, vals, files := fastChart(t, map[string]string{"templates/p.yaml": realProviders, "values.yaml": "providers:\n  kubevirt: true\n"})
+	s := New(nil)
+	defer s.Close()
+	for range cap(s.slots) {
+		s.slots <- struct{}{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, ok := s.RenderProven(ctx, chrt, vals, files, "rel", "ns", Limits{}); ok {
+		t.Fatal("rendered with every slot taken")
+	}
+	<-s.slots
+	out, ok := s.RenderProven(context.Background(), chrt, vals, files, "rel", "ns", Limits{})
+	if !ok || !strings.Contains(out.Rendered["prov/templates/p.yaml"], "namespace: ns") {
+		t.Fatalf("did not render with a slot free: %v %+v", ok, out)
+	}
+	if len(s.slots) != cap(s.slots)-1 {
+		t.Fatalf("%d slots taken after the render, want %d", len(s.slots), cap(s.slots)-1)
 	}
 }
