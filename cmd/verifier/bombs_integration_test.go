@@ -234,6 +234,19 @@ limits:
 		t.Logf("answered in %s", d)
 		s.stillServing("the memory bomb upload", examples)
 	})
+	t.Run("upload memory bomb under len", func(t *testing.T) {
+		// A few bytes of output, gigabytes built under them: the fast
+		// path must not render it in the service's process.
+		s := s.in(t)
+		tree := filepath.Join(t.TempDir(), "tree")
+		writeBombChart(t, tree, "pkg", `{{ len ("a"`+strings.Repeat(" | quote", 40)+`) }}`+"\n")
+		code, r, _ := s.upload(tarGzDir(t, tree))
+		if code != http.StatusOK {
+			t.Fatalf("answered %d, want 200 with a package-load finding", code)
+		}
+		loadFinding(t, r, "pkg", "render memory limit of 256 MiB")
+		s.stillServing("the memory bomb under len", examples)
+	})
 	t.Run("upload time bomb", func(t *testing.T) {
 		s := s.in(t)
 		tree := filepath.Join(t.TempDir(), "tree")

@@ -62,6 +62,10 @@ func TestRenderBounds(t *testing.T) {
 		{"memory", chartbomb.MemoryBomb, []string{"rendering template templates/zz-bomb.yaml went over the render memory limit of 256 MiB"}, report.SettingRenderMaxMemory},
 		{"time", chartbomb.TimeBomb, []string{"rendering template templates/zz-bomb.yaml took longer than the render time limit of 2s"}, report.SettingRenderTimeout},
 		{"output", chartbomb.OutputBomb, []string{"went over the render output limit of 1 MiB", "templates/zz-bomb.yaml"}, report.SettingRenderMaxOutput},
+		// Small output, gigabytes built under it: not proven for the fast
+		// path (which would build them in this process), so the child's
+		// memory bound stops it.
+		{"memory under len", `{{ len ("a"` + strings.Repeat(" | quote", 40) + `) }}`, []string{"rendering template templates/zz-bomb.yaml went over the render memory limit of 256 MiB"}, report.SettingRenderMaxMemory},
 		// A chart cannot forge the mark that names the running template.
 		{"forged mark", `{{ if lookup "pinseal.render/mark" "bomb/templates/provider.yaml" "" "x" }}{{ end }}` + chartbomb.TimeBomb,
 			[]string{"rendering template templates/zz-bomb.yaml took longer"}, report.SettingRenderTimeout},

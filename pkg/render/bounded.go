@@ -15,6 +15,11 @@ package render
 //     known function of its input's size (b64enc, indent with a small
 //     literal width, quote, trim…), so every action runs at most once and
 //     the work is linear in the output bound;
+//   - work: every value a function builds or reads, and every file read,
+//     whether printed or not (a condition, `len`, `eq` and `contains`
+//     run the pipeline under them and print a few bytes), counts in a
+//     bound of what the render builds in all: a multiple of the output
+//     bound, so a chain of quotes under `len` cannot build gigabytes;
 //   - output: literal text plus, for each action, the size of what it
 //     reads (a file's exact size, the release's exact names, a bound of
 //     the printed values) through the functions' expansion factors is at
@@ -30,7 +35,6 @@ package render
 // before: the fast path never adds a finding or changes one.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -66,6 +70,16 @@ const (
 	// once (the engine's buffer, the string without "<no value>", the
 	// intermediate strings of a pipeline, the parsed documents).
 	fastMemFactor = 8
+	// fastWorkFactor bounds, as a multiple of the output bound, the bytes
+	// the functions and file reads of a render may build or read in all
+	// (their arguments and results, printed or not): half the memory
+	// bound at most, and time linear in it.
+	fastWorkFactor = 4
+	// fastBytesPerSecond is the output a proven render may have for each
+	// second of the render time bound: YAML text without indicators
+	// parses at about 16 MiB a second on one core, and the output is
+	// parsed twice.
+	fastBytesPerSecond = 4 << 20
 )
 
 // FastCandidate tells from a chart's files alone, cheaply, whether it may
@@ -128,11 +142,12 @@ func CheckLoaderFiles(files []*loader.BufferedFile) (ok bool, why string) {
 
 // Proof is what Bounded found: OK when the chart may render in process,
 // else Why not; Output and Nodes bound the rendered bytes (before Helm
-// drops "<no value>") and the YAML nodes of the output.
+// drops "<no value>") and the YAML nodes of the output, Work the bytes
+// its functions and file reads build or read, printed or not.
 type Proof struct {
-	OK            bool
-	Why           string
-	Output, Nodes int64
+	OK                  bool
+	Why                 string
+	Output, Nodes, Work int64
 }
 
 // Bounded proves (or not) that rendering chrt with vals (as Values
@@ -158,14 +173,16 @@ func Bounded(chrt *chart.Chart, vals chartutil.Values, lim Limits) Proof {
 			return Proof{Why: "its templates are over the fast-path size"}
 		}
 		if err := a.template(t.Name, string(t.Data)); err != nil {
-			return Proof{Why: fmt.Sprintf("%s: %v", t.Name, err), Output: a.out, Nodes: a.nodes}
+			return Proof{Why: fmt.Sprintf("%s: %v", t.Name, err), Output: a.out, Nodes: a.nodes, Work: a.work}
 		}
 	}
-	limit := min(lim.MaxOutput, FastMaxOutput, lim.MaxMemory/fastMemFactor)
-	p := Proof{Output: a.out, Nodes: a.nodes}
+	limit := fastLimit(lim)
+	p := Proof{Output: a.out, Nodes: a.nodes, Work: a.work}
 	switch {
 	case a.out > limit:
 		p.Why = fmt.Sprintf("its output may reach %d bytes, over the fast path's %d", a.out, limit)
+	case a.work > fastWorkFactor*limit:
+		p.Why = fmt.Sprintf("its functions and file reads may build %d bytes, over the fast path's %d", a.work, fastWorkFactor*limit)
 	case a.nodes > FastMaxNodes:
 		p.Why = fmt.Sprintf("its output may hold %d YAML nodes, over the fast path's %d", a.nodes, FastMaxNodes)
 	default:
@@ -174,22 +191,49 @@ func Bounded(chrt *chart.Chart, vals chartutil.Values, lim Limits) Proof {
 	return p
 }
 
+// fastLimit is the output bound of a proven chart under lim (defaults
+// applied): within the render output bound, the fast-path cap, an eighth
+// of the render memory bound, and what this process renders and parses
+// (twice: keepRendered, then the loader) well within the render time
+// bound, which a child would be held to.
+func fastLimit(lim Limits) int64 {
+	return min(lim.MaxOutput, FastMaxOutput, lim.MaxMemory/fastMemFactor, int64(lim.Timeout.Seconds()*fastBytesPerSecond))
+}
+
+// withinProof reports whether what Helm rendered is within the bounds
+// any proof allows (output and YAML nodes), checked again before the
+// output is parsed in this process, whatever the proof said.
+func withinProof(rendered map[string]string, lim Limits) bool {
+	total, _ := outputSize(rendered)
+	if total > fastLimit(lim.WithDefaults()) {
+		return false
+	}
+	var nodes int64
+	for _, text := range rendered {
+		ind, _ := indicators(text)
+		nodes += nodesOf(ind)
+	}
+	return nodes <= FastMaxNodes
+}
+
 // analysis sums the bounds of a chart's templates.
 type analysis struct {
 	chrt   *chart.Chart
 	vals   chartutil.Values
-	out    int64 // bytes the templates may write
-	nodes  int64 // YAML nodes their output may hold
-	values *aval // bound of the printed values, once computed
+	out    int64             // bytes the templates may write
+	work   int64             // bytes their functions and file reads may build or read
+	nodes  int64             // YAML nodes their output may hold
+	values *aval             // bound of the printed values, once computed
+	known  map[string]aval   // counts of known texts (known)
+	files  map[string][]byte // the chart's files by name, once indexed
 }
 
 // aval is the abstract value of a pipeline: a bound of its size when
 // printed (or taken as a string), and of the YAML indicators and line
-// breaks in it. When src is set those counts are src's, not yet counted.
+// breaks in it.
 type aval struct {
 	size     int64
 	ind, nl  int64
-	src      []byte
 	isValues bool // a part of .Values: fields of it are values too
 	isRoot   bool // the template's data (dot at the top)
 }
@@ -201,27 +245,38 @@ const maxBound = 1 << 40
 
 // clamped caps v's bounds at maxBound.
 func (v *aval) clamped() *aval {
-	v.counted()
 	v.size, v.ind, v.nl = min(v.size, maxBound), min(v.ind, maxBound), min(v.nl, maxBound)
 	return v
 }
 
-// counted fills ind and nl from src.
-func (v *aval) counted() *aval {
-	if v.src != nil {
-		v.ind, v.nl = indicators(v.src)
-		v.src = nil
+// known is the abstract value of a known text (a file, a name of the
+// release or the chart): its YAML indicators are counted once per key
+// however often the templates read it, so that the proof's time stays
+// linear in the chart (thousands of reads of a large file are refused
+// for their output, not after scanning it thousands of times).
+func known[T string | []byte](a *analysis, key string, text T) *aval {
+	c, ok := a.known[key]
+	if !ok {
+		c.ind, c.nl = indicators(text)
+		if a.known == nil {
+			a.known = map[string]aval{}
+		}
+		a.known[key] = c
 	}
-	return v
+	return &aval{size: int64(len(text)), ind: c.ind, nl: c.nl}
 }
 
 // indicators counts the bytes of b that may start a YAML node (':', '-',
 // ',', '[', '{', '?', line break), and the line breaks.
-func indicators(b []byte) (ind, nl int64) {
-	nl = int64(bytes.Count(b, []byte{'\n'}))
-	ind = nl
-	for _, c := range []byte(":-,[{?") {
-		ind += int64(bytes.Count(b, []byte{c}))
+func indicators[T string | []byte](b T) (ind, nl int64) {
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '\n':
+			nl++
+			ind++
+		case ':', '-', ',', '[', '{', '?':
+			ind++
+		}
 	}
 	return ind, nl
 }
@@ -277,7 +332,6 @@ func (a *analysis) node(n parse.Node, dot *aval) error {
 		if v.isRoot {
 			return fmt.Errorf("prints the whole template data")
 		}
-		v.counted()
 		a.out += max(v.size, noValue)
 		a.nodes += nodesOf(v.ind)
 	case *parse.IfNode:
@@ -376,13 +430,21 @@ func (a *analysis) command(c *parse.CommandNode, dot, piped *aval) (*aval, error
 		if err != nil {
 			return nil, err
 		}
-		return v.clamped(), nil
+		v.clamped()
+		// The function reads its arguments (eq compares them, and its
+		// error prints them) and builds its result, printed or not.
+		for _, arg := range args {
+			a.spend(arg.size)
+		}
+		a.spend(v.size)
+		return v, nil
 	}
 	if piped != nil {
 		return nil, fmt.Errorf("pipes into something other than a function")
 	}
 	if len(c.Args) == 2 {
 		if fv, ok := a.filesGet(c.Args[0], c.Args[1], dot); ok {
+			a.spend(fv.size) // Files.Get copies the file into a string
 			return fv, nil
 		}
 	}
@@ -391,6 +453,10 @@ func (a *analysis) command(c *parse.CommandNode, dot, piped *aval) (*aval, error
 	}
 	return a.operand(c.Args[0], dot)
 }
+
+// spend adds n bytes built or read to the work bound, saturating at
+// maxBound.
+func (a *analysis) spend(n int64) { a.work = min(a.work+min(n, maxBound), maxBound) }
 
 // filesGet bounds `.Files.Get "name"` (or `$.Files.Get`): the file's
 // exact content, as Helm's Files.Get answers it ("" when missing).
@@ -417,19 +483,24 @@ func (a *analysis) filesGet(fn, arg parse.Node, dot *aval) (*aval, bool) {
 	if len(idents) != 2 || idents[0] != "Files" || idents[1] != "Get" {
 		return nil, false
 	}
-	for _, f := range a.chrt.Files {
-		if f != nil && f.Name == name.Text {
-			return &aval{size: int64(len(f.Data)), src: f.Data}, true
+	if a.files == nil {
+		// As Helm's Files: the last file of a name.
+		a.files = map[string][]byte{}
+		for _, f := range a.chrt.Files {
+			if f != nil {
+				a.files[f.Name] = f.Data
+			}
 		}
 	}
-	return &aval{}, true
+	return known(a, "file "+name.Text, a.files[name.Text]), true // "" when missing
 }
 
 // operand bounds an argument of a command.
 func (a *analysis) operand(n parse.Node, dot *aval) (*aval, error) {
 	switch n := n.(type) {
 	case *parse.StringNode:
-		return &aval{size: int64(len(n.Text)), src: []byte(n.Text)}, nil
+		ind, nl := indicators(n.Text) // each literal is read once
+		return &aval{size: int64(len(n.Text)), ind: ind, nl: nl}, nil
 	case *parse.NumberNode, *parse.BoolNode, *parse.NilNode:
 		return &aval{size: int64(len(n.String())) + 32, ind: 2}, nil
 	case *parse.DotNode:
@@ -469,7 +540,7 @@ func (a *analysis) field(idents []string, dot *aval) (*aval, error) {
 		rel, _ := a.vals["Release"].(map[string]any)
 		if len(idents) == 2 && (idents[1] == "Name" || idents[1] == "Namespace") {
 			if s, ok := rel[idents[1]].(string); ok {
-				return &aval{size: int64(len(s)), src: []byte(s)}, nil
+				return known(a, "release "+idents[1], s), nil
 			}
 		}
 		if len(idents) == 2 && releaseFields[idents[1]] {
@@ -478,7 +549,7 @@ func (a *analysis) field(idents []string, dot *aval) (*aval, error) {
 	case "Chart":
 		if md := a.chrt.Metadata; md != nil && len(idents) == 2 {
 			if s, ok := metadataField(md, idents[1]); ok {
-				return &aval{size: int64(len(s)), src: []byte(s)}, nil
+				return known(a, "chart "+idents[1], s), nil
 			}
 		}
 	}
@@ -553,7 +624,7 @@ func printBound(x any, v *aval, depth int) error {
 		v.size += 5
 		v.ind += 2
 		for k, e := range t {
-			ind, nl := indicators([]byte(k))
+			ind, nl := indicators(k)
 			v.size += int64(len(k)) + 2
 			v.ind += ind + 1
 			v.nl += nl
@@ -573,7 +644,7 @@ func printBound(x any, v *aval, depth int) error {
 			}
 		}
 	case string:
-		ind, nl := indicators([]byte(t))
+		ind, nl := indicators(t)
 		v.size += int64(len(t))
 		v.ind += ind
 		v.nl += nl
@@ -592,7 +663,8 @@ func printBound(x any, v *aval, depth int) error {
 // (keepRendered: one implementation for both), so that the loader parses
 // exactly what it parses of the child's answer. Only for a chart Bounded
 // proved within lim. ok is false when Helm fails or the output passes
-// lim.MaxOutput after all: the caller then renders the chart in the
+// the output or YAML-node bounds of any proof after all (withinProof,
+// before anything parses it): the caller then renders the chart in the
 // child, which says where it fails, as without the fast path. It takes
 // one of the Sandbox's render slots, as a child's render does, so that
 // the proven renders at once (and the memory they hold) stay as few as
@@ -609,7 +681,7 @@ func (s *Sandbox) RenderProven(ctx context.Context, chrt *chart.Chart, vals char
 	if err != nil {
 		return nil, false
 	}
-	if total, _ := outputSize(rendered); total > lim.WithDefaults().MaxOutput {
+	if !withinProof(rendered, lim) {
 		return nil, false
 	}
 	res := keepRendered(0, namespace, chrt.Name(), sources, SubchartDirs(files), rendered, release, io.Discard)

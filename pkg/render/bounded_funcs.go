@@ -104,7 +104,6 @@ func (a *analysis) call(fn string, lits []parse.Node, args []*aval) (*aval, erro
 func quoteBound(fn string, args []*aval) *aval {
 	var out aval
 	for _, v := range args {
-		v.counted()
 		if fn == "quote" {
 			out.size += 4*v.size + 3
 			out.ind += v.ind
@@ -125,7 +124,6 @@ func errArgs(fn string) error {
 func largest(vs []*aval) *aval {
 	var out aval
 	for _, v := range vs {
-		v.counted()
 		out.size = max(out.size, v.size)
 		out.ind = max(out.ind, v.ind)
 		out.nl = max(out.nl, v.nl)
@@ -144,7 +142,7 @@ func indentBound(fn string, lits []parse.Node, args []*aval) (*aval, error) {
 	if !ok || !n.IsInt || n.Int64 < 0 || n.Int64 > fastMaxIndent {
 		return nil, fmt.Errorf("calls %s with a width that is not a literal of at most %d", fn, fastMaxIndent)
 	}
-	v := args[1].counted()
+	v := args[1]
 	out := &aval{size: v.size + n.Int64*(v.nl+1), ind: v.ind, nl: v.nl}
 	if fn == "nindent" {
 		out.size++
@@ -165,9 +163,9 @@ func replaceBound(lits []parse.Node, args []*aval) (*aval, error) {
 	if !ok1 || !ok2 || old.Text == "" || len(old.Text) > fastMaxNeedle {
 		return nil, fmt.Errorf("calls replace with arguments that are not literals (or one to replace that is empty or over %d bytes)", fastMaxNeedle)
 	}
-	v := args[2].counted()
+	v := args[2]
 	times := v.size / int64(len(old.Text))
-	rind, rnl := indicators([]byte(repl.Text))
+	rind, rnl := indicators(repl.Text)
 	return &aval{size: v.size + times*int64(len(repl.Text)), ind: v.ind + times*rind, nl: v.nl + times*rnl}, nil
 }
 

@@ -2,8 +2,11 @@ package render
 
 import (
 	"bytes"
+	"context"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	yaml "go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
@@ -141,6 +144,14 @@ y: {{ $.Files.Get "files/metadata.yaml" | b64enc }}
 		{"whole data to a function", bomb(`{{ $ | quote }}`), "whole template data"},
 		{"whole data through and", bomb(`{{ and true . }}`), "whole template data"},
 		{"parse error", bomb(`{{ if }}`), "does not parse"},
+		// What is built and not printed: a condition or a function of small
+		// output (len, eq, contains) still runs the pipeline under it.
+		{"quotes under eq", bomb(`{{ if eq (.Files.Get "files/metadata.yaml"` + strings.Repeat(" | quote", 30) + `) "x" }}x{{ end }}`), "may build"},
+		{"len of quotes", bomb(`{{ len ("a"` + strings.Repeat(" | quote", 40) + `) }}`), "may build"},
+		{"replace under with", bomb(`{{ with .Files.Get "files/components.gz" | replace ":" "` + strings.Repeat("b", 8000) + `" }}{{ end }}`), "may build"},
+		{"file read in many conditions", bomb(strings.Repeat(`{{ if .Files.Get "files/components.gz" }}{{ end }}`, 1200)), "may build"},
+		{"values stringified in many conditions", with(map[string]string{"values.yaml": "providers: {kubevirt: true}\ns: " + strings.Repeat("a", 64<<10) + "\n",
+			"templates/zz.yaml": strings.Repeat(`{{ if contains "b" (toString .Values) }}x{{ end }}`, 100)}), "may build"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,9 +200,14 @@ func TestFastCandidate(t *testing.T) {
 	}
 }
 
+// fuzzEngineAlloc is what Helm's engine allocates to render any small
+// chart (its function map, the templates parsed), over what the chart's
+// functions build.
+const fuzzEngineAlloc = 8 << 20
+
 // FuzzBounded: whatever the template, when Bounded proves a chart, Helm's
 // engine renders it in process within the proven output and YAML-node
-// bounds.
+// bounds, and allocates within a multiple of the proven work.
 func FuzzBounded(f *testing.F) {
 	for _, s := range []string{realConfigMaps, realProviders,
 		`{{ .Files.Get "files/a.yaml" | nindent 8 | quote }}`,
@@ -200,6 +216,8 @@ func FuzzBounded(f *testing.F) {
 		`{{ .Files.Get "files/b.bin" | lower | indent 3 }}`,
 		`{{ range until 1000 }}{{ range until 1000 }}{{ range until 1000 }}{{ end }}{{ end }}{{ end }}`,
 		`{{ define "x" }}{{ include "x" . }}{{ end }}{{ include "x" . }}`,
+		// Builds tens of MiB under len, which prints a few bytes.
+		`{{ len ("a"` + strings.Repeat(" | quote", 24) + `) }}`,
 	} {
 		f.Add(s)
 	}
@@ -223,7 +241,15 @@ func FuzzBounded(f *testing.F) {
 		if !p.OK {
 			return
 		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		rendered, err := engine.Render(chrt, vals)
+		runtime.ReadMemStats(&after)
+		// Helm's own allocations (its function map, the parsed templates)
+		// are a few MiB whatever the chart.
+		if built := int64(after.TotalAlloc - before.TotalAlloc); built > 2*(p.Work+p.Output)+fuzzEngineAlloc {
+			t.Fatalf("the render allocated %d bytes, over twice the proven work %d and output %d (and %d for Helm)", built, p.Work, p.Output, fuzzEngineAlloc)
+		}
 		if err != nil {
 			return
 		}
@@ -285,5 +311,93 @@ func TestFastFuncsBounded(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "does not bound") {
 			t.Errorf("%s is let through but has no bound", fn)
 		}
+	}
+}
+
+// TestWithinProof: a proven chart's output is measured again before it is
+// parsed in process; past the output or YAML-node bounds any proof allows
+// it goes to the child whatever the proof said.
+func TestWithinProof(t *testing.T) {
+	lim := Limits{MaxOutput: 1 << 20}
+	for _, tc := range []struct {
+		name     string
+		rendered map[string]string
+		ok       bool
+	}{
+		{"real", map[string]string{"prov/templates/p.yaml": realProviders, "prov/templates/m.yaml": realMetadata}, true},
+		{"tiny nodes", map[string]string{"prov/templates/p.yaml": strings.Repeat("[a,", FastMaxNodes/4)}, false},
+		{"nodes over templates", map[string]string{"prov/templates/a.yaml": strings.Repeat("-\n", FastMaxNodes/8), "prov/templates/b.yaml": strings.Repeat("-\n", FastMaxNodes/8)}, false},
+		{"over the output bound", map[string]string{"prov/templates/p.yaml": strings.Repeat("a", 1<<20+1)}, false},
+	} {
+		if ok := withinProof(tc.rendered, lim); ok != tc.ok {
+			t.Errorf("%s: within %v, want %v", tc.name, ok, tc.ok)
+		}
+	}
+}
+
+// TestBoundedReadsEachFileOnce: the proof counts a file's YAML indicators
+// once however often the templates read it (6,000 reads of a 4 MiB file
+// would scan 24 GiB before the chart is refused).
+func TestBoundedReadsEachFileOnce(t *testing.T) {
+	files := map[string]string{"files/big": strings.Repeat("a", 4<<20), "templates/a.yaml": realProviders}
+	for _, n := range []string{"x", "y", "z"} {
+		files["templates/"+n+".yaml"] = strings.Repeat(`{{ .Files.Get "files/big" }}`, 2000) + strings.Repeat(`{{ .Chart.Description }}`, 300)
+	}
+	files["Chart.yaml"] = "apiVersion: v2\nname: prov\nversion: 0.1.0\ndescription: " + strings.Repeat("d", 200<<10) + "\n"
+	chrt, vals, _ := fastChart(t, files)
+	start := time.Now()
+	p := Bounded(chrt, vals, Limits{})
+	if p.OK || !strings.Contains(p.Why, "output may reach") {
+		t.Fatalf("proven or refused for another reason: %+v", p)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the proof took %v", d)
+	}
+}
+
+// TestBoundedFileOfTwoNames: a chart that holds two files of a name reads
+// the last (Helm's Files is a map), and the proof bounds that one.
+func TestBoundedFileOfTwoNames(t *testing.T) {
+	chrt, vals, _ := fastChart(t, map[string]string{"templates/a.yaml": `{{ .Files.Get "files/x" }}`, "files/x": "small"})
+	chrt.Files = append(chrt.Files, &chart.File{Name: "files/x", Data: bytes.Repeat([]byte("a"), 2<<20)})
+	if p := Bounded(chrt, vals, Limits{MaxOutput: 1 << 20}); p.OK || !strings.Contains(p.Why, "output may reach") {
+		t.Fatalf("proven or refused for another reason: %+v", p)
+	}
+}
+
+// TestBoundedTimeBound: the proven output shrinks with the render time
+// bound, which a child would be held to.
+func TestBoundedTimeBound(t *testing.T) {
+	chrt, vals, _ := fastChart(t, map[string]string{"templates/a.yaml": `{{ .Files.Get "files/x" }}`, "files/x": strings.Repeat("x y ", 256<<10)})
+	if p := Bounded(chrt, vals, Limits{Timeout: 10 * time.Second}); !p.OK {
+		t.Fatalf("refused with the default time bound: %s", p.Why)
+	}
+	if p := Bounded(chrt, vals, Limits{Timeout: 100 * time.Millisecond}); p.OK || !strings.Contains(p.Why, "output may reach") {
+		t.Fatalf("proven or refused for another reason with a time bound of 100ms: %+v", p)
+	}
+}
+
+// TestRenderProvenTakesASlot: a proven render waits for one of the
+// sandbox's render slots (shared by every load of a service), so no more
+// render in process at once than children would.
+func TestRenderProvenTakesASlot(t *testing.T) {
+	chrt, vals, files := fastChart(t, map[string]string{"templates/p.yaml": realProviders, "values.yaml": "providers:\n  kubevirt: true\n"})
+	s := New(nil)
+	defer s.Close()
+	for range cap(s.slots) {
+		s.slots <- struct{}{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, ok := s.RenderProven(ctx, chrt, vals, files, "rel", "ns", Limits{}); ok {
+		t.Fatal("rendered with every slot taken")
+	}
+	<-s.slots
+	out, ok := s.RenderProven(context.Background(), chrt, vals, files, "rel", "ns", Limits{})
+	if !ok || !strings.Contains(out.Rendered["prov/templates/p.yaml"], "namespace: ns") {
+		t.Fatalf("did not render with a slot free: %v %+v", ok, out)
+	}
+	if len(s.slots) != cap(s.slots)-1 {
+		t.Fatalf("%d slots taken after the render, want %d", len(s.slots), cap(s.slots)-1)
 	}
 }
