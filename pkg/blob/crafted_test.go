@@ -96,23 +96,26 @@ func canonical(lengths []uint8) []uint32 {
 // sometimes one the inflater refuses or accepts only as a special case.
 func craftLengths(s *fuzzSource, n int, maxLen uint8, must ...int) []uint8 {
 	l := make([]uint8, n)
-	switch s.next() % 16 {
-	case 0: // empty
+	switch s.next() % 16 { // a spent source (zeros) gives a complete code
+	case 13: // empty
 		return l
-	case 1: // one code of one bit (zlib writes these)
+	case 14: // one code of one bit (zlib writes these)
 		l[int(s.next())%n] = 1
 		return l
-	case 2: // raw lengths: mostly invalid
+	case 15: // raw lengths: mostly invalid
 		for i := range l {
 			l[i] = s.next() % (maxLen + 1)
 		}
 		return l
 	}
 	// Split leaves of a complete binary tree until there are enough.
-	want := 2 + int(s.next())%n
+	want := min(max(2+int(s.next())%n, len(must)), n)
 	leaves := []uint8{1, 1}
 	for len(leaves) < want {
 		i := int(s.next()) % len(leaves)
+		for k := 0; k < len(leaves) && leaves[i] >= maxLen; k++ {
+			i = (i + 1) % len(leaves)
+		}
 		if leaves[i] >= maxLen {
 			break
 		}
@@ -121,13 +124,16 @@ func craftLengths(s *fuzzSource, n int, maxLen uint8, must ...int) []uint8 {
 	}
 	syms := make([]int, 0, n)
 	syms = append(syms, must...)
-	for i := range n {
-		if len(syms) == len(leaves) {
+	// Then every step-th symbol from a start, then any.
+	at, step := int(s.next())%n, 1+int(s.next()%7)
+	for range n {
+		if len(syms) >= len(leaves) {
 			break
 		}
-		if s.next()&1 == 0 && !contains(syms, i) {
-			syms = append(syms, i)
+		if !contains(syms, at) {
+			syms = append(syms, at)
 		}
+		at = (at + step) % n
 	}
 	for i := range n {
 		if len(syms) >= len(leaves) {
@@ -142,7 +148,7 @@ func craftLengths(s *fuzzSource, n int, maxLen uint8, must ...int) []uint8 {
 			l[sym] = leaves[i]
 		}
 	}
-	if c := s.next(); c < 16 { // damage one length: over- or undersubscribed
+	if c := s.next(); c >= 240 { // damage one length: over- or undersubscribed
 		l[int(s.next())%n] = c % (maxLen + 1)
 	}
 	return l
@@ -233,7 +239,7 @@ func fixedDistLengths() []uint8 {
 func craftTables(s *fuzzSource, w *bitWriter) (lit, dist []uint8) {
 	nlit := 257 + int(s.next()%32) // 286..288 are invalid
 	ndist := 1 + int(s.next()%32)  // 31, 32 are invalid
-	if s.next()%4 != 0 {
+	if s.next()%4 != 3 {
 		nlit, ndist = min(nlit, 286), min(ndist, 30)
 	}
 	lit = craftLengths(s, nlit, 15, 256)
@@ -246,17 +252,17 @@ func craftTables(s *fuzzSource, w *bitWriter) (lit, dist []uint8) {
 		nx    uint
 	}
 	var seq []rl
+	damage := s.next() // one in 8 tables has a run damaged where this says
 	for i := 0; i < len(all); {
 		run := 1
 		for i+run < len(all) && all[i+run] == all[i] {
 			run++
 		}
-		c := s.next()
 		switch {
-		case c%8 == 0 && i == 0: // 16 with nothing before: invalid
+		case damage == 255 && i == 0: // 16 with nothing before: invalid
 			seq = append(seq, rl{16, 0, 2})
 			i += 3
-		case c%8 == 1: // a repeat past the end: invalid unless it fits
+		case damage >= 224 && len(all)-i < 138 && all[i] == 0: // a repeat past the end: invalid
 			seq = append(seq, rl{18, 127, 7})
 			i += 138
 		case all[i] == 0 && run >= 11:
@@ -287,7 +293,7 @@ func craftTables(s *fuzzSource, w *bitWriter) (lit, dist []uint8) {
 	for nclen > 4 && clen[codeOrder[nclen-1]] == 0 {
 		nclen--
 	}
-	if s.next()%8 == 0 {
+	if s.next()%8 == 7 {
 		nclen = 4 + int(s.next()%16) // may leave used lengths out
 	}
 	w.put(uint32(nlit-257), 5)
@@ -309,12 +315,11 @@ func craftTables(s *fuzzSource, w *bitWriter) (lit, dist []uint8) {
 // so far when the block is valid.
 func craftSymbols(s *fuzzSource, w *bitWriter, lit, dist []uint8, out int) int {
 	lc, dc := canonical(lit), canonical(dist)
-	sym := func(l []uint8, want int) int { // want, else a symbol that has a code
-		if want < len(l) && l[want] != 0 {
-			return want
-		}
-		for i := range l {
-			if j := (want + i) % len(l); l[j] != 0 {
+	// want, else a symbol of lo..hi that has a code.
+	sym := func(l []uint8, want, lo, hi int) int {
+		hi = min(hi, len(l))
+		for i := range hi - lo {
+			if j := lo + (want-lo+i)%(hi-lo); l[j] != 0 {
 				return j
 			}
 		}
@@ -323,23 +328,17 @@ func craftSymbols(s *fuzzSource, w *bitWriter, lit, dist []uint8, out int) int {
 	for n := 0; n < 64 && !s.done(); n++ {
 		c := s.next()
 		if c%4 != 0 { // a literal of a small alphabet, so matches can match
-			if v := sym(lit, int('a'+c%3)); v >= 0 {
+			if v := sym(lit, int('a'+c%3), 0, 256); v >= 0 {
 				w.code(lc[v], uint(lit[v]))
-				if v < 256 {
-					out++
-				}
+				out++
 			}
 			continue
 		}
-		v := sym(lit, 257+int(s.next()%31))
+		v := sym(lit, 257+int(s.next()%31), 257, 288)
 		if v < 0 {
 			continue
 		}
 		w.code(lc[v], uint(lit[v]))
-		if v < 257 {
-			out += b2i(v < 256)
-			continue
-		}
 		length := 3
 		if v-257 < 29 {
 			x := uint(lengthExtra[v-257])
@@ -353,15 +352,15 @@ func craftSymbols(s *fuzzSource, w *bitWriter, lit, dist []uint8, out int) int {
 		// A distance near the output so far: one past it, at its start,
 		// overlapping the copy, or anything.
 		var d int
-		switch s.next() % 4 {
-		case 0:
+		switch c := s.next() % 16; {
+		case c == 0:
 			d = out + 1
-		case 1:
+		case c == 1:
 			d = max(out, 1)
-		case 2:
+		case c < 10:
 			d = 1 + int(s.next()%4)
 		default:
-			d = 1 + int(s.next())*int(s.next())
+			d = 1 + (int(s.next())*int(s.next()))%max(out, 1)
 		}
 		ds := 0
 		for ds < 29 && int(distBase[ds+1]) <= d {
@@ -370,9 +369,12 @@ func craftSymbols(s *fuzzSource, w *bitWriter, lit, dist []uint8, out int) int {
 		if s.next() == 0xff {
 			ds = 30 + int(s.next()%2)
 		}
-		v = sym(dist, ds)
+		v = sym(dist, ds, 0, 32)
 		if v < 0 {
 			continue
+		}
+		if v != ds && v < 30 {
+			d = int(distBase[v]) // the nearest the code has
 		}
 		w.code(dc[v], uint(dist[v]))
 		if v < 30 {
@@ -381,17 +383,10 @@ func craftSymbols(s *fuzzSource, w *bitWriter, lit, dist []uint8, out int) int {
 		}
 		out += length
 	}
-	if v := sym(lit, 256); v == 256 {
+	if v := sym(lit, 256, 256, 257); v == 256 {
 		w.code(lc[v], uint(lit[v]))
 	}
 	return out
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // inflateOracle inflates a deflate stream with klauspost's inflater (the
