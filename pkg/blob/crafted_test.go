@@ -6,11 +6,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"testing"
 
 	"github.com/klauspost/compress/flate"
+	kgzip "github.com/klauspost/compress/gzip"
 )
 
 // The deflate streams compressors write use a small part of what RFC 1951
@@ -553,5 +555,37 @@ func TestMatchDeflateCrafted(t *testing.T) {
 				t.Errorf("%s: want %q: check says %v (%d bytes), inflater %q %v (%d bytes)", tc.name, want, ok, n, out, err, took)
 			}
 		}
+	}
+}
+
+// TestMatchDeflateAllocates: the check allocates nothing that grows with
+// the blob: its tables are pooled and of a fixed size, whatever the
+// stream's codes (a blob of many dynamic blocks, here), and nothing is
+// written out.
+func TestMatchDeflateAllocates(t *testing.T) {
+	var yaml []byte
+	for i := range 20000 {
+		yaml = fmt.Appendf(yaml, "  - name: item-%d\n    image: example.com/x:v%d\n", i*7919%10007, i%13)
+	}
+	gz, err := kgzip.NewWriterLevel(io.Discard, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	gz.Reset(&buf)
+	_, _ = gz.Write(yaml)
+	_ = gz.Close()
+	b := buf.Bytes()
+	exp := &Expect{Data: yaml, SHA256: sha256.Sum256(yaml)}
+	if _, ok := inspectExpected(context.Background(), b, exp, nil); !ok {
+		t.Fatal("a clean blob was left to the inflater")
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, ok := inspectExpected(context.Background(), b, exp, nil); !ok {
+			t.Fatal("left to the inflater")
+		}
+	})
+	if allocs > 4 {
+		t.Errorf("%v allocations per check of a %d-byte blob of %d bytes", allocs, len(b), len(yaml))
 	}
 }
