@@ -46,6 +46,24 @@ var podSpecPath = map[string][]string{
 
 var containerFields = []string{"initContainers", "containers", "ephemeralContainers"}
 
+// mayRunContainers reports whether a document whose kind line reads k is
+// parsed. A kind written as a plain name is taken at its word; any other
+// (on the next line, tagged, anchored, escaped in quotes) is what the
+// parse says it is: YAML resolves `kind:` over two lines, `!!str` or
+// `\x6d` to the name a line scan would not see, and the apiserver runs
+// the workload.
+func mayRunContainers(k string) bool {
+	if _, ok := podSpecPath[k]; ok {
+		return true
+	}
+	for _, c := range []byte(k) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return true
+		}
+	}
+	return k == ""
+}
+
 // maxDoc bounds the bytes of one document that is parsed; a workload
 // document larger than this is reported as an error rather than parsed.
 // The parse runs in the verifier's own process on untrusted text, and a
@@ -165,7 +183,7 @@ func (s *stream) next(l []byte) {
 	}
 	if k, ok := topKind(l); ok {
 		s.kind = k
-		_, s.workload = podSpecPath[k]
+		s.workload = mayRunContainers(k)
 		// A document has one top-level kind: the rest of one that runs
 		// no container (a CRD, most of a components file) need not be
 		// kept.

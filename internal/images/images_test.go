@@ -136,3 +136,29 @@ func TestScanDocumentMemory(t *testing.T) {
 		t.Errorf("parsing a %d KiB document allocated %d MiB, want under 64", len(doc)>>10, got>>20)
 	}
 }
+
+// TestScanKindWrittenOtherwise: a workload whose kind YAML resolves to a
+// workload's name, though its line does not read as one (the value on the
+// next line, tagged, anchored, escaped), is parsed and its image found; a
+// kind written plainly that runs no container is still not parsed.
+func TestScanKindWrittenOtherwise(t *testing.T) {
+	body := "\nmetadata:\n  name: w\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: example.com/%s:v1\n"
+	for name, kind := range map[string]string{
+		"next line": "kind:\n  Deployment",
+		"tagged":    "kind: !!str Deployment",
+		"anchored":  "kind: &k DaemonSet",
+		"escaped":   `kind: "Deploy\x6dent"`,
+		"tab":       "kind: Deployment\t# the controller",
+	} {
+		in := "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: apps/v1\n" + kind + fmt.Sprintf(body, strings.ReplaceAll(name, " ", "-"))
+		found, err := ScanBytes([]byte(in))
+		if err != nil || len(found) != 1 || found[0].Ref != "example.com/"+strings.ReplaceAll(name, " ", "-")+":v1" {
+			t.Errorf("%s: found %+v, error %v", name, found, err)
+		}
+	}
+	in := "apiVersion: v1\nkind: ConfigMap\ndata:\n  x: |\n    containers:\n    - image: not/an-image:v1\n" +
+		"---\nkind: CustomResourceDefinition\nspec:\n  containers:\n  - image: not/an-image:v1\n"
+	if found, err := ScanBytes([]byte(in)); err != nil || len(found) != 0 {
+		t.Errorf("plain kinds that run no container: found %+v, error %v", found, err)
+	}
+}

@@ -53,7 +53,7 @@ func scanLines(r io.Reader) ([]Found, error) {
 			} else {
 				if k, ok := topKind(l); ok {
 					kind = k
-					_, workload = podSpecPath[k]
+					workload = mayRunContainers(k)
 					// A document has one top-level kind: the rest of one
 					// that runs no container (a CRD, most of a components
 					// file) need not be kept.

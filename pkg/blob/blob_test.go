@@ -221,18 +221,21 @@ func TestBombStopsEarly(t *testing.T) {
 	}
 }
 
-// TestInspectBytesCancel: inflating from memory stops once the context is
-// done, with an error rather than a verdict on the blob.
+// TestInspectBytesCancel: inflating from memory, or checking against the
+// right guess, stops once the context is done, with an error rather than
+// a verdict on the blob.
 func TestInspectBytesCancel(t *testing.T) {
 	good, _ := CompressBytes(manifest)
-	if info := InspectBytes(context.Background(), good, 0, nil, nil); info.Err != nil {
-		t.Fatal(info.Err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	info := InspectBytes(ctx, good, 0, nil, nil)
-	if ce, ok := IsCorrupt(info.Err); !ok || !strings.Contains(ce.Detail, context.Canceled.Error()) {
-		t.Fatalf("cancelled: got %v", info.Err)
+	for _, exp := range []*Expect{nil, {Data: manifest, SHA256: sha256.Sum256(manifest)}} {
+		if info := InspectBytes(context.Background(), good, 0, nil, exp); info.Err != nil {
+			t.Fatal(info.Err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		info := InspectBytes(ctx, good, 0, nil, exp)
+		if ce, ok := IsCorrupt(info.Err); !ok || !strings.Contains(ce.Detail, context.Canceled.Error()) {
+			t.Fatalf("cancelled (guess %v): got %v", exp != nil, info.Err)
+		}
 	}
 }
 

@@ -61,7 +61,11 @@ type bitReader struct {
 func (r *bitReader) refill() {
 	if r.pos+8 <= len(r.in) {
 		// The bits of a partly loaded byte above n are that byte's own,
-		// so loading it again at the same place changes nothing.
+		// so loading it again at the same place changes nothing. n is
+		// below 64 here (63-n must not wrap): the byte loop below, which
+		// may leave 64, runs only once fewer than 8 bytes are left, and
+		// then this branch is not taken again (a stored block starts a
+		// new reader with n 0).
 		r.buf |= binary.LittleEndian.Uint64(r.in[r.pos:]) << r.n
 		r.pos += int(63-r.n) >> 3
 		r.n |= 56

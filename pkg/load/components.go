@@ -100,6 +100,7 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 	var blobs []string // gzip files read with the chart, hashed last
 	sizes := blobSizes(mem)
 	kept := map[string][]byte{} // read from disk because a blob may inflate to them
+	keptBytes := int64(0)
 	if fi, err := os.Lstat(vd); err == nil && fi.IsDir() {
 		_ = filepath.WalkDir(vd, func(fp string, d fs.DirEntry, err error) error {
 			if ctx.Err() != nil {
@@ -126,8 +127,15 @@ func (l *scanner) hashFiles(ctx context.Context, p *model.Package, mem map[strin
 				blobs = append(blobs, rel) // after the files it may inflate to
 				return nil
 			}
-			if b := l.hashFile(ctx, p, rel, mem[rel], sizes); b != nil {
+			keep := sizes
+			if keptBytes >= maxKept {
+				// Enough held already: a package of many files the size
+				// of a blob streams the rest, as without any blob.
+				keep = nil
+			}
+			if b := l.hashFile(ctx, p, rel, mem[rel], keep); b != nil {
 				kept[rel] = b
+				keptBytes += int64(len(b))
 			}
 			return nil
 		})
@@ -229,8 +237,10 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// maxKept bounds a file hashFile reads whole to check a blob against.
-const maxKept = 64 << 20
+// maxKept bounds a file hashFile reads whole to check a blob against, and
+// the files of one package kept so (those read once it is reached are
+// streamed): at most twice it is held.
+var maxKept int64 = 64 << 20
 
 // blobSizes is the set of inflated sizes (mod 2^32, from their trailers)
 // of the blobs in mem.

@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/testkit/manifestgen"
@@ -144,5 +146,52 @@ func TestEncodes(t *testing.T) {
 		if encodes(s+"AAAA", b[:n]) || n > 0 && encodes(s[:len(s)-4], b[:n]) {
 			t.Errorf("%d bytes: a longer or shorter text seen as their base64", n)
 		}
+	}
+}
+
+// TestHashFilesKeepsABoundedAmount: files read whole because a blob may
+// inflate to them are held up to maxKept for the package; past it they are
+// streamed, and the blob is inspected as before. Forty files of a blob's
+// size cost the memory of a few, not of forty.
+func TestHashFilesKeepsABoundedAmount(t *testing.T) {
+	defer func(m int64) { maxKept = m }(maxKept)
+	maxKept = 256 << 10
+	const size, files = 100 << 10, 40
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "files"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var first []byte
+	for i := range files {
+		b := bytes.Repeat([]byte{'a' + byte(i)}, size)
+		if i == 0 {
+			first = b
+		}
+		if err := os.WriteFile(filepath.Join(dir, "files", fmt.Sprintf("f%02d.yaml", i)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gz, err := blob.CompressBytes(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "files", "components.gz"), gz, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := &scanner{root: filepath.Dir(dir), opts: Options{}.withDefaults()}
+	p := &model.Package{Dir: dir, Files: map[string]*model.File{}}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l.hashFiles(context.Background(), p, map[string][]byte{"files/components.gz": gz})
+	runtime.ReadMemStats(&after)
+	if len(p.Problems) > 0 || len(p.Files) != files+1 {
+		t.Fatalf("problems %+v, %d files", p.Problems, len(p.Files))
+	}
+	if b := p.Files["files/components.gz"]; b.Blob == nil || b.Blob.Err != nil || b.Blob.RawSHA256 != sha256.Sum256(first) {
+		t.Fatalf("blob: %+v", b.Blob)
+	}
+	if got, most := after.TotalAlloc-before.TotalAlloc, uint64(files*size/2); got > most {
+		t.Errorf("hashing allocated %d bytes, want at most %d: the files of the blob's size were all held", got, most)
 	}
 }
