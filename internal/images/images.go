@@ -126,6 +126,8 @@ type stream struct {
 	// maxDoc; other: its kind runs no container; started: its first
 	// content line was seen.
 	workload, tooLong, other, started bool
+	// sawKind: a line of the document named its top-level kind.
+	sawKind bool
 	// kind is the document's top-level kind, for OversizeError.
 	kind string
 }
@@ -182,7 +184,7 @@ func (s *stream) next(l []byte) {
 		return
 	}
 	if k, ok := topKind(l); ok {
-		s.kind = k
+		s.kind, s.sawKind = k, true
 		s.workload = mayRunContainers(k)
 		// A document has one top-level kind: the rest of one that runs
 		// no container (a CRD, most of a components file) need not be
@@ -216,17 +218,22 @@ func (s *stream) keep(b []byte) {
 
 // flush ends the current document: parsed if it is a workload.
 func (s *stream) flush() {
-	if s.workload && !s.tooLong {
+	// A document with content but no kind line the scan reads (its key
+	// escaped, "\x6bind", or written as a complex key) may still be a
+	// workload to the API server: parsed, so YAML decides its kind. One
+	// that does not parse is no workload (the API server refuses it).
+	kindless := s.started && !s.sawKind && !s.workload
+	if (s.workload || kindless) && !s.tooLong {
 		f, err := scanDoc(s.cur, s.before+1)
 		s.out = append(s.out, f...)
-		if err != nil {
+		if err != nil && !kindless {
 			s.errs = append(s.errs, err)
 		}
-	} else if s.workload && s.tooLong {
+	} else if (s.workload || kindless) && s.tooLong {
 		s.errs = append(s.errs, &OversizeError{Line: s.before + 1, Kind: s.kind, Limit: maxDoc})
 	}
 	s.cur = s.cur[:0]
-	s.workload, s.tooLong, s.other, s.started = false, false, false, false
+	s.workload, s.tooLong, s.other, s.started, s.sawKind = false, false, false, false, false
 	s.kind = ""
 	s.before = s.line
 }

@@ -149,6 +149,9 @@ func TestScanKindWrittenOtherwise(t *testing.T) {
 		"anchored":  "kind: &k DaemonSet",
 		"escaped":   `kind: "Deploy\x6dent"`,
 		"tab":       "kind: Deployment\t# the controller",
+		// No line the scan reads as the kind: the document is parsed.
+		"escaped key": `"\x6bind": Deployment`,
+		"complex key": "? kind\n: Deployment",
 	} {
 		in := "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: apps/v1\n" + kind + fmt.Sprintf(body, strings.ReplaceAll(name, " ", "-"))
 		found, err := ScanBytes([]byte(in))
@@ -160,5 +163,14 @@ func TestScanKindWrittenOtherwise(t *testing.T) {
 		"---\nkind: CustomResourceDefinition\nspec:\n  containers:\n  - image: not/an-image:v1\n"
 	if found, err := ScanBytes([]byte(in)); err != nil || len(found) != 0 {
 		t.Errorf("plain kinds that run no container: found %+v, error %v", found, err)
+	}
+	// A document with no kind line that does not parse is no workload
+	// (the API server refuses it); one too large to parse is reported.
+	if found, err := ScanBytes([]byte("kind: ConfigMap\n---\nfoo: [\n---\n" + deploy)); err != nil || len(found) != 1 {
+		t.Errorf("a broken document without a kind: found %+v, error %v", found, err)
+	}
+	big := `"\x6bind": Deployment` + "\nmetadata: {name: w}\ndata:\n" + strings.Repeat("  k: "+strings.Repeat("x", 100)+"\n", maxDoc/100)
+	if _, err := ScanBytes([]byte(big)); len(Oversized(err)) != 1 {
+		t.Errorf("an oversize document without a kind line: error %v, want it reported unread", err)
 	}
 }

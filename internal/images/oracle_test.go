@@ -18,20 +18,21 @@ func scanLines(r io.Reader) ([]Found, error) {
 	var cur bytes.Buffer
 	start, line := 1, 0
 	// started: the document's first content line was seen.
-	workload, tooLong, other, started := false, false, false, false
+	workload, tooLong, other, started, sawKind := false, false, false, false, false
 	kind := "" // the document's top-level kind, for OversizeError
 	flush := func() {
-		if workload && !tooLong {
+		kindless := started && !sawKind && !workload
+		if (workload || kindless) && !tooLong {
 			f, err := scanDoc(cur.Bytes(), start)
 			out = append(out, f...)
-			if err != nil {
+			if err != nil && !kindless {
 				errs = append(errs, err)
 			}
-		} else if workload && tooLong {
+		} else if (workload || kindless) && tooLong {
 			errs = append(errs, &OversizeError{Line: start, Kind: kind, Limit: maxDoc})
 		}
 		cur.Reset()
-		workload, tooLong, other, started = false, false, false, false
+		workload, tooLong, other, started, sawKind = false, false, false, false, false
 		kind = ""
 		start = line + 1
 	}
@@ -52,7 +53,7 @@ func scanLines(r io.Reader) ([]Found, error) {
 				flush()
 			} else {
 				if k, ok := topKind(l); ok {
-					kind = k
+					kind, sawKind = k, true
 					workload = mayRunContainers(k)
 					// A document has one top-level kind: the rest of one
 					// that runs no container (a CRD, most of a components
