@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/version"
@@ -28,8 +27,6 @@ type Compatibility struct {
 
 // Series is a release series, major.minor.
 type Series struct{ Major, Minor uint }
-
-func (s Series) String() string { return fmt.Sprintf("v%d.%d", s.Major, s.Minor) }
 
 func (s Series) less(o Series) bool {
 	return s.Major < o.Major || (s.Major == o.Major && s.Minor < o.Minor)

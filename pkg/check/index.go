@@ -140,15 +140,6 @@ func VersionOf(cm *model.ConfigMap) (version, from string) {
 	return cm.Name, "name"
 }
 
-// names lists the ConfigMap names of matches.
-func names(ms []Match) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.ConfigMap.Name
-	}
-	return out
-}
-
 // describe lists matches as `"name" (pkg/file:line)`.
 func describe(ms []Match) string {
 	s := ""
