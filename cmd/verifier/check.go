@@ -81,11 +81,10 @@ With --registry PREFIX (HOST[:PORT]/PATH, or oci-layout:DIR) every
 provider's release artifact PREFIX/<type>-<name>:<spec.version> is read
 and the registry checks run too:
 ` + wrapIDs(idsNeeding("registry", "registry or base")) + `
-Signatures are verified with the
-policy's keys plus each --key FILE, and its keyless identities (under its
-trustedRoot and tlog rule), in every form cosign writes (Sigstore bundles as
-OCI referrers, legacy .sig/.att images); the policy's builders are the
-allowed builder ids. Registry credentials come from the docker config.
+Signatures are verified with the policy's keys plus each --key FILE, and
+its keyless identities (under its trustedRoot and tlog rule), in every form
+cosign writes (Sigstore bundles as OCI referrers, legacy .sig/.att images);
+the policy's builders are the allowed builder ids. Registry credentials come from the docker config.
 
 A provider with spec.fetchConfig.oci ([http://]HOST[:PORT]/REPO[:TAG]; no
 tag means spec.version) is checked against that artifact instead, with the
