@@ -77,8 +77,6 @@ not allowed, DIR exists, a second core), 2 usage.`,
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the files and their digests; write nothing")
 	f.StringVar(&o.output, "output", "human", "output format: human or json (schema: api/add.schema.json)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each request to stderr")
-	cmd.MarkFlagRequired("provider")
-	cmd.MarkFlagRequired("github")
 	return cmd
 }
 
