@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/outdated"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/manifestgen"
 	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
@@ -214,6 +215,20 @@ func TestAddExampleTree(t *testing.T) {
 	}
 	if errs := errorFindings(t, root); len(errs) > 0 {
 		t.Errorf("verifier check:\n%s", strings.Join(errs, "\n"))
+	}
+	// builder outdated (and so plan and bump) sees the new packages as any
+	// other (the example core pins the demo server, no GitHub release).
+	rep, err := outdated.Check(ctx, []string{root}, outdated.Options{APIURL: s.URL(), AllowHosts: []string{s.ObjectsHost()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Providers {
+		if p.Provider != "CoreProvider/cluster-api" && (p.Error != "" || p.Target == nil) {
+			t.Errorf("outdated %s: %s", p.Provider, p.Error)
+		}
+		if p.Provider == "InfrastructureProvider/proxmox" && (p.Repo != capmoxRepo || p.Version != "v0.7.8" || len(p.Newer) != 2 || rep.Summary(&p) == "") {
+			t.Errorf("outdated capmox: %+v", p)
+		}
 	}
 	before := hashTree(t, root)
 	for _, d := range []string{"capi-providers-infraprovider", "capi-providers-ipam-in-cluster"} {
