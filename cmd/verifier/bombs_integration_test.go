@@ -117,14 +117,20 @@ func (s *realServer) children() map[string][2]int64 {
 	return out
 }
 
-// busyChildren lists the server's children that used CPU over 0.5s: render
-// children still at work. Idle ones (kept for the next chart) use none.
-func (s *realServer) busyChildren() []string {
+// busyChildren lists the server's children that used more than 0.1s of CPU
+// over 0.5s: render children still at work. Idle ones (kept for the next
+// chart) use none; a loaded machine gives a busy one less, so this never
+// calls an idle child busy.
+func (s *realServer) busyChildren() []string { return s.childrenUsingCPU(10) }
+
+// childrenUsingCPU lists the server's children that used more than ticks
+// clock ticks (1/100 s) of CPU over 0.5s.
+func (s *realServer) childrenUsingCPU(ticks int64) []string {
 	before := s.children()
 	time.Sleep(500 * time.Millisecond)
 	var busy []string
 	for pid, now := range s.children() {
-		if now[0]-before[pid][0] > 10 { // clock ticks: 0.1s
+		if b, ok := before[pid]; ok && now[0]-b[0] > ticks {
 			busy = append(busy, pid)
 		}
 	}

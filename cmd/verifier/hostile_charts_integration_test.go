@@ -257,11 +257,13 @@ limits:
 		b, _ := io.ReadAll(c)
 		stalled <- string(b)
 	}()
-	// Wait for the render child to be at work on the bomb.
+	// Wait for the render child to be at work on the bomb: any CPU it
+	// uses counts (a loaded machine gives it little), and the bomb keeps
+	// it at work until the 15s renderTimeout.
 	var kids map[string][2]int64
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if busy := s.busyChildren(); len(busy) > 0 {
+		if busy := s.childrenUsingCPU(0); len(busy) > 0 {
 			kids = s.children()
 			break
 		}
