@@ -40,6 +40,9 @@ type procRun struct {
 	took           time.Duration
 }
 
+// runPeakLimit is how long runPeak lets a process run before killing it.
+const runPeakLimit = 3 * time.Minute
+
 // runPeak runs the verifier with args and env added, polling its VmHWM.
 func runPeak(t *testing.T, env []string, args ...string) procRun {
 	t.Helper()
@@ -58,6 +61,9 @@ func runPeak(t *testing.T, env []string, args ...string) procRun {
 		cmd.Wait()
 	}()
 	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	// A process that never ends is stopped: the test fails on its exit.
+	kill := time.AfterFunc(runPeakLimit, func() { cmd.Process.Kill() })
+	defer kill.Stop()
 poll:
 	for {
 		if kb := statusKiB(status, "VmHWM"); kb<<10 > peak {
