@@ -121,7 +121,7 @@ func cleanTree() *model.Tree {
 // runAll runs every built-in check.
 func runAll(t *model.Tree) []report.Finding {
 	var out []report.Finding
-	for _, c := range Builtin(nil) {
+	for _, c := range Builtin(nil, nil) {
 		out = append(out, c.Run(NewInput(t))...)
 	}
 	return out
@@ -550,7 +550,7 @@ func TestVersionOf(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
-	want := []string{model.CheckPackageLoad, BlobYAML, BlobHeader, model.CheckBlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
+	want := []string{model.CheckPackageLoad, BlobYAML, BlobHeader, model.CheckBlobCorrupt, ComponentsValid, ComponentsApply, ConfigMapVersion, SelectorUnique, SelectorSemver,
 		CompressedAnnotation, MetadataSeries, Contract, PinVersion, model.CheckPinDigest, PinMissing, ReleaseSize,
 		OCISource, ImageRef, ImageRelocation, RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall,
 		ClusterInstalled, ClusterConfigMap, ClusterOCI, ClusterWorkload, ClusterCRD, WaiverExpired}

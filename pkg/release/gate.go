@@ -27,6 +27,9 @@ import (
 //     install or would install under another release: oci-source (push
 //     skips such providers; a value beside a selector refuses the one it
 //     would have pushed);
+//   - the API server would refuse what the operator applies from it (a
+//     CRD its validation rejects, an object of a kind nothing serves):
+//     components-apply (a signed artifact no cluster can install);
 //   - it runs an image on a moving tag with no digest: image-ref (the
 //     artifact's bytes are pinned but what the cluster runs is not, so a
 //     signed, reproducible artifact would not be reproducible in effect;
@@ -50,6 +53,7 @@ var (
 		model.CheckPackageLoad, check.BlobYAML, model.CheckBlobCorrupt, check.ComponentsValid,
 		check.ConfigMapVersion, check.SelectorUnique, check.SelectorSemver, check.CompressedAnnotation,
 		check.PinVersion, check.MetadataSeries, check.Contract, model.CheckPinDigest, check.OCISource, check.ImageRef, check.ImageRelocation,
+		check.ComponentsApply,
 	}
 	NotRefusing = []string{
 		check.BlobHeader, check.ReleaseSize, check.PinMissing, check.WaiverExpired,

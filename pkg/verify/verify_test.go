@@ -427,7 +427,7 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			t.Logf("%s: %s\n  file %s:%d\n  hint: %s", f.Check, f.Message, f.File, f.Line, f.Hint)
 		})
 	}
-	for _, c := range check.Builtin(nil) {
+	for _, c := range check.Builtin(nil, nil) {
 		if !covered[c.ID] {
 			t.Errorf("no mutation test for check %s", c.ID)
 		}
