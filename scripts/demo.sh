@@ -178,4 +178,13 @@ fi
 sed "s|$DEMO_TMP|\$DEMO_TMP|g; s/^/    /" "$DEMO_TMP/drift.out" | grep -E 'error|FAIL|FAILED' | sed -n 1,8p
 note "exit status 1: blob-yaml, pin-digest and version-reused say what drifted and how to fix it"
 
-step "Done"
+step "Done. To install the packages on a cluster:"
+note "1. cert-manager and the cluster-api-operator (v0.28.0), each from its own release:"
+note "   the providers' webhooks take their certificates from cert-manager's Issuer and Certificate"
+note "2. the charts, as Helm installs them (namespace, components ConfigMaps, provider objects):"
+note "   helm install capi-providers-core examples/packages/capi-providers-core -n cozy-cluster-api --create-namespace"
+note "   helm install capi-providers-infraprovider examples/packages/capi-providers-infraprovider -n cozy-cluster-api"
+note "   (or push with \`builder push --to HOST/PATH --key KEY\` and point spec.fetchConfig.oci at the tag)"
+note "3. once the operator reports ProviderInstalled=True, compare what the cluster runs with this tree:"
+note "   verifier cluster --tree examples/packages  (docs/cluster.md)"
+note "verifier check ran components-apply above: the API server accepts every CRD and kind these releases apply"

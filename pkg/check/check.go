@@ -87,6 +87,7 @@ const (
 	BlobYAML             = "blob-yaml"
 	BlobHeader           = "blob-header"
 	ComponentsValid      = "components-valid"
+	ComponentsApply      = "components-apply"
 	ReleaseSize          = "release-size"
 	ConfigMapVersion     = "configmap-version"
 	SelectorUnique       = "selector-unique"
@@ -125,6 +126,8 @@ var catalog = []Check{
 		Description: "The blob is one valid, complete gzip member (CRC and size trailer checked; a second member or trailing bytes are errors) that inflates within the inflate limit, where a gzip bomb stops; vendored gzip files no ConfigMap carries are checked too."},
 	{ID: ComponentsValid, Title: "Components are Kubernetes objects", Severity: report.Error, Run: componentsValid, Push: PushRefuses,
 		Description: "The components (inflated when gzip) are a stream of Kubernetes objects, each with apiVersion, kind and metadata.name, at least one: not a saved 404 body, an HTML error page, a truncated download or a bare scalar."},
+	{ID: ComponentsApply, Title: "API server accepts the components", Severity: report.Error, Run: componentsApplyDefault, Push: PushRefuses,
+		Description: "Every object of a release's components (the blob, inflated, else the vendored YAML) is one the API server accepts when the operator applies it: each CustomResourceDefinition passes kube-apiserver's own CRD validation (k8s.io/apiextensions-apiserver: structural schema, names, served and storage versions, conversion settings), and each object's kind is served: built in (an API version Kubernetes no longer serves is named), by a CRD of the core provider's or the release's own components, or by an external CRD the policy's externalKinds name (cert-manager's Certificate, Issuer and ClusterIssuer always are). Left to the cluster: admission webhooks, quotas, RBAC escalation and a CRD already there with other versions."},
 	{ID: ConfigMapVersion, Title: "ConfigMap named spec.version", Severity: report.Error, Run: configMapVersion, Push: PushRefuses,
 		Description: "The ConfigMap the provider's selector picks has the version spec.version: its provider.cluster.x-k8s.io/version label or, without one, its name."},
 	{ID: SelectorUnique, Title: "Selector matches one ConfigMap", Severity: report.Error, Run: selectorUnique, Push: PushRefuses,
@@ -181,12 +184,17 @@ var catalog = []Check{
 func Catalog() []Check { return slices.Clone(catalog) }
 
 // Builtin returns the checks that run over the tree alone; image-ref
-// reads movingTags (the policy's) as moving on top of MovingTags.
-func Builtin(movingTags []string) []Check {
+// reads movingTags (the policy's) as moving on top of MovingTags, and
+// components-apply takes externalKinds (the policy's, GROUP/VERSION/KIND)
+// as served on top of ExternalKinds.
+func Builtin(movingTags, externalKinds []string) []Check {
 	var out []Check
 	for _, c := range catalog {
-		if c.ID == ImageRef {
+		switch c.ID {
+		case ImageRef:
 			c = imageRefCheck(movingTags)
+		case ComponentsApply:
+			c = componentsApplyCheck(externalKinds)
 		}
 		if c.Run != nil {
 			out = append(out, c)

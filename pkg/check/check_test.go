@@ -122,7 +122,7 @@ func cleanTree() *model.Tree {
 // runAll runs every built-in check.
 func runAll(t *model.Tree) []report.Finding {
 	var out []report.Finding
-	for _, c := range Builtin(nil) {
+	for _, c := range Builtin(nil, nil) {
 		out = append(out, c.Run(NewInput(t))...)
 	}
 	return out

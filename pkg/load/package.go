@@ -212,6 +212,7 @@ func (l *scanner) inspectPackage(ctx context.Context, p *model.Package, pl *pkgL
 	}
 	l.images(ctx, p, pl.mem)
 	p.Images = append(p.Images, inline...)
+	l.applied(ctx, p, pl.mem)
 	return ctx.Err() == nil
 }
 

@@ -122,6 +122,12 @@ type Package struct {
 	// images were not read (larger than internal/images parses).
 	UnreadWorkloads []UnreadWorkload
 
+	// Applied are the objects of each release's components, as the API
+	// server receives them when the operator installs the release (read
+	// from the vendored blob, inflated, else the vendored YAML), in file
+	// then line order: the components-apply check reads them.
+	Applied []AppliedObject
+
 	// Release is the size of the release Secret Helm would store for the
 	// chart; nil for plain manifest directories and charts that did not
 	// render.
@@ -230,6 +236,21 @@ type UnreadWorkload struct {
 	Why       string // e.g. "it is over 256 KiB"
 	InBlob    bool   // Location is a gzip file, Line a line of what it inflates to
 	Location         // where the document starts
+}
+
+// AppliedObject is one object of a release's components.
+type AppliedObject struct {
+	// Release is the release (LayoutRelease.Name) whose components hold it.
+	Release string
+	// Providers are the package's providers that install the release.
+	Providers                         []string
+	APIVersion, Kind, Name, Namespace string
+	// CRD is the document as JSON when Kind is CustomResourceDefinition
+	// (what the API server validates), else nil.
+	CRD []byte
+	// InBlob: Location is a gzip file and Line a line of what it inflates to.
+	InBlob bool
+	Location
 }
 
 // Provider is one cluster-api-operator provider object.

@@ -64,6 +64,10 @@ type Policy struct {
 	// MovingTags are image tags the image-ref check reads as moving, on top
 	// of check.MovingTags (latest, main, master) and no tag at all.
 	MovingTags []string `json:"movingTags,omitempty" yaml:"movingTags"`
+	// ExternalKinds are kinds (GROUP/VERSION/KIND) the components-apply
+	// check takes as served by CRDs the cluster installs beside the
+	// providers, on top of check.ExternalKinds (cert-manager's).
+	ExternalKinds []string `json:"externalKinds,omitempty" yaml:"externalKinds"`
 	// Exclude are path.Match patterns of directories under ROOT that
 	// `verifier check` does not enter (as --exclude GLOB).
 	Exclude []string `json:"exclude,omitempty" yaml:"exclude"`
@@ -178,7 +182,7 @@ func Parse(data []byte, source string) (*Policy, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, empty
 		}
-		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders, identities, trustedRoot, tlog, movingTags, exclude, values; waiver fields: package, check, provider, reason, expires; identity fields: issuer, subject, subjectRegExp; values fields: package, files)", source, err)
+		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders, identities, trustedRoot, tlog, movingTags, externalKinds, exclude, values; waiver fields: package, check, provider, reason, expires; identity fields: issuer, subject, subjectRegExp; values fields: package, files)", source, err)
 	}
 	var more any
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
@@ -273,7 +277,7 @@ func (v *policyValidator) waivers(p *Policy, known []string) {
 	}
 }
 
-// lists validates keys, movingTags and builders.
+// lists validates keys, movingTags, externalKinds and builders.
 func (v *policyValidator) lists(p *Policy) {
 	for i, k := range p.Keys {
 		if strings.TrimSpace(k) == "" {
@@ -283,6 +287,11 @@ func (v *policyValidator) lists(p *Policy) {
 	for i, tag := range p.MovingTags {
 		if !tagRE.MatchString(tag) {
 			v.bad(fmt.Sprintf("movingTags[%d]", i), "%q is not an image tag: use letters, digits, _ . - (at most 128, not starting with . or -), e.g. nightly", tag)
+		}
+	}
+	for i, k := range p.ExternalKinds {
+		if parts := strings.Split(k, "/"); len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+			v.bad(fmt.Sprintf("externalKinds[%d]", i), "%q is not GROUP/VERSION/KIND: e.g. monitoring.coreos.com/v1/ServiceMonitor", k)
 		}
 	}
 	for i, b := range p.Builders {

@@ -134,7 +134,7 @@ func Checks(opts Options) []check.Check {
 		extra = append(slices.Clone(extra), opts.Registry.checks...)
 	}
 	var out []check.Check
-	for _, c := range check.Builtin(opts.policy().MovingTags) {
+	for _, c := range check.Builtin(opts.policy().MovingTags, opts.policy().ExternalKinds) {
 		if opts.OnlyExtra {
 			break
 		}

@@ -206,6 +206,29 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			regzip(t, yml, filepath.Join(root, cpPkg, "files/components.gz"))
 		}, cpPkg, []string{`the text "Not Found"`, `ConfigMap "v1.10.1-control-plane"`, "curl -fsSL"}},
 
+		{check.ComponentsApply, "a CRD whose spec has no type (not structural)", func(t *testing.T, root string) {
+			yml := filepath.Join(root, cpPkg, "files/control-plane-components.yaml")
+			// Properties with no type: what the examples' trimmed CRDs had
+			// (a node with only x-kubernetes-preserve-unknown-fields may
+			// leave its type out, so dropping the type alone is accepted).
+			edit(t, yml, "          spec:\n            type: object\n            x-kubernetes-preserve-unknown-fields: true\n",
+				"          spec:\n            properties:\n              replicas:\n                type: integer\n")
+			regzip(t, yml, filepath.Join(root, cpPkg, "files/components.gz"))
+		}, cpPkg, []string{"the API server refuses CustomResourceDefinition", "properties[spec].type: Required value"}},
+
+		{check.ComponentsApply, "an object of a kind no CRD serves", func(t *testing.T, root string) {
+			yml := filepath.Join(root, cpPkg, "files/control-plane-components.yaml")
+			data, err := os.ReadFile(yml)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = append(data, "---\napiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: kcp-metrics\n"...)
+			if err := os.WriteFile(yml, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			regzip(t, yml, filepath.Join(root, cpPkg, "files/components.gz"))
+		}, cpPkg, []string{`ServiceMonitor "kcp-metrics" (monitoring.coreos.com/v1): no API the cluster has serves this kind`, "externalKinds"}},
+
 		{check.ReleaseSize, "a large file in the chart", func(t *testing.T, root string) {
 			// 1.2 MiB that does not compress: the release Secret overflows.
 			big := make([]byte, 1200<<10)
@@ -427,7 +450,7 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			t.Logf("%s: %s\n  file %s:%d\n  hint: %s", f.Check, f.Message, f.File, f.Line, f.Hint)
 		})
 	}
-	for _, c := range check.Builtin(nil) {
+	for _, c := range check.Builtin(nil, nil) {
 		if !covered[c.ID] {
 			t.Errorf("no mutation test for check %s", c.ID)
 		}

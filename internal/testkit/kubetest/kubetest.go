@@ -1,8 +1,10 @@
 // Package kubetest starts a real Kubernetes API server (kube-apiserver
 // and etcd, built by scripts/build-kube.sh from the module in
 // internal/testkit/kubeapiserver) on 127.0.0.1 for integration tests, and
-// writes kubeconfigs for it. No controller runs: a test writes what the
-// cluster-api-operator would have written.
+// writes kubeconfigs for it. No controller runs unless a test starts the
+// real cluster-api-operator (StartOperator, built by
+// scripts/build-operator.sh); otherwise a test writes what the operator
+// would have written.
 //
 // The binaries are found in $PINSEAL_KUBE_CACHE (default
 // ~/.cache/pinseal/kube); when they are missing the test skips, or fails

@@ -207,6 +207,9 @@ spec:
 		for _, part := range []string{"spec", "status"} {
 			fmt.Fprintf(b, "          %s:\n            description: %s%s defines the %s state of %s.\n", part, kind, strings.ToUpper(part[:1])+part[1:], map[string]string{"spec": "desired", "status": "observed"}[part], kind)
 			props(b, r, 12, 0, kind)
+			// A structural schema types every node: without this the API
+			// server refuses the CRD ("properties[spec].type: Required value").
+			b.WriteString("            type: object\n")
 		}
 		b.WriteString("        type: object\n")
 		last := vi == len(s.Versions)-1

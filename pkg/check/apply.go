@@ -1,0 +1,214 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// ExternalKinds are the kinds components-apply takes as served by CRDs a
+// cluster installs beside the providers (GROUP/VERSION/KIND): cert-manager's,
+// which every provider with webhooks needs. A policy's externalKinds add to
+// them.
+var ExternalKinds = []string{"cert-manager.io/v1/Certificate", "cert-manager.io/v1/Issuer", "cert-manager.io/v1/ClusterIssuer"}
+
+// builtinKinds are the kinds a Kubernetes API server of the versions
+// Cluster API supports serves itself, by group/version, as provider
+// components use them (core, apps, rbac, admission, apiextensions,
+// policy, networking, batch, coordination, scheduling, autoscaling,
+// storage, discovery, certificates, flowcontrol, apiregistration).
+var builtinKinds = map[string][]string{
+	"v1": {"Namespace", "ServiceAccount", "Service", "ConfigMap", "Secret", "Pod", "Endpoints", "PersistentVolume",
+		"PersistentVolumeClaim", "LimitRange", "ResourceQuota", "ReplicationController", "PodTemplate", "Event"},
+	"apps/v1":                         {"Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "ControllerRevision"},
+	"batch/v1":                        {"Job", "CronJob"},
+	"rbac.authorization.k8s.io/v1":    {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"},
+	"admissionregistration.k8s.io/v1": {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"},
+	"apiextensions.k8s.io/v1":         {"CustomResourceDefinition"},
+	"apiregistration.k8s.io/v1":       {"APIService"},
+	"policy/v1":                       {"PodDisruptionBudget"},
+	"networking.k8s.io/v1":            {"NetworkPolicy", "Ingress", "IngressClass"},
+	"coordination.k8s.io/v1":          {"Lease"},
+	"scheduling.k8s.io/v1":            {"PriorityClass"},
+	"autoscaling/v1":                  {"HorizontalPodAutoscaler"},
+	"autoscaling/v2":                  {"HorizontalPodAutoscaler"},
+	"storage.k8s.io/v1":               {"StorageClass", "CSIDriver", "CSINode", "VolumeAttachment"},
+	"discovery.k8s.io/v1":             {"EndpointSlice"},
+	"certificates.k8s.io/v1":          {"CertificateSigningRequest"},
+	"node.k8s.io/v1":                  {"RuntimeClass"},
+	"flowcontrol.apiserver.k8s.io/v1": {"FlowSchema", "PriorityLevelConfiguration"},
+}
+
+// removedVersions are built-in group/versions API servers no longer serve,
+// with the Kubernetes release that stopped serving them.
+var removedVersions = map[string]string{
+	"extensions/v1beta1": "1.16/1.22", "apps/v1beta1": "1.16", "apps/v1beta2": "1.16",
+	"rbac.authorization.k8s.io/v1beta1": "1.22", "admissionregistration.k8s.io/v1beta1": "1.22",
+	"apiextensions.k8s.io/v1beta1": "1.22", "apiregistration.k8s.io/v1beta1": "1.22",
+	"networking.k8s.io/v1beta1": "1.22", "scheduling.k8s.io/v1beta1": "1.22", "coordination.k8s.io/v1beta1": "1.22",
+	"policy/v1beta1": "1.25", "batch/v1beta1": "1.25", "discovery.k8s.io/v1beta1": "1.25",
+	"autoscaling/v2beta1": "1.25", "autoscaling/v2beta2": "1.26", "flowcontrol.apiserver.k8s.io/v1beta2": "1.29",
+	"storage.k8s.io/v1beta1": "1.22/1.27", "certificates.k8s.io/v1beta1": "1.22",
+}
+
+func componentsApplyCheck(external []string) Check {
+	c, _ := Lookup(ComponentsApply)
+	ext := append(slices.Clone(ExternalKinds), external...)
+	c.Run = func(in *Input) []report.Finding { return componentsApply(in, ext) }
+	return c
+}
+
+func componentsApplyDefault(in *Input) []report.Finding { return componentsApply(in, ExternalKinds) }
+
+// servedKinds is a set of GROUP/VERSION/KIND keys ("" group: VERSION/KIND).
+type servedKinds map[string]bool
+
+func gvk(apiVersion, kind string) string { return apiVersion + "/" + kind }
+
+// addCRD records the kinds a CRD serves; it ignores a CRD that does not
+// decode (its own finding says so).
+func (s servedKinds) addCRD(raw []byte) {
+	var crd apiextv1.CustomResourceDefinition
+	if json.Unmarshal(raw, &crd) != nil {
+		return
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			s[gvk(crd.Spec.Group+"/"+v.Name, crd.Spec.Names.Kind)] = true
+		}
+	}
+}
+
+// componentsApply: every object of a release's components is one the API
+// server accepts when the operator applies it: each CRD passes the API
+// server's own validation (k8s.io/apiextensions-apiserver), and each
+// object's kind is served (built in, by a CRD of the core provider's or
+// the release's own components, or by an external CRD the policy names).
+func componentsApply(in *Input, external []string) []report.Finding {
+	t := in.Tree
+	core := servedKinds{}
+	hasCore := false
+	for _, pkg := range t.Packages {
+		for _, o := range pkg.Applied {
+			if o.CRD != nil && slices.ContainsFunc(o.Providers, func(p string) bool { return strings.HasPrefix(p, "CoreProvider/") }) {
+				hasCore = true
+				core.addCRD(o.CRD)
+			}
+		}
+	}
+	ext := servedKinds{}
+	for _, k := range external {
+		ext[k] = true
+	}
+	var out []report.Finding
+	for _, pkg := range t.Packages {
+		own := map[string]servedKinds{}
+		for _, o := range pkg.Applied {
+			if o.CRD != nil {
+				if own[o.Release] == nil {
+					own[o.Release] = servedKinds{}
+				}
+				own[o.Release].addCRD(o.CRD)
+			}
+		}
+		for _, o := range pkg.Applied {
+			owner := strings.Join(o.Providers, ", ")
+			if o.Kind == "CustomResourceDefinition" && o.APIVersion == "apiextensions.k8s.io/v1" {
+				if msg := crdRefusal(o.CRD); msg != "" {
+					out = append(out, newFinding(ComponentsApply, pkg, owner, o.Location,
+						fmt.Sprintf("release %s: the API server refuses CustomResourceDefinition %q: %s", o.Release, o.Name, msg),
+						"fix the CRD upstream or in a patch (patches/, then `builder build`): a CRD the API server refuses installs nothing of the release, and the operator retries it for ever"))
+				}
+				continue
+			}
+			k := gvk(o.APIVersion, o.Kind)
+			if own[o.Release][k] || core[k] || ext[k] || slices.Contains(builtinKinds[o.APIVersion], o.Kind) {
+				continue
+			}
+			group, _, _ := strings.Cut(o.APIVersion, "/")
+			if !hasCore && strings.HasSuffix(group, "cluster.x-k8s.io") {
+				continue // the core provider's kinds, and the tree has none to read them from
+			}
+			msg := fmt.Sprintf("release %s: %s %q (%s): no API the cluster has serves this kind", o.Release, o.Kind, o.Name, o.APIVersion)
+			hint := "add the CRD that serves it to the components, or name it in the policy's externalKinds (GROUP/VERSION/KIND) when the cluster installs it otherwise"
+			if when, ok := removedVersions[o.APIVersion]; ok {
+				msg = fmt.Sprintf("release %s: %s %q (%s): Kubernetes stopped serving %s in %s", o.Release, o.Kind, o.Name, o.APIVersion, o.APIVersion, when)
+				hint = "use the kind's current API version"
+			} else if _, ok := builtinKinds[o.APIVersion]; ok {
+				msg += ": the API server serves no such kind in " + o.APIVersion
+			}
+			out = append(out, newFinding(ComponentsApply, pkg, owner, o.Location, msg, hint))
+		}
+	}
+	return out
+}
+
+// crdScheme defaults apiextensions.k8s.io/v1 CRDs as the API server does
+// when it decodes one.
+var crdScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = apiextv1.AddToScheme(s)
+	_ = apiextensions.AddToScheme(s)
+	return s
+}()
+
+// maxCRDErrors is how many of a CRD's field errors a finding quotes.
+const maxCRDErrors = 4
+
+// crdRefusal is the API server's answer to creating the CRD raw (JSON),
+// "" when it accepts it: decoded and defaulted as v1, converted to the
+// internal version, prepared as for a create (status cleared, the storage
+// version stored: customresourcedefinition strategy PrepareForCreate,
+// k8s.io/apiextensions-apiserver v0.37.0 pkg/registry/customresourcedefinition/strategy.go)
+// and validated by validation.ValidateCustomResourceDefinition.
+func crdRefusal(raw []byte) string {
+	if raw == nil {
+		return "it does not decode as a Kubernetes object"
+	}
+	var v1 apiextv1.CustomResourceDefinition
+	if err := json.Unmarshal(raw, &v1); err != nil {
+		return fmt.Sprintf("it does not decode: %v", err)
+	}
+	crdScheme.Default(&v1)
+	var crd apiextensions.CustomResourceDefinition
+	if err := crdScheme.Convert(&v1, &crd, nil); err != nil {
+		return fmt.Sprintf("it does not convert: %v", err)
+	}
+	crd.Status = apiextensions.CustomResourceDefinitionStatus{}
+	crd.Generation = 1
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
+			break
+		}
+	}
+	errs := validation.ValidateCustomResourceDefinition(context.Background(), &crd)
+	if len(errs) == 0 {
+		return ""
+	}
+	return fieldErrors(errs)
+}
+
+// fieldErrors renders the first maxCRDErrors errors as the API server
+// prints them (field: type: detail), and how many more there are.
+func fieldErrors(errs field.ErrorList) string {
+	var msgs []string
+	for _, e := range errs[:min(len(errs), maxCRDErrors)] {
+		msgs = append(msgs, e.Error())
+	}
+	s := "[" + strings.Join(msgs, ", ")
+	if n := len(errs) - maxCRDErrors; n > 0 {
+		s += fmt.Sprintf(", and %d more", n)
+	}
+	return s + "]"
+}
