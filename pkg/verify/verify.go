@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -231,7 +232,11 @@ func summaries(in *check.Input) []report.PackageSummary {
 		}
 		for _, p := range pkg.Providers {
 			src := check.Source(ix, pkg, p)
-			s := report.ProviderSummary{Kind: p.Kind, Name: p.Name, Version: p.Version, Artifact: p.Artifact.Pinned(), Source: &src}
+			s := report.ProviderSummary{Kind: p.Kind, Name: p.Name, Version: p.Version, Artifact: p.Artifact.Pinned(), Source: &src,
+				Object: p.Object, Namespace: check.Namespace(pkg, p.Namespace)}
+			if p.File != "" {
+				s.File = path.Join(ps.Path, p.File)
+			}
 			if m, ok := ix.Select(pkg, p).Picked(p.Version); ok {
 				s.ConfigMap = m.ConfigMap.Name
 			}
