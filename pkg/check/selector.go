@@ -28,6 +28,10 @@ func configMapVersion(in *Input) []report.Finding {
 		if p.Selector == nil {
 			return
 		}
+		if p.Version == "" && p.Turtles() {
+			out = append(out, turtlesNoVersion(ix, pkg, p)...)
+			return
+		}
 		if p.Version == "" {
 			out = append(out, newFinding(ConfigMapVersion, pkg, p.ID(), p.Location,
 				fmt.Sprintf("%s has no spec.version: the operator installs whichever version it thinks is latest", p.ID()),
@@ -60,6 +64,26 @@ func configMapVersion(in *Input) []report.Finding {
 				rel(m.Package, m.ConfigMap.File), rel(pkg, p.File), pkg.CommandPath())))
 	})
 	return out
+}
+
+// turtlesNoVersion: a CAPIProvider with no spec.version gets the version
+// Turtles' clusterctl config names for it when Turtles reconciles it
+// (rancher/turtles internal/provider/defaults.go setLatestVersion at
+// b2e1223): not "whatever is latest", but not what the tree says either.
+// The ConfigMap its selector matches is installed only while that version
+// is the ConfigMap's: a warning naming the version to write down.
+func turtlesNoVersion(ix *Index, pkg *model.Package, p *model.Provider) []report.Finding {
+	s := ix.Select(pkg, p)
+	if s.Err != nil || len(s.Matches) != 1 {
+		return nil // selector-unique says why
+	}
+	m := s.Matches[0]
+	v, _ := VersionOf(m.ConfigMap)
+	f := newFinding(ConfigMapVersion, pkg, p.ID(), p.Location,
+		fmt.Sprintf("%s (%s) has no spec.version: Turtles sets the version its clusterctl config names for it, and the ConfigMap %s its selector matches holds %q; the tree does not say they agree", p.ID(), p.Object, describe([]Match{m}), v),
+		fmt.Sprintf("set spec.version to %s (the ConfigMap's version) in %s, so the tree says what the cluster installs", v, rel(pkg, p.File)))
+	f.Severity = report.Warning
+	return []report.Finding{f}
 }
 
 // selectorUnique: each provider's selector is valid and matches exactly

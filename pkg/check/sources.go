@@ -220,6 +220,17 @@ func downloadMessage(p *model.Provider, s report.Source) string {
 	if s.Kind == report.SourceURL {
 		how = "installs from spec.fetchConfig.url " + s.Ref + ": the cluster-api-operator"
 	}
+	if p.Turtles() && s.Kind == report.SourceDefault {
+		// Turtles hands the embedded operator its own clusterctl config
+		// (rancher/turtles internal/controllers/clusterctl/config.go and
+		// config-community.yaml at b2e1223), which the clusterctl-config
+		// ConfigMap overrides, and fills an empty spec.version from it
+		// (internal/provider/defaults.go setLatestVersion).
+		how = "has no spec.fetchConfig: Turtles resolves it through its clusterctl config (built into the Turtles release, overridden by the clusterctl-config ConfigMap; clusterctl's own list names " + s.Ref + ") and"
+		if s.Release == "" && len(s.URLs) == 0 {
+			return fmt.Sprintf("%s %s, with no spec.version, installs the release that config names when Turtles reconciles it; nothing in the tree pins those bytes", p.ID(), how)
+		}
+	}
 	switch {
 	case len(s.URLs) > 0:
 		return fmt.Sprintf("%s %s downloads release %s at install time: %s; nothing pins those bytes (a release tag is mutable)", p.ID(), how, s.Release, strings.Join(s.URLs, " and "))

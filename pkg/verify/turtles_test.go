@@ -1,0 +1,146 @@
+package verify
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// turtlesTree writes the Rancher Turtles charts and a plain-manifest
+// folder whose ConfigMap holds plainBytes of data.
+func turtlesTree(t *testing.T, plainBytes int) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := fixture.WriteTurtles(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := fixture.WritePlain(root, plainBytes); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// editFile replaces old by new in root/name, failing when old is absent.
+func editFile(t *testing.T, root, name, old, new string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(name))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s holds no %q", name, old)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func errorChecks(r *report.Report) []string {
+	var ids []string
+	for _, f := range r.Findings {
+		if f.Severity == report.Error && f.Waiver == nil && !slices.Contains(ids, f.Check) {
+			ids = append(ids, f.Check)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestTurtlesClean: the Turtles charts as they are load as provider
+// packages: every enabled CAPIProvider a provider of the kind its
+// spec.type names, with its namespace and file, and no error.
+func TestTurtlesClean(t *testing.T) {
+	r := verifyTree(t, turtlesTree(t, 100<<10))
+	for _, f := range r.Findings {
+		t.Logf("%s %s %s: %s", f.Severity, f.Check, f.Package, f.Message)
+	}
+	if got := errorChecks(r); len(got) > 0 {
+		t.Errorf("the clean Turtles tree has errors %v", got)
+	}
+	type prov struct{ pkg, object, id, ns, file string }
+	var got []prov
+	for _, p := range r.Packages {
+		for _, pr := range p.Providers {
+			got = append(got, prov{p.Path, pr.Object, pr.Kind + "/" + pr.Name, pr.Namespace, pr.File})
+		}
+	}
+	want := []prov{
+		{fixture.TurtlesChart, "CAPIProvider/cluster-api", "CoreProvider/cluster-api", fixture.TurtlesCoreNamespace, fixture.TurtlesChart + "/templates/core-provider.yaml"},
+	}
+	for _, p := range fixture.TurtlesProviders {
+		if !p.Enabled {
+			continue
+		}
+		kind := map[string]string{"bootstrap": "BootstrapProvider", "controlPlane": "ControlPlaneProvider"}[p.Type]
+		want = append(want, prov{fixture.TurtlesProvidersChart, "CAPIProvider/" + p.Object, kind + "/" + p.Name, p.Namespace,
+			fixture.TurtlesProvidersChart + "/" + fixture.TurtlesProviderFile(p)})
+	}
+	want = append(want, prov{fixture.PlainDir, "", "CoreProvider/cluster-api", "capi-system", fixture.PlainDir + "/core.yaml"})
+	if !slices.Equal(got, want) {
+		t.Errorf("providers:\n  %v\nwant\n  %v", got, want)
+	}
+	// The core has no spec.version: a warning naming the ConfigMap's
+	// version to write down, not an error saying "whatever is latest".
+	var seen bool
+	for _, f := range r.Findings {
+		if f.Check == "configmap-version" && f.Package == fixture.TurtlesChart {
+			seen = true
+			if f.Severity != report.Warning || !strings.Contains(f.Hint, fixture.TurtlesCoreVersion) {
+				t.Errorf("configmap-version on the core CAPIProvider: %s %s (hint %s)", f.Severity, f.Message, f.Hint)
+			}
+		}
+	}
+	if !seen {
+		t.Error("no configmap-version warning for the core CAPIProvider with no spec.version")
+	}
+}
+
+// TestTurtlesMutations: each mutation of the clean Turtles tree turns
+// exactly its check red.
+func TestTurtlesMutations(t *testing.T) {
+	core := fixture.TurtlesChart + "/templates/core-provider.yaml"
+	for _, tc := range []struct {
+		name   string
+		plain  int
+		mutate func(t *testing.T, root string)
+		want   string
+	}{
+		{"spec.type unknown", 100 << 10, func(t *testing.T, root string) {
+			editFile(t, root, core, "  type: core", "  type: cores")
+		}, "package-load"},
+		{"spec.version not the ConfigMap's", 100 << 10, func(t *testing.T, root string) {
+			editFile(t, root, fixture.TurtlesChart+"/values.yaml", `version: ""`, `version: "v1.14.0"`)
+		}, "configmap-version"},
+		{"selector matches nothing", 100 << 10, func(t *testing.T, root string) {
+			editFile(t, root, fixture.TurtlesChart+"/values.yaml", "provider.cluster.x-k8s.io/type: core", "provider.cluster.x-k8s.io/type: kore")
+		}, "selector-unique"},
+		{"plain ConfigMap over 1 MiB", 1400 << 10, nil, "release-size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := turtlesTree(t, tc.plain)
+			if tc.mutate != nil {
+				tc.mutate(t, root)
+			}
+			r := verifyTree(t, root)
+			if got := errorChecks(r); !slices.Equal(got, []string{tc.want}) {
+				for _, f := range r.Findings {
+					t.Logf("%s %s %s: %s", f.Severity, f.Check, f.Package, f.Message)
+				}
+				t.Errorf("errors %v, want exactly [%s]", got, tc.want)
+			}
+			if tc.want == "release-size" {
+				for _, f := range r.Findings {
+					if f.Check == "release-size" && !(strings.Contains(f.Message, "bytes") && strings.Contains(f.Message, "1048576")) {
+						t.Errorf("release-size names no bytes and limit: %s", f.Message)
+					}
+				}
+			}
+		})
+	}
+}
