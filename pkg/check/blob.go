@@ -25,6 +25,10 @@ func blobLocation(pkg *model.Package, cm *model.ConfigMap) model.Location {
 	if b := pkg.Layout.BlobFile(cm); b != "" {
 		return model.Location{File: b}
 	}
+	if cm.ComponentsLine > 0 {
+		// The blob is written into the template itself: its own line.
+		return model.Location{File: cm.File, Line: cm.ComponentsLine}
+	}
 	return cm.Location
 }
 

@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -688,6 +689,9 @@ func (l *scanner) configMap(p *model.Package, o sourced, mem map[string][]byte) 
 		}
 	}
 	cm.DataBytes = dataBytes(o.Root, int64(len(pc.raw)), bin != nil || txt != nil)
+	if k := cmp.Or(bin, txt); k != nil {
+		cm.ComponentsLine = o.fileLine(k.Line)
+	}
 	o.Root = nil
 	return pc
 }

@@ -338,6 +338,9 @@ type ConfigMap struct {
 	Labels      map[string]string
 	Annotations map[string]string
 	Location
+	// ComponentsLine is the line of the components key in Location.File
+	// (the template's line for a chart); 0 when unknown.
+	ComponentsLine int
 
 	// Components is what the cluster gets under the "components" key.
 	Components *Components

@@ -99,6 +99,20 @@ func TestTurtlesClean(t *testing.T) {
 	if !seen {
 		t.Error("no configmap-version warning for the core CAPIProvider with no spec.version")
 	}
+	// The inline blob is named at its own line, not the ConfigMap's.
+	blob := fixture.TurtlesChart + "/" + fixture.TurtlesCoreTemplate
+	var blobSeen bool
+	for _, f := range r.Findings {
+		if f.Check == "blob-yaml" && f.File == blob {
+			blobSeen = true
+			if f.Line != fixture.TurtlesBlobLine {
+				t.Errorf("blob-yaml at %s:%d, want the blob's line %d", f.File, f.Line, fixture.TurtlesBlobLine)
+			}
+		}
+	}
+	if !blobSeen {
+		t.Errorf("no blob-yaml warning in %s", blob)
+	}
 }
 
 // TestTurtlesMutations: each mutation of the clean Turtles tree turns
