@@ -51,7 +51,13 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	cms := l.sortObjects(p, pl.objs, pl.mem)
 	if len(p.Providers) == 0 && len(cms) == 0 && !(len(p.Problems) > 0 && pl.strong()) {
 		if c.chart {
-			l.skip(c, "renders no cluster-api-operator provider and no provider components ConfigMap")
+			reason := "renders no cluster-api-operator provider and no provider components ConfigMap"
+			if pl.strong != nil && pl.strong() {
+				// Templates that name providers but render none: switched
+				// off by values (Turtles' enabled: flags), not "no package".
+				reason = "renders nothing with its default values, though its templates name cluster-api-operator or Turtles providers (switched off by a value such as enabled: false?); give it values in the policy (values:) to check what it installs"
+			}
+			l.skip(c, reason)
 		}
 		return nil
 	}
