@@ -158,3 +158,25 @@ func TestTurtlesMutations(t *testing.T) {
 		})
 	}
 }
+
+// TestPinMissingHintNoVersion: for a provider with no spec.version the
+// pin-missing hint names the release the installer picks and asks for
+// spec.version, in words that read (no "release the release").
+func TestPinMissingHintNoVersion(t *testing.T) {
+	root := turtlesTree(t, 10<<10)
+	editFile(t, root, fixture.PlainDir+"/core.yaml", "spec:\n  version: v1.13.3\n  fetchConfig:\n    selector:\n      matchLabels:\n        provider-components: core\n", "spec: {}\n")
+	r := verifyTree(t, root)
+	pkgs := map[string]bool{}
+	for _, f := range r.Findings {
+		if f.Check != "pin-missing" {
+			continue
+		}
+		pkgs[f.Package] = true
+		if strings.Contains(f.Hint, "release the release") || !strings.Contains(f.Hint, "spec.version") {
+			t.Errorf("%s %s: hint %q", f.Package, f.Provider, f.Hint)
+		}
+	}
+	if !pkgs[fixture.PlainDir] || !pkgs[fixture.TurtlesProvidersChart] {
+		t.Errorf("pin-missing in %v, want the plain folder and the Turtles providers chart", pkgs)
+	}
+}
