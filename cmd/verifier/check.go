@@ -68,7 +68,7 @@ func newCheckCmd() *cobra.Command {
 Every Helm chart or plain manifest directory holding cluster-api-operator
 providers or their ConfigMaps is loaded (charts rendered with Helm, default
 values or the policy's values files) and checked: blob-yaml, blob-header, blob-corrupt, configmap-version,
-selector-unique, selector-semver, compressed-annotation, metadata-series,
+selector-unique, selector-semver, provider-duplicate, compressed-annotation, metadata-series,
 contract, pin-version, pin-digest, pin-missing, release-size,
 oci-source (spec.fetchConfig.oci read as the cluster-api-operator reads
 it: what it can parse, and that it fetches the tag spec.version names;

@@ -66,6 +66,7 @@ const (
 	ConfigMapVersion     = "configmap-version"
 	SelectorUnique       = "selector-unique"
 	SelectorSemver       = "selector-semver"
+	ProviderDuplicate    = "provider-duplicate"
 	CompressedAnnotation = "compressed-annotation"
 	MetadataSeries       = "metadata-series"
 	Contract             = "contract"
@@ -106,6 +107,8 @@ var catalog = []Check{
 		Description: "In each namespace, across the whole tree, each provider's fetchConfig.selector is valid and matches exactly one ConfigMap."},
 	{ID: SelectorSemver, Title: "Matched ConfigMaps are semver", Severity: report.Error, Run: selectorSemver,
 		Description: "Every ConfigMap a selector matches, and every components ConfigMap no provider in the tree selects, has a semver version (label or name): one bad match fails the operator's whole version list."},
+	{ID: ProviderDuplicate, Title: "One version per provider", Severity: report.Error, Run: providerDuplicate,
+		Description: "Across the whole tree, two provider objects of one kind and name in one namespace (Turtles CAPIProviders as the kind of their spec.type) asking for different spec.versions are an error: the cluster holds one object, so one of them is never installed. Packages under the policy's fixtures: globs (golden renders) are left out of the comparison."},
 	{ID: CompressedAnnotation, Title: "Compressed annotation", Severity: report.Error, Run: compressedAnnotation,
 		Description: `Components are gzip in binaryData exactly when the annotation provider.cluster.x-k8s.io/compressed is "true".`},
 	{ID: MetadataSeries, Title: "Metadata has the release series", Severity: report.Error, Run: metadataSeries,

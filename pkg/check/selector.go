@@ -153,3 +153,36 @@ func selectorSemver(in *Input) []report.Finding {
 	}
 	return out
 }
+
+// providerDuplicate: one kind, name and namespace is one object in the
+// cluster; two in the tree with different versions mean one of them is
+// never installed. Copies with one version (golden renders) are left
+// alone.
+func providerDuplicate(in *Input) []report.Finding {
+	type key struct{ ns, id string }
+	type seen struct {
+		pkg *model.Package
+		p   *model.Provider
+	}
+	first := map[key]seen{}
+	var out []report.Finding
+	providers(in.Tree, func(pkg *model.Package, p *model.Provider) {
+		if pkg.Fixture {
+			return
+		}
+		k := key{Namespace(pkg, p.Namespace), p.ID()}
+		f, ok := first[k]
+		if !ok {
+			first[k] = seen{pkg, p}
+			return
+		}
+		if f.p.Version == p.Version {
+			return
+		}
+		out = append(out, newFinding(ProviderDuplicate, pkg, p.ID(), p.Location,
+			fmt.Sprintf("%s in %s asks for version %q, but %s (%s) is the same provider object asking for %q: the cluster holds one, so one of them is never installed",
+				p.ID(), nsName(k.ns), p.Version, p.ID(), rel(f.pkg, f.p.File), f.p.Version),
+			"keep one provider object per kind, name and namespace; if these are golden renders, list their folder under fixtures: in the policy"))
+	})
+	return out
+}

@@ -122,6 +122,11 @@ type Package struct {
 	// CommandPath.
 	CommandDir string
 
+	// Fixture marks a package of golden renders or test fixtures (the
+	// policy's fixtures:): checked, but its providers are not compared
+	// with the rest of the tree as duplicates.
+	Fixture bool
+
 	// Pins are the package's pins (never nil once loaded; Source is ""
 	// when the package carries none).
 	Pins *pin.Set

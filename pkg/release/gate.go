@@ -48,7 +48,7 @@ import (
 var (
 	Refusing = []string{
 		model.CheckPackageLoad, check.BlobYAML, model.CheckBlobCorrupt, check.ComponentsValid,
-		check.ConfigMapVersion, check.SelectorUnique, check.SelectorSemver, check.CompressedAnnotation,
+		check.ConfigMapVersion, check.SelectorUnique, check.SelectorSemver, check.ProviderDuplicate, check.CompressedAnnotation,
 		check.PinVersion, check.MetadataSeries, check.Contract, model.CheckPinDigest, check.OCISource, check.ImageRef, check.ImageRelocation,
 	}
 	NotRefusing = []string{

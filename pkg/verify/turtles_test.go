@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
+	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -135,6 +138,9 @@ func TestTurtlesMutations(t *testing.T) {
 			editFile(t, root, fixture.TurtlesChart+"/values.yaml", "provider.cluster.x-k8s.io/type: core", "provider.cluster.x-k8s.io/type: kore")
 		}, "selector-unique"},
 		{"plain ConfigMap over 1 MiB", 1400 << 10, nil, "release-size"},
+		{"one provider object at two versions", 100 << 10, func(t *testing.T, root string) {
+			writeGolden(t, root)
+		}, "provider-duplicate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := turtlesTree(t, tc.plain)
@@ -178,5 +184,40 @@ func TestPinMissingHintNoVersion(t *testing.T) {
 	}
 	if !pkgs[fixture.PlainDir] || !pkgs[fixture.TurtlesProvidersChart] {
 		t.Errorf("pin-missing in %v, want the plain folder and the Turtles providers chart", pkgs)
+	}
+}
+
+// goldenCopy is a golden render of the plain folder's core provider at
+// another version, in the same namespace.
+const goldenCopy = "apiVersion: operator.cluster.x-k8s.io/v1alpha2\nkind: CoreProvider\nmetadata:\n  name: cluster-api\n  namespace: capi-system\nspec:\n  version: v1.12.0\n"
+
+func writeGolden(t *testing.T, root string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, "tests", "golden"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "tests", "golden", "core.yaml"), []byte(goldenCopy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFixturesPolicy: the policy's fixtures: keeps golden renders out of
+// the duplicate comparison, and only out of that.
+func TestFixturesPolicy(t *testing.T) {
+	root := turtlesTree(t, 100<<10)
+	writeGolden(t, root)
+	pol, err := policy.Parse([]byte("apiVersion: pinseal/v1\nkind: Policy\nfixtures: [tests/*]\n"), filepath.Join(root, "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r, err := Run(context.Background(), root, Options{Options: load.Options{Workers: 2}, Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := errorChecks(r); len(got) > 0 {
+		t.Errorf("errors %v with the golden folder marked as fixtures", got)
+	}
+	if !slices.ContainsFunc(r.Packages, func(p report.PackageSummary) bool { return p.Path == "tests/golden" }) {
+		t.Error("the fixtures folder was not checked")
 	}
 }

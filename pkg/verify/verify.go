@@ -122,8 +122,23 @@ func Load(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", root, err)
 	}
+	if opts.Policy != nil {
+		markFixtures(t, opts.Policy.Fixtures)
+	}
 	opts.logger().Debug("tree loaded", "root", root, "packages", len(t.Packages), "elapsed", time.Since(start))
 	return t, nil
+}
+
+// markFixtures marks the packages at or below a policy fixtures: pattern.
+func markFixtures(t *model.Tree, globs []string) {
+	for _, pkg := range t.Packages {
+		for dir := pkg.Path; dir != "." && dir != "/" && dir != ""; dir = path.Dir(dir) {
+			if slices.ContainsFunc(globs, func(g string) bool { ok, _ := path.Match(g, dir); return ok }) {
+				pkg.Fixture = true
+				break
+			}
+		}
+	}
 }
 
 // Checks returns the checks a verification with opts runs: the built-in
