@@ -550,7 +550,7 @@ func TestVersionOf(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
-	want := []string{model.CheckPackageLoad, BlobYAML, BlobHeader, model.CheckBlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
+	want := []string{model.CheckPackageLoad, BlobYAML, BlobHeader, model.CheckBlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver, ProviderDuplicate,
 		CompressedAnnotation, MetadataSeries, Contract, PinVersion, model.CheckPinDigest, PinMissing, ReleaseSize,
 		OCISource, ImageRef, ImageRelocation, RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall,
 		ClusterInstalled, ClusterConfigMap, ClusterOCI, ClusterWorkload, ClusterCRD, WaiverExpired}
