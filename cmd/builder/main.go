@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pinseal/pinseal/internal/cli"
+	"github.com/pinseal/pinseal/internal/vendor"
 	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/render"
@@ -27,6 +28,7 @@ var hints = []cli.Hint{
 	{Err: sign.ErrKeyExists, Text: "choose another --output-key-prefix"},
 	{Err: bump.ErrNoDigest, Text: "pass --sha256 URL=<hex> (from the release's published checksums), or --trust-on-first-use to take the digest of what is downloaded now"},
 	{Err: bump.ErrWhichProvider, Text: "say which with --provider Kind/name"},
+	{Err: vendor.ErrWhichProvider, Text: "say which with --provider Kind/name"},
 }
 
 func main() {

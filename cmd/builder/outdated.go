@@ -84,7 +84,11 @@ func printOutdated(w io.Writer, rep *outdated.Report) {
 		if p.Error != "" {
 			newer = "?"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Package, p.Provider, p.Version, newer, tags(p.PreReleases))
+		pinned := p.Version
+		if pinned == "" {
+			pinned = "-" // nothing pinned (downloaded at install time)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Package, p.Provider, pinned, newer, tags(p.PreReleases))
 	}
 	tw.Flush()
 	for i := range rep.Providers {

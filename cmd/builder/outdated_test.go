@@ -106,3 +106,43 @@ func TestOutdatedContractsCommand(t *testing.T) {
 		t.Error("--allow-host with a scheme was accepted")
 	}
 }
+
+// TestOutdatedFetchedProvider: a provider the operator downloads at
+// install time has nothing pinned: its PINNED column says so, the advice
+// is not `verifier check` (which passes on it) but vendoring it, and the
+// line names the provider once.
+func TestOutdatedFetchedProvider(t *testing.T) {
+	root := t.TempDir()
+	if err := fixture.WriteFetched(root); err != nil {
+		t.Fatal(err)
+	}
+	var p fixture.FetchedProvider
+	for _, fp := range fixture.FetchedProviders {
+		if fp.ID() == "InfrastructureProvider/kubevirt" {
+			p = fp
+		}
+	}
+	api := releaseapi.New(t)
+	out, _, _ := runBuildTestCmd(t, "outdated", fixture.FetchedChartDir(root, p.Chart), "--api-url", api.URL())
+	var row, why string
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "? "):
+			why = l
+		case strings.Contains(l, p.ID()):
+			row = l
+		}
+	}
+	if row == "" || why == "" {
+		t.Fatalf("no row or no reason for %s:\n%s", p.ID(), out)
+	}
+	if f := strings.Fields(row); len(f) < 3 || f[2] != "-" {
+		t.Errorf("PINNED column of a provider nothing pins: %q", row)
+	}
+	if strings.Contains(why, "verifier check") || !strings.Contains(why, "builder vendor") {
+		t.Errorf("advice for a provider downloaded at install time: %s", why)
+	}
+	if n := strings.Count(why, p.ID()); n > 2 || strings.Count(why, p.ID()+": "+p.ID()) > 0 {
+		t.Errorf("provider named over again: %s", why)
+	}
+}

@@ -146,6 +146,9 @@ func runVendor(ctx context.Context, stdout io.Writer, o *vendorOptions, dir stri
 	ctx, stop := commandContext(ctx)
 	defer stop()
 	res, err := vendor.Vendor(ctx, dir, opts)
+	if errors.Is(err, vendor.ErrWhichProvider) {
+		return usageError{Err: err} // the command line did not say which: a usage error
+	}
 	if err != nil {
 		return err
 	}

@@ -276,10 +276,33 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 		return usageError{Err: err}
 	}
 	if r.Summary.Packages == 0 && len(r.Findings) == 0 {
-		// A CI gate pointed at the wrong directory must not pass on nothing.
-		return usageError{Err: fmt.Errorf("ROOT %s holds no provider packages: nothing was checked (give the root of a tree of Helm charts or manifest directories with cluster-api-operator providers or their ConfigMaps)", root)}
+		// A CI gate pointed at the wrong directory must not pass on
+		// nothing (exit 2); a machine-readable format still gets its
+		// document, with why each chart was skipped.
+		err := fmt.Errorf("ROOT %s holds no provider packages: nothing was checked (give the root of a tree of Helm charts or manifest directories with cluster-api-operator providers or their ConfigMaps)", root)
+		if format != report.FormatHuman {
+			if werr := report.Write(cmd.OutOrStdout(), r, format, report.Options{Rules: check.Rules()}); werr != nil {
+				return werr
+			}
+		} else if reasons := skipReasons(r.Skipped, 10); reasons != "" {
+			err = fmt.Errorf("%w; skipped:\n%s", err, reasons)
+		}
+		return usageError{Err: err}
 	}
 	return writeReport(cmd, r, format)
+}
+
+// skipReasons lists up to n skipped charts with their reasons, one a line.
+func skipReasons(skipped []report.Skipped, n int) string {
+	var b strings.Builder
+	for i, s := range skipped {
+		if i == n {
+			fmt.Fprintf(&b, "  ... and %d more (--output json lists each)\n", len(skipped)-n)
+			break
+		}
+		fmt.Fprintf(&b, "  %s: %s\n", s.Path, s.Reason)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // writeReport names the settings of r's hints by the command's flags,

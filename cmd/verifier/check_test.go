@@ -201,3 +201,50 @@ func TestSettingFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckNothingCheckedReports: at a root with no provider package the
+// check exits 2, and every machine-readable format still prints a valid
+// document that says why each chart was skipped; a chart whose provider
+// templates are all switched off by default values is skipped with a
+// reason pointing at the policy's values:.
+func TestCheckNothingCheckedReports(t *testing.T) {
+	root := t.TempDir()
+	if err := fixture.WriteTurtles(root); err != nil {
+		t.Fatal(err)
+	}
+	// Only the providers chart, with every provider switched off.
+	if err := os.RemoveAll(filepath.Join(root, fixture.TurtlesChart)); err != nil {
+		t.Fatal(err)
+	}
+	vals := filepath.Join(root, fixture.TurtlesProvidersChart, "values.yaml")
+	b, err := os.ReadFile(vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(vals, []byte(strings.ReplaceAll(string(b), "enabled: true", "enabled: false")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"json", "sarif", "github"} {
+		t.Run(format, func(t *testing.T) {
+			out, code, _ := runVerifier(t, "check", "-o", format, root)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2", code)
+			}
+			if !strings.Contains(out, fixture.TurtlesProvidersChart) || !strings.Contains(out, "values:") {
+				t.Errorf("%s output names no skipped chart with the policy's values:\n%s", format, out)
+			}
+			switch format {
+			case "json":
+				var r report.Report
+				if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Skipped) != 1 || r.Summary.Packages != 0 {
+					t.Errorf("json report: %v %+v", err, r)
+				}
+			case "sarif":
+				var sarif map[string]any
+				if err := json.Unmarshal([]byte(out), &sarif); err != nil || sarif["version"] != "2.1.0" {
+					t.Errorf("sarif output: %v\n%s", err, out)
+				}
+			}
+		})
+	}
+}

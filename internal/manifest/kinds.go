@@ -9,10 +9,21 @@ import (
 // operatorGroup is the API group of the provider kinds.
 const operatorGroup = "operator.cluster.x-k8s.io"
 
-// isProvider reports whether o is a cluster-api-operator provider object.
+// IsProvider reports whether o is a cluster-api-operator provider object
+// or a Rancher Turtles CAPIProvider (which the checks see as the operator
+// kind of its spec.type).
 func IsProvider(o *Object) bool {
 	group, _, ok := strings.Cut(o.APIVersion, "/")
-	return ok && group == operatorGroup && model.ProviderKinds[o.Kind] != ""
+	if !ok {
+		return false
+	}
+	switch group {
+	case operatorGroup:
+		return model.ProviderKinds[o.Kind] != ""
+	case model.TurtlesAPIGroup:
+		return o.Kind == model.CAPIProviderKind
+	}
+	return false
 }
 
 // isComponentsConfigMap reports whether o is a ConfigMap holding provider

@@ -32,6 +32,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -101,7 +102,7 @@ type Provider struct {
 	Package  string `json:"package"`        // slash path relative to its root
 	Root     string `json:"root"`           // the DIR argument it was found under
 	Provider string `json:"provider"`       // Kind/name
-	Version  string `json:"version"`        // pinned upstream version
+	Version  string `json:"version"`        // pinned upstream version; "" when nothing pins one
 	Release  string `json:"release"`        // spec.version
 	Repo     string `json:"repo,omitempty"` // owner/name on GitHub
 	// Newer are the stable releases newer than Version, newest first.
@@ -177,10 +178,18 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 			for _, p := range pkg.Providers {
 				pr := Provider{Package: pkg.Path, Root: root, Provider: p.ID(), Release: p.Version, Newer: []Release{}, PreReleases: []Release{},
 					Contract: treeContract(ix, pkg, p)}
+				if p.Selector == nil {
+					// Downloaded at install time: nothing in the tree
+					// pins a release, so there is nothing to compare and
+					// nothing for `verifier check` to fix.
+					pr.Error = fmt.Sprintf("the operator downloads its release at install time (%s), so nothing in the tree pins one to compare; `builder vendor %s --provider %s` makes it a pinned package", fetchedFrom(p), pkg.CommandPath(), p.ID())
+					rep.add(pr)
+					continue
+				}
 				lay, err := bump.TargetOf(t, pkg, p)
 				if err != nil {
 					pr.Version = pin.ReleaseVersion(p.Version)
-					pr.Error = err.Error()
+					pr.Error = strings.TrimPrefix(err.Error(), p.ID()+": ") // the row names the provider
 					rep.add(pr)
 					continue
 				}
@@ -216,6 +225,17 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 	}
 	rep.judge()
 	return rep, nil
+}
+
+// fetchedFrom says where a provider with no selector is downloaded from.
+func fetchedFrom(p *model.Provider) string {
+	switch {
+	case p.FetchOCI != "":
+		return "spec.fetchConfig.oci " + p.FetchOCI
+	case p.FetchURL != "":
+		return "spec.fetchConfig.url " + p.FetchURL
+	}
+	return "no spec.fetchConfig: clusterctl's built-in provider list"
 }
 
 func (r *Report) add(p Provider) {

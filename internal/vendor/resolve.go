@@ -9,7 +9,6 @@ import (
 
 	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/pkg/artifact"
-	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -144,7 +143,7 @@ func pickProvider(pkg *model.Package, id string) (*model.Provider, error) {
 	case len(cands) == 0:
 		return nil, fmt.Errorf("no provider of the package downloads its release at install time (%s): %w", strings.Join(all, ", "), ErrHeld)
 	}
-	return nil, fmt.Errorf("%w: %s", bump.ErrWhichProvider, strings.Join(cands, ", "))
+	return nil, fmt.Errorf("%w: %s", ErrWhichProvider, strings.Join(cands, ", "))
 }
 
 // ociReference renders the chart with opts.Values and reads the

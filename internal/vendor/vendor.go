@@ -148,6 +148,10 @@ func (r *Result) TrustedOnFirstUse() []bump.Digest {
 	return out
 }
 
+// ErrWhichProvider is wrapped when several providers of the package
+// download their release at install time and Options.Provider names none.
+var ErrWhichProvider = errors.New("several providers of the package download their release at install time; say which one to vendor (Kind/name)")
+
 // ErrHeld is wrapped when the provider's bytes are held already: it
 // installs from ConfigMaps of the tree or from an OCI artifact.
 var ErrHeld = errors.New("the provider does not download its release at install time")

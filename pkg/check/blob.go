@@ -25,6 +25,10 @@ func blobLocation(pkg *model.Package, cm *model.ConfigMap) model.Location {
 	if b := pkg.Layout.BlobFile(cm); b != "" {
 		return model.Location{File: b}
 	}
+	if cm.ComponentsLine > 0 {
+		// The blob is written into the template itself: its own line.
+		return model.Location{File: cm.File, Line: cm.ComponentsLine}
+	}
 	return cm.Location
 }
 
@@ -332,6 +336,9 @@ func releaseSize(in *Input) []report.Finding {
 	t := in.Tree
 	var out []report.Finding
 	for _, pkg := range t.Packages {
+		out = append(out, objectSize(pkg)...)
+	}
+	for _, pkg := range t.Packages {
 		r := pkg.Release
 		if r == nil || float64(r.Bytes) < model.ReleaseWarn*model.ReleaseLimit {
 			continue
@@ -379,6 +386,23 @@ func releaseSize(in *Input) []report.Finding {
 		if pct <= 100 {
 			f.Severity = report.Warning // at most a warning until it no longer fits
 		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// objectSize: every components ConfigMap of a package, plain, rendered or
+// in a release, holds at most the 1 MiB the API server takes in one
+// ConfigMap; over it, `kubectl create` and Helm are refused.
+func objectSize(pkg *model.Package) []report.Finding {
+	var out []report.Finding
+	for _, cm := range pkg.ConfigMaps {
+		if cm.DataBytes <= model.ObjectLimit {
+			continue
+		}
+		f := newFinding(ReleaseSize, pkg, "", cm.Location,
+			fmt.Sprintf("ConfigMap %s holds %d bytes of data (%s), over the %d-byte (1 MiB) limit of a Kubernetes object: the API server refuses it", cm.Name, cm.DataBytes, kib(cm.DataBytes), model.ObjectLimit),
+			"compress the components (`builder build`: gzip -9 -n into binaryData.components with the compressed annotation) or split the release")
 		out = append(out, f)
 	}
 	return out

@@ -92,6 +92,7 @@ const (
 	ConfigMapVersion     = "configmap-version"
 	SelectorUnique       = "selector-unique"
 	SelectorSemver       = "selector-semver"
+	ProviderDuplicate    = "provider-duplicate"
 	CompressedAnnotation = "compressed-annotation"
 	MetadataSeries       = "metadata-series"
 	Contract             = "contract"
@@ -134,6 +135,8 @@ var catalog = []Check{
 		Description: "In each namespace, across the whole tree, each provider's fetchConfig.selector is valid and matches exactly one ConfigMap."},
 	{ID: SelectorSemver, Title: "Matched ConfigMaps are semver", Severity: report.Error, Run: selectorSemver, Push: PushRefuses,
 		Description: "Every ConfigMap a selector matches, and every components ConfigMap no provider in the tree selects, has a semver version (label or name): one bad match fails the operator's whole version list."},
+	{ID: ProviderDuplicate, Title: "One version per provider", Severity: report.Error, Run: providerDuplicate, Push: PushWarns,
+		Description: "Across the whole tree, two provider objects of one kind and name in one namespace (Turtles CAPIProviders as the kind of their spec.type) asking for different spec.versions are an error: the cluster holds one object, so one of them is never installed. Packages under the policy's fixtures: globs (golden renders) are left out of the comparison."},
 	{ID: CompressedAnnotation, Title: "Compressed annotation", Severity: report.Error, Run: compressedAnnotation, Push: PushRefuses,
 		Description: `Components are gzip in binaryData exactly when the annotation provider.cluster.x-k8s.io/compressed is "true".`},
 	{ID: MetadataSeries, Title: "Metadata has the release series", Severity: report.Error, Run: metadataSeries, Push: PushRefuses,
@@ -146,8 +149,8 @@ var catalog = []Check{
 		Description: "Every pinned vendored file exists and matches its SHA-256 pin; a file the pin's patches or relocation change matches it once they are reversed (the relocation, then the patches, last first)."},
 	{ID: PinMissing, Title: "Upstream files are pinned", Severity: report.Warning, Run: pinMissing, Push: PushWarns,
 		Description: "Every upstream download and vendored file is pinned by SHA-256; the finding names the download (URL, file:line). A provider whose bytes nothing holds is one too: with no spec.fetchConfig (the operator downloads the release clusterctl's built-in provider list names) or with spec.fetchConfig.url, the finding names the release and the URLs the operator downloads at install time; with spec.fetchConfig.oci on a registry the run did not contact (no --registry), it names the registry."},
-	{ID: ReleaseSize, Title: "Helm release fits its Secret", Severity: report.Error, Run: releaseSize, Push: PushWarns,
-		Description: "The chart's Helm release (json of the chart with every file, values and manifest, gzip at best compression, base64, as Helm stores it in a Secret) stays under 1 MiB: a warning from 75 %, an error above 100 %; the finding names the heaviest files and a raw YAML shipped beside its blob (a .helmignore line like files/.*-components.yaml is a glob that matches nothing)."},
+	{ID: ReleaseSize, Title: "Helm release and ConfigMaps fit their objects", Severity: report.Error, Run: releaseSize, Push: PushWarns,
+		Description: "The chart's Helm release (json of the chart with every file, values and manifest, gzip at best compression, base64, as Helm stores it in a Secret) stays under 1 MiB: a warning from 75 %, an error above 100 %; the finding names the heaviest files and a raw YAML shipped beside its blob (a .helmignore line like files/.*-components.yaml is a glob that matches nothing). Every components ConfigMap, plain, rendered or in a release, holds at most 1 MiB of data (what the API server counts: data values and decoded binaryData), an error naming its bytes and the limit above it."},
 	{ID: OCISource, Title: "Operator reads fetchConfig.oci", Severity: report.Error, Run: ociSource, Push: PushRefuses,
 		Description: "spec.fetchConfig.oci, read as the cluster-api-operator reads it (v0.28.0 parseOCISource and CopyOCIStore) and with no registry, names the release spec.version names: the operator can parse it (no scheme but http://, a lowercase repository below a registry host, a tag it can fetch), it fetches spec.version and nothing else (no tag, or that tag; no digest, no value it splits otherwise than written), spec.version is semver and makes a valid ConfigMap name <type>-<name>-<spec.version>, and fetchConfig has no url or selector beside it. HOST:PORT/REPO with no tag is a warning (operators before v0.20.0 read the port as the tag), and so is a ConfigMap of the tree labelled as the operator's own store of the release (it is installed instead of the artifact; two fail the provider)."},
 	{ID: ImageRef, Title: "Images pinned", Severity: report.Error, Run: imageRefDefault, Push: PushRefuses,

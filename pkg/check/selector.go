@@ -28,6 +28,10 @@ func configMapVersion(in *Input) []report.Finding {
 		if p.Selector == nil {
 			return
 		}
+		if p.Version == "" && p.Turtles() {
+			out = append(out, turtlesNoVersion(ix, pkg, p)...)
+			return
+		}
 		if p.Version == "" {
 			out = append(out, newFinding(ConfigMapVersion, pkg, p.ID(), p.Location,
 				fmt.Sprintf("%s has no spec.version: the operator installs whichever version it thinks is latest", p.ID()),
@@ -60,6 +64,26 @@ func configMapVersion(in *Input) []report.Finding {
 				rel(m.Package, m.ConfigMap.File), rel(pkg, p.File), pkg.CommandPath())))
 	})
 	return out
+}
+
+// turtlesNoVersion: a CAPIProvider with no spec.version gets the version
+// Turtles' clusterctl config names for it when Turtles reconciles it
+// (rancher/turtles internal/provider/defaults.go setLatestVersion at
+// b2e1223): not "whatever is latest", but not what the tree says either.
+// The ConfigMap its selector matches is installed only while that version
+// is the ConfigMap's: a warning naming the version to write down.
+func turtlesNoVersion(ix *Index, pkg *model.Package, p *model.Provider) []report.Finding {
+	s := ix.Select(pkg, p)
+	if s.Err != nil || len(s.Matches) != 1 {
+		return nil // selector-unique says why
+	}
+	m := s.Matches[0]
+	v, _ := VersionOf(m.ConfigMap)
+	f := newFinding(ConfigMapVersion, pkg, p.ID(), p.Location,
+		fmt.Sprintf("%s (%s) has no spec.version: Turtles sets the version its clusterctl config names for it, and the ConfigMap %s its selector matches holds %q; the tree does not say they agree", p.ID(), p.Object, describe([]Match{m}), v),
+		fmt.Sprintf("set spec.version to %s (the ConfigMap's version) in %s, so the tree says what the cluster installs", v, rel(pkg, p.File)))
+	f.Severity = report.Warning
+	return []report.Finding{f}
 }
 
 // selectorUnique: each provider's selector is valid and matches exactly
@@ -127,5 +151,38 @@ func selectorSemver(in *Input) []report.Finding {
 				fmt.Sprintf("name the ConfigMap after the release (e.g. v1.2.3 or v1.2.3-suffix) or set the label %s to it", model.VersionLabel)))
 		}
 	}
+	return out
+}
+
+// providerDuplicate: one kind, name and namespace is one object in the
+// cluster; two in the tree with different versions mean one of them is
+// never installed. Copies with one version (golden renders) are left
+// alone.
+func providerDuplicate(in *Input) []report.Finding {
+	type key struct{ ns, id string }
+	type seen struct {
+		pkg *model.Package
+		p   *model.Provider
+	}
+	first := map[key]seen{}
+	var out []report.Finding
+	providers(in.Tree, func(pkg *model.Package, p *model.Provider) {
+		if pkg.Fixture {
+			return
+		}
+		k := key{Namespace(pkg, p.Namespace), p.ID()}
+		f, ok := first[k]
+		if !ok {
+			first[k] = seen{pkg, p}
+			return
+		}
+		if f.p.Version == p.Version {
+			return
+		}
+		out = append(out, newFinding(ProviderDuplicate, pkg, p.ID(), p.Location,
+			fmt.Sprintf("%s in %s asks for version %q, but %s (%s) is the same provider object asking for %q: the cluster holds one, so one of them is never installed",
+				p.ID(), nsName(k.ns), p.Version, p.ID(), rel(f.pkg, f.p.File), f.p.Version),
+			"keep one provider object per kind, name and namespace; if these are golden renders, list their folder under fixtures: in the policy"))
+	})
 	return out
 }

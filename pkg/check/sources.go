@@ -220,6 +220,17 @@ func downloadMessage(p *model.Provider, s report.Source) string {
 	if s.Kind == report.SourceURL {
 		how = "installs from spec.fetchConfig.url " + s.Ref + ": the cluster-api-operator"
 	}
+	if p.Turtles() && s.Kind == report.SourceDefault {
+		// Turtles hands the embedded operator its own clusterctl config
+		// (rancher/turtles internal/controllers/clusterctl/config.go and
+		// config-community.yaml at b2e1223), which the clusterctl-config
+		// ConfigMap overrides, and fills an empty spec.version from it
+		// (internal/provider/defaults.go setLatestVersion).
+		how = "has no spec.fetchConfig: Turtles resolves it through its clusterctl config (built into the Turtles release, overridden by the clusterctl-config ConfigMap; clusterctl's own list names " + s.Ref + ") and"
+		if s.Release == "" && len(s.URLs) == 0 {
+			return fmt.Sprintf("%s %s, with no spec.version, installs the release that config names when Turtles reconciles it; nothing in the tree pins those bytes", p.ID(), how)
+		}
+	}
 	switch {
 	case len(s.URLs) > 0:
 		return fmt.Sprintf("%s %s downloads release %s at install time: %s; nothing pins those bytes (a release tag is mutable)", p.ID(), how, s.Release, strings.Join(s.URLs, " and "))
@@ -233,12 +244,17 @@ func downloadHint(p *model.Provider, s report.Source) string {
 	if strings.HasPrefix(s.Status, "not installable: ") && s.Kind == report.SourceDefault {
 		return "give the provider a source: vendor its release as a ConfigMap package with pins and spec.fetchConfig.selector, or point spec.fetchConfig.oci or spec.fetchConfig.url at it (docs/sources.md)"
 	}
-	return fmt.Sprintf("hold the bytes of release %s: vendor its components and metadata into a ConfigMap package with SHA-256 pins in %s and point spec.fetchConfig.selector at it, or push it as a signed artifact (`builder push`) and point spec.fetchConfig.oci there (docs/sources.md)", orLatest(p.Version), "pin.yaml")
+	return fmt.Sprintf("hold the bytes of %s: vendor its components and metadata into a ConfigMap package with SHA-256 pins in %s and point spec.fetchConfig.selector at it, or push it as a signed artifact (`builder push`) and point spec.fetchConfig.oci there (docs/sources.md)", releaseWords(p), "pin.yaml")
 }
 
-func orLatest(v string) string {
-	if v == "" {
-		return "the release you install"
+// releaseWords names the release a provider installs: "release v1.2.3",
+// or, with no spec.version, the one the installer picks.
+func releaseWords(p *model.Provider) string {
+	switch {
+	case p.Version != "":
+		return "release " + p.Version
+	case p.Turtles():
+		return "the release Turtles sets spec.version to (its clusterctl config's version; pin it in spec.version)"
 	}
-	return v
+	return "the release you install (pin it in spec.version)"
 }

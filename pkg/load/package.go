@@ -2,7 +2,9 @@ package load
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -49,7 +51,13 @@ func (l *scanner) loadPackage(ctx context.Context, c candidate) *model.Package {
 	cms := l.sortObjects(p, pl.objs, pl.mem)
 	if len(p.Providers) == 0 && len(cms) == 0 && !(len(p.Problems) > 0 && pl.strong()) {
 		if c.chart {
-			l.skip(c, "renders no cluster-api-operator provider and no provider components ConfigMap")
+			reason := "renders no cluster-api-operator provider and no provider components ConfigMap"
+			if pl.strong != nil && pl.strong() {
+				// Templates that name providers but render none: switched
+				// off by values (Turtles' enabled: flags), not "no package".
+				reason = "renders nothing with its default values, though its templates name cluster-api-operator or Turtles providers (switched off by a value such as enabled: false?); give it values in the policy (values:) to check what it installs"
+			}
+			l.skip(c, reason)
 		}
 		return nil
 	}
@@ -153,8 +161,11 @@ func (l *scanner) namespaceOf(p *model.Package, objs []sourced) string {
 func (l *scanner) sortObjects(p *model.Package, objs []sourced, mem map[string][]byte) []*pendingCM {
 	var cms []*pendingCM
 	for _, o := range objs {
-		if manifest.IsProvider(o.Object) {
-			p.Providers = append(p.Providers, l.provider(p, o))
+		if !manifest.IsProvider(o.Object) {
+			continue
+		}
+		if pr := l.provider(p, o); pr != nil {
+			p.Providers = append(p.Providers, pr)
 		}
 	}
 	for _, o := range objs {
@@ -529,6 +540,9 @@ func (l *scanner) provider(p *model.Package, o sourced) *model.Provider {
 			Message:  fmt.Sprintf("%s: %s %s", pr.ID(), field, why)})
 	}
 	spec := manifest.Lookup(o.Root, "spec")
+	if o.Kind == model.CAPIProviderKind && !l.turtlesProvider(p, o, pr, spec) {
+		return nil
+	}
 	if v := manifest.Lookup(spec, "version"); v != nil {
 		s, ok, why := manifest.StringScalar(v)
 		if !ok {
@@ -564,6 +578,40 @@ func (l *scanner) provider(p *model.Package, o sourced) *model.Provider {
 	}
 	o.Root = nil
 	return pr
+}
+
+// turtlesProvider makes pr, read from a Rancher Turtles CAPIProvider, the
+// operator provider Turtles reconciles it as: the kind of spec.type and
+// the name spec.name, else metadata.name (CAPIProvider.ProviderName in
+// rancher/turtles api/v1alpha1/capiprovider_wrapper.go at b2e1223). A
+// missing or unknown spec.type is a package-load problem, and the provider
+// is not a provider of the model, so that nothing checks it as some kind.
+func (l *scanner) turtlesProvider(p *model.Package, o sourced, pr *model.Provider, spec *yaml.Node) bool {
+	pr.Object = model.CAPIProviderKind + "/" + o.Name
+	if n, ok := manifest.Scalar(manifest.Lookup(spec, "name")); ok && n != "" {
+		pr.Name = n
+	}
+	tn := manifest.Lookup(spec, "type")
+	typ, _ := manifest.Scalar(tn)
+	if kind := model.TurtlesTypes[typ]; kind != "" {
+		pr.Kind = kind
+		return true
+	}
+	line := o.Line
+	why := "has no spec.type"
+	if tn != nil {
+		line, why = o.fileLine(tn.Line), fmt.Sprintf("has spec.type %q, which is no provider type Turtles knows", typ)
+	}
+	types := make([]string, 0, len(model.TurtlesTypes))
+	for t := range model.TurtlesTypes {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	p.Problems = append(p.Problems, model.Problem{Check: model.CheckPackageLoad, Provider: pr.Object,
+		Location: model.Location{File: o.File, Line: line},
+		Message:  fmt.Sprintf("%s %s: nothing can tell what it installs", pr.Object, why),
+		Hint:     "set spec.type to one of " + strings.Join(types, ", ")})
+	return false
 }
 
 // pendingCM is a ConfigMap whose components are not yet inspected.
@@ -647,6 +695,40 @@ func (l *scanner) configMap(p *model.Package, o sourced, mem map[string][]byte) 
 			cm.Metadata = &model.Metadata{Err: fmt.Errorf("data.metadata is a %s, not a string", manifest.NodeKind(md))}
 		}
 	}
+	cm.DataBytes = dataBytes(o.Root, int64(len(pc.raw)), bin != nil || txt != nil)
+	if k := cmp.Or(bin, txt); k != nil {
+		cm.ComponentsLine = o.fileLine(k.Line)
+	}
 	o.Root = nil
 	return pc
+}
+
+// dataBytes is what the API server counts against a ConfigMap's size
+// limit: the bytes of every data value and every decoded binaryData value
+// (ValidateConfigMap in kubernetes pkg/apis/core/validation/validation.go,
+// against corev1.MaxSecretSize). comp is the decoded components, which
+// stand for their own key (held values are not in the node).
+func dataBytes(root *yaml.Node, comp int64, hasComp bool) int64 {
+	n := int64(0)
+	if hasComp {
+		n = comp
+	}
+	for _, field := range []string{"data", "binaryData"} {
+		m := manifest.Resolve(manifest.Lookup(root, field))
+		if m == nil || m.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == "components" {
+				continue
+			}
+			s, _ := manifest.Scalar(m.Content[i+1])
+			if field == "binaryData" {
+				n += int64(base64.StdEncoding.DecodedLen(len(strings.TrimRight(s, "="))))
+				continue
+			}
+			n += int64(len(s))
+		}
+	}
+	return n
 }

@@ -32,7 +32,7 @@ type ValuesFiles struct {
 // annotations and labels the operator reads. The render-gate markers
 // (markers) are much broader; these decide whether a chart that does not
 // render is a finding or is skipped.
-var providerMarkers = [][]byte{[]byte("operator.cluster.x-k8s.io"), []byte("provider.cluster.x-k8s.io")}
+var providerMarkers = [][]byte{[]byte("operator.cluster.x-k8s.io"), []byte("provider.cluster.x-k8s.io"), []byte(model.TurtlesAPIGroup)}
 
 // providerMarked reports whether a file of the chart (a blob aside) names
 // the operator's API group or its annotations and labels.

@@ -15,6 +15,33 @@ import (
 // Operator API group/version of the provider kinds.
 const OperatorAPIVersion = "operator.cluster.x-k8s.io/v1alpha2"
 
+// Rancher Turtles' provider kind: one object kind for every provider type,
+// reconciled by Turtles with the cluster-api-operator embedded as a library
+// (rancher/turtles docs/adr/0015-capiprovider-architecture.md and
+// api/v1alpha1/capiprovider_types.go at b2e1223). Its spec is the operator's
+// ProviderSpec inline plus name, type, features, variables, credentials.
+const (
+	TurtlesAPIGroup   = "turtles-capi.cattle.io"
+	TurtlesAPIVersion = TurtlesAPIGroup + "/v1alpha1"
+	CAPIProviderKind  = "CAPIProvider"
+)
+
+// TurtlesTypes maps a CAPIProvider's spec.type (the Type constants of
+// rancher/turtles api/v1alpha1/provider_types.go at b2e1223) to the
+// operator kind that provider is: the checks treat a CAPIProvider as that
+// kind. Turtles' own Type.ToKind title-cases the type ("Ipam",
+// "Controlplane"), which names no operator kind, so the mapping is
+// written out here.
+var TurtlesTypes = map[string]string{
+	"core":             "CoreProvider",
+	"bootstrap":        "BootstrapProvider",
+	"controlPlane":     "ControlPlaneProvider",
+	"infrastructure":   "InfrastructureProvider",
+	"ipam":             "IPAMProvider",
+	"addon":            "AddonProvider",
+	"runtimeextension": "RuntimeExtensionProvider",
+}
+
 // providerTypes are the cluster-api-operator provider kinds with the
 // provider type clusterctl uses for each in file and repository names
 // (<type>-components.yaml, <type>-<name>), in clusterctl's order. The
@@ -94,6 +121,11 @@ type Package struct {
 	// empty when it is that directory. Hints name the package by
 	// CommandPath.
 	CommandDir string
+
+	// Fixture marks a package of golden renders or test fixtures (the
+	// policy's fixtures:): checked, but its providers are not compared
+	// with the rest of the tree as duplicates.
+	Fixture bool
 
 	// Pins are the package's pins (never nil once loaded; Source is ""
 	// when the package carries none).
@@ -253,10 +285,18 @@ type AppliedObject struct {
 	Location
 }
 
-// Provider is one cluster-api-operator provider object.
+// Provider is one cluster-api-operator provider object, or a Rancher
+// Turtles CAPIProvider seen as the operator kind its spec.type names.
 type Provider struct {
-	Kind      string
-	Name      string
+	// Kind is the operator kind (CoreProvider, ...); for a CAPIProvider
+	// the kind of its spec.type.
+	Kind string
+	// Name is metadata.name; for a CAPIProvider spec.name, else
+	// metadata.name (Turtles' ProviderName).
+	Name string
+	// Object is the object as written when it is not an operator provider
+	// object: "CAPIProvider/<metadata.name>"; empty otherwise.
+	Object    string
 	Namespace string
 	Version   string // spec.version
 	// Selector is spec.fetchConfig.selector; nil when the provider fetches
@@ -290,6 +330,9 @@ func (p *Package) CommandPath() string {
 // ID is "Kind/name", the form used in findings.
 func (p *Provider) ID() string { return p.Kind + "/" + p.Name }
 
+// Turtles reports whether the provider is a Rancher Turtles CAPIProvider.
+func (p *Provider) Turtles() bool { return p.Object != "" }
+
 // Type is the clusterctl provider type (core, bootstrap, ...).
 func (p *Provider) Type() string { return ProviderKinds[p.Kind] }
 
@@ -321,13 +364,25 @@ type ConfigMap struct {
 	Labels      map[string]string
 	Annotations map[string]string
 	Location
+	// ComponentsLine is the line of the components key in Location.File
+	// (the template's line for a chart); 0 when unknown.
+	ComponentsLine int
 
 	// Components is what the cluster gets under the "components" key.
 	Components *Components
 	// Metadata is data.metadata parsed as clusterctl Metadata; nil when absent.
 	Metadata    *Metadata
 	MetadataRaw []byte
+	// DataBytes is what the API server counts against the object's size
+	// limit (ObjectLimit): every data value and every decoded binaryData
+	// value.
+	DataBytes int64
 }
+
+// ObjectLimit is the most data a ConfigMap (or Secret) may hold: the API
+// server refuses a bigger one (corev1.MaxSecretSize, 1 MiB), the same line
+// as ReleaseLimit.
+const ObjectLimit = ReleaseLimit
 
 // Components describes the "components" entry of a ConfigMap.
 type Components struct {

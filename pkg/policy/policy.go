@@ -71,6 +71,10 @@ type Policy struct {
 	// Exclude are path.Match patterns of directories under ROOT that
 	// `verifier check` does not enter (as --exclude GLOB).
 	Exclude []string `json:"exclude,omitempty" yaml:"exclude"`
+	// Fixtures are path.Match patterns of directories under ROOT that hold
+	// golden renders or test fixtures: checked, but their providers are
+	// not compared with the rest of the tree (provider-duplicate).
+	Fixtures []string `json:"fixtures,omitempty" yaml:"fixtures"`
 	// Values give charts the values they need to render (helm template -f).
 	Values []Values `json:"values,omitempty" yaml:"values"`
 
@@ -332,6 +336,11 @@ func (v *policyValidator) patterns(p *Policy) {
 	for i, g := range p.Exclude {
 		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" || strings.HasPrefix(g, "/") {
 			v.bad(fmt.Sprintf("exclude[%d]", i), "%q is not a path pattern relative to ROOT (e.g. packages/apps/*)", g)
+		}
+	}
+	for i, g := range p.Fixtures {
+		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" || strings.HasPrefix(g, "/") {
+			v.bad(fmt.Sprintf("fixtures[%d]", i), "%q is not a path pattern relative to ROOT (e.g. tests/golden/*)", g)
 		}
 	}
 	for i, val := range p.Values {

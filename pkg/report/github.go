@@ -73,5 +73,11 @@ func WriteGitHub(w io.Writer, r *Report) error {
 	if c := s.Sources; c != nil {
 		fmt.Fprintf(bw, "pinseal: %s\n", sourcesLine(s.Providers, c))
 	}
+	if s.Packages == 0 {
+		// Nothing was checked: say why each chart was skipped.
+		for _, sk := range r.Skipped {
+			fmt.Fprintf(bw, "::notice title=pinseal: skipped %s::%s\n", escapeProperty(sk.Path), escapeData(termSafeLines(sk.Reason)))
+		}
+	}
 	return bw.Flush()
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -71,6 +72,11 @@ func WriteHuman(w io.Writer, r *Report, o HumanOptions) error {
 			mark = p.paint(ansiYellow, "warn")
 		}
 		fmt.Fprintf(bw, "%s %s%s\n", mark, p.paint(ansiBold, termSafe(pkg.Path)), p.paint(ansiDim, termSafe(pkgInfo(pkg))))
+		if !compactInfo(pkg) {
+			for _, pr := range pkg.Providers {
+				fmt.Fprintf(bw, "     %s\n", p.paint(ansiDim, termSafe(providerLine(pr))))
+			}
+		}
 		writeFindings(bw, p, fs)
 	}
 	// Findings for packages the report does not list (e.g. an expired
@@ -112,25 +118,76 @@ func WriteHuman(w io.Writer, r *Report, o HumanOptions) error {
 	return bw.Flush()
 }
 
+// compactProviders is the most providers a package header lists on its
+// own line; a package with more, or with providers in more than one
+// namespace, lists one provider a line below a header that counts them.
+const compactProviders = 4
+
+// compactInfo reports whether the package's providers fit its header line:
+// a few, all in the package's namespace.
+func compactInfo(pkg PackageSummary) bool {
+	if len(pkg.Providers) > compactProviders {
+		return false
+	}
+	for _, pr := range pkg.Providers {
+		if pr.Namespace != "" && pr.Namespace != pkg.Namespace {
+			return false
+		}
+	}
+	return true
+}
+
+// pkgInfo is the rest of a package's header line: its namespace and
+// providers, or, when they do not fit (compactInfo), how many providers in
+// how many namespaces.
 func pkgInfo(pkg PackageSummary) string {
 	var parts []string
+	if !compactInfo(pkg) {
+		ns := map[string]bool{}
+		for _, pr := range pkg.Providers {
+			ns[cmp.Or(pr.Namespace, pkg.Namespace)] = true
+		}
+		return fmt.Sprintf("  (%s in %s)", plural(len(pkg.Providers), "provider"), plural(len(ns), "namespace"))
+	}
 	if pkg.Namespace != "" {
 		parts = append(parts, "namespace "+pkg.Namespace)
 	}
 	for _, pr := range pkg.Providers {
-		s := pr.Kind + "/" + pr.Name
-		if pr.Version != "" {
-			s += " " + pr.Version
-		}
-		if src := pr.Source; src != nil {
-			s += " [" + sourceWords(src) + "]"
-		}
-		parts = append(parts, s)
+		parts = append(parts, providerWords(pr))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return "  (" + strings.Join(parts, "; ") + ")"
+}
+
+// providerWords is a provider in a few words: Kind/name, version, source,
+// and the CAPIProvider it is written as.
+func providerWords(pr ProviderSummary) string {
+	s := pr.Kind + "/" + pr.Name
+	if pr.Object != "" {
+		s = pr.Object + " as " + s
+	}
+	if pr.Version != "" {
+		s += " " + pr.Version
+	}
+	if src := pr.Source; src != nil {
+		s += " [" + sourceWords(src) + "]"
+	}
+	return s
+}
+
+// providerLine is one provider of a package listed below its header: its
+// words, namespace and file.
+func providerLine(pr ProviderSummary) string {
+	s := providerWords(pr)
+	if pr.Namespace != "" {
+		s += " in namespace " + pr.Namespace
+	}
+	if pr.File != "" {
+		s += " (" + pr.File + ")"
+	}
+	return s
 }
 
 // sourceWords is a provider's source in a few words: "vendored, pinned",

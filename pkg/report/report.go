@@ -142,8 +142,16 @@ type ConfigMapSummary struct {
 
 // ProviderSummary is one provider seen.
 type ProviderSummary struct {
-	Kind      string `json:"kind"`
-	Name      string `json:"name"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Object is the object as written when it is not an operator
+	// provider object: "CAPIProvider/<metadata.name>" for Rancher Turtles.
+	Object string `json:"object,omitempty"`
+	// Namespace is the namespace the provider is installed in; File the
+	// file that holds it (slash path relative to the root): many
+	// providers of one package tell apart by them.
+	Namespace string `json:"namespace,omitempty"`
+	File      string `json:"file,omitempty"`
 	Version   string `json:"version,omitempty"`   // spec.version
 	ConfigMap string `json:"configMap,omitempty"` // the ConfigMap its selector picks
 	Artifact  string `json:"artifact,omitempty"`  // registry reference with digest, when checked

@@ -35,6 +35,34 @@ type sarifLog struct {
 type sarifRun struct {
 	Tool    sarifTool     `json:"tool"`
 	Results []sarifResult `json:"results"`
+	// Invocations carry the skipped charts as notifications when nothing
+	// was checked (SARIF 2.1.0 §3.20.21 toolExecutionNotifications).
+	Invocations []sarifInvocation `json:"invocations,omitempty"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful bool                `json:"executionSuccessful"`
+	Notifications       []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+}
+
+type sarifNotification struct {
+	Level   string    `json:"level"`
+	Message sarifText `json:"message"`
+}
+
+// skipInvocations are the skipped charts of a report that checked no
+// package, as one invocation's notifications; nil otherwise.
+func skipInvocations(r *Report) []sarifInvocation {
+	if r.Summary.Packages > 0 {
+		return nil
+	}
+	inv := sarifInvocation{ExecutionSuccessful: false, Notifications: []sarifNotification{{Level: "error",
+		Message: sarifText{Text: "no provider package was checked"}}}}
+	for _, sk := range r.Skipped {
+		inv.Notifications = append(inv.Notifications, sarifNotification{Level: "note",
+			Message: sarifText{Text: "skipped " + sk.Path + ": " + sk.Reason}})
+	}
+	return []sarifInvocation{inv}
 }
 
 type sarifTool struct {
@@ -162,7 +190,8 @@ func WriteSARIF(w io.Writer, r *Report, rules []Rule) error {
 				InformationURI: InformationURI,
 				Rules:          rs.rules,
 			}},
-			Results: results,
+			Results:     results,
+			Invocations: skipInvocations(r),
 		}},
 	}
 	if log.Runs[0].Tool.Driver.Name == "" {

@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -121,8 +122,23 @@ func Load(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", root, err)
 	}
+	if opts.Policy != nil {
+		markFixtures(t, opts.Policy.Fixtures)
+	}
 	opts.logger().Debug("tree loaded", "root", root, "packages", len(t.Packages), "elapsed", time.Since(start))
 	return t, nil
+}
+
+// markFixtures marks the packages at or below a policy fixtures: pattern.
+func markFixtures(t *model.Tree, globs []string) {
+	for _, pkg := range t.Packages {
+		for dir := pkg.Path; dir != "." && dir != "/" && dir != ""; dir = path.Dir(dir) {
+			if slices.ContainsFunc(globs, func(g string) bool { ok, _ := path.Match(g, dir); return ok }) {
+				pkg.Fixture = true
+				break
+			}
+		}
+	}
 }
 
 // Checks returns the checks a verification with opts runs: the built-in
@@ -231,7 +247,11 @@ func summaries(in *check.Input) []report.PackageSummary {
 		}
 		for _, p := range pkg.Providers {
 			src := check.Source(ix, pkg, p)
-			s := report.ProviderSummary{Kind: p.Kind, Name: p.Name, Version: p.Version, Artifact: p.Artifact.Pinned(), Source: &src}
+			s := report.ProviderSummary{Kind: p.Kind, Name: p.Name, Version: p.Version, Artifact: p.Artifact.Pinned(), Source: &src,
+				Object: p.Object, Namespace: check.Namespace(pkg, p.Namespace)}
+			if p.File != "" {
+				s.File = path.Join(ps.Path, p.File)
+			}
 			if m, ok := ix.Select(pkg, p).Picked(p.Version); ok {
 				s.ConfigMap = m.ConfigMap.Name
 			}

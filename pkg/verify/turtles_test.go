@@ -1,0 +1,223 @@
+package verify
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
+	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/report"
+)
+
+// turtlesTree writes the Rancher Turtles charts and a plain-manifest
+// folder whose ConfigMap holds plainBytes of data.
+func turtlesTree(t *testing.T, plainBytes int) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := fixture.WriteTurtles(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := fixture.WritePlain(root, plainBytes); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// editFile replaces old by new in root/name, failing when old is absent.
+func editFile(t *testing.T, root, name, old, new string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(name))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s holds no %q", name, old)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func errorChecks(r *report.Report) []string {
+	var ids []string
+	for _, f := range r.Findings {
+		if f.Severity == report.Error && f.Waiver == nil && !slices.Contains(ids, f.Check) {
+			ids = append(ids, f.Check)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestTurtlesClean: the Turtles charts as they are load as provider
+// packages: every enabled CAPIProvider a provider of the kind its
+// spec.type names, with its namespace and file, and no error.
+func TestTurtlesClean(t *testing.T) {
+	r := verifyTree(t, turtlesTree(t, 100<<10))
+	for _, f := range r.Findings {
+		t.Logf("%s %s %s: %s", f.Severity, f.Check, f.Package, f.Message)
+	}
+	if got := errorChecks(r); len(got) > 0 {
+		t.Errorf("the clean Turtles tree has errors %v", got)
+	}
+	type prov struct{ pkg, object, id, ns, file string }
+	var got []prov
+	for _, p := range r.Packages {
+		for _, pr := range p.Providers {
+			got = append(got, prov{p.Path, pr.Object, pr.Kind + "/" + pr.Name, pr.Namespace, pr.File})
+		}
+	}
+	want := []prov{
+		{fixture.TurtlesChart, "CAPIProvider/cluster-api", "CoreProvider/cluster-api", fixture.TurtlesCoreNamespace, fixture.TurtlesChart + "/templates/core-provider.yaml"},
+	}
+	for _, p := range fixture.TurtlesProviders {
+		if !p.Enabled {
+			continue
+		}
+		kind := map[string]string{"bootstrap": "BootstrapProvider", "controlPlane": "ControlPlaneProvider"}[p.Type]
+		want = append(want, prov{fixture.TurtlesProvidersChart, "CAPIProvider/" + p.Object, kind + "/" + p.Name, p.Namespace,
+			fixture.TurtlesProvidersChart + "/" + fixture.TurtlesProviderFile(p)})
+	}
+	want = append(want, prov{fixture.PlainDir, "", "CoreProvider/cluster-api", "capi-system", fixture.PlainDir + "/core.yaml"})
+	if !slices.Equal(got, want) {
+		t.Errorf("providers:\n  %v\nwant\n  %v", got, want)
+	}
+	// The core has no spec.version: a warning naming the ConfigMap's
+	// version to write down, not an error saying "whatever is latest".
+	var seen bool
+	for _, f := range r.Findings {
+		if f.Check == "configmap-version" && f.Package == fixture.TurtlesChart {
+			seen = true
+			if f.Severity != report.Warning || !strings.Contains(f.Hint, fixture.TurtlesCoreVersion) {
+				t.Errorf("configmap-version on the core CAPIProvider: %s %s (hint %s)", f.Severity, f.Message, f.Hint)
+			}
+		}
+	}
+	if !seen {
+		t.Error("no configmap-version warning for the core CAPIProvider with no spec.version")
+	}
+	// The inline blob is named at its own line, not the ConfigMap's.
+	blob := fixture.TurtlesChart + "/" + fixture.TurtlesCoreTemplate
+	var blobSeen bool
+	for _, f := range r.Findings {
+		if f.Check == "blob-yaml" && f.File == blob {
+			blobSeen = true
+			if f.Line != fixture.TurtlesBlobLine {
+				t.Errorf("blob-yaml at %s:%d, want the blob's line %d", f.File, f.Line, fixture.TurtlesBlobLine)
+			}
+		}
+	}
+	if !blobSeen {
+		t.Errorf("no blob-yaml warning in %s", blob)
+	}
+}
+
+// TestTurtlesMutations: each mutation of the clean Turtles tree turns
+// exactly its check red.
+func TestTurtlesMutations(t *testing.T) {
+	core := fixture.TurtlesChart + "/templates/core-provider.yaml"
+	for _, tc := range []struct {
+		name   string
+		plain  int
+		mutate func(t *testing.T, root string)
+		want   string
+	}{
+		{"spec.type unknown", 100 << 10, func(t *testing.T, root string) {
+			editFile(t, root, core, "  type: core", "  type: cores")
+		}, "package-load"},
+		{"spec.version not the ConfigMap's", 100 << 10, func(t *testing.T, root string) {
+			editFile(t, root, fixture.TurtlesChart+"/values.yaml", `version: ""`, `version: "v1.14.0"`)
+		}, "configmap-version"},
+		{"selector matches nothing", 100 << 10, func(t *testing.T, root string) {
+			editFile(t, root, fixture.TurtlesChart+"/values.yaml", "provider.cluster.x-k8s.io/type: core", "provider.cluster.x-k8s.io/type: kore")
+		}, "selector-unique"},
+		{"plain ConfigMap over 1 MiB", 1400 << 10, nil, "release-size"},
+		{"one provider object at two versions", 100 << 10, func(t *testing.T, root string) {
+			writeGolden(t, root)
+		}, "provider-duplicate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := turtlesTree(t, tc.plain)
+			if tc.mutate != nil {
+				tc.mutate(t, root)
+			}
+			r := verifyTree(t, root)
+			if got := errorChecks(r); !slices.Equal(got, []string{tc.want}) {
+				for _, f := range r.Findings {
+					t.Logf("%s %s %s: %s", f.Severity, f.Check, f.Package, f.Message)
+				}
+				t.Errorf("errors %v, want exactly [%s]", got, tc.want)
+			}
+			if tc.want == "release-size" {
+				for _, f := range r.Findings {
+					if f.Check == "release-size" && !(strings.Contains(f.Message, "bytes") && strings.Contains(f.Message, "1048576")) {
+						t.Errorf("release-size names no bytes and limit: %s", f.Message)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPinMissingHintNoVersion: for a provider with no spec.version the
+// pin-missing hint names the release the installer picks and asks for
+// spec.version, in words that read (no "release the release").
+func TestPinMissingHintNoVersion(t *testing.T) {
+	root := turtlesTree(t, 10<<10)
+	editFile(t, root, fixture.PlainDir+"/core.yaml", "spec:\n  version: v1.13.3\n  fetchConfig:\n    selector:\n      matchLabels:\n        provider-components: core\n", "spec: {}\n")
+	r := verifyTree(t, root)
+	pkgs := map[string]bool{}
+	for _, f := range r.Findings {
+		if f.Check != "pin-missing" {
+			continue
+		}
+		pkgs[f.Package] = true
+		if strings.Contains(f.Hint, "release the release") || !strings.Contains(f.Hint, "spec.version") {
+			t.Errorf("%s %s: hint %q", f.Package, f.Provider, f.Hint)
+		}
+	}
+	if !pkgs[fixture.PlainDir] || !pkgs[fixture.TurtlesProvidersChart] {
+		t.Errorf("pin-missing in %v, want the plain folder and the Turtles providers chart", pkgs)
+	}
+}
+
+// goldenCopy is a golden render of the plain folder's core provider at
+// another version, in the same namespace.
+const goldenCopy = "apiVersion: operator.cluster.x-k8s.io/v1alpha2\nkind: CoreProvider\nmetadata:\n  name: cluster-api\n  namespace: capi-system\nspec:\n  version: v1.12.0\n"
+
+func writeGolden(t *testing.T, root string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, "tests", "golden"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "tests", "golden", "core.yaml"), []byte(goldenCopy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFixturesPolicy: the policy's fixtures: keeps golden renders out of
+// the duplicate comparison, and only out of that.
+func TestFixturesPolicy(t *testing.T) {
+	root := turtlesTree(t, 100<<10)
+	writeGolden(t, root)
+	pol, err := policy.Parse([]byte("apiVersion: pinseal/v1\nkind: Policy\nfixtures: [tests/*]\n"), filepath.Join(root, "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r, err := Run(context.Background(), root, Options{Options: load.Options{Workers: 2}, Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := errorChecks(r); len(got) > 0 {
+		t.Errorf("errors %v with the golden folder marked as fixtures", got)
+	}
+	if !slices.ContainsFunc(r.Packages, func(p report.PackageSummary) bool { return p.Path == "tests/golden" }) {
+		t.Error("the fixtures folder was not checked")
+	}
+}
