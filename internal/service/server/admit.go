@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"oras.land/oras-go/v2/errdef"
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/utils/lru"
+	"oras.land/oras-go/v2/errdef"
 
 	"github.com/pinseal/pinseal/internal/admission"
 	"github.com/pinseal/pinseal/pkg/policy"
@@ -90,7 +90,9 @@ type admitCached struct {
 // lookupFunc adapts a ReleaseLookup under one policy to admission.Releases.
 type lookupFunc func(ctx context.Context, ref string) (admission.Release, error)
 
-func (f lookupFunc) Lookup(ctx context.Context, ref string) (admission.Release, error) { return f(ctx, ref) }
+func (f lookupFunc) Lookup(ctx context.Context, ref string) (admission.Release, error) {
+	return f(ctx, ref)
+}
 
 func newAdmitter(cfg *AdmissionConfig, eng Engine) (*admitter, error) {
 	mode, err := admission.ParseMode(cfg.Mode)

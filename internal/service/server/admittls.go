@@ -42,6 +42,7 @@ func (s *Server) serveAdmission(ctx context.Context, main *http.Server, served c
 		BaseContext:       main.BaseContext,
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.get},
 	}
+	s.admitAddr.Store(ln.Addr().String())
 	go func() { served <- srv.ServeTLS(ln, "", "") }()
 	s.log.Info("serving admission webhook", "addr", ln.Addr().String(), "mode", s.admitter.mode)
 	return srv, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pinseal/pinseal/internal/admission"
@@ -111,7 +112,7 @@ func (c *Config) validateAdmission() []error {
 	}
 	if _, _, err := net.SplitHostPort(a.Listen); err != nil {
 		bad("admission.listen %q: want HOST:PORT such as %s", a.Listen, DefaultAdmissionListen)
-	} else if a.Listen == c.Listen {
+	} else if a.Listen == c.Listen && !strings.HasSuffix(a.Listen, ":0") {
 		bad("admission.listen %q: the same address as listen; the webhook needs a TLS listener of its own", a.Listen)
 	}
 	if a.Policy == "" {

@@ -66,6 +66,8 @@ type Server struct {
 	ready    atomic.Bool
 	// admitter serves POST /admit; nil when admission is not configured.
 	admitter *admitter
+	// admitAddr is the address the admission listener serves on.
+	admitAddr atomic.Value
 }
 
 // New opens the data directory, records as failed any scan a previous
