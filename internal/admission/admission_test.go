@@ -392,3 +392,23 @@ func TestRespondModes(t *testing.T) {
 		t.Errorf("default mode %s", m)
 	}
 }
+
+// FuzzDecide: whatever the object bytes, a decision is made and nothing
+// panics.
+func FuzzDecide(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"name":"v1.0.0","labels":{"vendor.pinseal.dev/provider":"core-x"},"annotations":{"provider.cluster.x-k8s.io/compressed":"true"}},"data":{"metadata":"m"},"binaryData":{"components":"H4sIAAAAAAAA/wAAAP//AQAA//8AAAAAAAAAAA=="}}`), false)
+	f.Add([]byte(`{"spec":{"version":"v1","fetchConfig":{"oci":"a/b@sha256:"}}}`), true)
+	f.Fuzz(func(t *testing.T, raw []byte, isProvider bool) {
+		kind := cmKind
+		if isProvider {
+			kind = providerKind("CoreProvider")
+		}
+		d := &Decider{Policy: testPolicy(t), Releases: releases(), InflateLimit: 1 << 20}
+		req := &admissionv1.AdmissionRequest{Kind: kind, Operation: admissionv1.Update,
+			Object: runtime.RawExtension{Raw: raw}, OldObject: runtime.RawExtension{Raw: raw}}
+		v := d.Decide(context.Background(), req)
+		if v.Object == "" {
+			t.Fatal("a verdict names no object")
+		}
+	})
+}
