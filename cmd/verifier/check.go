@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -67,25 +68,23 @@ func newCheckCmd() *cobra.Command {
 
 Every Helm chart or plain manifest directory holding cluster-api-operator
 providers or their ConfigMaps is loaded (charts rendered with Helm, default
-values or the policy's values files) and checked: blob-yaml, blob-header, blob-corrupt, configmap-version,
-selector-unique, selector-semver, compressed-annotation, metadata-series,
-contract, pin-version, pin-digest, pin-missing, release-size,
-oci-source (spec.fetchConfig.oci read as the cluster-api-operator reads
-it: what it can parse, and that it fetches the tag spec.version names;
-no registry is contacted), image-ref (no image of the components, in
-the YAML or the blob, on a moving tag without a digest) and image-relocation
-(no image left under a prefix pin.yaml relocates). The policy (built-in
-policies/default.yaml, or --policy FILE) sets each check's severity and
-waivers.
+values or the policy's values files) and checked by every check the tree
+alone answers:
+` + wrapIDs(idsNeeding("tree")) + `
+oci-source reads spec.fetchConfig.oci as the cluster-api-operator reads
+it (what it can parse, and that it fetches the tag spec.version names;
+no registry is contacted). --list-checks prints what each check holds.
+The policy (built-in policies/default.yaml, or --policy FILE) sets each
+check's severity and waivers.
 
 With --registry PREFIX (HOST[:PORT]/PATH, or oci-layout:DIR) every
 provider's release artifact PREFIX/<type>-<name>:<spec.version> is read
-and the registry checks run too: registry-digest, version-reused,
-signature, provenance and oci-install. Signatures are verified with the
-policy's keys plus each --key FILE, and its keyless identities (under its
-trustedRoot and tlog rule), in every form cosign writes (Sigstore bundles as
-OCI referrers, legacy .sig/.att images); the policy's builders are the
-allowed builder ids. Registry credentials come from the docker config.
+and the registry checks run too:
+` + wrapIDs(idsNeeding("registry", "registry or base")) + `
+Signatures are verified with the policy's keys plus each --key FILE, and
+its keyless identities (under its trustedRoot and tlog rule), in every form
+cosign writes (Sigstore bundles as OCI referrers, legacy .sig/.att images);
+the policy's builders are the allowed builder ids. Registry credentials come from the docker config.
 
 A provider with spec.fetchConfig.oci ([http://]HOST[:PORT]/REPO[:TAG]; no
 tag means spec.version) is checked against that artifact instead, with the
@@ -130,6 +129,36 @@ holding no provider packages).`,
 	}
 	addCheckFlags(cmd.Flags(), o)
 	return cmd
+}
+
+// idsNeeding lists the catalog's checks that read one of needs
+// (check.Check.Needs), in catalog order.
+func idsNeeding(needs ...string) []string {
+	var ids []string
+	for _, c := range check.Catalog() {
+		if slices.Contains(needs, c.Needs()) {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+// wrapIDs lays check IDs out as indented lines of at most 74 columns.
+func wrapIDs(ids []string) string {
+	var b strings.Builder
+	line := " "
+	for i, id := range ids {
+		word := " " + id
+		if i < len(ids)-1 {
+			word += ","
+		}
+		if len(line)+len(word) > 74 {
+			b.WriteString(line + "\n")
+			line = " "
+		}
+		line += word
+	}
+	return b.String() + line + "\n"
 }
 
 // addCheckFlags adds the flags of `verifier check`.

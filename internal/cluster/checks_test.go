@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -211,17 +212,21 @@ func TestOCICopy(t *testing.T) {
 	}
 }
 
-// TestOwnsFields reads managedFields' field sets.
+// TestOwnsFields reads managedFields' field sets as a ConfigMap is decoded.
 func TestOwnsFields(t *testing.T) {
 	for raw, want := range map[string][2]bool{
 		`{"f:binaryData":{"f:components":{}}}`:                              {true, false},
 		`{"f:data":{"f:metadata":{}},"f:metadata":{"f:labels":{"f:a":{}}}}`: {true, true},
 		`{"f:metadata":{"f:annotations":{}}}`:                               {false, false},
-		`not json`:                                                          {false, false},
+		`{"f:data":{"f:other":{}}}`:                                         {false, false},
 	} {
-		c, l := ownsFields([]byte(raw))
-		if [2]bool{c, l} != want {
-			t.Errorf("%s: content %v labels %v, want %v", raw, c, l, want)
+		var cj configMapJSON
+		if err := json.Unmarshal([]byte(`{"metadata":{"name":"c","managedFields":[{"manager":"m","fieldsV1":`+raw+`}]}}`), &cj); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		w := cj.configMap().Writers[0]
+		if [2]bool{w.Content, w.Labels} != want {
+			t.Errorf("%s: content %v labels %v, want %v", raw, w.Content, w.Labels, want)
 		}
 	}
 }

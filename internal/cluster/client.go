@@ -25,6 +25,13 @@ const (
 	CRDPageSize = 10
 	// DefaultMaxObjects bounds the objects of one list, across its pages.
 	DefaultMaxObjects = 10000
+	// DefaultMaxPages bounds the pages of one list: as many as
+	// DefaultMaxObjects takes in full pages. An API server that answers
+	// with empty pages and a new continue token is not asked again past it.
+	DefaultMaxPages = DefaultMaxObjects / PageSize
+	// DefaultMaxListBytes bounds the bytes of one list across its pages
+	// (each page is bounded apart by DefaultMaxResponse).
+	DefaultMaxListBytes = 256 << 20
 )
 
 // Access says how a cluster is reached. Credentials come from files only

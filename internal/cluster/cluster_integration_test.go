@@ -5,6 +5,7 @@ package cluster
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -41,10 +42,15 @@ func get(t *testing.T, w *world, name string) *unstructured.Unstructured {
 func edited(t *testing.T, w *world) string {
 	t.Helper()
 	u := get(t, w, coreCM)
-	cm, err := configMapOf(u)
+	js, err := json.Marshal(u.Object)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var cj configMapJSON
+	if err := json.Unmarshal(js, &cj); err != nil {
+		t.Fatal(err)
+	}
+	cm := cj.configMap()
 	raw, _, err := content(cm, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,9 @@
 package cluster
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/pinseal/pinseal/pkg/report"
 )
@@ -80,13 +79,13 @@ func TestWorkloadOverrides(t *testing.T) {
 // "ca*-controller-manager" ones with spec.deployment, the others with
 // their spec.additionalDeployments entry.
 func TestOverrideFor(t *testing.T) {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
-		"deployment": map[string]any{"replicas": int64(3), "containers": []any{map[string]any{"name": "manager", "imageUrl": "a.example/m:1"}}},
-		"additionalDeployments": map[string]any{"helper": map[string]any{"deployment": map[string]any{
-			"containers": []any{map[string]any{"name": "helper", "imageUrl": "a.example/h:1"}}}}},
-	}}}
-	p := &Provider{}
-	overridesOf(p, u)
+	var pj providerJSON
+	if err := json.Unmarshal([]byte(`{"spec":{
+		"deployment":{"replicas":3,"containers":[{"name":"manager","imageUrl":"a.example/m:1"}]},
+		"additionalDeployments":{"helper":{"deployment":{"containers":[{"name":"helper","imageUrl":"a.example/h:1"}]}}}}}`), &pj); err != nil {
+		t.Fatal(err)
+	}
+	p := pj.provider("CoreProvider")
 	if o, f := overrideFor(p, "capi-controller-manager", 2); o.Images["manager"] != "a.example/m:1" || *o.Replicas != 3 || f != "spec.deployment" {
 		t.Errorf("manager: %+v %s", o, f)
 	}

@@ -3,21 +3,19 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/pinseal/pinseal/internal/layout"
@@ -50,9 +48,11 @@ func providerResource(kind string) schema.GroupVersionResource {
 
 // lister reads one cluster, page by page.
 type lister struct {
-	dyn        dynamic.Interface
+	rc         rest.Interface
 	snap       *Snapshot
 	maxObjects int
+	maxPages   int
+	maxBytes   int64
 }
 
 // List reads what the checks need from the cluster cfg reaches, named
@@ -61,13 +61,18 @@ type lister struct {
 // stores of their releases, the Deployments of their namespaces and the
 // CRDs. Only get and list are used. A read the credentials are not
 // allowed is recorded (Snapshot.Forbidden); any other failure (the API
-// server unreachable, credentials refused) is the error.
+// server unreachable, credentials refused, a list past its bounds) is the
+// error.
 func List(ctx context.Context, cfg *rest.Config, context string) (*Snapshot, error) {
-	dyn, err := dynamic.NewForConfig(cfg)
+	c := rest.CopyConfig(cfg)
+	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	c.ContentType = "application/json"
+	rc, err := rest.UnversionedRESTClientFor(c)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", context, err)
 	}
-	l := &lister{dyn: dyn, snap: &Snapshot{Context: context, Server: cfg.Host, CRDs: map[string]*CRD{}}, maxObjects: DefaultMaxObjects}
+	l := &lister{rc: rc, snap: &Snapshot{Context: context, Server: cfg.Host, CRDs: map[string]*CRD{}},
+		maxObjects: DefaultMaxObjects, maxPages: DefaultMaxPages, maxBytes: DefaultMaxListBytes}
 	for _, kind := range operator.Kinds() {
 		if err := l.providers(ctx, kind); err != nil {
 			return nil, err
@@ -99,24 +104,45 @@ func List(ctx context.Context, cfg *rest.Config, context string) (*Snapshot, err
 	return l.snap, nil
 }
 
-// list calls fn for every object of gvr in namespace ns ("" for all)
-// matching selector, page by page. A forbidden list is recorded for
-// check and ends without error; a resource the server does not have
-// (the provider CRDs are not installed) lists nothing.
-func (l *lister) list(ctx context.Context, gvr schema.GroupVersionResource, ns, selector, check string, fn func(*unstructured.Unstructured) error) error {
-	var ri dynamic.ResourceInterface = l.dyn.Resource(gvr)
-	if ns != "" {
-		ri = l.dyn.Resource(gvr).Namespace(ns)
+// listPath is the API path of gvr's objects in namespace ns ("" for all).
+func listPath(gvr schema.GroupVersionResource, ns string) string {
+	p := "/api/" + gvr.Version
+	if gvr.Group != "" {
+		p = "/apis/" + gvr.Group + "/" + gvr.Version
 	}
+	if ns != "" {
+		p += "/namespaces/" + url.PathEscape(ns)
+	}
+	return p + "/" + gvr.Resource
+}
+
+// list calls fn for every object of gvr in namespace ns ("" for all)
+// matching selector, page by page, with a decoder positioned at the
+// object (fn decodes it). A forbidden list is recorded for check and ends
+// without error; a resource the server does not have (the provider CRDs
+// are not installed) lists nothing. A list is bounded in objects, pages
+// (an empty page with a continue token counts) and bytes across its pages.
+func (l *lister) list(ctx context.Context, gvr schema.GroupVersionResource, ns, selector, check string, fn func(*json.Decoder) error) error {
 	page := int64(PageSize)
 	if gvr == gvrCRD {
 		// A CRD with its schemas can weigh a megabyte.
 		page = CRDPageSize
 	}
-	opts := metav1.ListOptions{Limit: page, LabelSelector: selector}
-	seen := 0
+	seen, pages := 0, 0
+	read := &countingBudget{left: l.maxBytes}
+	cont := ""
 	for {
-		list, err := ri.List(ctx, opts)
+		if pages++; pages > l.maxPages {
+			return fmt.Errorf("cluster %s: listing %s took more than %d pages (%d objects so far): not read further; the API server keeps answering with a continue token", l.snap.Context, resourceName(gvr, ns), l.maxPages, seen)
+		}
+		req := l.rc.Get().AbsPath(listPath(gvr, ns)).Param("limit", strconv.FormatInt(page, 10)).SetHeader("Accept", "application/json")
+		if selector != "" {
+			req = req.Param("labelSelector", selector)
+		}
+		if cont != "" {
+			req = req.Param("continue", cont)
+		}
+		body, err := req.Stream(ctx)
 		switch {
 		case apierrors.IsForbidden(err):
 			l.snap.Forbidden = append(l.snap.Forbidden, Forbidden{Verb: "list", Group: gvr.Group, Resource: gvr.Resource,
@@ -127,18 +153,43 @@ func (l *lister) list(ctx context.Context, gvr schema.GroupVersionResource, ns, 
 		case err != nil:
 			return fmt.Errorf("cluster %s (%s): list %s: %w", l.snap.Context, l.snap.Server, resourceName(gvr, ns), err)
 		}
-		for i := range list.Items {
+		read.r = body
+		cont, err = decodeList(read, func(dec *json.Decoder) error {
 			if seen++; seen > l.maxObjects {
-				return fmt.Errorf("cluster %s: more than %d %s: not read further", l.snap.Context, l.maxObjects, resourceName(gvr, ns))
+				return fmt.Errorf("more than %d %s: not read further", l.maxObjects, resourceName(gvr, ns))
 			}
-			if err := fn(&list.Items[i]); err != nil {
-				return fmt.Errorf("cluster %s: %s %s/%s: %w", l.snap.Context, gvr.Resource, list.Items[i].GetNamespace(), list.Items[i].GetName(), err)
-			}
-		}
-		if opts.Continue = list.GetContinue(); opts.Continue == "" {
+			return fn(dec)
+		})
+		body.Close()
+		switch {
+		case read.over:
+			return fmt.Errorf("cluster %s: listing %s read more than %d bytes across its pages: not read further", l.snap.Context, resourceName(gvr, ns), l.maxBytes)
+		case err != nil:
+			return fmt.Errorf("cluster %s (%s): list %s: %w", l.snap.Context, l.snap.Server, resourceName(gvr, ns), err)
+		case cont == "":
 			return nil
 		}
 	}
+}
+
+// countingBudget reads r within what is left of a list's byte bound.
+type countingBudget struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (c *countingBudget) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		c.over = true
+		return 0, errors.New("list byte bound passed")
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // resourceName is "configmaps in namespace NS" or "configmaps in all namespaces".
@@ -154,54 +205,28 @@ func resourceName(gvr schema.GroupVersionResource, ns string) string {
 }
 
 func (l *lister) providers(ctx context.Context, kind string) error {
-	return l.list(ctx, providerResource(kind), "", "", CheckInstalled, func(u *unstructured.Unstructured) error {
-		l.snap.Providers = append(l.snap.Providers, providerOf(kind, u))
+	return l.list(ctx, providerResource(kind), "", "", CheckInstalled, func(dec *json.Decoder) error {
+		var pj providerJSON
+		if err := dec.Decode(&pj); err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		l.snap.Providers = append(l.snap.Providers, pj.provider(kind))
 		return nil
 	})
-}
-
-// providerOf reads the fields the checks use from a provider object.
-func providerOf(kind string, u *unstructured.Unstructured) *Provider {
-	p := &Provider{Kind: kind, Namespace: u.GetNamespace(), Name: u.GetName()}
-	p.Version, _, _ = unstructured.NestedString(u.Object, "spec", "version")
-	p.FetchOCI, _, _ = unstructured.NestedString(u.Object, "spec", "fetchConfig", "oci")
-	p.FetchURL, _, _ = unstructured.NestedString(u.Object, "spec", "fetchConfig", "url")
-	overridesOf(p, u)
-	if sel, ok, _ := unstructured.NestedMap(u.Object, "spec", "fetchConfig", "selector"); ok {
-		var ls metav1.LabelSelector
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(sel, &ls) == nil {
-			p.Selector = &model.Selector{MatchLabels: ls.MatchLabels}
-			for _, r := range ls.MatchExpressions {
-				p.Selector.MatchExpressions = append(p.Selector.MatchExpressions,
-					model.Requirement{Key: r.Key, Operator: string(r.Operator), Values: r.Values})
-			}
-		}
-	}
-	p.InstalledVersion, _, _ = unstructured.NestedString(u.Object, "status", "installedVersion")
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		var mc metav1.Condition
-		m, ok := c.(map[string]any)
-		if !ok || runtime.DefaultUnstructuredConverter.FromUnstructured(m, &mc) != nil {
-			continue
-		}
-		p.Conditions = append(p.Conditions, Condition{Type: mc.Type, Status: string(mc.Status), Reason: mc.Reason,
-			Message: mc.Message, Since: mc.LastTransitionTime.Time})
-	}
-	return p
 }
 
 // configMaps reads the ConfigMaps p's selector matches (asking the API
 // server with the selector, as the operator does) and the operator's
 // stores of p's release.
 func (l *lister) configMaps(ctx context.Context, p *Provider) error {
-	add := func(to *[]*ConfigMap) func(*unstructured.Unstructured) error {
-		return func(u *unstructured.Unstructured) error {
-			cm, err := configMapOf(u)
-			if err == nil {
-				*to = append(*to, cm)
+	add := func(to *[]*ConfigMap) func(*json.Decoder) error {
+		return func(dec *json.Decoder) error {
+			var cj configMapJSON
+			if err := dec.Decode(&cj); err != nil {
+				return fmt.Errorf("ConfigMap: %w", err)
 			}
-			return err
+			*to = append(*to, cj.configMap())
+			return nil
 		}
 	}
 	if p.Selector != nil {
@@ -225,60 +250,13 @@ func (l *lister) configMaps(ctx context.Context, p *Provider) error {
 	return l.list(ctx, gvrConfigMap, p.Namespace, labels.SelectorFromSet(store).String(), CheckOCI, add(&p.Stored))
 }
 
-// configMapOf reads a ConfigMap's entries and field managers.
-func configMapOf(u *unstructured.Unstructured) (*ConfigMap, error) {
-	var c corev1.ConfigMap
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &c); err != nil {
-		return nil, err
-	}
-	cm := &ConfigMap{Namespace: c.Namespace, Name: c.Name, Labels: c.Labels, Annotations: c.Annotations}
-	if b, ok := c.BinaryData["components"]; ok {
-		cm.Components, cm.ComponentsInBinary = b, true
-	} else if s, ok := c.Data["components"]; ok {
-		cm.Components = []byte(s)
-	}
-	if s, ok := c.Data["metadata"]; ok {
-		cm.Metadata = []byte(s)
-	}
-	for _, mf := range c.ManagedFields {
-		w := Writer{Manager: mf.Manager, Operation: string(mf.Operation)}
-		if mf.Time != nil {
-			w.Time = mf.Time.Time
-		}
-		if mf.FieldsV1 != nil {
-			w.Content, w.Labels = ownsFields(mf.FieldsV1.Raw)
-		}
-		cm.Writers = append(cm.Writers, w)
-	}
-	return cm, nil
-}
-
-// ownsFields reads a managedFields entry's field set (FieldsV1, a JSON
-// trie of "f:<name>" keys): whether it owns the components or metadata
-// entry, and metadata.labels.
-func ownsFields(raw []byte) (content, labels bool) {
-	var set map[string]map[string]json.RawMessage
-	if json.Unmarshal(raw, &set) != nil {
-		return false, false
-	}
-	_, bin := set["f:binaryData"]["f:components"]
-	_, data := set["f:data"]["f:components"]
-	_, meta := set["f:data"]["f:metadata"]
-	_, lab := set["f:metadata"]["f:labels"]
-	return bin || data || meta, lab
-}
-
 func (l *lister) deployments(ctx context.Context, ns string) error {
-	return l.list(ctx, gvrDeployment, ns, "", CheckWorkload, func(u *unstructured.Unstructured) error {
-		var d appsv1.Deployment
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &d); err != nil {
-			return err
+	return l.list(ctx, gvrDeployment, ns, "", CheckWorkload, func(dec *json.Decoder) error {
+		var d deploymentJSON
+		if err := dec.Decode(&d); err != nil {
+			return fmt.Errorf("Deployment: %w", err)
 		}
-		dep := &Deployment{Namespace: d.Namespace, Name: d.Name}
-		if d.Spec.Replicas != nil {
-			r := int64(*d.Spec.Replicas)
-			dep.Replicas = &r
-		}
+		dep := &Deployment{Namespace: d.Metadata.Namespace, Name: d.Metadata.Name, Replicas: d.Spec.Replicas}
 		for _, c := range d.Spec.Template.Spec.Containers {
 			dep.Containers = append(dep.Containers, Container{Name: c.Name, Image: c.Image})
 		}
@@ -288,16 +266,16 @@ func (l *lister) deployments(ctx context.Context, ns string) error {
 }
 
 func (l *lister) crds(ctx context.Context) error {
-	return l.list(ctx, gvrCRD, "", "", CheckCRD, func(u *unstructured.Unstructured) error {
-		var c apiextv1.CustomResourceDefinition
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &c); err != nil {
-			return err
+	return l.list(ctx, gvrCRD, "", "", CheckCRD, func(dec *json.Decoder) error {
+		var c crdJSON
+		if err := dec.Decode(&c); err != nil {
+			return fmt.Errorf("CustomResourceDefinition: %w", err)
 		}
-		crd := &CRD{Name: c.Name}
+		crd := &CRD{Name: c.Metadata.Name}
 		for _, v := range c.Spec.Versions {
 			crd.Versions = append(crd.Versions, CRDVersion{Name: v.Name, Served: v.Served, Storage: v.Storage})
 		}
-		l.snap.CRDs[c.Name] = crd
+		l.snap.CRDs[c.Metadata.Name] = crd
 		return nil
 	})
 }

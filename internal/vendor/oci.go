@@ -28,16 +28,13 @@ func (t *target) vendorOCI(ctx context.Context, opts Options, to *ociTarget, got
 	if err != nil {
 		return err
 	}
-	rel := artifact.Release{
-		ArtifactConfig: model.ArtifactConfig{
-			Kind: t.provider.Kind, Name: t.provider.Name,
-			Release: t.provider.Version, Version: t.download.Release,
-			Pins:           entry.Sources,
-			BuilderVersion: opts.BuilderVersion,
-		},
-		Blob: gz, YAML: got[0].data, Metadata: got[1].data,
-	}
-	if err := rel.Complete(entry.Sources[1].To); err != nil {
+	rel, err := artifact.NewRelease(model.ArtifactConfig{
+		Kind: t.provider.Kind, Name: t.provider.Name,
+		Release: t.provider.Version, Version: t.download.Release,
+		Pins:           entry.Sources,
+		BuilderVersion: opts.BuilderVersion,
+	}, artifact.ReleaseFiles{Blob: gz, YAML: got[0].data, Metadata: got[1].data, MetadataPath: entry.Sources[1].To})
+	if err != nil {
 		return fmt.Errorf("vendor %s: %s: %w; nothing was pushed or written", res.Package, t.provider.ID(), err)
 	}
 	if err := rel.Validate(); err != nil {

@@ -106,24 +106,39 @@ func releaseOf(root *os.Root, dir string, p pin.Provider, builderVersion string)
 	if err != nil {
 		return Release{}, err
 	}
-	rel := Release{
-		ArtifactConfig: model.ArtifactConfig{
-			Kind:           p.Kind,
-			Name:           p.Name,
-			Release:        p.Release,
-			Version:        p.Version,
-			Pins:           p.Sources,
-			BuilderVersion: builderVersion,
-		},
-		Blob:     blob,
-		YAML:     yml,
-		Metadata: meta,
-		Patches:  patches,
+	cfg := model.ArtifactConfig{
+		Kind:           p.Kind,
+		Name:           p.Name,
+		Release:        p.Release,
+		Version:        p.Version,
+		Pins:           p.Sources,
+		BuilderVersion: builderVersion,
 	}
-	if err := rel.Complete(metaPath); err != nil {
+	rel, err := NewRelease(cfg, ReleaseFiles{Blob: blob, YAML: yml, Metadata: meta, MetadataPath: metaPath, Patches: patches})
+	if err != nil {
 		return Release{}, fmt.Errorf("%s: %s: %w", dir, id, err)
 	}
 	return rel, nil
+}
+
+// ReleaseFiles are the bytes of a release, however they were read.
+type ReleaseFiles struct {
+	Blob, YAML, Metadata []byte
+	MetadataPath         string // where Metadata was read, for errors
+	Patches              []Patch
+}
+
+// NewRelease is the one place a release is assembled, whoever read its
+// files (PinnedReleases from pin.yaml, pkg/release from the package
+// layout, a vendored download): cfg with Type from Kind and Contract from
+// the series of Version in the metadata. The blob is taken as given, never
+// encoded again.
+func NewRelease(cfg model.ArtifactConfig, f ReleaseFiles) (Release, error) {
+	r := Release{ArtifactConfig: cfg, Blob: f.Blob, YAML: f.YAML, Metadata: f.Metadata, Patches: f.Patches}
+	if err := r.Complete(f.MetadataPath); err != nil {
+		return Release{}, err
+	}
+	return r, nil
 }
 
 // Complete fills the fields of a release that follow from the others,

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -549,15 +550,16 @@ func TestVersionOf(t *testing.T) {
 	}
 }
 
+// TestCatalog: IDs are unique and well formed, defaults are errors but
+// pin-missing's, and only checks the tree alone answers have a function.
 func TestCatalog(t *testing.T) {
-	want := []string{model.CheckPackageLoad, BlobYAML, BlobHeader, model.CheckBlobCorrupt, ComponentsValid, ConfigMapVersion, SelectorUnique, SelectorSemver,
-		CompressedAnnotation, MetadataSeries, Contract, PinVersion, model.CheckPinDigest, PinMissing, ReleaseSize,
-		OCISource, ImageRef, ImageRelocation, RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall,
-		ClusterInstalled, ClusterConfigMap, ClusterOCI, ClusterWorkload, ClusterCRD, WaiverExpired}
-	if got := IDs(); !slices.Equal(got, want) {
-		t.Fatalf("catalog IDs = %v, want %v", got, want)
-	}
+	seen := map[string]bool{}
+	idRE := regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 	for _, c := range Catalog() {
+		if seen[c.ID] || !idRE.MatchString(c.ID) {
+			t.Errorf("%q: an ID is unique, lowercase words joined by -", c.ID)
+		}
+		seen[c.ID] = true
 		if c.Title == "" || c.Description == "" {
 			t.Errorf("%s: missing title or description", c.ID)
 		}
@@ -568,10 +570,13 @@ func TestCatalog(t *testing.T) {
 		if c.Severity != wantSev {
 			t.Errorf("%s: default severity %q, want %q", c.ID, c.Severity, wantSev)
 		}
-		needsRun := !slices.Contains([]string{RegistryDigest, VersionReused, VersionDowngrade, Signature, Provenance, OCIInstall, WaiverExpired,
-			ClusterInstalled, ClusterConfigMap, ClusterOCI, ClusterWorkload, ClusterCRD}, c.ID)
-		if (c.Run != nil) != needsRun {
-			t.Errorf("%s: Run set = %v, want %v", c.ID, c.Run != nil, needsRun)
+		if (c.Run != nil) != (c.Needs() == "tree") {
+			t.Errorf("%s: Run set = %v, but it needs %s", c.ID, c.Run != nil, c.Needs())
+		}
+	}
+	for _, id := range []string{model.CheckPackageLoad, BlobYAML, ImageRelocation, Signature, ClusterCRD, WaiverExpired} {
+		if !seen[id] {
+			t.Errorf("the catalog lost %s", id)
 		}
 	}
 	if _, ok := Lookup("nope"); ok {

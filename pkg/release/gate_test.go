@@ -7,21 +7,29 @@ import (
 	"github.com/pinseal/pinseal/pkg/check"
 )
 
-// TestRefusingCoversCatalog: every check of the catalog is judged once,
-// refusing or not, so a new check cannot slip through unjudged.
+// TestRefusingCoversCatalog: every check of the catalog is judged, refusing
+// or not, so a new check cannot slip through unjudged.
 func TestRefusingCoversCatalog(t *testing.T) {
-	for _, id := range check.IDs() {
-		in, out := slices.Contains(Refusing, id), slices.Contains(NotRefusing, id)
+	for _, c := range check.Catalog() {
+		in, out := slices.Contains(Refusing, c.ID), slices.Contains(NotRefusing, c.ID)
 		if in == out {
-			t.Errorf("check %s: in Refusing %v, in NotRefusing %v: put it in exactly one (pkg/release/gate.go says what each means)", id, in, out)
+			t.Errorf("check %s: in Refusing %v, in NotRefusing %v: set its catalog entry's Push (pkg/check/check.go; check.Gate says what each means)", c.ID, in, out)
 		}
-		if Refuses(id) != in {
-			t.Errorf("Refuses(%s) = %v, but Refusing lists it: %v", id, !in, in)
+		if Refuses(c.ID) != (c.Push != check.PushWarns) {
+			t.Errorf("Refuses(%s) = %v, but its catalog entry says %v", c.ID, Refuses(c.ID), c.Push)
 		}
 	}
-	for _, id := range append(slices.Clone(Refusing), NotRefusing...) {
-		if _, ok := check.Lookup(id); !ok {
-			t.Errorf("%s is no check of the catalog", id)
+	if len(Refusing) == 0 || len(NotRefusing) == 0 {
+		t.Errorf("Refusing %v, NotRefusing %v: the catalog judges no check one way", Refusing, NotRefusing)
+	}
+	for _, id := range []string{check.BlobYAML, check.ImageRef} {
+		if !Refuses(id) {
+			t.Errorf("%s does not refuse", id)
+		}
+	}
+	for _, id := range []string{check.BlobHeader, check.Signature} {
+		if Refuses(id) {
+			t.Errorf("%s refuses", id)
 		}
 	}
 	if !Refuses("a-check-nobody-judged") {

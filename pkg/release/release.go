@@ -221,34 +221,36 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 		reencoded = r.Blob
 	}
 	cfg := model.ArtifactConfig{Kind: p.Kind, Name: p.Name, Release: p.Version, BuilderVersion: builderVersion}
-	rel = &artifact.Release{ArtifactConfig: cfg, Blob: gz, YAML: yml, Metadata: meta}
+	var patches []artifact.Patch
 	if pp := pinOf(pkg, r, p); pp != nil {
-		rel.Version = pp.Version
-		rel.Pins = slices.Clone(pp.Sources)
-		if rel.Patches, err = artifact.HashPatches(pp.Patches, read); err != nil {
+		cfg.Version = pp.Version
+		cfg.Pins = slices.Clone(pp.Sources)
+		if patches, err = artifact.HashPatches(pp.Patches, read); err != nil {
 			return nil, "", fmt.Errorf("%s: patch: %w", p.ID(), err)
 		}
 	}
 	if pkg.Pins != nil {
 		for _, v := range pkg.Pins.Versions {
 			if v.Known {
-				rel.VersionPins = append(rel.VersionPins, model.VersionPin{File: v.File, Line: v.Line, Name: v.Name, Value: v.Value})
-				if rel.Version == "" && pin.MatchesRelease(v.Value, p.Version) {
-					rel.Version = v.Value
+				cfg.VersionPins = append(cfg.VersionPins, model.VersionPin{File: v.File, Line: v.Line, Name: v.Name, Value: v.Value})
+				if cfg.Version == "" && pin.MatchesRelease(v.Value, p.Version) {
+					cfg.Version = v.Value
 				}
 			}
 		}
 	}
-	if rel.Version == "" {
+	if cfg.Version == "" {
 		// No pin says it: the upstream version the release is named after,
 		// by the rule bump and outdated use, else the release itself.
-		if rel.Version = pin.ReleaseVersion(p.Version); rel.Version == "" {
-			rel.Version = p.Version
+		if cfg.Version = pin.ReleaseVersion(p.Version); cfg.Version == "" {
+			cfg.Version = p.Version
 		}
 	}
-	if err := rel.Complete(r.Metadata); err != nil {
+	built, err := artifact.NewRelease(cfg, artifact.ReleaseFiles{Blob: gz, YAML: yml, Metadata: meta, MetadataPath: r.Metadata, Patches: patches})
+	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
 	}
+	rel = &built
 	return rel, reencoded, nil
 }
 

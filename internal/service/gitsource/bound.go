@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"strings"
 	"sync/atomic"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Bounds of a checkout: a repository of a few kilobytes can hold a tree of
@@ -22,7 +25,22 @@ import (
 const (
 	DefaultMaxFiles = 100000
 	DefaultMaxBytes = 1 << 30
+	// DefaultMaxFileBytes bounds one file: as large as the loader keeps
+	// of any file (a components YAML is about 1 MB), and under GitHub's
+	// own 100 MiB refusal.
+	DefaultMaxFileBytes = 64 << 20
 )
+
+// FileLimitError is one file of a checkout over the per-file bound.
+type FileLimitError struct {
+	Path  string // slash path in the tree written
+	Size  int64
+	Limit int64
+}
+
+func (e *FileLimitError) Error() string {
+	return fmt.Sprintf("%s holds %d bytes, more than the %d a file may hold (limits.gitMaxFileBytes); nothing was scanned: raise limits.gitMaxFileBytes if the file really is that large, or keep it out of the repository", e.Path, e.Size, e.Limit)
+}
 
 // LimitError is a checkout over one of its bounds.
 type LimitError struct {
@@ -52,6 +70,13 @@ func (s Spec) maxFiles() int64 {
 	return DefaultMaxFiles
 }
 
+func (s Spec) maxFileBytes() int64 {
+	if s.MaxFileBytes > 0 {
+		return s.MaxFileBytes
+	}
+	return DefaultMaxFileBytes
+}
+
 func (s Spec) maxBytes() int64 {
 	if s.MaxBytes > 0 {
 		return s.MaxBytes
@@ -68,74 +93,128 @@ func measureTree(ctx context.Context, repo *git.Repository, commit plumbing.Hash
 	if err != nil {
 		return err
 	}
-	return measureTreeObject(ctx, repo, c.TreeHash, spec)
+	t, err := repo.TreeObject(c.TreeHash)
+	if err != nil {
+		return err
+	}
+	return newMeasure(ctx, repo, spec).add(t, "", true)
 }
 
-// measureTreeObject is measureTree of one tree object (a commit's tree or
-// a directory in it).
-func measureTreeObject(ctx context.Context, repo *git.Repository, tree plumbing.Hash, spec Spec) error {
-	maxFiles, maxBytes := spec.maxFiles(), spec.maxBytes()
-	type size struct{ files, bytes int64 }
-	seen := map[plumbing.Hash]size{}
-	blobs := map[plumbing.Hash]int64{}
-	over := func(s size) error {
-		switch {
-		case s.files > maxFiles:
-			return &LimitError{What: "files", Limit: maxFiles}
-		case s.bytes > maxBytes:
-			return &LimitError{What: "bytes", Limit: maxBytes}
-		}
-		return nil
+// size is what a tree writes: its entries and the bytes of its blobs.
+type size struct{ files, bytes int64 }
+
+// measure sums the sizes of the parts of a tree about to be written
+// against spec's bounds, from the objects' headers alone (no blob is
+// read), each subtree and blob measured once however often it is named.
+type measure struct {
+	ctx                     context.Context
+	repo                    *git.Repository
+	maxFiles, maxBytes, max int64
+	seen                    map[plumbing.Hash]size
+	blobs                   map[plumbing.Hash]int64
+	total                   size
+}
+
+func newMeasure(ctx context.Context, repo *git.Repository, spec Spec) *measure {
+	return &measure{ctx: ctx, repo: repo, maxFiles: spec.maxFiles(), maxBytes: spec.maxBytes(), max: spec.maxFileBytes(),
+		seen: map[plumbing.Hash]size{}, blobs: map[plumbing.Hash]int64{}}
+}
+
+func (m *measure) over(s size) error {
+	switch {
+	case s.files > m.maxFiles:
+		return &LimitError{What: "files", Limit: m.maxFiles}
+	case s.bytes > m.maxBytes:
+		return &LimitError{What: "bytes", Limit: m.maxBytes}
 	}
-	var walk func(h plumbing.Hash, depth int) (size, error)
-	walk = func(h plumbing.Hash, depth int) (size, error) {
-		if s, ok := seen[h]; ok {
-			return s, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return size{}, err
-		}
-		if depth > maxTreeDepth {
-			return size{}, fmt.Errorf("the commit's tree is more than %d directories deep", maxTreeDepth)
-		}
-		t, err := repo.TreeObject(h)
-		if err != nil {
-			return size{}, err
-		}
-		var s size
-		for _, e := range t.Entries {
-			s.files++
-			switch e.Mode {
-			case filemode.Dir:
-				sub, err := walk(e.Hash, depth+1)
-				if err != nil {
-					return size{}, err
-				}
-				s.files += sub.files
-				s.bytes += sub.bytes
-			case filemode.Submodule:
-				// Not fetched: an empty directory.
-			default:
-				n, ok := blobs[e.Hash]
-				if !ok {
-					o, err := repo.Storer.EncodedObject(plumbing.BlobObject, e.Hash)
-					if err != nil {
-						return size{}, err
-					}
-					n = o.Size()
-					blobs[e.Hash] = n
-				}
-				s.bytes += n
-			}
-			if err := over(s); err != nil {
-				return size{}, err
-			}
-		}
-		seen[h] = s
+	return nil
+}
+
+// add adds tree t at dir (whole: with its subdirectories, else only its
+// files and links) to the total and refuses it past a bound.
+func (m *measure) add(t *object.Tree, dir string, whole bool) error {
+	s, err := m.tree(t, dir, strings.Count(dir, "/"), whole)
+	if err != nil {
+		return err
+	}
+	m.total.files += s.files
+	m.total.bytes += s.bytes
+	return m.over(m.total)
+}
+
+func (m *measure) tree(t *object.Tree, dir string, depth int, whole bool) (size, error) {
+	if s, ok := m.seen[t.Hash]; ok && whole {
 		return s, nil
 	}
-	_, err := walk(tree, 0)
-	return err
+	if err := m.ctx.Err(); err != nil {
+		return size{}, err
+	}
+	if depth > maxTreeDepth {
+		return size{}, fmt.Errorf("the commit's tree is more than %d directories deep", maxTreeDepth)
+	}
+	var s size
+	for _, e := range t.Entries {
+		name := path.Join(dir, e.Name)
+		switch e.Mode {
+		case filemode.Dir:
+			if !whole {
+				continue
+			}
+			s.files++
+			st, err := m.repo.TreeObject(e.Hash)
+			if err != nil {
+				return size{}, err
+			}
+			sub, err := m.tree(st, name, depth+1, true)
+			if err != nil {
+				return size{}, err
+			}
+			s.files += sub.files
+			s.bytes += sub.bytes
+		case filemode.Submodule:
+			// Not fetched: an empty directory.
+			if whole {
+				s.files++
+			}
+		default:
+			s.files++
+			n, ok := m.blobs[e.Hash]
+			if !ok {
+				var err error
+				if n, err = objectSize(m.repo, e.Hash); err != nil {
+					return size{}, err
+				}
+				m.blobs[e.Hash] = n
+			}
+			if n > m.max && e.Mode != filemode.Symlink {
+				return size{}, &FileLimitError{Path: name, Size: n, Limit: m.max}
+			}
+			s.bytes += n
+		}
+		if err := m.over(size{m.total.files + s.files, m.total.bytes + s.bytes}); err != nil {
+			return size{}, err
+		}
+	}
+	if whole {
+		m.seen[t.Hash] = s
+	}
+	return s, nil
+}
+
+// objectSize is the inflated size of object h, read from its header where
+// the storage can (a filesystem storage: loose or packed), else from the
+// object.
+func objectSize(repo *git.Repository, h plumbing.Hash) (int64, error) {
+	if s, ok := repo.Storer.(interface {
+		EncodedObjectSize(plumbing.Hash) (int64, error)
+	}); ok {
+		return s.EncodedObjectSize(h)
+	}
+	o, err := repo.Storer.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return 0, err
+	}
+	return o.Size(), nil
 }
 
 // maxTreeDepth bounds the directory depth of a checkout (the recursion of
@@ -252,12 +331,17 @@ func (f *boundedFile) Write(p []byte) (int, error) {
 	return f.File.Write(p)
 }
 
-// limitOf is the *LimitError in err's chain, or the one a bounded
-// filesystem recorded (go-git may wrap or replace the error its write got).
+// limitOf is the *LimitError or *FileLimitError in err's chain, or the
+// bound a bounded filesystem recorded (go-git may wrap or replace the
+// error its write got).
 func limitOf(err error, fss ...*boundedFS) error {
 	var le *LimitError
 	if errors.As(err, &le) {
 		return le
+	}
+	var fe *FileLimitError
+	if errors.As(err, &fe) {
+		return fe
 	}
 	for _, fs := range fss {
 		if le := fs.exceeded(); le != nil {

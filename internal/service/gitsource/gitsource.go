@@ -30,11 +30,9 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -49,6 +47,8 @@ type Spec struct {
 	// fetched). 0 means DefaultMaxFiles, DefaultMaxBytes.
 	MaxFiles int
 	MaxBytes int64
+	// MaxFileBytes bounds one file of the checkout (0: DefaultMaxFileBytes).
+	MaxFileBytes int64
 }
 
 // Credentials authenticate a fetch. They are read from files or the
@@ -249,7 +249,10 @@ func cloneInto(ctx context.Context, spec Spec, name plumbing.ReferenceName, auth
 		}
 		return fmt.Errorf("git %s %s %s: %w", what, redact(spec.URL), name, err)
 	}
-	repo, err := git.CloneContext(ctx, filesystem.NewStorage(dot, cache.NewObjectLRUDefault()), wt, &git.CloneOptions{
+	// No worktree: the checkout is written from the objects by the
+	// bounded tree writer, which streams large blobs (go-git's own
+	// checkout reads each blob whole).
+	repo, err := git.CloneContext(ctx, newStorage(dot), nil, &git.CloneOptions{
 		URL:           spec.URL,
 		Auth:          auth,
 		ReferenceName: name,
@@ -268,11 +271,16 @@ func cloneInto(ctx context.Context, spec Spec, name plumbing.ReferenceName, auth
 	if err := measureTree(ctx, repo, *head, spec); err != nil {
 		return plumbing.ZeroHash, fail("checkout", err)
 	}
-	w, err := repo.Worktree()
+	c, err := repo.CommitObject(*head)
 	if err != nil {
 		return plumbing.ZeroHash, fail("checkout", err)
 	}
-	if err := w.Reset(&git.ResetOptions{Mode: git.HardReset, Commit: *head}); err != nil {
+	t, err := repo.TreeObject(c.TreeHash)
+	if err != nil {
+		return plumbing.ZeroHash, fail("checkout", err)
+	}
+	w := &treeWriter{repo: repo, fs: wt, maxFile: spec.maxFileBytes()}
+	if err := w.tree(t, "", 0, true); err != nil {
 		return plumbing.ZeroHash, fail("checkout", err)
 	}
 	return *head, nil

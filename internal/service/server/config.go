@@ -222,6 +222,9 @@ type Limits struct {
 	// Defaults 100000 and 1 GiB.
 	GitMaxFiles int   `json:"gitMaxFiles,omitempty"`
 	GitMaxBytes int64 `json:"gitMaxBytes,omitempty"`
+	// GitMaxFileBytes bounds one file of a git source's checkout, read
+	// from the blob's header before anything is written. Default 64 MiB.
+	GitMaxFileBytes int64 `json:"gitMaxFileBytes,omitempty"`
 }
 
 // Render is the chart render bounds these limits set.
@@ -354,6 +357,7 @@ func (c *Config) applyDefaults() {
 	setInt64(&l.RenderMaxOutput, render.DefaultMaxOutput)
 	setInt(&l.GitMaxFiles, gitsource.DefaultMaxFiles)
 	setInt64(&l.GitMaxBytes, gitsource.DefaultMaxBytes)
+	setInt64(&l.GitMaxFileBytes, gitsource.DefaultMaxFileBytes)
 	if c.Webhook != nil {
 		setDur(&c.Webhook.Timeout, 5*time.Second)
 	}
@@ -474,7 +478,7 @@ func (l Limits) validate() []error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if l.MaxBodyBytes < 0 || l.MaxTarBytes < 0 || l.MaxTarFiles < 0 || l.MaxTarDepth < 0 || l.MaxTarPathBytes < 0 ||
 		l.MaxConcurrentVerifies < 0 || l.VerifyCacheEntries < 0 || l.RenderMaxMemory < 0 || l.RenderMaxOutput < 0 ||
-		l.GitMaxFiles < 0 || l.GitMaxBytes < 0 {
+		l.GitMaxFiles < 0 || l.GitMaxBytes < 0 || l.GitMaxFileBytes < 0 {
 		bad("limits: values must be positive")
 	}
 	for name, d := range map[string]Duration{"requestTimeout": l.RequestTimeout, "readHeaderTimeout": l.ReadHeaderTimeout,

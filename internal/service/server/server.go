@@ -298,13 +298,13 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		// Requests outlasted the wait: stop them. Each is answered 503
 		// with Retry-After (writeError), removes its upload and kills its
 		// render child (the loader ends with the request's context) before
-		// its handler returns; shutdownGrace bounds that.
+		// its handler returns; ShutdownGrace bounds that.
 		s.log.Warn("shutdown: stopping requests still running", "after", s.cfg.Limits.ShutdownTimeout.D())
 		stopRequests(errStopping)
-		gctx, gcancel := context.WithTimeout(context.Background(), shutdownGrace)
+		gctx, gcancel := context.WithTimeout(context.Background(), ShutdownGrace)
 		if err := srv.Shutdown(gctx); err != nil {
 			srv.Close()
-			errs = append(errs, fmt.Errorf("http shutdown: requests still running %s after they were stopped: %w", shutdownGrace, err))
+			errs = append(errs, fmt.Errorf("http shutdown: requests still running %s after they were stopped: %w", ShutdownGrace, err))
 		}
 		gcancel()
 	}
@@ -322,8 +322,10 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 // limits.shutdownTimeout for them.
 var errStopping = errors.New("the server is shutting down")
 
-// shutdownGrace is how long stopped requests have to answer and clean up.
-const shutdownGrace = 5 * time.Second
+// ShutdownGrace is how long requests stopped at limits.shutdownTimeout have
+// to answer and clean up; past it their connections are closed and the
+// server exits.
+const ShutdownGrace = 5 * time.Second
 
 // retentionInterval is how often retention runs besides after each scan.
 const retentionInterval = time.Hour

@@ -37,7 +37,7 @@ func (s *Server) checkSourceMeta(ctx context.Context, name string) (*report.Repo
 	if err != nil {
 		return nil, store.Meta{}, fmt.Errorf("source %s: %w", name, err)
 	}
-	spec.MaxFiles, spec.MaxBytes = s.cfg.Limits.GitMaxFiles, s.cfg.Limits.GitMaxBytes
+	spec.MaxFiles, spec.MaxBytes, spec.MaxFileBytes = s.cfg.Limits.GitMaxFiles, s.cfg.Limits.GitMaxBytes, s.cfg.Limits.GitMaxFileBytes
 	co, err := gitsource.Fetch(ctx, spec, s.cfg.gitCheckouts(name))
 	if err != nil {
 		return nil, store.Meta{}, err
