@@ -53,13 +53,15 @@ func TestChartLint(t *testing.T) {
 }
 
 // render renders the chart with values as `helm template` would.
-func render(t *testing.T, values map[string]any) (map[string]string, error) {
+func render(t *testing.T, values map[string]any, apis ...string) (map[string]string, error) {
 	t.Helper()
+	caps := *chartutil.DefaultCapabilities
+	caps.APIVersions = append(append(chartutil.VersionSet{}, caps.APIVersions...), apis...)
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "pinseal", Namespace: "pinseal", IsInstall: true}, chartutil.DefaultCapabilities)
+	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "pinseal", Namespace: "pinseal", IsInstall: true}, &caps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,12 +122,15 @@ func TestChartRendersValidObjects(t *testing.T) {
 		values   string
 		replicas int64
 		kinds    []string
+		apis     []string
 	}{
-		{"", 1, []string{"ConfigMap", "Deployment", "PodDisruptionBudget", "Secret", "Service"}},
-		{"chart/values-ha.yaml", 3, []string{"ConfigMap", "Deployment", "PodDisruptionBudget", "Service", "ServiceMonitor"}},
+		{"", 1, []string{"ConfigMap", "Deployment", "PodDisruptionBudget", "Secret", "Service"}, nil},
+		// Without the Prometheus Operator's CRD the ServiceMonitor is left out.
+		{"chart/values-ha.yaml", 3, []string{"ConfigMap", "Deployment", "PodDisruptionBudget", "Service"}, nil},
+		{"chart/values-ha.yaml", 3, []string{"ConfigMap", "Deployment", "PodDisruptionBudget", "Service", "ServiceMonitor"}, []string{"monitoring.coreos.com/v1", "monitoring.coreos.com/v1/ServiceMonitor"}},
 	} {
-		t.Run("values="+tc.values, func(t *testing.T) {
-			files, err := render(t, readValues(t, tc.values))
+		t.Run("values="+tc.values+",apis="+strings.Join(tc.apis, "+"), func(t *testing.T) {
+			files, err := render(t, readValues(t, tc.values), tc.apis...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -77,6 +77,9 @@ type Policy struct {
 	Fixtures []string `json:"fixtures,omitempty" yaml:"fixtures"`
 	// Values give charts the values they need to render (helm template -f).
 	Values []Values `json:"values,omitempty" yaml:"values"`
+	// Admission is what the admission webhook of `verifier serve` trusts
+	// besides the keys and identities above; nil: it trusts nothing.
+	Admission *Admission `json:"admission,omitempty" yaml:"admission"`
 
 	// Source is where the policy was read ("" or DefaultSource for the
 	// built-in one); relative key paths resolve against its directory.
@@ -123,6 +126,36 @@ type Identity struct {
 	Issuer        string `json:"issuer" yaml:"issuer"`
 	Subject       string `json:"subject,omitempty" yaml:"subject"`
 	SubjectRegExp string `json:"subjectRegExp,omitempty" yaml:"subjectRegExp"`
+}
+
+// Admission is the admission webhook's part of a policy: where the
+// releases it can vouch for are published, and the install-time downloads
+// whose bytes it pins.
+type Admission struct {
+	// Registries are repository prefixes (HOST[:PORT]/PATH): a release
+	// <type>-<name>:<release> is vouched for when PREFIX/<type>-<name>:<release>
+	// is signed by a trusted key or identity and its provenance verifies;
+	// a provider's spec.fetchConfig.oci must point within one of them.
+	Registries []string `json:"registries,omitempty" yaml:"registries"`
+	// Pinned are providers the operator downloads at install time
+	// (spec.fetchConfig.url or clusterctl's built-in list) that are
+	// admitted because their bytes are pinned here.
+	Pinned []PinnedDownload `json:"pinned,omitempty" yaml:"pinned"`
+}
+
+// PinnedDownload pins the bytes of one provider release the operator
+// downloads at install time.
+type PinnedDownload struct {
+	Kind    string `json:"kind" yaml:"kind"`       // CoreProvider, ...
+	Name    string `json:"name" yaml:"name"`       // metadata.name
+	Version string `json:"version" yaml:"version"` // spec.version
+	// URL is spec.fetchConfig.url; "" for a provider clusterctl's
+	// built-in list names.
+	URL string `json:"url,omitempty" yaml:"url"`
+	// Components and Metadata are the SHA-256 (64 hex) of the files the
+	// operator downloads.
+	Components string `json:"components" yaml:"components"`
+	Metadata   string `json:"metadata" yaml:"metadata"`
 }
 
 // ExpiresAt is the instant the waiver stops holding: the end of its expiry
@@ -186,7 +219,7 @@ func Parse(data []byte, source string) (*Policy, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, empty
 		}
-		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders, identities, trustedRoot, tlog, movingTags, externalKinds, exclude, values; waiver fields: package, check, provider, reason, expires; identity fields: issuer, subject, subjectRegExp; values fields: package, files)", source, err)
+		return nil, fmt.Errorf("policy %s: %w (fields: apiVersion, kind, checks, waivers, keys, builders, identities, trustedRoot, tlog, movingTags, externalKinds, exclude, fixtures, values, admission; waiver fields: package, check, provider, reason, expires; identity fields: issuer, subject, subjectRegExp; values fields: package, files; admission fields: registries, pinned)", source, err)
 	}
 	var more any
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
@@ -220,6 +253,7 @@ func (p *Policy) Validate() error {
 	v.lists(p)
 	v.identities(p)
 	v.patterns(p)
+	v.admission(p)
 	return errors.Join(v.errs...)
 }
 
@@ -473,4 +507,35 @@ func (p *Policy) TrustedRootPath() string {
 		return p.TrustedRoot
 	}
 	return filepath.Join(filepath.Dir(p.Source), p.TrustedRoot)
+}
+
+var (
+	hex64RE      = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	admissionRef = regexp.MustCompile(`^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$`)
+	semverish    = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$`)
+)
+
+// admission validates the admission section.
+func (v *policyValidator) admission(p *Policy) {
+	a := p.Admission
+	if a == nil {
+		return
+	}
+	for i, r := range a.Registries {
+		if !admissionRef.MatchString(r) {
+			v.bad(fmt.Sprintf("admission.registries[%d]", i), "%q: want a repository prefix HOST[:PORT]/PATH, lowercase, no tag (e.g. registry.example.com/capi)", r)
+		}
+	}
+	for i, d := range a.Pinned {
+		field := fmt.Sprintf("admission.pinned[%d]", i)
+		if d.Kind == "" || d.Name == "" {
+			v.bad(field, "give kind (e.g. InfrastructureProvider) and name (the provider's metadata.name)")
+		}
+		if !semverish.MatchString(d.Version) {
+			v.bad(field+".version", "%q: want the provider's spec.version, a semantic version such as v0.7.7", d.Version)
+		}
+		if !hex64RE.MatchString(d.Components) || !hex64RE.MatchString(d.Metadata) {
+			v.bad(field, "components and metadata: want the SHA-256 (64 lowercase hex) of the files the operator downloads (sha256sum FILE)")
+		}
+	}
 }

@@ -336,3 +336,25 @@ func TestExcludeAndValues(t *testing.T) {
 		}
 	}
 }
+
+func TestAdmissionSection(t *testing.T) {
+	head := "apiVersion: pinseal/v1\nkind: Policy\n"
+	good := head + "admission:\n  registries: [registry.example/capi, 127.0.0.1:5000/capi]\n  pinned:\n  - {kind: InfrastructureProvider, name: docker, version: v1.10.1, url: https://example.com/x.yaml, components: " + strings.Repeat("a", 64) + ", metadata: " + strings.Repeat("b", 64) + "}\n"
+	if p, err := Parse([]byte(good), "good"); err != nil || len(p.Admission.Pinned) != 1 {
+		t.Fatalf("clean admission section: %v", err)
+	}
+	for name, tt := range map[string]struct{ from, to, want string }{
+		"registry with a tag":   {"registry.example/capi,", "registry.example/capi:v1,", "admission.registries[0]"},
+		"registry with no path": {"registry.example/capi,", "registry.example,", "admission.registries[0]"},
+		"version not semver":    {"version: v1.10.1", "version: latest", "admission.pinned[0].version"},
+		"short digest":          {"components: " + strings.Repeat("a", 64), "components: abc", "SHA-256"},
+		"unknown field":         {"pinned:", "pins:", "field pins not found"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(strings.Replace(good, tt.from, tt.to, 1)), "bad")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -33,3 +33,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- define "verifier.tokensSecret" -}}
 {{- .Values.tokens.existingSecret | default (printf "%s-tokens" (include "verifier.fullname" .)) -}}
 {{- end -}}
+
+{{- define "verifier.admissionSecret" -}}
+{{- printf "%s-admission-tls" (include "verifier.fullname" .) -}}
+{{- end -}}
+
+{{- define "verifier.admissionHosts" -}}
+{{- $svc := include "verifier.fullname" . -}}
+{{- list $svc (printf "%s.%s" $svc .Release.Namespace) (printf "%s.%s.svc" $svc .Release.Namespace) | toJson -}}
+{{- end -}}

@@ -42,6 +42,9 @@ func (s *Server) routes() http.Handler {
 	r.Get("/readyz", s.readyz)
 	r.Get("/openapi.yaml", serveDocument("application/yaml", api.OpenAPI))
 	r.Get("/report.schema.json", serveDocument("application/schema+json", api.ReportSchema))
+	// The API server authenticates the webhook by its certificate and
+	// sends no token; the answer is a decision, bounded in size and time.
+	r.Post("/admit", s.admit)
 	r.Group(func(r chi.Router) {
 		r.Use(s.readAccess)
 		r.Method(http.MethodGet, "/metrics", s.metrics.handler())

@@ -63,6 +63,9 @@ type Config struct {
 	DatabasePasswordFile string `json:"databasePasswordFile,omitempty"`
 	// Replicas tunes how replicas share the sources (PostgreSQL only).
 	Replicas ReplicasConfig `json:"replicas,omitempty"`
+	// Admission turns on the validating admission webhook (POST /admit on
+	// a TLS listener of its own; docs/admission.md).
+	Admission *AdmissionConfig `json:"admission,omitempty"`
 }
 
 // ReplicasConfig tunes the per-source leases of replicas.
@@ -309,6 +312,14 @@ func (c *Config) resolvePaths(base string) {
 	abs(&c.TokensFile)
 	abs(&c.Policy)
 	abs(&c.DatabasePasswordFile)
+	if a := c.Admission; a != nil {
+		abs(&a.Policy)
+		abs(&a.TLS.CertFile)
+		abs(&a.TLS.KeyFile)
+		if a.TLS.SelfSigned != nil {
+			abs(&a.TLS.SelfSigned.Dir)
+		}
+	}
 	for i := range c.Sources {
 		abs(&c.Sources[i].Path)
 		abs(&c.Sources[i].Policy)
@@ -350,6 +361,7 @@ func (c *Config) applyDefaults() {
 	if c.Webhook != nil {
 		setDur(&c.Webhook.Timeout, 5*time.Second)
 	}
+	c.Admission.applyDefaults(c.DataDir)
 	setInt(&c.Retention.MaxScans, DefaultRetentionMaxScans)
 	setDur(&c.Retention.MaxAge, DefaultRetentionMaxAge)
 }
@@ -411,6 +423,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateDatabase()...)
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Webhook.validate()...)
+	errs = append(errs, c.validateAdmission()...)
 	return errors.Join(errs...)
 }
 

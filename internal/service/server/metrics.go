@@ -25,6 +25,10 @@ type metrics struct {
 	requests     *prometheus.CounterVec
 	reqDuration  *prometheus.HistogramVec
 	verifyCache  *prometheus.CounterVec
+
+	admissionDecisions *prometheus.CounterVec
+	admissionProblems  *prometheus.CounterVec
+	admissionDuration  *prometheus.HistogramVec
 }
 
 func newMetrics() *metrics {
@@ -56,7 +60,21 @@ func newMetrics() *metrics {
 			Name: "pinseal_verify_cache_requests_total",
 			Help: "Artifact verifications answered from the cache (hit) or by the engine (miss).",
 		}, []string{"result"}),
+		admissionDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pinseal_admission_decisions_total",
+			Help: "Admission decisions, by mode, outcome (allowed, refused, warned, audited) and whether the verdict came from the cache.",
+		}, []string{"mode", "outcome", "cached"}),
+		admissionProblems: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pinseal_admission_problems_total",
+			Help: "Admission requests that broke a rule (the first one), by mode and rule: in audit mode what enforce would have refused.",
+		}, []string{"mode", "rule"}),
+		admissionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pinseal_admission_duration_seconds",
+			Help:    "Time to decide an admission request, by whether the verdict came from the cache.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"cached"}),
 	}
+	m.reg.MustRegister(m.admissionDecisions, m.admissionProblems, m.admissionDuration)
 	m.reg.MustRegister(m.scanDuration, m.lastSuccess, m.openFindings, m.requests, m.reqDuration, m.verifyCache,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -64,6 +64,10 @@ type Server struct {
 	// shutdown has waited limits.shutdownTimeout for them.
 	requests context.Context
 	ready    atomic.Bool
+	// admitter serves POST /admit; nil when admission is not configured.
+	admitter *admitter
+	// admitAddr is the address the admission listener serves on.
+	admitAddr atomic.Value
 }
 
 // New opens the data directory, records as failed any scan a previous
@@ -183,6 +187,15 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 		st.Close()
 		return nil, err
 	}
+	if cfg.Admission != nil {
+		if s.admitter, err = newAdmitter(cfg.Admission, eng); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		if s.admitter.lookup == nil {
+			log.Warn("admission: the engine cannot look releases up: no release is vouched for")
+		}
+	}
 	if len(toks) == 0 {
 		log.Warn("no bearer tokens configured (tokensFile, " + TokensEnv + "): POST endpoints refuse every request")
 	}
@@ -246,8 +259,19 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	s.prune(ctx, "")
 	go s.pruneHourly(ctx)
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve(ln) }()
+	var admitSrv *http.Server
+	if s.admitter != nil {
+		var err error
+		if admitSrv, err = s.serveAdmission(ctx, srv, served); err != nil {
+			srv.Close()
+			s.sched.Shutdown(context.Background())
+			s.store.Close()
+			s.lock.Close()
+			return err
+		}
+	}
 	s.ready.Store(true)
 	s.log.Info("serving", "addr", ln.Addr().String(), "sources", len(s.cfg.Sources))
 
@@ -263,6 +287,12 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	errs := []error{}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		errs = append(errs, serveErr)
+	}
+	if admitSrv != nil {
+		// Admission requests are bounded by their own timeout (30s at most).
+		if err := admitSrv.Shutdown(sctx); err != nil {
+			admitSrv.Close()
+		}
 	}
 	if err := srv.Shutdown(sctx); err != nil {
 		// Requests outlasted the wait: stop them. Each is answered 503
