@@ -20,17 +20,17 @@ const evilPod = "spec:\n  template:\n    spec:\n      containers:\n      - name:
 var hiddenCases = map[string]string{
 	"image alias": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  annotations:\n    img: &img evil.example/x:latest\n" +
 		"spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: *img\n",
-	"merge key": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        <<: {image: evil.example/x:latest}\n",
+	"merge key":  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        <<: {image: evil.example/x:latest}\n",
 	"kind alias": "apiVersion: apps/v1\nmetadata:\n  name: d\n  labels: {k: &k Deployment}\nkind: *k\n" + evilPod,
 	"marker line": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n" +
 		`--- {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "evil.example/x:latest"}]}}}}` + "\n",
 	"quoted kind line": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  annotations:\n    note: \"a\nkind: ConfigMap\n      b\"\n" + evilPod,
-	"two specs": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template: {spec: {containers: [{name: c, image: example.com/ok:v1}]}}\n" + evilPod,
-	"list": "apiVersion: v1\nkind: List\nitems:\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: d}\n  spec:\n    template:\n      spec:\n        containers:\n        - name: c\n          image: evil.example/x:latest\n",
-	"escaped kind": "apiVersion: v1\nkind: ConfigMap\n\"\\x6bind\": Deployment\nmetadata: {name: d}\n" + evilPod,
-	"indented": "  apiVersion: apps/v1\n  metadata: {name: d, annotations: {a: \"x\nkind: ConfigMap\n\"}}\n  kind: Deployment\n  spec: {template: {spec: {containers: [{name: c, image: evil.example/x:latest}]}}}\n",
-	"items key": "apiVersion: v1\nkind: ConfigMapList\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: evil.example/x:latest}]}}\n",
-	"binary tag": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: !!binary ZXZpbC5leGFtcGxlL3g6bGF0ZXN0\n",
+	"two specs":        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template: {spec: {containers: [{name: c, image: example.com/ok:v1}]}}\n" + evilPod,
+	"list":             "apiVersion: v1\nkind: List\nitems:\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: d}\n  spec:\n    template:\n      spec:\n        containers:\n        - name: c\n          image: evil.example/x:latest\n",
+	"escaped kind":     "apiVersion: v1\nkind: ConfigMap\n\"\\x6bind\": Deployment\nmetadata: {name: d}\n" + evilPod,
+	"indented":         "  apiVersion: apps/v1\n  metadata: {name: d, annotations: {a: \"x\nkind: ConfigMap\n\"}}\n  kind: Deployment\n  spec: {template: {spec: {containers: [{name: c, image: evil.example/x:latest}]}}}\n",
+	"items key":        "apiVersion: v1\nkind: ConfigMapList\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: evil.example/x:latest}]}}\n",
+	"binary tag":       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: !!binary ZXZpbC5leGFtcGxlL3g6bGF0ZXN0\n",
 }
 
 // TestHiddenImages: every way lists the image, and image-ref has a

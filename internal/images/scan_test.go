@@ -130,7 +130,7 @@ func TestScanCases(t *testing.T) {
 	for name, want := range map[string]string{
 		"marker comment":     "14:example.com/d:v1",
 		"marker text":        "11:example.com/d:v1 err", // "---\tx" starts a document no YAML reader reads
-		"not markers":        "err", // "----" and "---x" continue the Deployment, which then does not parse
+		"not markers":        "err",                     // "----" and "---x" continue the Deployment, which then does not parse
 		"document end":       "9:example.com/d:v1 19:example.com/d:v1 30:example.com/d:v1",
 		"crlf":               "11:example.com/d:v1 21:example.com/d:v1",
 		"lone cr":            "", // one line: '\r' ends no line
