@@ -29,8 +29,8 @@ var hiddenImageDocs = map[string]string{
 	"marker line": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n" +
 		`--- {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "evil.example/x:latest"}]}}}}` + "\n",
 	"quoted kind line": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  annotations:\n    note: \"a\nkind: ConfigMap\n      b\"\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: evil.example/x:latest\n",
-	"two specs": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template: {spec: {containers: [{name: c, image: example.com/ok:v1.0.0}]}}\nspec:\n  template: {spec: {containers: [{name: c, image: evil.example/x:latest}]}}\n",
-	"list":      "apiVersion: v1\nkind: List\nitems:\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: d}\n  spec:\n    template:\n      spec:\n        containers:\n        - name: c\n          image: evil.example/x:latest\n",
+	"two specs":        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template: {spec: {containers: [{name: c, image: example.com/ok:v1.0.0}]}}\nspec:\n  template: {spec: {containers: [{name: c, image: evil.example/x:latest}]}}\n",
+	"list":             "apiVersion: v1\nkind: List\nitems:\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: d}\n  spec:\n    template:\n      spec:\n        containers:\n        - name: c\n          image: evil.example/x:latest\n",
 }
 
 const cleanComponents = "apiVersion: v1\nkind: Namespace\nmetadata: {name: capi-system}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ok}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: example.com/ok:v1.0.0\n"

@@ -232,10 +232,10 @@ type UnreadWorkload struct {
 	// Error: the document is ambiguous (YAML readers differ on it) or an
 	// image value is no image reference, an error; else it was too large
 	// to read, a warning.
-	Error  bool
-	Hint   string // what to do
-	InBlob bool   // Location is a gzip file, Line a line of what it inflates to
-	Location      // where the document starts
+	Error    bool
+	Hint     string // what to do
+	InBlob   bool   // Location is a gzip file, Line a line of what it inflates to
+	Location        // where the document starts
 }
 
 // Provider is one cluster-api-operator provider object.
