@@ -230,3 +230,37 @@ type metaResult struct {
 	data []byte
 	err  error
 }
+
+// Releases lists the stable releases of repo (owner/name), newest first,
+// with their assets: drafts, pre-releases and tags that are not semantic
+// versions are left out. The pages are read as Check reads them.
+func (r *Assets) Releases(ctx context.Context, repo string) ([]Release, error) {
+	if r.c.cache == nil {
+		r.c.cache = map[string]result{}
+	}
+	rels, err := r.c.releases(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	stable, _ := newer("v0.0.0-0", rels)
+	return stable, nil
+}
+
+// Contract reads the contract of rel's release series from its own
+// metadata.yaml asset (as Check does): the contract and the metadata's
+// bytes.
+func (r *Assets) Contract(ctx context.Context, rel Release) (string, []byte, error) {
+	i := slices.IndexFunc(rel.Assets, func(a Asset) bool { return a.Name == MetadataAsset })
+	if i < 0 {
+		return "", nil, fmt.Errorf("release %s has no %s asset (clusterctl and the operator need one too)", rel.Tag, MetadataAsset)
+	}
+	raw, err := r.c.readAsset(ctx, rel.Tag, rel.Assets[i], metadata.MaxBytes)
+	if err != nil {
+		return "", nil, err
+	}
+	con, err := metadata.Contract(raw, rel.Tag)
+	if err != nil {
+		return "", nil, fmt.Errorf("the %s of %s: %w", MetadataAsset, rel.Tag, err)
+	}
+	return con, raw, nil
+}

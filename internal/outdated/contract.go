@@ -13,6 +13,7 @@ import (
 	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // Core is the core provider the newer releases are judged against.
@@ -184,4 +185,25 @@ func (r *Report) coreServing(contract string) string {
 		}
 	}
 	return ""
+}
+
+// TreeCores are the core providers of t, each with the contract its
+// release implements (as the tree holds it) and the contracts it serves.
+func TreeCores(t *model.Tree) []Core {
+	ix := check.NewIndex(t)
+	var out []Core
+	for _, pkg := range t.Packages {
+		for _, p := range pkg.Providers {
+			if p.Kind != "CoreProvider" {
+				continue
+			}
+			c := Core{Package: pkg.Path, Provider: p.ID(), Version: pin.ReleaseVersion(p.Version), Contract: treeContract(ix, pkg, p)}
+			c.Serves = operator.Served(c.Version, c.Contract)
+			if c.Serves == nil {
+				c.Serves = []string{}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
 }

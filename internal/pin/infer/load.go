@@ -29,7 +29,9 @@ var makefileNames = []string{"GNUmakefile", "makefile", "Makefile"}
 //  2. the package Makefile (Source "Makefile"): version variables (names
 //     ending in VERSION), URL variables paired with SHA-256 variables by
 //     name stem (CAPMOX_URL + CAPMOX_SHA256, CABPT_COMPONENTS_URL +
-//     CABPT_COMPONENTS_SHA256) assembled into File, and unpinned URLs
+//     CABPT_COMPONENTS_SHA256) assembled into File (each source goes where
+//     a recipe's curl or wget writes it, else to files/<its file name> when
+//     the package holds that file), and unpinned URLs
 //     (URL variables with no SHA-256 partner, curl/wget recipe lines with
 //     no digest); in-package includes are read, others ignored;
 //  3. Dockerfile or images/*/Dockerfile (Source "Dockerfile"): ARG VERSION=

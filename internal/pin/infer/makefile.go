@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -671,7 +672,11 @@ func (s *pinState) pinURLVars(urls []pinURLVar, shas, toOf map[string]string) {
 		if d, ok := shas[urlStem(u.name)]; ok {
 			s.pinnedURL[u.value] = true
 			s.usedHex[d] = true
-			s.addSource(s.versionOf(u.v.value, u.value), pin.Source{URL: u.value, SHA256: d, To: toOf[u.value]})
+			to := toOf[u.value]
+			if to == "" && u.known {
+				to = s.m.vendoredAt(u.value)
+			}
+			s.addSource(s.versionOf(u.v.value, u.value), pin.Source{URL: u.value, SHA256: d, To: to})
 			continue
 		}
 		s.reported[u.value] = true
@@ -784,4 +789,24 @@ type dirFS struct {
 	fs.FS
 	root *os.Root
 	read func(name string) ([]byte, bool) // files read already (LoadDirRead)
+}
+
+// vendoredAt is files/<the URL's file name> when the package holds that
+// regular file, else "": where a pinned download goes when no recipe line
+// says (a Makefile whose recipe only runs `builder build`, as `builder
+// add` writes one).
+func (m *makefile) vendoredAt(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	base := path.Base(p.Path)
+	if base == "" || base == "." || base == "/" || base == ".." {
+		return ""
+	}
+	rel := "files/" + base
+	if st, err := fs.Stat(m.fsys, rel); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return rel
 }

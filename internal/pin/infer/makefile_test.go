@@ -229,3 +229,39 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("unpinned\n %+v\nwant\n %+v", unpinned, wantU)
 	}
 }
+
+// TestMakeSHAPairingVendoredAt: a pinned URL variable that no recipe line
+// downloads goes to files/<its file name> when the package holds that
+// file (a recipe that only runs builder build), and nowhere otherwise.
+func TestMakeSHAPairingVendoredAt(t *testing.T) {
+	src := strings.Join([]string{
+		"X_VERSION = v1.0.0",
+		"X_COMPONENTS_URL = https://example.com/$(X_VERSION)/ipam-components.yaml",
+		"X_COMPONENTS_SHA256 = " + shaA,
+		"X_METADATA_URL = https://example.com/$(X_VERSION)/metadata.yaml?raw=1",
+		"X_METADATA_SHA256 = " + shaB,
+		"",
+		"components:",
+		"\t$(BUILDER) build .",
+	}, "\n")
+	for _, tc := range []struct {
+		name  string
+		fsys  fstest.MapFS
+		wantC string
+		wantM string
+	}{
+		{"both vendored", fstest.MapFS{"files/ipam-components.yaml": {}, "files/metadata.yaml": {}}, "files/ipam-components.yaml", "files/metadata.yaml"},
+		{"one vendored", fstest.MapFS{"files/metadata.yaml": {}}, "", "files/metadata.yaml"},
+		{"a directory is no file", fstest.MapFS{"files/ipam-components.yaml/x": {}}, "", ""},
+		{"nothing vendored", fstest.MapFS{}, "", ""},
+	} {
+		mk := readMakefile(tc.fsys, "Makefile", []byte(src))
+		f, _, _ := mk.pins()
+		if f == nil || len(f.Providers) != 1 || len(f.Providers[0].Sources) != 2 {
+			t.Fatalf("%s: file %+v", tc.name, f)
+		}
+		if got := f.Providers[0].Sources; got[0].To != tc.wantC || got[1].To != tc.wantM {
+			t.Errorf("%s: to = %q, %q; want %q, %q", tc.name, got[0].To, got[1].To, tc.wantC, tc.wantM)
+		}
+	}
+}

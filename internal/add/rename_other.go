@@ -1,0 +1,5 @@
+//go:build !linux
+
+package add
+
+func renameNoReplace(old, new string) error { return checkThenRename(old, new) }
