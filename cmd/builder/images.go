@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/pinseal/pinseal/internal/images"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/report"
 )
 
 func newImagesCmd() *cobra.Command {
@@ -59,9 +61,7 @@ of a mirroring script (oras copy, crane copy).`,
 			case "json":
 				return writeJSON(w, rep)
 			case "list":
-				for _, ref := range rep.Unique {
-					fmt.Fprintln(w, ref)
-				}
+				printList(w, cmd.ErrOrStderr(), rep)
 				return nil
 			}
 			printImages(w, rep)
@@ -76,12 +76,15 @@ of a mirroring script (oras copy, crane copy).`,
 func printImages(w io.Writer, rep *images.Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PACKAGE\tPROVIDER\tIMAGE\tWORKLOAD\tWHERE")
+	// Every value comes from the files listed: escaped, so a newline or a
+	// terminal control in a name cannot forge a line or repaint the screen.
+	safe := report.TermSafe
 	for _, img := range rep.Images {
 		provs := strings.Join(img.Providers, ",")
 		if provs == "" {
 			provs = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", img.Package, provs, img.Ref, img.Workload+"/"+img.Container, img.Where())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", safe(img.Package), safe(provs), safe(img.Ref), safe(img.Workload+"/"+img.Container), safe(img.Where()))
 	}
 	tw.Flush()
 	for _, img := range rep.Mismatches() {
@@ -89,7 +92,33 @@ func printImages(w io.Writer, rep *images.Report) {
 		if img.InBlob {
 			side, other = "blob", "YAML"
 		}
-		fmt.Fprintf(w, "! %s: only the %s holds %s; the %s of release %s does not\n", img.Where(), side, img.Ref, other, img.Release)
+		fmt.Fprintf(w, "! %s: only the %s holds %s; the %s of release %s does not\n", safe(img.Where()), side, safe(img.Ref), other, safe(img.Release))
 	}
+	printUnread(w, rep)
 	fmt.Fprintf(w, "%d image references, %d distinct\n", len(rep.Images), len(rep.Unique))
+}
+
+// printUnread names the workload documents whose images are not listed
+// for sure (image-ref's findings).
+func printUnread(w io.Writer, rep *images.Report) {
+	for _, u := range rep.Unread {
+		where := u.File + ":" + strconv.Itoa(u.Line)
+		if u.InBlob {
+			where += " (inflated)"
+		}
+		fmt.Fprintf(w, "! %s: images not listed for sure: %s\n", report.TermSafe(where), report.TermSafe(u.Why))
+	}
+}
+
+// printList prints each distinct reference once a line. References are
+// valid image references (internal/images lists no other), so none holds
+// a newline or a control byte; one that did would not be printed. What is
+// not listed for sure goes to stderr, the list stays a list.
+func printList(w, errw io.Writer, rep *images.Report) {
+	for _, ref := range rep.Unique {
+		if images.ValidRef(ref) == nil {
+			fmt.Fprintln(w, ref)
+		}
+	}
+	printUnread(errw, rep)
 }

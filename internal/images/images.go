@@ -53,7 +53,7 @@ var containerFields = []string{"initContainers", "containers", "ephemeralContain
 // `\x6d` to the name a line scan would not see, and the apiserver runs
 // the workload.
 func mayRunContainers(k string) bool {
-	if _, ok := podSpecPath[k]; ok {
+	if _, ok := podSpecPath[k]; ok || strings.HasSuffix(k, "List") {
 		return true
 	}
 	for _, c := range []byte(k) {
@@ -118,29 +118,51 @@ func ScanBytes(b []byte) ([]Found, error) {
 type stream struct {
 	out  []Found
 	errs []error
-	// cur is the current document's text kept to be parsed: from its
-	// start, or from its last line that named a kind running containers.
+	// cur is the current document's text, kept up to maxDoc bytes to be
+	// parsed at its end if it has to be.
 	cur          []byte
 	before, line int // lines before the document; lines read
-	// workload: the document is parsed at its end; tooLong: it is over
-	// maxDoc; other: its kind runs no container; started: its first
-	// content line was seen.
-	workload, tooLong, other, started bool
-	// sawKind: a line of the document named its top-level kind.
+	tooLong      bool
+	doc          docState
+}
+
+// docState is what the lines of one document read so far say of it.
+type docState struct {
+	// workload: a kind line names a kind that may run containers (or
+	// the document is JSON); other: the last kind line names one that
+	// does not; started: the first content line was seen.
+	workload, other, started bool
+	// sawKind: a line of the document named its top-level kind; kinds
+	// counts those lines.
 	sawKind bool
+	kinds   int
+	// inexact: a line the scan cannot read for sure (a second kind line,
+	// an escaped or complex key, an anchor, alias or tag at column 0, an
+	// indented first line, content on the marker line): the document is
+	// parsed, whatever its kind line says.
+	inexact bool
+	// list: a top-level items key; the document may be a List.
+	list bool
 	// kind is the document's top-level kind, for OversizeError.
 	kind string
 }
 
+// mustParse reports whether the document is parsed at its end; kindless
+// documents (no kind line the scan reads) are parsed too, but their parse
+// errors are not the scan's.
+func (d *docState) mustParse() bool { return d.workload || d.inexact || d.list }
+
+func (d *docState) kindless() bool { return d.started && !d.sawKind && !d.mustParse() }
+
 // feed reads b, whole lines but for the stream's last one. Once a
-// document's first content line is seen, only a line that may be a
-// document marker or a top-level kind changes what is known of it: the
-// lines between two such are kept or dropped as one run, found with one
-// IndexByte per line and a look at its first byte, so a CRD's lines cost
-// no more than that.
+// document's first content line is seen, only a line whose first byte is
+// significant (a document marker, a top-level kind or items key, a quote,
+// YAML's indicators) changes what is known of it: the lines between two
+// such are kept as one run, found with one IndexByte per line and a look
+// at its first byte, so a CRD's lines cost no more than that.
 func (s *stream) feed(b []byte) {
 	for len(b) > 0 {
-		if s.started {
+		if s.doc.started {
 			n, lines := plainRun(b)
 			s.line += lines
 			s.keep(b[:n])
@@ -157,13 +179,25 @@ func (s *stream) feed(b []byte) {
 	}
 }
 
-// plainRun measures the lines at b's start that are neither a document
-// marker nor a top-level kind: none of them starts with '-', '.', 'k', a
-// quote or a byte-order mark.
+// significant are the first bytes of a line, once a document has
+// content, after which docState.read may learn something: a marker
+// ('-', '.'), a kind or items key ('k', 'i', quotes, a byte-order mark),
+// YAML's indicators that make a key or value other than it looks at
+// column 0 (complex key, tag, anchor, alias, block scalar, flow
+// collections, directives, reserved), a tab.
+var significant = func() (t [256]bool) {
+	for _, c := range "-.ki\"'?!&*|>[{%@`\t" {
+		t[c] = true
+	}
+	t[bom[0]] = true
+	return t
+}()
+
+// plainRun measures the lines at b's start whose first byte is not
+// significant.
 func plainRun(b []byte) (n, lines int) {
 	for n < len(b) {
-		switch b[n] {
-		case '-', '.', 'k', '"', '\'', bom[0]:
+		if significant[b[n]] {
 			return n, lines
 		}
 		lines++
@@ -181,33 +215,106 @@ func (s *stream) next(l []byte) {
 	s.line++
 	if yamldoc.Marker(l) != "" {
 		s.flush()
+		if markerContent(l) {
+			// "--- {kind: Pod, …}": the document starts on its marker
+			// line, which a YAML parser reads with it.
+			s.before = s.line - 1
+			s.doc.started, s.doc.inexact = true, true
+			s.keep(l)
+		}
 		return
 	}
-	if k, ok := topKind(l); ok {
-		s.kind, s.sawKind = k, true
-		s.workload = mayRunContainers(k)
-		// A document has one top-level kind: the rest of one that runs
-		// no container (a CRD, most of a components file) need not be
-		// kept.
-		s.other = !s.workload
-	} else if !s.started {
-		if t := bytes.TrimLeft(l, " \t\r\n"); len(t) > 0 && t[0] != '#' {
-			s.started = true
-			// A JSON document (kubectl -o json, some generators): parsed,
-			// and scanDoc reads its kind.
-			s.workload = s.workload || t[0] == '{'
-		}
-	}
+	s.doc.read(l)
 	s.keep(l)
 }
 
-// keep adds lines of the current document to its kept text, or drops the
-// text kept when its kind runs no container. Lines added as one run fit
-// within maxDoc exactly when each of them would.
+// markerContent reports whether a "---" line carries more than a comment.
+func markerContent(l []byte) bool {
+	if !bytes.HasPrefix(l, []byte("---")) {
+		return false
+	}
+	t := bytes.TrimSpace(l[3:])
+	return len(t) > 0 && t[0] != '#'
+}
+
+// read reads one line that is not a document marker.
+func (d *docState) read(l []byte) {
+	if k, ok := topKind(l); ok {
+		d.kind, d.sawKind = k, true
+		d.kinds++
+		// YAML has one top-level kind per document: a second kind line is
+		// a duplicate key, or a line inside a multi-line scalar.
+		d.inexact = d.inexact || d.kinds > 1
+		d.workload = mayRunContainers(k)
+		d.other = !d.workload
+		d.started = true
+		return
+	}
+	t := bytes.TrimPrefix(l, bom)
+	if len(t) > 0 && significant[t[0]] && t[0] != '-' && t[0] != '.' {
+		switch key, ok := exactKey(t); {
+		case ok && key == "items":
+			d.list = true
+		case !ok:
+			d.inexact = true
+		}
+	}
+	if !d.started {
+		if c := bytes.TrimLeft(t, " \t\r\n"); len(c) > 0 && c[0] != '#' {
+			d.started = true
+			switch {
+			case c[0] == '{':
+				// A JSON document (kubectl -o json, some generators):
+				// parsed, and scanDoc reads its kind.
+				d.workload = true
+			case len(c) != len(t):
+				// An indented first line: the top-level keys are not at
+				// column 0, where the scan looks for them.
+				d.inexact = true
+			}
+		}
+	}
+}
+
+// exactKey reads the key of a line at column 0 whose first byte is
+// significant (not a marker): a plain "items:", or a quoted key the scan
+// reads exactly (no escape, closed on its line, then a colon). ok is false
+// for anything else: YAML may read such a line as a key the scan does not
+// see.
+func exactKey(l []byte) (key string, ok bool) {
+	switch l[0] {
+	case 'k', 'i':
+		// A plain key (kind lines are topKind's); a plain scalar has no
+		// escapes, so "items" is the only spelling.
+		if r, ok := bytes.CutPrefix(l, []byte("items")); ok {
+			if r = bytes.TrimLeft(r, " \t"); len(r) > 0 && r[0] == ':' {
+				return "items", true
+			}
+		}
+		return "", true
+	case '"', '\'':
+		q := l[0]
+		end := bytes.IndexByte(l[1:], q)
+		if end < 0 {
+			return "", false
+		}
+		key := l[1 : 1+end]
+		if bytes.IndexByte(key, '\\') >= 0 || q == '\'' && 1+end+1 < len(l) && l[1+end+1] == '\'' {
+			return "", false
+		}
+		if r := bytes.TrimLeft(l[1+end+1:], " \t"); len(r) > 0 && r[0] == ':' {
+			return string(key), true
+		}
+		return "", false
+	}
+	return "", false
+}
+
+// keep adds lines of the current document to its kept text, up to maxDoc
+// bytes. Lines added as one run fit within maxDoc exactly when each of
+// them would.
 func (s *stream) keep(b []byte) {
 	switch {
-	case s.other:
-		s.cur = s.cur[:0]
 	case s.tooLong:
 	case len(s.cur)+len(b) <= maxDoc:
 		s.cur = append(s.cur, b...)
@@ -216,25 +323,28 @@ func (s *stream) keep(b []byte) {
 	}
 }
 
-// flush ends the current document: parsed if it is a workload.
+// flush ends the current document: parsed if it is a workload, if the
+// scan could not read it exactly, or if it has no kind line the scan
+// reads (its key escaped, "\x6bind", or written as a complex key), since
+// it may still be a workload to the API server, so YAML decides its kind.
+// One of those that does not parse is no workload (the API server
+// refuses it).
 func (s *stream) flush() {
-	// A document with content but no kind line the scan reads (its key
-	// escaped, "\x6bind", or written as a complex key) may still be a
-	// workload to the API server: parsed, so YAML decides its kind. One
-	// that does not parse is no workload (the API server refuses it).
-	kindless := s.started && !s.sawKind && !s.workload
-	if (s.workload || kindless) && !s.tooLong {
-		f, err := scanDoc(s.cur, s.before+1)
-		s.out = append(s.out, f...)
-		if err != nil && !kindless {
-			s.errs = append(s.errs, err)
+	d := &s.doc
+	if d.mustParse() || d.kindless() {
+		if s.tooLong {
+			s.errs = append(s.errs, &OversizeError{Line: s.before + 1, Kind: d.kind, Limit: maxDoc})
+		} else {
+			f, err := readDoc(s.cur, s.before+1, d.kind)
+			s.out = append(s.out, f...)
+			if err != nil && (d.mustParse() || isProblem(err)) {
+				s.errs = append(s.errs, err)
+			}
 		}
-	} else if (s.workload || kindless) && s.tooLong {
-		s.errs = append(s.errs, &OversizeError{Line: s.before + 1, Kind: s.kind, Limit: maxDoc})
 	}
 	s.cur = s.cur[:0]
-	s.workload, s.tooLong, s.other, s.started, s.sawKind = false, false, false, false, false
-	s.kind = ""
+	s.tooLong = false
+	s.doc = docState{}
 	s.before = s.line
 }
 
@@ -254,36 +364,123 @@ type OversizeError struct {
 	Line  int    // 1-based line where the document starts
 	Kind  string // its top-level kind ("" for a JSON document)
 	Limit int    // the bound, in bytes
+	// Why replaces the size as the reason (a bound on what the
+	// document's aliases expand to).
+	Why string
 }
 
 func (e *OversizeError) Error() string {
-	what := "a workload document"
-	if e.Kind != "" {
-		what = "a " + e.Kind + " document"
+	if e.Why != "" {
+		return fmt.Sprintf("line %d: %s was not read for images: %s", e.Line, docName(e.Kind), e.Why)
 	}
-	return fmt.Sprintf("line %d: %s over %d KiB was not read for images", e.Line, what, e.Limit>>10)
+	return fmt.Sprintf("line %d: %s over %d KiB was not read for images", e.Line, docName(e.Kind), e.Limit>>10)
 }
+
+func (e *OversizeError) reason() string {
+	if e.Why != "" {
+		return e.Why
+	}
+	return fmt.Sprintf("it is over the %d KiB a workload document may have to be parsed", e.Limit>>10)
+}
+
+func docName(kind string) string {
+	if kind == "" {
+		return "a workload document"
+	}
+	return "a " + kind + " document"
+}
+
+// AmbiguousError is a document YAML readers read differently (a key
+// written twice, a text one parser refuses and another reads): which
+// images the cluster runs cannot be told for sure. The images of every
+// reading Scan could make are listed.
+type AmbiguousError struct {
+	Line int    // 1-based line where the document starts
+	Kind string // what its kind line says ("" for none)
+	Why  string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("line %d: %s is ambiguous: %s", e.Line, docName(e.Kind), e.Why)
+}
+
+// BadRefError is a container's image value that is not an image
+// reference (a newline, a control byte, an uppercase repository): it is
+// not listed as an image.
+type BadRefError struct {
+	Found // Ref is the value as written
+	Err   error
+}
+
+func (e *BadRefError) Error() string {
+	return fmt.Sprintf("line %d: %s %s, container %s: image %q is not a valid image reference: %v", e.Line, e.Kind, e.Name, e.Container, e.Ref, e.Err)
+}
+
+// Problem is a document or value whose images Scan could not list for
+// sure, as a finding reports it.
+type Problem struct {
+	Line int    // where the document (or the value) is
+	Kind string // the document's kind, "" when unknown
+	Why  string // what went wrong, a sentence part ("it is over 256 KiB")
+	// Error: the input is ambiguous or not an image reference (an error);
+	// else the document is too large to read (a warning).
+	Error bool
+	Hint  string
+}
+
+// Problems lists, in order, the documents and values among the errors
+// Scan returned whose images are not listed for sure (OversizeError,
+// AmbiguousError, BadRefError); a document that does not parse as YAML
+// for anyone is none of them.
+func Problems(err error) []Problem {
+	var out []Problem
+	walkErrs(err, func(e error) {
+		var (
+			oe *OversizeError
+			ae *AmbiguousError
+			be *BadRefError
+		)
+		switch {
+		case errors.As(e, &oe):
+			out = append(out, Problem{Line: oe.Line, Kind: oe.Kind, Why: oe.reason(),
+				Hint: "look at that document: a workload's pod template is a few KiB, and a document this large usually carries data (a huge flow list, an embedded file, aliases) that does not belong in it"})
+		case errors.As(e, &ae):
+			out = append(out, Problem{Line: ae.Line, Kind: ae.Kind, Why: "it is ambiguous: " + ae.Why, Error: true,
+				Hint: "write the document so every YAML reader reads it alike: each key once, no text one parser refuses"})
+		case errors.As(e, &be):
+			out = append(out, Problem{Line: be.Line, Kind: be.Kind, Error: true,
+				Why:  fmt.Sprintf("the image of %s/%s, container %s, %q, is not a valid image reference (%v)", be.Kind, be.Name, be.Container, be.Ref, be.Err),
+				Hint: "write a reference a container runtime pulls (registry/repository:tag or @sha256:digest, printable ASCII, one line)"})
+		}
+	})
+	return out
+}
+
+func isProblem(err error) bool { return len(Problems(err)) > 0 }
 
 // Oversized lists the OversizeErrors among the errors Scan returned.
 func Oversized(err error) []*OversizeError {
 	var out []*OversizeError
-	var walk func(error)
-	walk = func(err error) {
+	walkErrs(err, func(e error) {
 		var oe *OversizeError
-		switch x := err.(type) {
-		case nil:
-		case interface{ Unwrap() []error }:
-			for _, e := range x.Unwrap() {
-				walk(e)
-			}
-		default:
-			if errors.As(err, &oe) {
-				out = append(out, oe)
-			}
+		if errors.As(e, &oe) {
+			out = append(out, oe)
 		}
-	}
-	walk(err)
+	})
 	return out
+}
+
+// walkErrs calls f with each error joined in err.
+func walkErrs(err error, f func(error)) {
+	switch x := err.(type) {
+	case nil:
+	case interface{ Unwrap() []error }:
+		for _, e := range x.Unwrap() {
+			walkErrs(e, f)
+		}
+	default:
+		f(err)
+	}
 }
 
 // topKind returns the value of a "kind:" line at column 0.
@@ -315,43 +512,6 @@ func topKind(l []byte) (string, bool) {
 
 // bom is the UTF-8 byte-order mark.
 var bom = []byte("\ufeff")
-
-// scanDoc parses one workload document that starts at line start.
-func scanDoc(b []byte, start int) ([]Found, error) {
-	var n yaml.Node
-	if err := yaml.Unmarshal(b, &n); err != nil {
-		return nil, fmt.Errorf("document at line %d: %w", start, err)
-	}
-	if len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	root := n.Content[0]
-	kind := scalar(get(root, "kind"))
-	name := scalar(get(get(root, "metadata"), "name"))
-	spec := root
-	for _, k := range podSpecPath[kind] {
-		spec = get(spec, k)
-	}
-	if spec == nil {
-		return nil, nil
-	}
-	var out []Found
-	for _, field := range containerFields {
-		list := get(spec, field)
-		if list == nil || list.Kind != yaml.SequenceNode {
-			continue
-		}
-		for _, c := range list.Content {
-			img := get(c, "image")
-			if img == nil || img.Kind != yaml.ScalarNode || strings.TrimSpace(img.Value) == "" {
-				continue
-			}
-			out = append(out, Found{Ref: strings.TrimSpace(img.Value), Line: start + img.Line - 1, Column: img.Column,
-				Kind: kind, Name: name, Container: scalar(get(c, "name")), Field: field})
-		}
-	}
-	return out, nil
-}
 
 // get returns the value of key in a mapping node, nil if absent.
 func get(m *yaml.Node, key string) *yaml.Node {

@@ -33,7 +33,7 @@ spec:
       - name: sidecar
         image: 'example.com:5000/proxy'
 ---
-{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds"},"spec":{"template":{"spec":{"containers":[{"name":"agent","image":"example.com/agent@sha256:abcd"}]}}}}
+{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds"},"spec":{"template":{"spec":{"containers":[{"name":"agent","image":"example.com/agent@sha256:abcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcd"}]}}}}
 ...
 apiVersion: apps/v1
 kind: StatefulSet
@@ -60,7 +60,7 @@ spec:
 		"19 Deployment/ctrl initContainers init example.com/init:v1",
 		"22 Deployment/ctrl containers manager example.com/ctrl:main",
 		"24 Deployment/ctrl containers sidecar example.com:5000/proxy",
-		"26 DaemonSet/ds containers agent example.com/agent@sha256:abcd",
+		"26 DaemonSet/ds containers agent example.com/agent@sha256:abcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcd",
 	}
 	if strings.Join(s, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Scan =\n%s\nwant\n%s", strings.Join(s, "\n"), strings.Join(want, "\n"))

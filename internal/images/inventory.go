@@ -15,6 +15,23 @@ type Report struct {
 	// Unique are the distinct references, sorted: what a mirroring script
 	// copies.
 	Unique []string `json:"unique"`
+	// Unread are the workload documents whose images are not listed for
+	// sure (model.Package.UnreadWorkloads).
+	Unread []Unread `json:"unread,omitempty"`
+}
+
+// Unread is a workload document whose images are not listed for sure.
+type Unread struct {
+	Root    string `json:"root"`
+	Package string `json:"package"`
+	Kind    string `json:"kind,omitempty"`
+	File    string `json:"file"` // slash path relative to root
+	Line    int    `json:"line"`
+	InBlob  bool   `json:"inBlob,omitempty"`
+	Why     string `json:"why"`
+	// Error: image-ref reports it as an error (ambiguous, or a value that
+	// is no image reference), else as a warning (too large).
+	Error bool `json:"error"`
 }
 
 // Image is one image reference where it is written.
@@ -51,6 +68,14 @@ func (r *Report) Add(root string, t *model.Tree) {
 			r.Images = append(r.Images, Image{Root: root, Package: p.Path, Providers: provs, Release: img.Release,
 				Ref: img.Ref, Repository: ref.Repository, Tag: ref.Tag, Digest: ref.Digest,
 				Workload: img.Workload, Container: img.Container, File: file, Line: img.Line, InBlob: img.InBlob})
+		}
+		for _, u := range p.UnreadWorkloads {
+			file := u.File
+			if p.Path != "" && p.Path != "." {
+				file = path.Join(p.Path, u.File)
+			}
+			r.Unread = append(r.Unread, Unread{Root: root, Package: p.Path, Kind: u.Kind, File: file, Line: u.Line,
+				InBlob: u.InBlob, Why: u.Why, Error: u.Error})
 		}
 	}
 	r.Unique = r.Unique[:0]

@@ -17,23 +17,29 @@ func scanLines(r io.Reader) ([]Found, error) {
 	var errs []error
 	var cur bytes.Buffer
 	start, line := 1, 0
-	// started: the document's first content line was seen.
-	workload, tooLong, other, started, sawKind := false, false, false, false, false
-	kind := "" // the document's top-level kind, for OversizeError
+	var d docState
+	tooLong := false
+	keep := func(l []byte) {
+		if cur.Len()+len(l) <= maxDoc && !tooLong {
+			cur.Write(l)
+		} else {
+			tooLong = true
+		}
+	}
 	flush := func() {
-		kindless := started && !sawKind && !workload
-		if (workload || kindless) && !tooLong {
-			f, err := scanDoc(cur.Bytes(), start)
-			out = append(out, f...)
-			if err != nil && !kindless {
-				errs = append(errs, err)
+		if d.mustParse() || d.kindless() {
+			if tooLong {
+				errs = append(errs, &OversizeError{Line: start, Kind: d.kind, Limit: maxDoc})
+			} else {
+				f, err := readDoc(cur.Bytes(), start, d.kind)
+				out = append(out, f...)
+				if err != nil && (d.mustParse() || isProblem(err)) {
+					errs = append(errs, err)
+				}
 			}
-		} else if (workload || kindless) && tooLong {
-			errs = append(errs, &OversizeError{Line: start, Kind: kind, Limit: maxDoc})
 		}
 		cur.Reset()
-		workload, tooLong, other, started, sawKind = false, false, false, false, false
-		kind = ""
+		d, tooLong = docState{}, false
 		start = line + 1
 	}
 	for {
@@ -51,29 +57,14 @@ func scanLines(r io.Reader) ([]Found, error) {
 			line++
 			if yamldoc.Marker(l) != "" {
 				flush()
+				if markerContent(l) {
+					start = line
+					d.started, d.inexact = true, true
+					keep(l)
+				}
 			} else {
-				if k, ok := topKind(l); ok {
-					kind, sawKind = k, true
-					workload = mayRunContainers(k)
-					// A document has one top-level kind: the rest of one
-					// that runs no container (a CRD, most of a components
-					// file) need not be kept.
-					other = !workload
-				} else if !started {
-					if t := bytes.TrimLeft(l, " \t\r\n"); len(t) > 0 && t[0] != '#' {
-						started = true
-						// A JSON document (kubectl -o json, some
-						// generators): parsed, and scanDoc reads its kind.
-						workload = workload || t[0] == '{'
-					}
-				}
-				if other {
-					cur.Reset()
-				} else if cur.Len()+len(l) <= maxDoc {
-					cur.Write(l)
-				} else {
-					tooLong = true
-				}
+				d.read(l)
+				keep(l)
 			}
 		}
 		if err != nil {

@@ -129,8 +129,8 @@ func TestScanCases(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"marker comment":     "14:example.com/d:v1",
-		"marker text":        "11:example.com/d:v1 21:example.com/d:v1",
-		"not markers":        "err", // "----" and "---x" continue the Deployment, which then does not parse
+		"marker text":        "11:example.com/d:v1 err", // "---\tx" starts a document no YAML reader reads
+		"not markers":        "err",                     // "----" and "---x" continue the Deployment, which then does not parse
 		"document end":       "9:example.com/d:v1 19:example.com/d:v1 30:example.com/d:v1",
 		"crlf":               "11:example.com/d:v1 21:example.com/d:v1",
 		"lone cr":            "", // one line: '\r' ends no line
@@ -141,8 +141,8 @@ func TestScanCases(t *testing.T) {
 		"bom":                "9:example.com/d:v1 13:b:v1 23:example.com/d:v1", // a BOM may start a stream or a document
 		"quoted kinds":       "2:q:v1 5:p:v1 8:k:v1",
 		"comments":           "13:example.com/d:v1",
-		"k and dash lines":   "16:example.com/d:v1",
-		"tabs":               "12:example.com/d:v1",
+		"k and dash lines":   "16:example.com/d:v1 err", // two kind lines: parsed, and it does not parse
+		"tabs":               "12:example.com/d:v1 err", // a tab at column 0: parsed, and it does not parse
 		"broken workload":    "14:example.com/d:v1 err",
 		"long line crd":      "13:example.com/d:v1",
 		"long line workload": "9:example.com/d:v1",

@@ -62,7 +62,9 @@ func imageRef(in *Input, moving []string) []report.Finding {
 }
 
 // unreadWorkloads: a workload document whose images were not read is a
-// warning, since what it runs was neither listed nor checked.
+// warning, since what it runs was neither listed nor checked; one YAML
+// readers read differently, or an image value that is no reference, is an
+// error: the verdict on what the cluster runs cannot be given.
 func unreadWorkloads(pkg *model.Package) []report.Finding {
 	var out []report.Finding
 	for _, u := range pkg.UnreadWorkloads {
@@ -74,9 +76,17 @@ func unreadWorkloads(pkg *model.Package) []report.Finding {
 		if u.InBlob {
 			where += fmt.Sprintf(" (line %d of what the blob inflates to)", u.Line)
 		}
+		hint := u.Hint
+		if hint == "" {
+			hint = "look at that document: a workload's pod template is a few KiB, and a document this large usually carries data (a huge flow list, an embedded file) that does not belong in it"
+		}
+		if u.Error {
+			out = append(out, newFinding(ImageRef, pkg, strings.Join(u.Providers, ", "), u.Location,
+				fmt.Sprintf("%s at %s cannot be listed for sure: %s; the images the cluster runs may not be the ones listed and checked", doc, where, u.Why), hint))
+			continue
+		}
 		f := newFinding(ImageRef, pkg, strings.Join(u.Providers, ", "), u.Location,
-			fmt.Sprintf("%s at %s was not read for images (%s): the images it runs are neither listed nor checked", doc, where, u.Why),
-			"look at that document: a workload's pod template is a few KiB, and a document this large usually carries data (a huge flow list, an embedded file) that does not belong in it")
+			fmt.Sprintf("%s at %s was not read for images (%s): the images it runs are neither listed nor checked", doc, where, u.Why), hint)
 		f.Severity = report.Warning
 		out = append(out, f)
 	}

@@ -3,7 +3,6 @@ package load
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -89,7 +88,7 @@ func inBlob(imgs []model.Image, release, yaml, blobFile string) []model.Image {
 // held in memory, inflating it when gz. A workload document that does not
 // parse is the cluster's apply error to report; its images are simply not
 // listed. err is Scan's: the caller keeps the documents too large to be
-// read (images.Oversized), which image-ref reports.
+// read for sure (images.Problems), which image-ref reports.
 func (l *scanner) scanImages(ctx context.Context, p *model.Package, rel string, data []byte, gz bool) ([]images.Found, bool, error) {
 	if data != nil && !gz {
 		found, err := images.ScanBytes(data)
@@ -113,38 +112,64 @@ func (l *scanner) scanImages(ctx context.Context, p *model.Package, rel string, 
 	return found, true, err
 }
 
-// unread lists the workload documents of rel that Scan did not read for
-// their size (err is Scan's).
+// unread lists the workload documents of rel whose images Scan did not
+// read for sure (err is Scan's): too large, ambiguous, or holding a value
+// that is no image reference.
 func unread(err error, release string, provs []string, rel string, gz bool) []model.UnreadWorkload {
 	var out []model.UnreadWorkload
-	for _, o := range images.Oversized(err) {
+	for _, o := range images.Problems(err) {
 		out = append(out, model.UnreadWorkload{Release: release, Providers: provs, Kind: o.Kind, InBlob: gz,
-			Why: fmt.Sprintf("it is over the %d KiB a workload document may have to be parsed", o.Limit>>10), Location: model.Location{File: rel, Line: o.Line}})
+			Why: o.Why, Error: o.Error, Hint: o.Hint, Location: model.Location{File: rel, Line: o.Line}})
 	}
 	return out
 }
 
-// inlineImages lists the images of a ConfigMap's gzip components that are
-// no vendored file's bytes (an air-gap chart inlines its blob in a
-// template): located at the ConfigMap's file, with the line of what the
-// blob inflates to. Plain data.components are not read: their lines would
-// be the template's, which the rendered text does not keep.
+// inlineImages lists the images of a ConfigMap's components that are no
+// vendored file's bytes: gzip components (an air-gap chart inlines its
+// blob in a template), located at the ConfigMap's file with the line of
+// what the blob inflates to; plain data.components (providers in plain
+// manifests), at the line of the file they are written on when the value
+// is a literal block scalar of a plain manifest, else at the value's line.
 func (l *scanner) inlineImages(ctx context.Context, p *model.Package, cm *pendingCM) []model.Image {
 	comp := cm.Components
-	if comp == nil || comp.DecodeErr != nil || !comp.Gzip || comp.Blob == nil || !layout.Inflated(comp.Blob) || p.Layout.BlobFile(cm.ConfigMap) != "" {
+	if comp == nil || comp.DecodeErr != nil || cm.raw == nil {
 		return nil
 	}
-	found, err := images.Scan(blob.InflatedFrom(ctxReader{ctx, bytes.NewReader(cm.raw)}, l.opts.Limit))
 	release, provs := cm.Name, []string(nil)
-	if r := p.Layout.ConfigMap(cm.ConfigMap); r != nil {
+	r := p.Layout.ConfigMap(cm.ConfigMap)
+	if r != nil {
 		release, provs = r.Name, releaseProviders(r)
 	}
-	p.UnreadWorkloads = append(p.UnreadWorkloads, unread(err, release, provs, cm.File, true)...)
+	var found []images.Found
+	var err error
+	line := func(n int) int { return n }
+	switch {
+	case comp.Gzip:
+		if comp.Blob == nil || !layout.Inflated(comp.Blob) || p.Layout.BlobFile(cm.ConfigMap) != "" {
+			return nil
+		}
+		found, err = images.Scan(blob.InflatedFrom(ctxReader{ctx, bytes.NewReader(cm.raw)}, l.opts.Limit))
+	case !comp.InBinaryData:
+		if r != nil && r.Components != "" && p.Files[r.Components] != nil && p.Files[r.Components].SHA256 == comp.SHA256 {
+			return nil // the vendored YAML with these bytes is read with its own lines
+		}
+		found, err = images.ScanBytes(cm.raw)
+		line = func(int) int { return cm.txtLine }
+		if cm.txtExact {
+			line = func(n int) int { return cm.txtLine + n }
+		}
+	default:
+		return nil
+	}
+	for _, u := range unread(err, release, provs, cm.File, comp.Gzip) {
+		u.Line = line(u.Line)
+		p.UnreadWorkloads = append(p.UnreadWorkloads, u)
+	}
 	var out []model.Image
 	for _, fd := range found {
 		out = append(out, model.Image{Ref: fd.Ref, Release: release, Providers: provs,
-			Workload: fd.Kind + "/" + fd.Name, Container: fd.Container, InBlob: true,
-			Location: model.Location{File: cm.File, Line: fd.Line}})
+			Workload: fd.Kind + "/" + fd.Name, Container: fd.Container, InBlob: comp.Gzip,
+			Location: model.Location{File: cm.File, Line: line(fd.Line)}})
 	}
 	return out
 }

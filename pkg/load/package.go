@@ -619,6 +619,11 @@ type pendingCM struct {
 	*model.ConfigMap
 	raw    []byte // decoded components
 	rawErr error
+	// txtLine is the file line of a plain data.components value; txtExact:
+	// line n of the value is line txtLine+n of the file (a literal block
+	// scalar of a plain manifest).
+	txtLine  int
+	txtExact bool
 }
 
 // isEmpty reports whether n is a null scalar (`key:` with no value, `~`,
@@ -686,6 +691,8 @@ func (l *scanner) configMap(p *model.Package, o sourced, mem map[string][]byte) 
 			bad("data.components", "is not a string", txt.Line)
 		}
 		pc.raw = []byte(s)
+		pc.txtLine = o.fileLine(txt.Line)
+		pc.txtExact = o.lineMap == nil && txt.Style&yaml.LiteralStyle != 0
 	}
 	if md := manifest.LookupPath(o.Root, "data", "metadata"); md != nil {
 		s, ok := manifest.Scalar(md)

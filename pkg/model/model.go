@@ -260,14 +260,20 @@ type Image struct {
 	Location
 }
 
-// UnreadWorkload is a workload document whose images were not read.
+// UnreadWorkload is a workload document whose images were not read, or
+// not read for sure.
 type UnreadWorkload struct {
 	Release   string
 	Providers []string
 	Kind      string // the document's top-level kind
 	Why       string // e.g. "it is over 256 KiB"
-	InBlob    bool   // Location is a gzip file, Line a line of what it inflates to
-	Location         // where the document starts
+	// Error: the document is ambiguous (YAML readers differ on it) or an
+	// image value is no image reference, an error; else it was too large
+	// to read, a warning.
+	Error    bool
+	Hint     string // what to do
+	InBlob   bool   // Location is a gzip file, Line a line of what it inflates to
+	Location        // where the document starts
 }
 
 // AppliedObject is one object of a release's components.

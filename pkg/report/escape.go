@@ -22,6 +22,11 @@ func isTerminalControl(r rune) bool {
 		r == 0x200e || r == 0x200f || r == 0x061c
 }
 
+// TermSafe escapes the terminal controls of a one-line text (a newline
+// too), Go-style: what any human output of a value read from a file
+// prints.
+func TermSafe(s string) string { return termSafe(s) }
+
 // termSafe escapes the terminal controls of a one-line text (a newline too).
 func termSafe(s string) string { return escapeControls(s, false) }
 
