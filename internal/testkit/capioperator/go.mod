@@ -4,11 +4,11 @@
 // dependencies differ from both pinseal's and the API server's.
 module github.com/pinseal/pinseal/internal/testkit/capioperator
 
-go 1.26.0
+go 1.26.5
 
 tool sigs.k8s.io/cluster-api-operator/cmd
 
-require sigs.k8s.io/cluster-api-operator v0.28.0
+require sigs.k8s.io/cluster-api-operator v0.28.0 // indirect
 
 require (
 	cel.dev/expr v0.25.1 // indirect
