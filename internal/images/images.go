@@ -102,6 +102,8 @@ func Scan(r io.Reader) ([]Found, error) {
 		if i := bytes.LastIndexByte(buf[len(buf)-n:], '\n'); i >= 0 {
 			cut := len(buf) - n + i + 1
 			s.feed(buf[:cut])
+			// buf is reused: the open document's text in it is kept.
+			s.hold()
 			buf = buf[:copy(buf, buf[cut:])]
 		}
 	}
@@ -118,12 +120,17 @@ func ScanBytes(b []byte) ([]Found, error) {
 type stream struct {
 	out  []Found
 	errs []error
-	// cur is the current document's text, kept up to maxDoc bytes to be
-	// parsed at its end if it has to be.
-	cur          []byte
+	// The current document's text is cur, then in[start:off]: in is the
+	// text being fed, off how far it is read, and cur what hold kept (up
+	// to maxDoc bytes) of the document's text in earlier input that Scan
+	// has since reused. Text is copied only then: a document that starts
+	// and ends in one input is parsed, if it has to be, where it lies.
+	cur, in      []byte
+	start, off   int
 	before, line int // lines before the document; lines read
 	tooLong      bool
 	doc          docState
+	parsed       int // documents parsed
 }
 
 // docState is what the lines of one document read so far say of it.
@@ -161,21 +168,21 @@ func (d *docState) kindless() bool { return d.started && !d.sawKind && !d.mustPa
 // such are kept as one run, found with one IndexByte per line and a look
 // at its first byte, so a CRD's lines cost no more than that.
 func (s *stream) feed(b []byte) {
-	for len(b) > 0 {
+	s.in, s.start, s.off = b, 0, 0
+	for s.off < len(b) {
 		if s.doc.started {
-			n, lines := plainRun(b)
+			n, lines := plainRun(b[s.off:])
 			s.line += lines
-			s.keep(b[:n])
-			if b = b[n:]; len(b) == 0 {
+			if s.off += n; s.off == len(b) {
 				return
 			}
 		}
-		n := len(b)
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			n = i + 1
+		l := b[s.off:]
+		if i := bytes.IndexByte(l, '\n'); i >= 0 {
+			l = l[:i+1]
 		}
-		s.next(b[:n])
-		b = b[n:]
+		s.next(l)
+		s.off += len(l)
 	}
 }
 
@@ -220,12 +227,12 @@ func (s *stream) next(l []byte) {
 			// line, which a YAML parser reads with it.
 			s.before = s.line - 1
 			s.doc.started, s.doc.inexact = true, true
-			s.keep(l)
+		} else {
+			s.start = s.off + len(l)
 		}
 		return
 	}
 	s.doc.read(l)
-	s.keep(l)
 }
 
 // markerContent reports whether a "---" line carries more than a comment.
@@ -310,17 +317,30 @@ func exactKey(l []byte) (key string, ok bool) {
 	return "", false
 }
 
-// keep adds lines of the current document to its kept text, up to maxDoc
-// bytes. Lines added as one run fit within maxDoc exactly when each of
-// them would.
-func (s *stream) keep(b []byte) {
-	switch {
+// hold keeps, up to maxDoc bytes, the current document's text in the
+// input fed so far, before that input is reused.
+func (s *stream) hold() {
+	switch b := s.in[s.start:s.off]; {
 	case s.tooLong:
 	case len(s.cur)+len(b) <= maxDoc:
 		s.cur = append(s.cur, b...)
 	default:
 		s.tooLong = true
 	}
+	s.in, s.start, s.off = nil, 0, 0
+}
+
+// text is the current document's text; ok is false when it is over
+// maxDoc bytes.
+func (s *stream) text() (b []byte, ok bool) {
+	b = s.in[s.start:s.off]
+	if s.tooLong || len(s.cur)+len(b) > maxDoc {
+		return nil, false
+	}
+	if len(s.cur) > 0 {
+		b = append(s.cur, b...)
+	}
+	return b, true
 }
 
 // flush ends the current document: parsed if it is a workload, if the
@@ -332,10 +352,11 @@ func (s *stream) keep(b []byte) {
 func (s *stream) flush() {
 	d := &s.doc
 	if d.mustParse() || d.kindless() {
-		if s.tooLong {
+		s.parsed++
+		if b, ok := s.text(); !ok {
 			s.errs = append(s.errs, &OversizeError{Line: s.before + 1, Kind: d.kind, Limit: maxDoc})
 		} else {
-			f, err := readDoc(s.cur, s.before+1, d.kind)
+			f, err := readDoc(b, s.before+1, d.kind)
 			s.out = append(s.out, f...)
 			if err != nil && (d.mustParse() || isProblem(err)) {
 				s.errs = append(s.errs, err)
@@ -343,6 +364,7 @@ func (s *stream) flush() {
 		}
 	}
 	s.cur = s.cur[:0]
+	s.start = s.off
 	s.tooLong = false
 	s.doc = docState{}
 	s.before = s.line

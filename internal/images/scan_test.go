@@ -225,3 +225,45 @@ func BenchmarkScan(b *testing.B) {
 		})
 	}
 }
+
+// TestFastPath: the documents of upstream components files that run no
+// container are read by the line scan alone; only their workloads are
+// parsed. A CRD's descriptions are block scalars and quoted keys indented
+// under their keys, which hold no top-level key.
+func TestFastPath(t *testing.T) {
+	res, err := gentree.Generate(filepath.Join(t.TempDir(), "t"), gentree.Options{Packages: 1, Shape: gentree.Real, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := os.ReadFile(filepath.Join(res.Root, res.Packages[0].Dir, res.Packages[0].YAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  annotations:\n    controller-gen.kubebuilder.io/version: v0.16.5\n  name: machines.cluster.x-k8s.io\nspec:\n  versions:\n  - schema:\n      openAPIV3Schema:\n        description: |-\n          Machine is the Schema for the machines API.\n          kind: Pod\n        properties:\n          \"x-kubernetes-preserve-unknown-fields\":\n            type: object\n          data:\n            description: >\n              folded\n              kind: Deployment\n            type: string\n"
+	for _, tc := range []struct {
+		name   string
+		in     []byte
+		parsed int
+	}{
+		{"gentree real shape", real, bytes.Count(real, []byte("\nkind: Deployment\n"))},
+		{"controller-gen CRDs", []byte(crd + "---\n" + crd), 0},
+		{"CRDs and a workload", []byte("# Source: components\n---\n" + crd + "---\n" + deploy + "---\nkind: ClusterRole\nrules:\n- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: ['get']\n"), 1},
+		// Control: a column-0 line the scan does not read exactly sends
+		// the CRD to the parser.
+		{"column-0 complex key", []byte(crd + "? x\n: |\n  y\n"), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s stream
+			s.feed(tc.in)
+			if _, err := s.end(io.EOF); err != nil {
+				t.Fatal(err)
+			}
+			if tc.parsed == 0 && tc.name == "gentree real shape" {
+				t.Fatal("the real-shaped file has no Deployment")
+			}
+			if s.parsed != tc.parsed {
+				t.Errorf("%d documents parsed, want %d", s.parsed, tc.parsed)
+			}
+		})
+	}
+}

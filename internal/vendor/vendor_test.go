@@ -347,7 +347,7 @@ func TestVendorRefuses(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	dir := w.chart("BootstrapProvider/talos", t)
-	if _, err := vendor.Vendor(ctx, dir, w.opts); !errors.Is(err, bump.ErrWhichProvider) {
+	if _, err := vendor.Vendor(ctx, dir, w.opts); !errors.Is(err, vendor.ErrWhichProvider) {
 		t.Fatalf("two candidates: err = %v", err)
 	}
 	opts := w.opts

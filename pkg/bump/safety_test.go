@@ -11,16 +11,17 @@ import (
 )
 
 // crdDoc is a CRD document of proxmox clusters serving the versions given
-// (the last one stored), with no conversion webhook.
+// (the last one stored), with no conversion webhook: one the API server
+// accepts (components-apply), so only the versions it serves change.
 func crdDoc(versions ...string) string {
 	var b strings.Builder
-	b.WriteString("---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: proxmoxclusters.infrastructure.cluster.x-k8s.io\nspec:\n  group: infrastructure.cluster.x-k8s.io\n  versions:\n")
+	b.WriteString("---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: proxmoxclusters.infrastructure.cluster.x-k8s.io\nspec:\n  group: infrastructure.cluster.x-k8s.io\n  names:\n    kind: ProxmoxCluster\n    listKind: ProxmoxClusterList\n    plural: proxmoxclusters\n    singular: proxmoxcluster\n  scope: Namespaced\n  versions:\n")
 	for i, v := range versions {
 		storage := "false"
 		if i == len(versions)-1 {
 			storage = "true"
 		}
-		b.WriteString("  - name: " + v + "\n    served: true\n    storage: " + storage + "\n")
+		b.WriteString("  - name: " + v + "\n    served: true\n    storage: " + storage + "\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n")
 	}
 	return b.String()
 }

@@ -55,7 +55,7 @@ func verifyTree(t *testing.T, root string) *report.Report {
 // that its metadata is not in the tree (sources_test.go turns each red
 // alone).
 func unheldWarning(check string, f report.Finding) bool {
-	return check == "oci-source" && f.Severity == report.Warning &&
+	return (check == "oci-source" || check == "provider-duplicate") && f.Severity == report.Warning &&
 		(f.Check == "pin-missing" || f.Check == "contract")
 }
 
@@ -228,6 +228,16 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 			}
 			regzip(t, yml, filepath.Join(root, cpPkg, "files/components.gz"))
 		}, cpPkg, []string{`ServiceMonitor "kcp-metrics" (monitoring.coreos.com/v1): no API the cluster has serves this kind`, "externalKinds"}},
+
+		{check.ProviderDuplicate, "the same provider at another version in another template", func(t *testing.T, root string) {
+			// A second object of the provider (no fetchConfig: its bytes
+			// are downloaded at install time, which pin-missing and
+			// contract warn about on their own) asking for another release.
+			old := "apiVersion: operator.cluster.x-k8s.io/v1alpha2\nkind: ControlPlaneProvider\nmetadata:\n  name: kubeadm\nspec:\n  version: v1.9.0\n"
+			if err := os.WriteFile(filepath.Join(root, cpPkg, "templates/providers-old.yaml"), []byte(old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, cpPkg, []string{"v1.9.0", "v1.10.1-control-plane"}},
 
 		{check.ReleaseSize, "a large file in the chart", func(t *testing.T, root string) {
 			// 1.2 MiB that does not compress: the release Secret overflows.
