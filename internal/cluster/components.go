@@ -46,15 +46,7 @@ type object struct {
 		Namespace string `json:"namespace"`
 	} `json:"metadata"`
 	Spec struct {
-		Replicas *int64 `json:"replicas"`
-		Template struct {
-			Spec struct {
-				Containers []struct {
-					Name  string `json:"name"`
-					Image string `json:"image"`
-				} `json:"containers"`
-			} `json:"spec"`
-		} `json:"template"`
+		workloadSpecJSON
 		Versions []struct {
 			Name    string `json:"name"`
 			Served  bool   `json:"served"`

@@ -226,18 +226,22 @@ func (cj *configMapJSON) configMap() *ConfigMap {
 
 // deploymentJSON is a Deployment as the workload check reads it.
 type deploymentJSON struct {
-	Metadata objectMeta `json:"metadata"`
-	Spec     struct {
-		Replicas *int64 `json:"replicas"`
-		Template struct {
-			Spec struct {
-				Containers []struct {
-					Name  string `json:"name"`
-					Image string `json:"image"`
-				} `json:"containers"`
-			} `json:"spec"`
-		} `json:"template"`
-	} `json:"spec"`
+	Metadata objectMeta       `json:"metadata"`
+	Spec     workloadSpecJSON `json:"spec"`
+}
+
+// workloadSpecJSON is the part of a Deployment's spec the checks read: its
+// replicas and containers, in the cluster and in the components alike.
+type workloadSpecJSON struct {
+	Replicas *int64 `json:"replicas"`
+	Template struct {
+		Spec struct {
+			Containers []struct {
+				Name  string `json:"name"`
+				Image string `json:"image"`
+			} `json:"containers"`
+		} `json:"spec"`
+	} `json:"template"`
 }
 
 // crdJSON is a CRD as the crd check reads it: its versions, not their schemas.
