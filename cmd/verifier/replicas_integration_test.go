@@ -184,6 +184,62 @@ func TestIntegrationReplicas(t *testing.T) {
 		return scans
 	}
 
+	// Never two scans of one source at once: checked from the records at
+	// the end, and also when an earlier step fails (the deferred call),
+	// since a double scan is what breaks the steps before it.
+	checked := false
+	checkScans := func() {
+		if checked {
+			return
+		}
+		checked = true
+		// From the recorded times, each scan of a source (scheduled or on
+		// demand) starts once the one before it was recorded finished; a
+		// takeover records the dead replica's scan failed before the new one
+		// starts. How close together two scans start is the load's business
+		// (the next slot is due one interval after the last was due, so a
+		// scan started late is followed by one on time), not the promise.
+		//
+		// No slot skipped: a source's next scheduled scan starts within an
+		// interval of the time it was both due (one interval after the last
+		// scan started, at the latest) and free (the last scan finished), plus
+		// the lease TTL (the sources the killed replica held wait out its
+		// leases) and timebound.Slack.
+		bySource := map[string][]store.Scan{}
+		for _, sc := range allScans() {
+			bySource[sc.Source] = append(bySource[sc.Source], sc)
+		}
+		total := 0
+		for _, n := range names {
+			scans := bySource[n]
+			sort.Slice(scans, func(i, j int) bool { return scans[i].StartedAt.Before(scans[j].StartedAt) })
+			for _, p := range overlappingScans(scans) {
+				t.Errorf("%s: double scan: %d (%s, %s to %s) and %d (%s, started %s) overlap", n,
+					p[0].ID, p[0].Replica, p[0].StartedAt.Format(time.StampMilli), finishedText(p[0]), p[1].ID, p[1].Replica, p[1].StartedAt.Format(time.StampMilli))
+			}
+			var prev *store.Scan
+			for i := range scans {
+				sc := &scans[i]
+				if sc.TriggeredBy != "schedule" {
+					continue
+				}
+				total++
+				if prev != nil && prev.FinishedAt != nil {
+					free := prev.StartedAt.Add(interval)
+					if prev.FinishedAt.After(free) {
+						free = *prev.FinishedAt
+					}
+					if late := sc.StartedAt.Sub(free); timebound.Over(late, interval+ttl) {
+						t.Errorf("%s: skipped interval: %d started %s after %d left the source due and free (interval %s, lease TTL %s)", n, sc.ID, late, prev.ID, interval, ttl)
+					}
+				}
+				prev = sc
+			}
+		}
+		t.Logf("%d scheduled scans of %d sources over the run", total, nSources)
+	}
+	defer checkScans()
+
 	// Every source scanned successfully once.
 	servertest.WaitWithin(t, 90*time.Second, "a successful scan of every source", func() bool {
 		ok, _ := st.LastScans(ctx, store.Succeeded)
@@ -295,51 +351,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	time.Sleep(interval)
 	sameHistory(t, live)
 
-	// Never two scans of one source at once: from the recorded times,
-	// each scan of a source (scheduled or on demand) starts once the one
-	// before it was recorded finished; a takeover records the dead
-	// replica's scan failed before the new one starts. How close together
-	// two scans start is the load's business (the next slot is due one
-	// interval after the last was due, so a scan started late is followed
-	// by one on time), not the promise.
-	//
-	// No slot skipped: a source's next scheduled scan starts within an
-	// interval of the time it was both due (one interval after the last
-	// scan started, at the latest) and free (the last scan finished), plus
-	// the lease TTL (the sources the killed replica held wait out its
-	// leases) and timebound.Slack.
-	bySource := map[string][]store.Scan{}
-	for _, sc := range allScans() {
-		bySource[sc.Source] = append(bySource[sc.Source], sc)
-	}
-	total := 0
-	for _, n := range names {
-		scans := bySource[n]
-		sort.Slice(scans, func(i, j int) bool { return scans[i].StartedAt.Before(scans[j].StartedAt) })
-		for _, p := range overlappingScans(scans) {
-			t.Errorf("%s: double scan: %d (%s, %s to %s) and %d (%s, started %s) overlap", n,
-				p[0].ID, p[0].Replica, p[0].StartedAt.Format(time.StampMilli), finishedText(p[0]), p[1].ID, p[1].Replica, p[1].StartedAt.Format(time.StampMilli))
-		}
-		var prev *store.Scan
-		for i := range scans {
-			sc := &scans[i]
-			if sc.TriggeredBy != "schedule" {
-				continue
-			}
-			total++
-			if prev != nil && prev.FinishedAt != nil {
-				free := prev.StartedAt.Add(interval)
-				if prev.FinishedAt.After(free) {
-					free = *prev.FinishedAt
-				}
-				if late := sc.StartedAt.Sub(free); timebound.Over(late, interval+ttl) {
-					t.Errorf("%s: skipped interval: %d started %s after %d left the source due and free (interval %s, lease TTL %s)", n, sc.ID, late, prev.ID, interval, ttl)
-				}
-			}
-			prev = sc
-		}
-	}
-	t.Logf("%d scheduled scans of %d sources over the run", total, nSources)
+	checkScans()
 
 	// /readyz fails while the database is unreachable.
 	st.Close()
