@@ -162,7 +162,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	}
 	replicas := []*replica{start("r0"), start("r1"), start("r2")}
 	for _, r := range replicas {
-		servertest.WaitWithin(t, 30*time.Second, r.name+" ready", func() bool {
+		servertest.WaitWithin(t, timebound.Hang, r.name+" ready", func() bool {
 			resp, err := http.Get(r.url + "/readyz")
 			if err != nil {
 				return false
@@ -241,7 +241,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	defer checkScans()
 
 	// Every source scanned successfully once.
-	servertest.WaitWithin(t, 90*time.Second, "a successful scan of every source", func() bool {
+	servertest.WaitWithin(t, timebound.Hang, "a successful scan of every source", func() bool {
 		ok, _ := st.LastScans(ctx, store.Succeeded)
 		return len(ok) == nSources
 	})
@@ -253,7 +253,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	httpGit.stall(slow + ".git")
 	var victim *replica
 	var stuck int64
-	servertest.WaitWithin(t, interval+10*time.Second, "a running scan of "+slow, func() bool {
+	servertest.WaitWithin(t, timebound.Hang, "a running scan of "+slow, func() bool {
 		l, err := st.Leases(ctx)
 		if err != nil || l[slow].ScanID == 0 {
 			return false
@@ -277,7 +277,7 @@ func TestIntegrationReplicas(t *testing.T) {
 		}
 	}
 	var failed store.Scan
-	servertest.WaitWithin(t, ttl+10*time.Second, "the killed replica's scan recorded failed", func() bool {
+	servertest.WaitWithin(t, timebound.Hang, "the killed replica's scan recorded failed", func() bool {
 		failed, _ = st.Scan(ctx, stuck)
 		return failed.Status == store.Failed
 	})
@@ -288,7 +288,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	if timebound.Over(took, ttl+ttl/10) || !strings.Contains(failed.Error, "replica "+victim.name+" lost its lease") {
 		t.Errorf("takeover of %s after %s (TTL %s), error %q; want within the TTL and naming %s", slow, took, ttl, failed.Error, victim.name)
 	}
-	servertest.WaitWithin(t, interval+10*time.Second, "a successful scan of "+slow+" by another replica", func() bool {
+	servertest.WaitWithin(t, timebound.Hang, "a successful scan of "+slow+" by another replica", func() bool {
 		scans, _ := st.Scans(ctx, slow, 1)
 		return len(scans) == 1 && scans[0].ID > stuck && scans[0].Status == store.Succeeded && scans[0].Replica != victim.name
 	})
@@ -307,7 +307,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	gitCLI(t, work, "push", "-q", filepath.Join(repos, drifted+".git"), "HEAD:main")
 	scanAt := func(rev string) store.Scan {
 		var got store.Scan
-		servertest.WaitWithin(t, 2*interval+10*time.Second, "a scan of "+drifted+" at "+rev[:8], func() bool {
+		servertest.WaitWithin(t, timebound.Hang, "a scan of "+drifted+" at "+rev[:8], func() bool {
 			scans, _ := st.Scans(ctx, drifted, 1)
 			if len(scans) == 1 && scans[0].Revision == rev && scans[0].Status != store.Running {
 				got = scans[0]
@@ -356,7 +356,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	// /readyz fails while the database is unreachable.
 	st.Close()
 	pg.Stop()
-	servertest.WaitWithin(t, 20*time.Second, "/readyz to fail with the database down", func() bool {
+	servertest.WaitWithin(t, timebound.Hang, "/readyz to fail with the database down", func() bool {
 		resp, err := http.Get(live[0].url + "/readyz")
 		if err != nil {
 			return false
