@@ -445,6 +445,24 @@ func (d *doorWorld) operatorRules(t *testing.T) {
 		if _, err := store("rules-digest", "digest", infra.Version)(); !apierrors.IsNotFound(err) {
 			t.Errorf("the operator stored a release from a digest reference: %v", err)
 		}
+
+		// HOST:PORT/REPO:TAG@DIGEST: the operator reads TAG@DIGEST as the
+		// reference and fetches by digest, dropping the tag; pinseal's
+		// rule still refuses it (the digest does not name the release).
+		byDigest := d.ociOf("capi", infra) + ":v0.0.1@" + d.pushed[infra.Type()+"-"+infra.Name]
+		src, err := operator.ParseSource(byDigest, infra.Version)
+		if err != nil || !src.Digest {
+			t.Fatalf("pinseal reads %s as %+v (%v), want a fetch by digest", byDigest, src, err)
+		}
+		if probs := operator.Check(operator.Spec{Kind: infra.Kind, Name: "bydigest", Version: infra.Version, OCI: byDigest}); len(probs) != 1 || probs[0].Rule != operator.RuleDigest {
+			t.Errorf("pinseal's rules on %s: %v, want %s alone", byDigest, probs, operator.RuleDigest)
+		}
+		mk("rules-digest", "bydigest", infra.Version, byDigest)
+		var cm *unstructured.Unstructured
+		waitLong(t, "the operator's store of the release fetched by digest", func() (err error) { cm, err = store("rules-digest", "bydigest", infra.Version)(); return err })
+		if got, _, _ := unstructured.NestedString(cm.Object, "data", "components"); got != string(d.infra.yaml) {
+			t.Errorf("the store of the release fetched by digest is not the digest's components")
+		}
 	})
 }
 
