@@ -250,7 +250,7 @@ func (d *doorWorld) clusterPlants(t *testing.T) {
 		if _, err := cms.Update(ctx, u, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 			t.Fatal(err)
 		}
-		d.red(t, "cluster-configmap", "edited in place", `"kubectl-edit"`)
+		d.red(t, "cluster-configmap", "ConfigMap "+NS+"/"+core.Version+" was edited in place", `"kubectl-edit"`, `not by the "helm"`)
 		if err := cms.Delete(ctx, core.Version, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +271,7 @@ func (d *doorWorld) clusterPlants(t *testing.T) {
 			}
 		}
 		setInstalled("v1.10.0-core")
-		d.red(t, "cluster-installed", `but "v1.10.0-core" is installed`)
+		d.red(t, "cluster-installed", core.Kind+"/"+core.Name, fmt.Sprintf("%q (spec.version) but \"v1.10.0-core\" is installed", core.Version))
 		setInstalled(core.Version)
 		d.green(t, "the version restored")
 	})
@@ -300,7 +300,7 @@ func (d *doorWorld) clusterPlants(t *testing.T) {
 			return old
 		}
 		orig := setImage("registry.example/capi:hotfix")
-		d.red(t, "cluster-workload", "registry.example/capi:hotfix", orig)
+		d.red(t, "cluster-workload", "Deployment "+NS+"/"+name, "registry.example/capi:hotfix", orig)
 		setImage(orig)
 		d.green(t, "the image restored")
 	})
@@ -328,7 +328,7 @@ func (d *doorWorld) clusterPlants(t *testing.T) {
 		}
 		r := remotetest.Overwrite(t, prefix, moved)
 		remotetest.Finish(t, r, remotetest.Both(key))
-		d.red(t, "cluster-oci", "differs from what the tag holds now", r.Digest.String())
+		d.red(t, "cluster-oci", "the operator's copy of", "differs from what the tag holds now", r.Digest.String())
 		orasIn(t, testpeer.Oras(t), t.TempDir(), "tag", "--plain-http", r.Repo.Name()+"@"+d.pushed[infra.Type()+"-"+infra.Name], infra.Version)
 		d.green(t, "the tag moved back")
 	})
