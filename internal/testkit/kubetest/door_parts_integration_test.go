@@ -25,6 +25,7 @@ import (
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
@@ -375,6 +376,44 @@ func (d *doorWorld) operatorRules(t *testing.T) {
 			return d.dyn.Resource(GVRConfigMap).Namespace(ns).Get(ctx, infra.Type()+"-"+name+"-"+version, metav1.GetOptions{})
 		}
 	}
+
+	t.Run("the version label", func(t *testing.T) {
+		// The operator reads a selected ConfigMap's release from its
+		// version label, else its name (pkg/check VersionOf, the
+		// configmap-version check): one named otherwise but labelled
+		// spec.version is installed; one named spec.version but labelled
+		// another release is not.
+		const ns = "rules-label"
+		Namespace(t, d.dyn, ns)
+		pkgDir := filepath.Join(repoRoot, "examples", "packages", "capi-providers-infraprovider")
+		gz := readFile(t, filepath.Join(pkgDir, "files", "components.gz"))
+		meta := readFile(t, filepath.Join(pkgDir, "files", "metadata.yaml"))
+		for _, c := range []struct{ name, cmName, label string }{
+			{"labelled", "named-otherwise", infra.Version},
+			{"mislabelled", infra.Version, "v0.0.1"},
+		} {
+			cmv := &model.ConfigMap{Name: c.cmName, Labels: map[string]string{model.VersionLabel: c.label, "pick": c.name}}
+			if v, _ := check.VersionOf(cmv); (v == infra.Version) != (c.name == "labelled") {
+				t.Fatalf("pinseal reads release %q from ConfigMap %s labelled %s", v, c.cmName, c.label)
+			}
+			cm := ConfigMapObject(c.cmName, cmv.Labels, map[string]string{"provider.cluster.x-k8s.io/compressed": "true"}, gz, nil, meta)
+			cm.SetNamespace(ns)
+			if err := d.create(GVRConfigMap, cm); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.create(gvr, d.provider(infra.Kind, c.name, ns, infra.Version,
+				map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"pick": c.name}}})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitLong(t, "the provider selecting a ConfigMap labelled spec.version to install", func() error {
+			return d.installed(&model.Provider{Kind: infra.Kind, Name: "labelled"}, ns)
+		})
+		d.waitSays(t, ns, "mislabelled", "unable to get files for version "+infra.Version)
+		if d.installed(&model.Provider{Kind: infra.Kind, Name: "mislabelled"}, ns) == nil {
+			t.Error("the provider selecting a ConfigMap labelled another release was installed")
+		}
+	})
 
 	t.Run("a tag overrides spec.version", func(t *testing.T) {
 		oci := d.ociOf("capi", infra) + ":" + infra.Version
