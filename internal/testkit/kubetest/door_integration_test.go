@@ -32,6 +32,7 @@ import (
 	"github.com/pinseal/pinseal/internal/admission"
 	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
+	"github.com/pinseal/pinseal/internal/testkit/timebound"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/sign"
 	"github.com/pinseal/pinseal/pkg/verify"
@@ -101,10 +102,11 @@ func buildTools(t *testing.T) string {
 	return dir
 }
 
-// run runs a built tool with a 2-minute bound and returns its stdout.
+// run runs a built tool, for at most timebound.Hang, and returns its
+// stdout.
 func (d *doorWorld) run(t *testing.T, env []string, tool string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timebound.Hang)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(d.bin, tool), args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -245,7 +247,7 @@ admission:
 	d.served = make(chan struct{})
 	go func(c *exec.Cmd, done chan struct{}) { c.Wait(); close(done) }(d.serve, d.served)
 	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	WaitFor(t, "verifier serve's admission listener", func() error {
+	waitHang(t, "verifier serve's admission listener", func() error {
 		select {
 		case <-d.served:
 			t.Fatalf("verifier serve exited:\n%s", d.serveLog())
@@ -352,7 +354,7 @@ func (d *doorWorld) register(t *testing.T, failurePolicy, expect string) {
 func (d *doorWorld) probe(t *testing.T, expect string) {
 	t.Helper()
 	n := 0
-	WaitFor(t, "the webhook to answer "+expect, func() error {
+	waitHang(t, "the webhook to answer "+expect, func() error {
 		n++
 		cm := ConfigMapObject(fmt.Sprintf("probe-%d", n), map[string]string{admission.IdentityLabel: "core-probe"}, nil, nil, []byte("x"), []byte("y"))
 		cm.SetNamespace("admit")
@@ -644,6 +646,24 @@ func (d *doorWorld) ready(p *model.Provider) error {
 		}
 	}
 	return fmt.Errorf("no Ready=True condition (%v)", conds)
+}
+
+// waitHang retries fn every 100 ms until it succeeds, for at most
+// timebound.Hang: what it waits for (a process serving, a configuration
+// in force) has no bound of its own.
+func waitHang(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timebound.Hang)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func equalStrings(a, b map[string]string) bool {
