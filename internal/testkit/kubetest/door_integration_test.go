@@ -536,8 +536,11 @@ func TestRealOperatorDoor(t *testing.T) {
 		digestRef := d.ociOf("capi", infra) + "@" + d.pushed[infra.Type()+"-"+infra.Name]
 		refused(t, "digest reference", d.create(gvr, d.provider(infra.Kind, infra.Name, NS, infra.Version,
 			map[string]any{"oci": digestRef})), "rule oci-source", "digest")
-		// The core is Ready, so the operator would be installing an
-		// infrastructure provider by now had one been admitted.
+		// Nothing refused is in the cluster for the operator to install
+		// from, and it installed nothing of the provider.
+		if _, err := d.dyn.Resource(gvr).Namespace(NS).Get(ctx, infra.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("a refused %s is in the cluster: %v", infra.Kind, err)
+		}
 		d.absent(t, d.infra, "after the refusals")
 	})
 
