@@ -85,7 +85,7 @@ func customised(obj *unstructured.Unstructured, p *model.Provider, uid string) *
 
 // compareApplied holds every CRD and Deployment of in's components, as
 // the operator customises them (customised), to what the API server
-// holds: the labels exactly, every other field the components set equal
+// holds: the labels and annotations exactly, every other field the components set equal
 // (the API server adds its defaults and metadata, which are not
 // compared; status is not compared).
 func (d *doorWorld) compareApplied(t *testing.T, in installed) {
@@ -116,10 +116,14 @@ func (d *doorWorld) compareApplied(t *testing.T, in installed) {
 		if !reflect.DeepEqual(got.GetLabels(), want.GetLabels()) {
 			t.Errorf("%s: labels %v, want %v", what, got.GetLabels(), want.GetLabels())
 		}
+		if !reflect.DeepEqual(got.GetAnnotations(), want.GetAnnotations()) {
+			t.Errorf("%s: annotations %v, want %v", what, got.GetAnnotations(), want.GetAnnotations())
+		}
 		w := want.DeepCopy().Object
 		delete(w, "status")
 		unstructured.RemoveNestedField(w, "metadata", "creationTimestamp")
 		unstructured.RemoveNestedField(w, "metadata", "labels")
+		unstructured.RemoveNestedField(w, "metadata", "annotations")
 		// Round-trip through JSON: numbers compare as the API server's.
 		var wj, gj any
 		roundTrip(t, w, &wj)
