@@ -1,10 +1,10 @@
 package gitsource
 
 import (
-	"crypto/rand"
-	"fmt"
 	"context"
+	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
