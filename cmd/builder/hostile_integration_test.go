@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
 	"github.com/pinseal/pinseal/internal/testkit/timebound"
 )
 
@@ -259,4 +261,123 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// TestIntegrationVendorHostileUpstream: the same hostile answers against
+// the real `builder vendor`, its release downloads sent by the releases-API
+// stand-in's objects host to the hostile server (an allowed host), and a
+// hostile API host; the vendored chart and the cache stay as they were.
+func TestIntegrationVendorHostileUpstream(t *testing.T) {
+	root := t.TempDir()
+	if err := fixture.WriteFetched(root); err != nil {
+		t.Fatal(err)
+	}
+	var p fixture.FetchedProvider
+	for _, fp := range fixture.FetchedProviders {
+		if fp.ID() == "BootstrapProvider/kubeadm" {
+			p = fp
+		}
+	}
+	comp, meta := fixture.FetchedRelease(p)
+	other, otherConns := elsewhere(t)
+	bomb := gzipBomb(t, 2<<30)
+	compPath := strings.TrimPrefix(p.Components(), "https://github.com")
+	const timeout = 3 * time.Second
+	endless := func(w http.ResponseWriter, r *http.Request) { io.Copy(w, zeros{}) }
+
+	for _, tc := range []struct {
+		name     string
+		download http.HandlerFunc // the components file ("": the release's)
+		api      http.HandlerFunc // the API host (nil: the stand-in)
+		redirect string           // where the objects host sends downloads ("": the hostile server)
+		want     []string
+		maxRSS   int64
+	}{
+		{name: "gzip bomb", download: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(bomb)
+		}, want: []string{compPath, "larger than the 64.0 MiB limit", "--max-bytes"}, maxRSS: 256 << 20},
+		{name: "endless body", download: endless, want: []string{compPath, "larger than the 64.0 MiB limit", "--max-bytes"}, maxRSS: 256 << 20},
+		{name: "trickle", download: func(w http.ResponseWriter, r *http.Request) {
+			for i := 0; i < 600; i++ {
+				if _, err := w.Write([]byte("#")); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				time.Sleep(100 * time.Millisecond)
+			}
+		}, want: []string{compPath, "timed out after 3s"}, maxRSS: 128 << 20},
+		{name: "redirect elsewhere", redirect: "http://" + other, want: []string{other, "not among the allowed hosts", "--allow-host " + other}, maxRSS: 128 << 20},
+		{name: "endless API page", api: endless, want: []string{"/repos/" + p.Repo + "/releases/tags/" + p.Version, "larger than 8388608 bytes", "--api-url"}, maxRSS: 128 << 20},
+		{name: "gzip bomb API page", api: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(bomb)
+		}, want: []string{"/repos/" + p.Repo + "/releases/tags/" + p.Version, "larger than 8388608 bytes", "--api-url"}, maxRSS: 128 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.URL.Path == compPath && tc.download != nil:
+					tc.download(w, r)
+				case r.URL.Path == compPath:
+					w.Write(comp)
+				case strings.HasSuffix(r.URL.Path, "/metadata.yaml"):
+					w.Write(meta)
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer hostile.Close()
+			host := releaseapi.New(t)
+			host.Add(p.Repo, releaseapi.Release{Tag: p.Version, Files: []releaseapi.File{{Name: p.Asset, Data: comp}, {Name: "metadata.yaml", Data: meta}}})
+			to := hostile.URL
+			if tc.redirect != "" {
+				to = tc.redirect
+			}
+			host.RedirectDownloads(to)
+			apiURL := host.URL()
+			if tc.api != nil {
+				api := httptest.NewServer(tc.api)
+				defer api.Close()
+				apiURL = api.URL
+			}
+			dir := fixture.FetchedChartDir(root, p.Chart)
+			before := readTree(t, root)
+			cache, tmp := t.TempDir(), t.TempDir()
+			r := runBuilderPeak(t, []string{"TMPDIR=" + tmp, "PINSEAL_MIRRORS=", "XDG_CACHE_HOME=" + cache, "GITHUB_TOKEN="},
+				"vendor", dir, "--provider", p.ID(), "--api-url", apiURL, "--mirror", host.Mirror(),
+				"--allow-host", host.ObjectsHost(), "--allow-host", strings.TrimPrefix(hostile.URL, "http://"),
+				"--timeout", timeout.String(), "--retries", "0")
+			t.Logf("exit %d in %s, peak RSS %d MiB: %s", r.code, r.took.Round(time.Millisecond), r.peak>>20, lastLine(r.out))
+			if r.code != 1 {
+				t.Errorf("exit %d, want 1", r.code)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.out, w) {
+					t.Errorf("the error does not say %q:\n%s", w, r.out)
+				}
+			}
+			if r.peak > tc.maxRSS {
+				t.Errorf("peak RSS %d MiB, want at most %d MiB", r.peak>>20, tc.maxRSS>>20)
+			}
+			// Two requests at most before the one refused: the release and
+			// its digest, each within the timeout.
+			if timebound.Over(r.took, 2*timeout) {
+				t.Errorf("took %s, the request timeout is %s", r.took, timeout)
+			}
+			if got := readTree(t, root); fmt.Sprint(got) != fmt.Sprint(before) {
+				t.Error("the refused vendor changed the tree")
+			}
+			if left := readTree(t, cache); len(left) != 0 {
+				t.Errorf("the cache holds %d files after a refused vendor", len(left))
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("left in TMPDIR: %v", left)
+			}
+			if n := otherConns.Load(); n != 0 {
+				t.Errorf("%d connections to %s, outside 127.0.0.1", n, other)
+			}
+		})
+	}
 }

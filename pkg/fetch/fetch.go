@@ -246,7 +246,7 @@ type tooLargeError struct {
 }
 
 func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("%s: larger than the %s limit; raise the limit (Fetcher.MaxBytes) only if the file really is that big", e.url, formatBytes(e.limit))
+	return fmt.Sprintf("%s: larger than the %s limit (Fetcher.MaxBytes)", e.url, formatBytes(e.limit))
 }
 
 func (e *tooLargeError) Is(target error) bool { return target == ErrTooLarge }
