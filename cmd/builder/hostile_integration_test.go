@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -32,32 +31,16 @@ import (
 // tree and the download cache as they were, and nothing is sent to a
 // host other than 127.0.0.1.
 
-var (
-	builderOnce sync.Once
-	builderBin  string
-	builderErr  error
-)
-
-// builderBinary builds the builder once per test run.
+// builderBinary builds the builder into a directory removed when t ends.
 func builderBinary(t *testing.T) string {
 	t.Helper()
-	builderOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pinseal-builder-")
-		if err != nil {
-			builderErr = err
-			return
-		}
-		builderBin = filepath.Join(dir, "builder")
-		cmd := exec.Command("go", "build", "-o", builderBin, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			builderErr = fmt.Errorf("go build ./cmd/builder: %v\n%s", err, out)
-		}
-	})
-	if builderErr != nil {
-		t.Fatal(builderErr)
+	bin := filepath.Join(t.TempDir(), "builder")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/builder: %v\n%s", err, out)
 	}
-	return builderBin
+	return bin
 }
 
 // peakRun is a finished builder process.
@@ -69,9 +52,9 @@ type peakRun struct {
 }
 
 // runBuilderPeak runs the builder with args, polling its peak RSS.
-func runBuilderPeak(t *testing.T, env []string, args ...string) peakRun {
+func runBuilderPeak(t *testing.T, bin string, env []string, args ...string) peakRun {
 	t.Helper()
-	cmd := exec.Command(builderBinary(t), args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -156,6 +139,7 @@ func elsewhere(t *testing.T) (addr string, conns *atomic.Int64) {
 }
 
 func TestIntegrationBumpHostileUpstream(t *testing.T) {
+	bin := builderBinary(t)
 	root, dir, _, files := bumpExample(t)
 	const compPath = "/cluster-api-provider-proxmox/v0.7.8/infrastructure-components.yaml"
 	const metaPath = "/cluster-api-provider-proxmox/v0.7.8/metadata.yaml"
@@ -221,7 +205,7 @@ func TestIntegrationBumpHostileUpstream(t *testing.T) {
 			defer srv.Close()
 			before := readTree(t, root)
 			cache, tmp := t.TempDir(), t.TempDir()
-			r := runBuilderPeak(t, []string{"TMPDIR=" + tmp, "PINSEAL_MIRRORS="}, "bump", dir, "--to", "v0.7.8",
+			r := runBuilderPeak(t, bin, []string{"TMPDIR=" + tmp, "PINSEAL_MIRRORS="}, "bump", dir, "--to", "v0.7.8",
 				"--mirror", "http://127.0.0.1:8089/="+srv.URL+"/", "--tree", root, "--cache", cache,
 				"--trust-on-first-use", "--timeout", timeout.String(), "--retries", "0")
 			t.Logf("exit %d in %s, peak RSS %d MiB: %s", r.code, r.took.Round(time.Millisecond), r.peak>>20, lastLine(r.out))
@@ -268,6 +252,7 @@ func lastLine(s string) string {
 // stand-in's objects host to the hostile server (an allowed host), and a
 // hostile API host; the vendored chart and the cache stay as they were.
 func TestIntegrationVendorHostileUpstream(t *testing.T) {
+	bin := builderBinary(t)
 	root := t.TempDir()
 	if err := fixture.WriteFetched(root); err != nil {
 		t.Fatal(err)
@@ -345,7 +330,7 @@ func TestIntegrationVendorHostileUpstream(t *testing.T) {
 			dir := fixture.FetchedChartDir(root, p.Chart)
 			before := readTree(t, root)
 			cache, tmp := t.TempDir(), t.TempDir()
-			r := runBuilderPeak(t, []string{"TMPDIR=" + tmp, "PINSEAL_MIRRORS=", "XDG_CACHE_HOME=" + cache, "GITHUB_TOKEN="},
+			r := runBuilderPeak(t, bin, []string{"TMPDIR=" + tmp, "PINSEAL_MIRRORS=", "XDG_CACHE_HOME=" + cache, "GITHUB_TOKEN="},
 				"vendor", dir, "--provider", p.ID(), "--api-url", apiURL, "--mirror", host.Mirror(),
 				"--allow-host", host.ObjectsHost(), "--allow-host", strings.TrimPrefix(hostile.URL, "http://"),
 				"--timeout", timeout.String(), "--retries", "0")
