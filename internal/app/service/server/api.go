@@ -42,9 +42,10 @@ func (s *Server) routes() http.Handler {
 	r.Get("/readyz", s.readyz)
 	r.Get("/openapi.yaml", serveDocument("application/yaml", api.OpenAPI))
 	r.Get("/report.schema.json", serveDocument("application/schema+json", api.ReportSchema))
-	// The API server authenticates the webhook by its certificate and
-	// sends no token; the answer is a decision, bounded in size and time.
-	r.Post("/admit", s.admit)
+	// The webhook is served only on its own TLS listener (admitRoutes):
+	// it takes no token, so this listener, which may be plain HTTP and
+	// reachable by every client of the API, does not answer it.
+	r.Post("/admit", s.admitNotHere)
 	r.Group(func(r chi.Router) {
 		r.Use(s.readAccess)
 		r.Method(http.MethodGet, "/metrics", s.metrics.handler())
@@ -61,6 +62,34 @@ func (s *Server) routes() http.Handler {
 		r.Post("/v1/scans", s.startScan)
 	})
 	return r
+}
+
+// admitRoutes is what admission.listen serves: the webhook, and the
+// probes a load balancer or kubelet sends to the same port. The API
+// server authenticates the webhook by its certificate and sends no
+// token; the answer is a decision, bounded in size and time.
+func (s *Server) admitRoutes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.instrument, s.recoverPanics, s.requestTimeout, s.limitBody)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, http.StatusNotFound, "no such path on the admission listener: "+r.URL.Path+" (it serves POST /admit, /healthz and /readyz; the API is on listen)")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
+	})
+	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
+	r.Post("/admit", s.admit)
+	return r
+}
+
+// admitNotHere answers POST /admit on the main listener.
+func (s *Server) admitNotHere(w http.ResponseWriter, r *http.Request) {
+	if s.admitter == nil {
+		s.writeError(w, r, http.StatusNotFound, "admission is not configured: add admission: to the service config (docs/admission.md)")
+		return
+	}
+	s.writeError(w, r, http.StatusNotFound, "POST /admit is served only on admission.listen, over TLS, where the API server calls it (docs/admission.md)")
 }
 
 // apiError is the body of every error response.
