@@ -5,9 +5,10 @@
 // release pinseal can vouch for, each naming its rule and the fix. What is
 // vouched for comes from a policy (pkg/policy: trusted keys and keyless
 // identities, and its admission section: the registries releases are
-// published under and the install-time downloads it pins); the registry is
-// behind the Releases interface, so the decisions are pure functions of
-// the request, the policy and what Releases answers. Modes (enforce, warn,
+// published under, the git sources and commits whose trees vouch, and the
+// install-time downloads it pins); the registry is behind the Releases
+// interface and the git sources behind Trees, so the decisions are pure
+// functions of the request, the policy and what those answer. Modes (enforce, warn,
 // audit) and the AdmissionReview answer are Respond's.
 package admission
 
