@@ -113,13 +113,13 @@ func TestGitAndRegistry(t *testing.T) {
 		allow bool
 		rule  Rule
 	}{
-		"registry signed, tree holds it":   {releases(), trees(), true, ""},
-		"registry down, tree holds it":     {&fakeReleases{err: errors.New("down")}, trees(), true, ""},
-		"registry signed, tree down":       {releases(), &fakeTrees{err: errors.New("down")}, true, ""},
-		"registry empty, tree down":        {&fakeReleases{}, &fakeTrees{err: errors.New("down")}, false, RuleUnverified},
-		"registry empty, tree lacks it":    {&fakeReleases{}, &fakeTrees{}, false, RuleUnsigned},
-		"registry empty, tree holds it":    {&fakeReleases{}, trees(), true, ""},
-		"registry unsigned, tree lacks it": {releases(), &fakeTrees{}, true, ""},
+		"registry signed, tree holds it": {releases(), trees(), true, ""},
+		"registry down, tree holds it":   {&fakeReleases{err: errors.New("down")}, trees(), true, ""},
+		"registry signed, tree down":     {releases(), &fakeTrees{err: errors.New("down")}, true, ""},
+		"registry empty, tree down":      {&fakeReleases{}, &fakeTrees{err: errors.New("down")}, false, RuleUnverified},
+		"registry empty, tree lacks it":  {&fakeReleases{}, &fakeTrees{}, false, RuleUnsigned},
+		"registry empty, tree holds it":  {&fakeReleases{}, trees(), true, ""},
+		"registry signed, tree lacks it": {releases(), &fakeTrees{}, true, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := &Decider{Policy: pol, Releases: tt.rels, Trees: tt.tr}
