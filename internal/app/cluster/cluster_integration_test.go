@@ -312,7 +312,7 @@ func TestIntegrationClusterStopped(t *testing.T) {
 	srv := kubetest.Start(t)
 	srv.Stop()
 	start := time.Now()
-	_, err := Run(context.Background(), Options{Access: Access{Kubeconfig: srv.Kubeconfig, Timeout: 5 * time.Second}})
+	_, err := Verify(context.Background(), Options{Access: Access{Kubeconfig: srv.Kubeconfig, Timeout: 5 * time.Second}})
 	if err == nil {
 		t.Fatal("want an error for a stopped API server")
 	}
