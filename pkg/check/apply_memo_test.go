@@ -94,4 +94,3 @@ func TestComponentsApplyMemo(t *testing.T) {
 		})
 	}
 }
-
