@@ -221,9 +221,9 @@ limits:
 		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &up) != nil || !up.Summary.Passed || up.Summary.Packages != 2 {
 			t.Fatalf("clean upload of the example tree: %d %s", resp.StatusCode, body)
 		}
-		if d := time.Since(start); d > 10*time.Second {
-			t.Errorf("clean upload took %s", d)
-		}
+		// Answered 200 at all means within limits.requestTimeout; how fast a
+		// busy machine verifies is not the promise.
+		t.Logf("clean upload answered in %s", time.Since(start).Round(time.Millisecond))
 	}
 	stillServes(t)
 

@@ -20,6 +20,8 @@ import (
 	"github.com/pinseal/pinseal/internal/testkit/servertest"
 	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"
+
+	"github.com/pinseal/pinseal/internal/testkit/timebound"
 )
 
 // serveEnv makes the test binary run as a server process (see TestMain):
@@ -200,7 +202,8 @@ sources:
 			t.Fatalf("server exit after SIGTERM: %v", err)
 		}
 		p2.exited <- nil
-	case <-time.After(60 * time.Second):
-		t.Fatal("server did not exit after SIGTERM")
+	case <-time.After(30*time.Second + ShutdownGrace + timebound.Slack):
+		// The default limits.shutdownTimeout (30s) and ShutdownGrace bound a graceful exit.
+		t.Fatal("server did not exit within limits.shutdownTimeout + ShutdownGrace after SIGTERM")
 	}
 }

@@ -29,6 +29,8 @@ import (
 	"github.com/pinseal/pinseal/internal/service/scan"
 	"github.com/pinseal/pinseal/internal/service/store"
 	"github.com/pinseal/pinseal/pkg/report"
+
+	"github.com/pinseal/pinseal/internal/testkit/timebound"
 )
 
 func TestOperationsEndpoints(t *testing.T) {
@@ -440,7 +442,7 @@ func TestScheduledScansAndWebhook(t *testing.T) {
 	var e scan.Event
 	select {
 	case e = <-events:
-	case <-time.After(60 * time.Second):
+	case <-time.After(timebound.Hang):
 		t.Fatal("no webhook call after the scheduled scan")
 	}
 	if e.Source != "tree" || e.Scan.TriggeredBy != scan.BySchedule || len(e.Findings) != 1 || e.Findings[0].Check != "blob-yaml" {
