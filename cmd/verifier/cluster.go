@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/cluster"
+	"github.com/pinseal/pinseal/internal/app/cluster"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/fetch"
@@ -126,7 +126,7 @@ func runCluster(cmd *cobra.Command, o *clusterOptions) error {
 		}
 		opts.Tree = t
 	}
-	r, err := cluster.Run(ctx, opts)
+	r, err := cluster.Verify(ctx, opts)
 	if err != nil {
 		// Nothing could be checked: not a findings result.
 		return usageError{Err: err}

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/service/store"
+	"github.com/pinseal/pinseal/internal/app/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/gitbomb"
 	"github.com/pinseal/pinseal/internal/testkit/timebound"
 	"github.com/pinseal/pinseal/pkg/report"

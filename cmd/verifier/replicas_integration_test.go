@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/service/server"
-	"github.com/pinseal/pinseal/internal/service/store"
+	"github.com/pinseal/pinseal/internal/app/service/server"
+	"github.com/pinseal/pinseal/internal/app/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/internal/testkit/servertest"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"

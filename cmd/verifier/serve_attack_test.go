@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/service/server"
-	"github.com/pinseal/pinseal/internal/service/store"
+	"github.com/pinseal/pinseal/internal/app/service/server"
+	"github.com/pinseal/pinseal/internal/app/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/servertest"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
 	"github.com/pinseal/pinseal/internal/testkit/untartest"
