@@ -101,6 +101,26 @@ type Tree struct {
 	// Skipped are the charts under Root that are not provider packages (or
 	// were excluded), with why: never findings. Sorted by Path.
 	Skipped []Skip
+	// Fetches are the downloads of a provider's components release that
+	// the tree's shell scripts, and its Makefiles outside any package, run
+	// with no SHA-256 beside them (a package's own Makefile is read into
+	// its Pins). Sorted by File and Line.
+	Fetches []Fetch
+}
+
+// Fetch is an unpinned download of a components release by a script or a
+// Makefile recipe of the tree.
+type Fetch struct {
+	File    string // slash path relative to the tree root
+	Line    int    // the command's line
+	URL     string // as the script's defaults resolve it; may keep ${…}
+	Var     string // the variable the command reads the URL from, if one
+	Command string // curl, wget, gh release download, kubectl operator preload
+	// Package is the package whose files the script names (the template it
+	// writes its output to) or that holds the script; nil when none does.
+	Package *Package
+	// Writes is the file of Package the script names, relative to the tree root.
+	Writes string
 }
 
 // Skip is a chart the verifier did not check, and why.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -174,8 +175,8 @@ func TestPinMissingHintNoVersion(t *testing.T) {
 	r := verifyTree(t, root)
 	pkgs := map[string]bool{}
 	for _, f := range r.Findings {
-		if f.Check != "pin-missing" {
-			continue
+		if f.Check != "pin-missing" || f.File == fixture.TurtlesFetchScript {
+			continue // the script's download is no provider's source (TestTurtlesFetch)
 		}
 		pkgs[f.Package] = true
 		if strings.Contains(f.Hint, "release the release") || !strings.Contains(f.Hint, "spec.version") {
@@ -219,5 +220,75 @@ func TestFixturesPolicy(t *testing.T) {
 	}
 	if !slices.ContainsFunc(r.Packages, func(p report.PackageSummary) bool { return p.Path == "tests/golden" }) {
 		t.Error("the fixtures folder was not checked")
+	}
+}
+
+// findingKeys are a report's findings as comparable strings.
+func findingKeys(r *report.Report) map[string]report.Finding {
+	out := map[string]report.Finding{}
+	for _, f := range r.Findings {
+		out[strings.Join([]string{string(f.Severity), f.Check, f.Package, f.Provider, f.File, strconv.Itoa(f.Line), f.Message}, "|")] = f
+	}
+	return out
+}
+
+// TestTurtlesFetch: the script that writes the core's inline blob is
+// pin-missing, at its download's line and under the chart whose template
+// it writes (a chart with no vendored file and no Makefile of its own),
+// whether it is the real script (kubectl operator preload -u, no digest)
+// or the pinned form with its checksum removed; the pinned form is green,
+// and each mutation adds exactly that one finding.
+func TestTurtlesFetch(t *testing.T) {
+	pinnedRoot := turtlesTree(t, 10<<10)
+	if err := fixture.TurtlesFetchPinned(pinnedRoot); err != nil {
+		t.Fatal(err)
+	}
+	pinned := findingKeys(verifyTree(t, pinnedRoot))
+	for _, f := range pinned {
+		if f.File == fixture.TurtlesFetchScript {
+			t.Errorf("the pinned script is reported: %s %s", f.Check, f.Message)
+		}
+	}
+	check := "echo \"" + fixture.TurtlesFetchDigest + "  ${DL}\" | sha256sum -c -\n"
+	for _, tc := range []struct {
+		name, cmd string
+		mutate    func(t *testing.T, root string)
+	}{
+		{"the real script", "kubectl operator preload", func(t *testing.T, root string) {}},
+		{"the pinned form without its checksum", "curl", func(t *testing.T, root string) {
+			if err := fixture.TurtlesFetchPinned(root); err != nil {
+				t.Fatal(err)
+			}
+			editFile(t, root, fixture.TurtlesFetchScript, check, "")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := turtlesTree(t, 10<<10)
+			tc.mutate(t, root)
+			got := findingKeys(verifyTree(t, root))
+			var added []report.Finding
+			for k, f := range got {
+				if _, ok := pinned[k]; !ok {
+					added = append(added, f)
+				}
+			}
+			for k, f := range pinned {
+				if _, ok := got[k]; !ok {
+					t.Errorf("finding gone: %s %s", f.Check, f.Message)
+				}
+			}
+			if len(added) != 1 {
+				t.Fatalf("added findings %+v, want exactly one pin-missing", added)
+			}
+			f := added[0]
+			if f.Check != "pin-missing" || f.File != fixture.TurtlesFetchScript || f.Line != fixture.TurtlesFetchLine || f.Package != fixture.TurtlesChart {
+				t.Errorf("got %s at %s:%d in %s, want pin-missing at %s:%d in %s", f.Check, f.File, f.Line, f.Package, fixture.TurtlesFetchScript, fixture.TurtlesFetchLine, fixture.TurtlesChart)
+			}
+			for _, w := range []string{tc.cmd, "https://github.com/rancher/cluster-api/releases/latest/core-components.yaml", fixture.TurtlesChart + "/" + fixture.TurtlesCoreTemplate} {
+				if !strings.Contains(f.Message, w) {
+					t.Errorf("message does not name %q: %s", w, f.Message)
+				}
+			}
+		})
 	}
 }
