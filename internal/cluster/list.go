@@ -227,6 +227,16 @@ var gvrCAPIProvider = schema.GroupVersionResource{Group: model.TurtlesAPIGroup, 
 // spec.type names; one of a type Turtles does not know installs nothing
 // and is left out.
 func (l *lister) capiProviders(ctx context.Context) error {
+	// Asked only where the API server serves the group (discovery, which
+	// every authenticated user may read): a cluster without Turtles
+	// needs no permission on it.
+	err := l.rc.Get().AbsPath("/apis/"+gvrCAPIProvider.Group+"/"+gvrCAPIProvider.Version).SetHeader("Accept", "application/json").Do(ctx).Error()
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil && !apierrors.IsForbidden(err):
+		return fmt.Errorf("cluster %s (%s): discovery of %s: %w", l.snap.Context, l.snap.Server, gvrCAPIProvider.GroupVersion(), err)
+	}
 	return l.list(ctx, gvrCAPIProvider, "", "", CheckInstalled, func(dec *json.Decoder) error {
 		var pj providerJSON
 		if err := dec.Decode(&pj); err != nil {
