@@ -341,8 +341,11 @@ var (
 // (.Values.a.b and index .Values "a" "b" both "a.b").
 func valuesRefs(text string) []string {
 	var out []string
-	for _, m := range valuesRefRE.FindAllStringSubmatch(text, -1) {
-		out = append(out, m[1][1:])
+	for _, m := range valuesRefRE.FindAllStringSubmatchIndex(text, -1) {
+		if strings.HasSuffix(strings.TrimRight(text[:m[0]], " \t"), "index") {
+			continue // index .Values.a "b": read below
+		}
+		out = append(out, text[m[2]+1:m[3]])
 	}
 	for _, m := range indexRefRE.FindAllStringSubmatch(text, -1) {
 		keys := strings.Split(strings.TrimPrefix(m[1], "."), ".")
