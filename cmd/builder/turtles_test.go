@@ -83,6 +83,12 @@ func TestTurtlesWorkflow(t *testing.T) {
 	if f := strings.Fields(row(out)); err != nil || len(f) < 4 || f[2] != "-" || f[3] != "?" {
 		t.Fatalf("outdated before vendor: %v\n%s", err, out)
 	}
+	// Over the whole tree, the URL the Turtles clusterctl-config ConfigMap
+	// (the other chart) gives rke2 is where it is downloaded from.
+	out, _, _ = runBuildTestCmd(t, append([]string{"outdated", root}, web...)...)
+	if !strings.Contains(out, id+": the operator downloads its release at install time (no spec.fetchConfig: https://github.com/rancher/cluster-api-provider-rke2/releases/v0.25.0/bootstrap-components.yaml from Turtles' clusterctl config (ConfigMap clusterctl-config))") {
+		t.Fatalf("outdated over the tree does not name the clusterctl-config URL:\n%s", out)
+	}
 
 	out, _, err = runBuildTestCmd(t, append([]string{"vendor", chart, "--provider", id, "--mirror", api.Mirror(), "--retries", "0"}, web...)...)
 	if err != nil {

@@ -235,6 +235,9 @@ func fetchedFrom(p *model.Provider) string {
 	case p.FetchURL != "":
 		return "spec.fetchConfig.url " + p.FetchURL
 	}
+	if p.Clusterctl != nil {
+		return "no spec.fetchConfig: " + p.Clusterctl.URL + " from Turtles' clusterctl config (" + p.Clusterctl.From + ")"
+	}
 	return "no spec.fetchConfig: clusterctl's built-in provider list"
 }
 

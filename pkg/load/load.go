@@ -124,6 +124,7 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 		return nil, err
 	}
 	t := assemble(real, probs, results, sk)
+	resolveClusterctl(t)
 	t.Fetches = scanFetches(fsys, t, scripts)
 	return t, nil
 }

@@ -153,6 +153,10 @@ type Package struct {
 
 	Providers  []*Provider
 	ConfigMaps []*ConfigMap
+	// Clusterctl are the provider URLs the package's Rancher Turtles
+	// clusterctl config sets (the clusterctl-config ConfigMap's
+	// clusterctl.yaml, a ClusterctlConfig's spec.providers), in file order.
+	Clusterctl []ClusterctlOverride
 	// Files are the vendored files under files/ (and any pinned "to"
 	// path), by slash path relative to the package directory.
 	Files map[string]*File
@@ -329,6 +333,10 @@ type Provider struct {
 	// by URL or OCI instead.
 	Selector *Selector
 	FetchURL string // spec.fetchConfig.url
+	// Clusterctl is the Rancher Turtles clusterctl config entry of the
+	// tree that sets the URL of a CAPIProvider with no spec.fetchConfig
+	// (nil when none does: clusterctl's built-in list applies).
+	Clusterctl *ClusterctlOverride
 	FetchOCI string // spec.fetchConfig.oci
 	// FetchOCILine is the line of spec.fetchConfig.oci in Location.File
 	// (the template's line for a chart); 0 when unknown.
@@ -451,4 +459,23 @@ type Objects struct {
 	// object, in words ("document 1 is the text \"Not Found\""); empty
 	// when every document is one and there is at least one.
 	Problem string
+}
+
+// ClusterctlConfigName is the name of Rancher Turtles' clusterctl config:
+// the ConfigMap its controller mounts as the embedded operator's
+// clusterctl.yaml and the ClusterctlConfig whose overrides it merges in
+// (rancher/turtles internal/controllers/clusterctl/config.go at b2e1223).
+const ClusterctlConfigName = "clusterctl-config"
+
+// ClusterctlOverride is one provider entry of a Turtles clusterctl
+// config: the repository URL Turtles' embedded operator downloads the
+// provider named Name of Type (a clusterctl provider type such as
+// BootstrapProvider, matched without regard to case) from.
+type ClusterctlOverride struct {
+	Name, Type, URL string
+	// From is "ConfigMap clusterctl-config" or "ClusterctlConfig
+	// clusterctl-config"; a ClusterctlConfig entry wins over the
+	// ConfigMap's for the same name and type, as Turtles merges them.
+	From string
+	Location
 }

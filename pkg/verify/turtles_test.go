@@ -292,3 +292,87 @@ func TestTurtlesFetch(t *testing.T) {
 		})
 	}
 }
+
+// sourceOf is the report's source of provider id in package pkg.
+func sourceOf(t *testing.T, r *report.Report, pkg, id string) report.Source {
+	t.Helper()
+	for _, p := range r.Packages {
+		for _, pr := range p.Providers {
+			if p.Path == pkg && pr.Kind+"/"+pr.Name == id && pr.Source != nil {
+				return *pr.Source
+			}
+		}
+	}
+	t.Fatalf("no source of %s in %s", id, pkg)
+	return report.Source{}
+}
+
+// TestTurtlesClusterctlOverride: a CAPIProvider with no spec.fetchConfig
+// downloads from the URL Turtles' clusterctl-config ConfigMap gives it
+// (its clusterctl.yaml providers entry), which the report's source and
+// pin-missing name; a ClusterctlConfig entry of the same name and type wins
+// over the ConfigMap's; without an entry, clusterctl's built-in list
+// applies. Each mutation changes exactly the source of the provider the
+// entry names.
+func TestTurtlesClusterctlOverride(t *testing.T) {
+	const (
+		boot  = "BootstrapProvider/rke2"
+		cp    = "ControlPlaneProvider/rke2"
+		cmURL = "https://github.com/rancher/cluster-api-provider-rke2/releases/v0.25.0/bootstrap-components.yaml"
+	)
+	chart := fixture.TurtlesProvidersChart
+	builtinCP := func(t *testing.T, r *report.Report) {
+		t.Helper()
+		if s := sourceOf(t, r, chart, cp); s.Kind != report.SourceDefault || !strings.Contains(s.Ref, "/releases/latest/control-plane-components.yaml") {
+			t.Errorf("%s, which no entry names: %+v", cp, s)
+		}
+	}
+
+	root := turtlesTree(t, 10<<10)
+	r := verifyTree(t, root)
+	s := sourceOf(t, r, chart, boot)
+	if s.Kind != report.SourceDefault || s.Ref != cmURL || s.Release != "v0.25.0" ||
+		!slices.Equal(s.URLs, []string{"https://github.com/rancher/cluster-api-provider-rke2/releases/download/v0.25.0/bootstrap-components.yaml", "https://github.com/rancher/cluster-api-provider-rke2/releases/download/v0.25.0/metadata.yaml"}) {
+		t.Errorf("%s with the ConfigMap's entry: %+v", boot, s)
+	}
+	builtinCP(t, r)
+	var named bool
+	for _, f := range r.Findings {
+		if f.Check == "pin-missing" && f.Provider == boot {
+			named = strings.Contains(f.Message, "ConfigMap clusterctl-config ("+fixture.TurtlesChart+"/templates/clusterctl-config.yaml:9)") && strings.Contains(f.Message, cmURL)
+		}
+	}
+	if !named {
+		t.Errorf("pin-missing of %s does not name the clusterctl-config entry and its URL", boot)
+	}
+
+	// A ClusterctlConfig entry wins over the ConfigMap's.
+	root = turtlesTree(t, 10<<10)
+	if err := os.WriteFile(filepath.Join(root, fixture.TurtlesChart, "templates", "clusterctlconfig.yaml"), []byte(`apiVersion: turtles-capi.cattle.io/v1alpha1
+kind: ClusterctlConfig
+metadata:
+  name: clusterctl-config
+  namespace: '{{ .Values.namespace }}'
+spec:
+  providers:
+  - name: rke2
+    url: https://github.com/rancher/cluster-api-provider-rke2/releases/v0.26.0/bootstrap-components.yaml
+    type: BootstrapProvider
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = verifyTree(t, root)
+	if s := sourceOf(t, r, chart, boot); s.Release != "v0.26.0" || !strings.Contains(s.Ref, "/v0.26.0/") {
+		t.Errorf("%s with a ClusterctlConfig entry: %+v", boot, s)
+	}
+	builtinCP(t, r)
+
+	// No entry: clusterctl's built-in list.
+	root = turtlesTree(t, 10<<10)
+	editFile(t, root, fixture.TurtlesChart+"/templates/clusterctl-config.yaml", `- name: "rke2"`, `- name: "rke2-other"`)
+	r = verifyTree(t, root)
+	if s := sourceOf(t, r, chart, boot); s.Ref == cmURL || s.Release != "" || !strings.Contains(s.Ref, "/releases/latest/bootstrap-components.yaml") {
+		t.Errorf("%s with no entry: %+v", boot, s)
+	}
+	builtinCP(t, r)
+}
