@@ -36,8 +36,8 @@ for i in 1 2 3; do
 done
 
 echo "--- go test -bench BenchmarkRescan (full: 3 scans, unchanged: 20)"
-BENCH_RESCAN_TREE="$work/tree" "$GO" test -run '^$' -bench 'BenchmarkRescan/full' -benchtime 3x ./internal/service/server >"$work/full.txt"
-BENCH_RESCAN_TREE="$work/tree" "$GO" test -run '^$' -bench 'BenchmarkRescan/unchanged' -benchtime 20x ./internal/service/server >"$work/unchanged.txt"
+BENCH_RESCAN_TREE="$work/tree" "$GO" test -run '^$' -bench 'BenchmarkRescan/full' -benchtime 3x ./internal/app/service/server >"$work/full.txt"
+BENCH_RESCAN_TREE="$work/tree" "$GO" test -run '^$' -bench 'BenchmarkRescan/unchanged' -benchtime 20x ./internal/app/service/server >"$work/unchanged.txt"
 full=$(awk '/^BenchmarkRescan\/full/ {print $3}' "$work/full.txt")
 unch=$(awk '/^BenchmarkRescan\/unchanged/ {print $3}' "$work/unchanged.txt")
 [ -n "$full" ] && [ -n "$unch" ] || { echo "FAIL: benchmark output:"; cat "$work/full.txt" "$work/unchanged.txt"; exit 1; }

@@ -22,10 +22,8 @@ default=(
 	layout
 	metadata
 	operator
-	outdated
 	patch
 	pin/infer
-	remote
 	yamlbound
 )
 if [ $# -gt 0 ]; then

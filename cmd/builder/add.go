@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/add"
-	"github.com/pinseal/pinseal/internal/outdated"
+	"github.com/pinseal/pinseal/internal/app/add"
+	"github.com/pinseal/pinseal/internal/app/outdated"
 )
 
 // addOptions are the flags of `builder add`.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/add"
-	"github.com/pinseal/pinseal/internal/cli"
+	"github.com/pinseal/pinseal/internal/app/add"
+	"github.com/pinseal/pinseal/internal/app/cli"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
 )

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/cli"
-	"github.com/pinseal/pinseal/internal/vendor"
+	"github.com/pinseal/pinseal/internal/app/cli"
+	"github.com/pinseal/pinseal/internal/app/vendor"
 	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/render"

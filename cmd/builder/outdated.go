@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/outdated"
+	"github.com/pinseal/pinseal/internal/app/outdated"
 )
 
 // errOutdated makes `builder outdated` exit 1 after printing its report.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/plan"
+	"github.com/pinseal/pinseal/internal/app/plan"
 )
 
 // errSteps makes `builder plan` exit 1 after printing steps.

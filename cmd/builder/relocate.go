@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/relocate"
+	"github.com/pinseal/pinseal/internal/app/relocate"
 	"github.com/pinseal/pinseal/pkg/bump"
 	"github.com/pinseal/pinseal/pkg/pin"
 )

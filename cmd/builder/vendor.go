@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/vendor"
+	"github.com/pinseal/pinseal/internal/app/vendor"
 	"github.com/pinseal/pinseal/internal/version"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/bump"

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/cli"
+	"github.com/pinseal/pinseal/internal/app/cli"
+	"github.com/pinseal/pinseal/internal/app/vendor"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/releaseapi"
-	"github.com/pinseal/pinseal/internal/vendor"
 )
 
 // TestVendorCommand: usage errors exit 2; a release that publishes no

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/pinseal/pinseal/internal/outdated"
+	"github.com/pinseal/pinseal/internal/app/outdated"
 	"github.com/pinseal/pinseal/pkg/release"
 	"github.com/pinseal/pinseal/pkg/sign"
 )

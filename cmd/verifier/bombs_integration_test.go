@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/service/server"
-	"github.com/pinseal/pinseal/internal/service/store"
+	"github.com/pinseal/pinseal/internal/app/service/server"
+	"github.com/pinseal/pinseal/internal/app/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/timebound"
 	"github.com/pinseal/pinseal/pkg/report"
 )

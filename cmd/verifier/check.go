@@ -18,10 +18,10 @@ import (
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/pinseal/pinseal/internal/cli"
+	"github.com/pinseal/pinseal/internal/app/cli"
 	"github.com/pinseal/pinseal/pkg/render"
 
-	"github.com/pinseal/pinseal/internal/history"
+	"github.com/pinseal/pinseal/internal/app/history"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/remote/remotetest"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
+	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/cluster"
-	"github.com/pinseal/pinseal/internal/service/store"
+	"github.com/pinseal/pinseal/internal/app/cluster"
+	"github.com/pinseal/pinseal/internal/app/service/store"
 )
 
 // A hostile API server on 127.0.0.1 against the real `verifier cluster`

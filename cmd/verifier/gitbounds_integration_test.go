@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/service/store"
+	"github.com/pinseal/pinseal/internal/app/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/gitbomb"
 )
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/internal/testkit/netwatch"
+
+	"github.com/pinseal/pinseal/internal/testkit/timebound"
 )
 
 // forgedKey is a values key that, logged raw, starts a record of its own.
@@ -82,10 +84,10 @@ func TestCheckHostileChart(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(timebound.Hang):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("verifier check blocked for 60s:\n%s\n%s", stdout.String(), stderr.String())
+		t.Fatalf("verifier check blocked for %s:\n%s\n%s", timebound.Hang, stdout.String(), stderr.String())
 	}
 	t.Logf("verifier check answered in %s", time.Since(start).Round(time.Millisecond))
 	out := stdout.String()

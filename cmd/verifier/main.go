@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/cli"
+	"github.com/pinseal/pinseal/internal/app/cli"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"

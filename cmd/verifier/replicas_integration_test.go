@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/service/server"
-	"github.com/pinseal/pinseal/internal/service/store"
+	"github.com/pinseal/pinseal/internal/app/service/server"
+	"github.com/pinseal/pinseal/internal/app/service/store"
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/internal/testkit/servertest"
 	"github.com/pinseal/pinseal/internal/testkit/testpeer"
@@ -162,7 +162,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	}
 	replicas := []*replica{start("r0"), start("r1"), start("r2")}
 	for _, r := range replicas {
-		servertest.WaitWithin(t, 30*time.Second, r.name+" ready", func() bool {
+		servertest.WaitWithin(t, timebound.Hang, r.name+" ready", func() bool {
 			resp, err := http.Get(r.url + "/readyz")
 			if err != nil {
 				return false
@@ -184,8 +184,64 @@ func TestIntegrationReplicas(t *testing.T) {
 		return scans
 	}
 
+	// Never two scans of one source at once: checked from the records at
+	// the end, and also when an earlier step fails (the deferred call),
+	// since a double scan is what breaks the steps before it.
+	checked := false
+	checkScans := func() {
+		if checked {
+			return
+		}
+		checked = true
+		// From the recorded times, each scan of a source (scheduled or on
+		// demand) starts once the one before it was recorded finished; a
+		// takeover records the dead replica's scan failed before the new one
+		// starts. How close together two scans start is the load's business
+		// (the next slot is due one interval after the last was due, so a
+		// scan started late is followed by one on time), not the promise.
+		//
+		// No slot skipped: a source's next scheduled scan starts within an
+		// interval of the time it was both due (one interval after the last
+		// scan started, at the latest) and free (the last scan finished), plus
+		// the lease TTL (the sources the killed replica held wait out its
+		// leases) and timebound.Slack.
+		bySource := map[string][]store.Scan{}
+		for _, sc := range allScans() {
+			bySource[sc.Source] = append(bySource[sc.Source], sc)
+		}
+		total := 0
+		for _, n := range names {
+			scans := bySource[n]
+			sort.Slice(scans, func(i, j int) bool { return scans[i].StartedAt.Before(scans[j].StartedAt) })
+			for _, p := range overlappingScans(scans) {
+				t.Errorf("%s: double scan: %d (%s, %s to %s) and %d (%s, started %s) overlap", n,
+					p[0].ID, p[0].Replica, p[0].StartedAt.Format(time.StampMilli), finishedText(p[0]), p[1].ID, p[1].Replica, p[1].StartedAt.Format(time.StampMilli))
+			}
+			var prev *store.Scan
+			for i := range scans {
+				sc := &scans[i]
+				if sc.TriggeredBy != "schedule" {
+					continue
+				}
+				total++
+				if prev != nil && prev.FinishedAt != nil {
+					free := prev.StartedAt.Add(interval)
+					if prev.FinishedAt.After(free) {
+						free = *prev.FinishedAt
+					}
+					if late := sc.StartedAt.Sub(free); timebound.Over(late, interval+ttl) {
+						t.Errorf("%s: skipped interval: %d started %s after %d left the source due and free (interval %s, lease TTL %s)", n, sc.ID, late, prev.ID, interval, ttl)
+					}
+				}
+				prev = sc
+			}
+		}
+		t.Logf("%d scheduled scans of %d sources over the run", total, nSources)
+	}
+	defer checkScans()
+
 	// Every source scanned successfully once.
-	servertest.WaitWithin(t, 90*time.Second, "a successful scan of every source", func() bool {
+	servertest.WaitWithin(t, timebound.Hang, "a successful scan of every source", func() bool {
 		ok, _ := st.LastScans(ctx, store.Succeeded)
 		return len(ok) == nSources
 	})
@@ -197,7 +253,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	httpGit.stall(slow + ".git")
 	var victim *replica
 	var stuck int64
-	servertest.WaitWithin(t, interval+10*time.Second, "a running scan of "+slow, func() bool {
+	servertest.WaitWithin(t, timebound.Hang, "a running scan of "+slow, func() bool {
 		l, err := st.Leases(ctx)
 		if err != nil || l[slow].ScanID == 0 {
 			return false
@@ -221,7 +277,7 @@ func TestIntegrationReplicas(t *testing.T) {
 		}
 	}
 	var failed store.Scan
-	servertest.WaitWithin(t, ttl+10*time.Second, "the killed replica's scan recorded failed", func() bool {
+	servertest.WaitWithin(t, timebound.Hang, "the killed replica's scan recorded failed", func() bool {
 		failed, _ = st.Scan(ctx, stuck)
 		return failed.Status == store.Failed
 	})
@@ -232,7 +288,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	if timebound.Over(took, ttl+ttl/10) || !strings.Contains(failed.Error, "replica "+victim.name+" lost its lease") {
 		t.Errorf("takeover of %s after %s (TTL %s), error %q; want within the TTL and naming %s", slow, took, ttl, failed.Error, victim.name)
 	}
-	servertest.WaitWithin(t, interval+10*time.Second, "a successful scan of "+slow+" by another replica", func() bool {
+	servertest.WaitWithin(t, timebound.Hang, "a successful scan of "+slow+" by another replica", func() bool {
 		scans, _ := st.Scans(ctx, slow, 1)
 		return len(scans) == 1 && scans[0].ID > stuck && scans[0].Status == store.Succeeded && scans[0].Replica != victim.name
 	})
@@ -251,7 +307,7 @@ func TestIntegrationReplicas(t *testing.T) {
 	gitCLI(t, work, "push", "-q", filepath.Join(repos, drifted+".git"), "HEAD:main")
 	scanAt := func(rev string) store.Scan {
 		var got store.Scan
-		servertest.WaitWithin(t, 2*interval+10*time.Second, "a scan of "+drifted+" at "+rev[:8], func() bool {
+		servertest.WaitWithin(t, timebound.Hang, "a scan of "+drifted+" at "+rev[:8], func() bool {
 			scans, _ := st.Scans(ctx, drifted, 1)
 			if len(scans) == 1 && scans[0].Revision == rev && scans[0].Status != store.Running {
 				got = scans[0]
@@ -295,56 +351,12 @@ func TestIntegrationReplicas(t *testing.T) {
 	time.Sleep(interval)
 	sameHistory(t, live)
 
-	// Never two scans of one source at once: from the recorded times,
-	// each scan of a source (scheduled or on demand) starts once the one
-	// before it was recorded finished; a takeover records the dead
-	// replica's scan failed before the new one starts. How close together
-	// two scans start is the load's business (the next slot is due one
-	// interval after the last was due, so a scan started late is followed
-	// by one on time), not the promise.
-	//
-	// No slot skipped: a source's next scheduled scan starts within an
-	// interval of the time it was both due (one interval after the last
-	// scan started, at the latest) and free (the last scan finished), plus
-	// the lease TTL (the sources the killed replica held wait out its
-	// leases) and timebound.Slack.
-	bySource := map[string][]store.Scan{}
-	for _, sc := range allScans() {
-		bySource[sc.Source] = append(bySource[sc.Source], sc)
-	}
-	total := 0
-	for _, n := range names {
-		scans := bySource[n]
-		sort.Slice(scans, func(i, j int) bool { return scans[i].StartedAt.Before(scans[j].StartedAt) })
-		for _, p := range overlappingScans(scans) {
-			t.Errorf("%s: double scan: %d (%s, %s to %s) and %d (%s, started %s) overlap", n,
-				p[0].ID, p[0].Replica, p[0].StartedAt.Format(time.StampMilli), finishedText(p[0]), p[1].ID, p[1].Replica, p[1].StartedAt.Format(time.StampMilli))
-		}
-		var prev *store.Scan
-		for i := range scans {
-			sc := &scans[i]
-			if sc.TriggeredBy != "schedule" {
-				continue
-			}
-			total++
-			if prev != nil && prev.FinishedAt != nil {
-				free := prev.StartedAt.Add(interval)
-				if prev.FinishedAt.After(free) {
-					free = *prev.FinishedAt
-				}
-				if late := sc.StartedAt.Sub(free); timebound.Over(late, interval+ttl) {
-					t.Errorf("%s: skipped interval: %d started %s after %d left the source due and free (interval %s, lease TTL %s)", n, sc.ID, late, prev.ID, interval, ttl)
-				}
-			}
-			prev = sc
-		}
-	}
-	t.Logf("%d scheduled scans of %d sources over the run", total, nSources)
+	checkScans()
 
 	// /readyz fails while the database is unreachable.
 	st.Close()
 	pg.Stop()
-	servertest.WaitWithin(t, 20*time.Second, "/readyz to fail with the database down", func() bool {
+	servertest.WaitWithin(t, timebound.Hang, "/readyz to fail with the database down", func() bool {
 		resp, err := http.Get(live[0].url + "/readyz")
 		if err != nil {
 			return false

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pinseal/pinseal/internal/service/server"
+	"github.com/pinseal/pinseal/internal/app/service/server"
 )
 
 // serveOptions are the flags of `verifier serve`.

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/remote/remotetest"
-	"github.com/pinseal/pinseal/internal/service/server"
+	"github.com/pinseal/pinseal/internal/app/service/server"
 	"github.com/pinseal/pinseal/internal/testkit/servertest"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/internal/testkit/untartest"
+
+	"github.com/pinseal/pinseal/internal/testkit/timebound"
 )
 
 // The one way the tests of this package run real `verifier serve`
@@ -155,7 +157,7 @@ func startServeProcess(t *testing.T, cfgFile string, o serveProcOptions) *serveP
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-p.exited:
-		case <-time.After(10 * time.Second):
+		case <-time.After(timebound.Hang):
 			p.cmd.Process.Kill()
 			<-p.exited
 		}
@@ -170,8 +172,8 @@ func startServeProcess(t *testing.T, cfgFile string, o serveProcOptions) *serveP
 		p.log.mu.Unlock()
 	case <-p.exited:
 		t.Fatalf("verifier serve exited:\n%s", p.logText())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("verifier serve did not start in 60s:\n%s", p.logText())
+	case <-time.After(timebound.Hang):
+		t.Fatalf("verifier serve did not start in %s:\n%s", timebound.Hang, p.logText())
 	}
 	return p
 }

@@ -31,10 +31,10 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/internal/images"
 	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/internal/patch"
 	"github.com/pinseal/pinseal/internal/pin/infer"
-	"github.com/pinseal/pinseal/internal/relocate"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/fetch"
 	"github.com/pinseal/pinseal/pkg/load"
@@ -495,7 +495,7 @@ func relocateComponents(pid string, p pin.Provider, order []string, content map[
 	if err != nil {
 		return fmt.Errorf("%s has relocate entries: %w", pid, err)
 	}
-	out, moved, err := relocate.Apply(content[comp], p.Relocate)
+	out, moved, err := images.Relocate(content[comp], p.Relocate)
 	if err != nil {
 		return fmt.Errorf("%s: relocate %s: %w", pid, comp, err)
 	}

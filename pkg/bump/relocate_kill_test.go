@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/pinseal/pinseal/internal/relocate"
+	"github.com/pinseal/pinseal/internal/app/relocate"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 

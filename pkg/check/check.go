@@ -108,7 +108,7 @@ const (
 	ImageRef             = "image-ref"
 	ImageRelocation      = "image-relocation"
 	WaiverExpired        = "waiver-expired"
-	// The live-cluster checks (internal/cluster runs them).
+	// The live-cluster checks (internal/app/cluster runs them).
 	ClusterInstalled = "cluster-installed"
 	ClusterConfigMap = "cluster-configmap"
 	ClusterOCI       = "cluster-oci"

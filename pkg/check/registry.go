@@ -20,7 +20,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
-// The registry checks judge what internal/remote recorded in
+// The registry checks judge what pkg/remote recorded in
 // model.Provider.Artifact; providers without an Artifact (no registry
 // given) are skipped, so without a registry they report nothing. They
 // split what can differ between the tree and the registry so that one

@@ -59,7 +59,7 @@ func releaseRefs(pkg *model.Package, release string) []string {
 }
 
 // setLayers lists a's components.gz, metadata.yaml and YAML layers by
-// title, as internal/remote records them.
+// title, as pkg/remote records them.
 func setLayers(a *model.Artifact) {
 	a.Layers = map[string]string{"components.gz": a.BlobSHA256, "metadata.yaml": a.MetadataSHA256}
 	if a.YAMLTitle != "" {

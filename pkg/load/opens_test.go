@@ -11,6 +11,8 @@ import (
 	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/pkg/model"
+
+	"github.com/pinseal/pinseal/internal/testkit/timebound"
 )
 
 // TestHelmignoreStaysInTree: .helmignore is read through the tree's root
@@ -57,7 +59,7 @@ func TestHelmignoreStaysInTree(t *testing.T) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(30 * time.Second):
+			case <-time.After(timebound.Hang):
 				t.Fatal("the load blocked on .helmignore")
 			}
 		})

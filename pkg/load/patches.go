@@ -149,9 +149,7 @@ func (l *scanner) reverseFile(p *model.Package, f *model.File, rs pin.Relocation
 		}
 	}
 	if len(rs) > 0 {
-		// As relocate.Reverse does (that package loads packages, so
-		// this one cannot import it).
-		out, _, err := images.Rewrite(data, rs.Unmap)
+		out, err := images.Unrelocate(data, rs)
 		if err != nil {
 			f.UpstreamErr = fmt.Sprintf("its relocation (%s) cannot be reversed on %s: %v", rs, f.Path, err)
 			return

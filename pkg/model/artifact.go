@@ -8,7 +8,7 @@ import (
 )
 
 // Artifact is what a registry (or OCI image layout) holds for one provider
-// release, as internal/remote read it: plain data, so that the registry checks
+// release, as pkg/remote read it: plain data, so that the registry checks
 // (registry-digest, version-reused, signature, provenance) stay pure
 // functions of the model. Digests are "sha256:<hex>".
 type Artifact struct {
@@ -102,7 +102,7 @@ type VersionPin struct {
 }
 
 // Reason says why a signature or attestation does not verify. pkg/sign
-// decides it, internal/remote records it in Signature and Provenance, pkg/check
+// decides it, pkg/remote records it in Signature and Provenance, pkg/check
 // words the findings about it.
 type Reason string
 
@@ -123,7 +123,7 @@ const (
 	NoTimestamp   Reason = "no-timestamp"          // a keyless signature with no verified timestamp or log entry time
 	TLogMissing   Reason = "tlog-missing"          // the policy requires a transparency-log entry; none verifies
 	// ReadError: the signatures or attestations could not be read at all
-	// (internal/remote; the registry failed), so there is no verdict.
+	// (pkg/remote; the registry failed), so there is no verdict.
 	ReadError Reason = "error"
 )
 

@@ -345,7 +345,7 @@ type Provider struct {
 
 	// Artifact is what the registry holds for this provider's release
 	// (PREFIX/<type>-<name>:<spec.version>); nil when no registry was
-	// given. Filled by internal/remote, read by the registry checks.
+	// given. Filled by pkg/remote, read by the registry checks.
 	Artifact *Artifact
 }
 

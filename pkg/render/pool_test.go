@@ -11,6 +11,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 
 	"github.com/pinseal/pinseal/internal/testkit/chartbomb"
+
+	"github.com/pinseal/pinseal/internal/testkit/timebound"
 )
 
 // TestMain lets this test binary be the render child (see MaybeRunChild).
@@ -93,8 +95,8 @@ func TestRenderChildBackstop(t *testing.T) {
 	}
 	select {
 	case <-w.exited:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the render child still runs 15s into a chart bounded to 0.5s")
+	case <-time.After(req.Timeout + childBackstopGrace + timebound.Slack):
+		t.Fatalf("the render child still runs %s into a chart bounded to %s (its backstop is the bound + %s)", req.Timeout+childBackstopGrace+timebound.Slack, req.Timeout, childBackstopGrace)
 	}
 	code := w.cmd.ProcessState.ExitCode()
 	if code != 4 && code != 5 {

@@ -407,7 +407,7 @@ func runChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		// Backstops for a parent that is gone: a watchdog and the CPU
 		// time limit.
-		backstop := req.Timeout + 2*time.Second
+		backstop := req.Timeout + childBackstopGrace
 		if err := limitCPU(backstop); err != nil {
 			fmt.Fprintf(stderr, "pinseal render child: cannot bound its CPU time: %v\n", err)
 			return 3
@@ -455,3 +455,8 @@ func (s *Sandbox) Close() {
 // Started is how many children the Sandbox has started, for tests and
 // benchmarks of its reuse.
 func (s *Sandbox) Started() int64 { return s.pool.started.Load() }
+
+// childBackstopGrace is how long past a chart's time bound a render child
+// whose parent stopped watching ends the chart itself: the parent's own
+// timer fires first whenever it is alive.
+const childBackstopGrace = 2 * time.Second

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/remote/remotetest"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/hinttest"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/load"
+	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"

@@ -9,13 +9,13 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
-	"github.com/pinseal/pinseal/internal/remote"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/remote"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
 )

@@ -24,11 +24,11 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/pinseal/pinseal/api/apitest"
-	"github.com/pinseal/pinseal/internal/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
 )

@@ -10,11 +10,11 @@ import (
 
 	"oras.land/oras-go/v2/registry"
 
-	"github.com/pinseal/pinseal/internal/remote"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/remote"
 	"github.com/pinseal/pinseal/pkg/sign"
 )
 
@@ -45,7 +45,7 @@ type RegistryOptions struct {
 //
 // The allowlists of `verifier check --allow-registry` and of the service's
 // registries are checked with it, with oras-go (the library that opens the
-// registries); Allowed in internal/remote decides what lies within one.
+// registries); Allowed in pkg/remote decides what lies within one.
 func ValidAllowEntry(e string) error {
 	if strings.Contains(e, "://") {
 		return fmt.Errorf("%q: write HOST[:PORT][/PATH], without a scheme", e)

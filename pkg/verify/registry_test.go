@@ -13,11 +13,11 @@ import (
 
 	"github.com/pinseal/pinseal/internal/testkit/hinttest"
 
-	"github.com/pinseal/pinseal/internal/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/artifact"
 	"github.com/pinseal/pinseal/pkg/blob"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/report"
 	"github.com/pinseal/pinseal/pkg/sign"
 )

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinseal/pinseal/internal/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/policy"
+	"github.com/pinseal/pinseal/pkg/remote/remotetest"
 	"github.com/pinseal/pinseal/pkg/sign"
 	"github.com/pinseal/pinseal/pkg/sign/signtest"
 )

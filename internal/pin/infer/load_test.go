@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/pinseal/pinseal/pkg/pin"
+
+	"github.com/pinseal/pinseal/internal/testkit/timebound"
 )
 
 const (
@@ -306,7 +308,7 @@ func TestLoadDirFIFOs(t *testing.T) {
 				if name != "v.mk" && (err == nil || !strings.Contains(err.Error(), "not a regular file")) {
 					t.Errorf("err = %v, want not a regular file", err)
 				}
-			case <-time.After(10 * time.Second):
+			case <-time.After(timebound.Hang):
 				t.Fatal("LoadDir blocked on a FIFO")
 			}
 		})

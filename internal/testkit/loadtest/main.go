@@ -46,7 +46,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/pinseal/pinseal/internal/service/server"
+	"github.com/pinseal/pinseal/internal/app/service/server"
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/pkg/render"
 	"github.com/pinseal/pinseal/pkg/report"

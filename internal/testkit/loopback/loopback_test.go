@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinseal/pinseal/internal/testkit/timebound"
 )
 
 // TestListen: loopback addresses are accepted, every other one refused
@@ -70,8 +72,8 @@ func TestServe(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Serve after the context ended: %v, want nil", err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after the context ended")
+	case <-time.After(time.Second + timebound.Slack):
+		t.Fatal("Serve did not return within its 1s grace after the context ended")
 	}
 	if resp, err := http.Get(url); err == nil {
 		resp.Body.Close()

@@ -1,7 +1,7 @@
 // Package servertest validates the verifier service's responses against
 // api/openapi.yaml.
 //
-// It serves the tests of internal/service/server and of the commands
+// It serves the tests of internal/app/service/server and of the commands
 // that run it.
 package servertest
 

@@ -3,6 +3,7 @@
 package timebound
 
 import (
+	"os"
 	"syscall"
 	"time"
 )
@@ -26,4 +27,14 @@ func Work(f func()) time.Duration {
 	start := CPU()
 	f()
 	return CPU() - start
+}
+
+// ProcessWork is the CPU time an ended process used, with the children it
+// waited for (wait4's figure): the work bound of a command a test ran,
+// which a busy machine does not stretch as it stretches wall-clock time.
+func ProcessWork(ps *os.ProcessState) time.Duration {
+	if ps == nil {
+		return 0
+	}
+	return ps.UserTime() + ps.SystemTime()
 }

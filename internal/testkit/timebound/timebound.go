@@ -23,3 +23,10 @@ const Slack = 3 * time.Second
 // Over reports whether took passed bound by more than Slack: the bound
 // was not kept.
 func Over(took, bound time.Duration) bool { return took > bound+Slack }
+
+// Hang is how long a test waits for something that has no time bound of
+// its own (a load that must not block on a FIFO, a server that must start)
+// before it calls it blocked for ever. It asserts only that the thing ends:
+// far past what any load makes of a real answer, far below `go test`'s
+// own timeout, so a hang is a clear failure instead of a killed binary.
+const Hang = 2 * time.Minute

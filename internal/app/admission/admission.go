@@ -1,0 +1,301 @@
+// Package admission decides whether the API server admits a provider object or provider-components ConfigMap the cluster-api-operator would install.
+//
+// A Decider reads one admission request (admission.k8s.io/v1) and returns
+// a Verdict: the problems that keep the object from being installed as a
+// release pinseal can vouch for, each naming its rule and the fix. What is
+// vouched for comes from a policy (pkg/policy: trusted keys and keyless
+// identities, and its admission section: the registries releases are
+// published under and the install-time downloads it pins); the registry is
+// behind the Releases interface, so the decisions are pure functions of
+// the request, the policy and what Releases answers. Modes (enforce, warn,
+// audit) and the AdmissionReview answer are Respond's.
+package admission
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/pinseal/pinseal/internal/operator"
+	"github.com/pinseal/pinseal/pkg/blob"
+	"github.com/pinseal/pinseal/pkg/policy"
+)
+
+// IdentityLabel names the provider a components ConfigMap is a release of,
+// as <type>-<name> (core-cluster-api, infrastructure-proxmox): the
+// repository its release is looked up in under each trusted prefix. It is
+// the label internal/app/vendor selects its ConfigMap packages by.
+const IdentityLabel = "vendor.pinseal.dev/provider"
+
+// Annotation and keys the operator reads from a components ConfigMap
+// (cluster-api-operator v0.28.0 internal/controller/manifests_downloader.go
+// and phase_lifecycle.go: configmap repository).
+const (
+	CompressedAnnotation = "provider.cluster.x-k8s.io/compressed"
+	ComponentsKey        = "components"
+	MetadataKey          = "metadata"
+)
+
+// Group is the API group of the provider kinds.
+const Group = "operator.cluster.x-k8s.io"
+
+// Rule names why an object is not admitted.
+type Rule string
+
+// The rules.
+const (
+	// RuleObject: the request or its object cannot be read.
+	RuleObject Rule = "object"
+	// RuleIdentity: a components ConfigMap does not say which provider it
+	// is a release of, so no release can vouch for it.
+	RuleIdentity Rule = "identity"
+	// RuleVersion: the release name (version label, else the ConfigMap's
+	// name) is not a semantic version: the operator cannot install it.
+	RuleVersion Rule = "version"
+	// RuleComponents: the components or metadata are missing or do not
+	// inflate (corrupt, a gzip bomb over the bound).
+	RuleComponents Rule = "components"
+	// RuleUnsigned: no release pinseal can vouch for exists under the
+	// name: none is published, or it is not signed by a trusted key or
+	// identity, or its provenance does not verify.
+	RuleUnsigned Rule = "unsigned"
+	// RuleContent: the components or metadata differ from the signed
+	// release of the same name (tampered).
+	RuleContent Rule = "content"
+	// RuleEdit: an UPDATE changes the components or metadata under the
+	// same release name: clusters that installed the name never get it.
+	RuleEdit Rule = "in-place-edit"
+	// RuleOCI: the operator cannot fetch spec.fetchConfig.oci as written
+	// (a digest it cannot parse, a tag other than spec.version, ...), or it
+	// points outside the trusted registries.
+	RuleOCI Rule = "oci-source"
+	// RuleDownload: the operator downloads the provider at install time
+	// (spec.fetchConfig.url, or clusterctl's built-in list) and the policy
+	// does not pin its bytes.
+	RuleDownload Rule = "download"
+	// RuleSelector: spec.fetchConfig.selector does not require the
+	// identity label, so it can select a ConfigMap the webhook never saw.
+	RuleSelector Rule = "selector"
+	// RuleUnverified: the release could not be checked (registry down,
+	// the webhook's time ran out). Never cached.
+	RuleUnverified Rule = "unverified"
+)
+
+// Rules lists every rule.
+func Rules() []Rule {
+	return []Rule{RuleObject, RuleIdentity, RuleVersion, RuleComponents, RuleUnsigned, RuleContent,
+		RuleEdit, RuleOCI, RuleDownload, RuleSelector, RuleUnverified}
+}
+
+// Problem is one rule an object breaks.
+type Problem struct {
+	Rule    Rule   `json:"rule"`
+	Message string `json:"message"`
+	// Fix says what to do instead.
+	Fix string `json:"fix"`
+}
+
+// Verdict is the decision about one object.
+type Verdict struct {
+	// Object is "Kind namespace/name".
+	Object string `json:"object"`
+	// Problems are empty when the object is admitted.
+	Problems []Problem `json:"problems,omitempty"`
+	// Vouched says which release vouched for it ("" when none needed to:
+	// an object that is not a provider release).
+	Vouched string `json:"vouched,omitempty"`
+	// Key is the content digest the verdict may be cached under; "" when
+	// it must not be (RuleUnverified, a request not read).
+	Key string `json:"-"`
+}
+
+// Allowed reports whether no rule is broken.
+func (v Verdict) Allowed() bool { return len(v.Problems) == 0 }
+
+// Release is a release looked up in a registry and verified.
+type Release struct {
+	// Ref is REPO:TAG looked up; Digest the manifest digest it resolved to.
+	Ref    string
+	Digest string
+	// Kind and Name are the provider the artifact's config names.
+	Kind, Name string
+	// Components and Metadata are the SHA-256 (hex) of the raw components
+	// YAML and metadata.yaml the artifact holds.
+	Components, Metadata string
+	// Problem says why the release cannot vouch for anything (not found,
+	// unsigned, provenance, a layer missing); "" when it can.
+	Problem string
+	// Fix says what to do about Problem.
+	Fix string
+}
+
+// Releases looks up releases. An error means the release could not be
+// checked (the registry unreachable, ctx done): the decision is not cached.
+type Releases interface {
+	Lookup(ctx context.Context, ref string) (Release, error)
+}
+
+// Decider decides admission requests.
+type Decider struct {
+	// Policy holds the trusted keys and identities (applied by Releases)
+	// and the admission section.
+	Policy *policy.Policy
+	// Releases looks releases up; nil: nothing is vouched for.
+	Releases Releases
+	// InflateLimit bounds the inflated components of a ConfigMap
+	// (blob.DefaultLimit when <= 0).
+	InflateLimit int64
+	// Fingerprint is folded into every cache key (the policy's), so a
+	// changed policy never serves an old verdict.
+	Fingerprint string
+}
+
+// Decide returns the verdict about req. It never fails: what cannot be
+// read is a problem of the verdict.
+func (d *Decider) Decide(ctx context.Context, req *admissionv1.AdmissionRequest) Verdict {
+	if req == nil {
+		return Verdict{Object: "(no request)", Problems: []Problem{{Rule: RuleObject,
+			Message: "the AdmissionReview has no request", Fix: "send an admission.k8s.io/v1 AdmissionReview with a request"}}}
+	}
+	obj := fmt.Sprintf("%s %s", req.Kind.Kind, objectName(req.Namespace, req.Name))
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return Verdict{Object: obj}
+	}
+	var v Verdict
+	switch {
+	case req.Kind.Group == "" && req.Kind.Kind == "ConfigMap":
+		v = d.configMap(ctx, req)
+	case req.Kind.Group == Group && len(operator.Types(req.Kind.Kind)) > 0:
+		v = d.provider(ctx, req)
+	default:
+		v = Verdict{}
+	}
+	if v.Object == "" {
+		v.Object = obj
+	}
+	return v
+}
+
+func objectName(ns, name string) string {
+	if name == "" {
+		name = "(generated name)"
+	}
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// key is the cache key of a verdict: a digest of what the decision read.
+func (d *Decider) key(parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(d.Fingerprint))
+	for _, p := range parts {
+		fmt.Fprintf(h, "\x00%d:%s", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (d *Decider) registries() []string {
+	if d.Policy == nil || d.Policy.Admission == nil {
+		return nil
+	}
+	return d.Policy.Admission.Registries
+}
+
+// vouch looks up <prefix>/<repo>:<release> under every trusted prefix and
+// returns the release whose content is components and metadata, or the
+// problem. unverified is set when a lookup failed.
+func (d *Decider) vouch(ctx context.Context, repo, release, components, metadata, what string) (vouched string, p *Problem, unverified bool) {
+	prefixes := d.registries()
+	if len(prefixes) == 0 || d.Releases == nil {
+		return "", &Problem{Rule: RuleUnsigned,
+			Message: fmt.Sprintf("the admission policy trusts no registry, so nothing can vouch for release %s of %s", release, repo),
+			Fix:     "list the registry prefix builder push publishes to under admission.registries in the policy file"}, false
+	}
+	var first *Problem
+	for _, prefix := range prefixes {
+		ref := prefix + "/" + repo + ":" + release
+		r, err := d.Releases.Lookup(ctx, ref)
+		if err != nil {
+			return "", &Problem{Rule: RuleUnverified,
+				Message: fmt.Sprintf("could not check %s: %v", ref, err),
+				Fix:     "retry once the registry answers; if it is slow, raise the webhook's timeoutSeconds (at most 30)"}, true
+		}
+		if r.Problem != "" {
+			if first == nil {
+				first = &Problem{Rule: RuleUnsigned, Message: fmt.Sprintf("%s: %s", ref, r.Problem), Fix: r.Fix}
+			}
+			continue
+		}
+		var diffs []string
+		if r.Components != components {
+			diffs = append(diffs, fmt.Sprintf("components sha256:%s, the signed release has sha256:%s", short(components), short(r.Components)))
+		}
+		if r.Metadata != metadata {
+			diffs = append(diffs, fmt.Sprintf("metadata sha256:%s, the signed release has sha256:%s", short(metadata), short(r.Metadata)))
+		}
+		if len(diffs) == 0 {
+			return r.Ref + "@" + r.Digest, nil, false
+		}
+		first = &Problem{Rule: RuleContent,
+			Message: fmt.Sprintf("%s is not the signed release %s@%s: %s", what, ref, r.Digest, strings.Join(diffs, "; ")),
+			Fix:     fmt.Sprintf("install the release as built (builder push writes it; the ConfigMap's components and metadata must be the artifact's), or build, sign and push a new release under a new name")}
+	}
+	return "", first, false
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "(none)"
+	}
+	return h
+}
+
+func sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// semver reports whether v is a version the operator accepts.
+func semver(v string) bool {
+	_, err := version.ParseSemantic(v)
+	return err == nil
+}
+
+// decode reads raw into v, with a problem naming what failed.
+func decode(raw []byte, v any, what string) *Problem {
+	if len(raw) == 0 {
+		return &Problem{Rule: RuleObject, Message: what + " is empty", Fix: "send the object in the AdmissionReview request"}
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return &Problem{Rule: RuleObject, Message: fmt.Sprintf("%s cannot be read: %v", what, err), Fix: "send a well-formed object"}
+	}
+	return nil
+}
+
+// errLimit marks an inflate over the bound.
+var errLimit = errors.New("over the inflate limit")
+
+// inflated is the SHA-256 (hex) of what the operator installs from a
+// compressed components value, inflated at most limit bytes.
+func inflated(ctx context.Context, gz []byte, limit int64) (string, error) {
+	info := blob.InspectBytes(ctx, gz, limit, nil, nil)
+	if info.Err != nil {
+		if c, ok := blob.IsCorrupt(info.Err); ok && c.Kind == blob.TooLarge {
+			return "", fmt.Errorf("%w (%d bytes): %v", errLimit, limit, info.Err)
+		}
+		return "", info.Err
+	}
+	return info.RawSHA256.Hex(), nil
+}

@@ -1,0 +1,100 @@
+package testkit
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The floors of the house, bottom to top (docs/architecture.md, "Layers").
+const (
+	features = "internal/app/" // what the commands and the service do: above the library
+	library  = "pkg/"
+)
+
+// libraryData are the library's packages of data types: the foundations
+// read files into them, so a foundation may import these and no other
+// package of the library.
+var libraryData = []string{"pkg/pin", "pkg/blob", "pkg/report", "pkg/model"}
+
+// isFoundation: a package under internal/ that is no feature, test tooling
+// or the release image's builder.
+func isFoundation(dir string) bool {
+	return strings.HasPrefix(dir, "internal/") && !strings.HasPrefix(dir, features) &&
+		dir != "internal/testkit" && !strings.HasPrefix(dir, "internal/testkit/") &&
+		dir != "internal/ociimage" && !strings.HasPrefix(dir, "internal/ociimage/")
+}
+
+// layerViolations returns an arrow of imports (package folder -> the
+// module's folders it imports, tests left out) that runs up a floor: the
+// library or a foundation importing a feature, a foundation importing the
+// library beyond its data types.
+func layerViolations(imports map[string][]string) []string {
+	var bad []string
+	for from, tos := range imports {
+		for _, to := range tos {
+			switch {
+			case strings.HasPrefix(to, features) && (strings.HasPrefix(from, library) || isFoundation(from)):
+				bad = append(bad, from+" -> "+to+": a feature above the library; move what both need down into a foundation (internal/) or the library")
+			case isFoundation(from) && strings.HasPrefix(to, library) && !slices.Contains(libraryData, to):
+				bad = append(bad, from+" -> "+to+": a foundation imports only the library's data types ("+strings.Join(libraryData, ", ")+"); move it up into the library or a feature")
+			}
+		}
+	}
+	slices.Sort(bad)
+	return bad
+}
+
+func TestLayerViolations(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		imports map[string][]string
+		want    int
+	}{
+		{"clean", map[string][]string{
+			"pkg/verify":         {"pkg/remote", "internal/layout", "pkg/model"},
+			"internal/layout":    {"pkg/model", "pkg/pin", "internal/yamldoc"},
+			"internal/app/plan":  {"pkg/bump", "internal/app/outdated", "internal/patch"},
+			"internal/testkit/x": {"internal/app/service/server", "pkg/load"},
+			"cmd/builder":        {"internal/app/add", "pkg/build"},
+		}, 0},
+		{"library imports a feature", map[string][]string{"pkg/build": {"internal/app/relocate"}}, 1},
+		{"foundation imports a feature", map[string][]string{"internal/images": {"internal/app/relocate"}}, 1},
+		{"foundation imports the library", map[string][]string{"internal/layout": {"pkg/model", "pkg/load"}}, 1},
+	} {
+		if got := layerViolations(tc.imports); len(got) != tc.want {
+			t.Errorf("%s: %d violations %v, want %d", tc.name, len(got), got, tc.want)
+		}
+	}
+}
+
+// TestLayers: the house reads top to bottom. cmd/ and the features
+// (internal/app/) stand on the library (pkg/), the library on the
+// foundations (internal/), and no import runs back up.
+func TestLayers(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		from, ok := strings.CutPrefix(fields[0], module+"/")
+		if !ok {
+			continue
+		}
+		imports[from] = nil
+		for _, to := range fields[1:] {
+			if rel, ok := strings.CutPrefix(to, module+"/"); ok {
+				imports[from] = append(imports[from], rel)
+			}
+		}
+	}
+	if len(imports) < 20 || len(imports["pkg/verify"]) == 0 {
+		t.Fatalf("go list saw %d packages of the module: it did not see the module", len(imports))
+	}
+	for _, v := range layerViolations(imports) {
+		t.Error(v)
+	}
+}
