@@ -136,7 +136,7 @@ var catalog = []Check{
 	{ID: SelectorSemver, Title: "Matched ConfigMaps are semver", Severity: report.Error, Run: selectorSemver, Push: PushRefuses,
 		Description: "Every ConfigMap a selector matches, and every components ConfigMap no provider in the tree selects, has a semver version (label or name): one bad match fails the operator's whole version list."},
 	{ID: ProviderDuplicate, Title: "One version per provider", Severity: report.Error, Run: providerDuplicate, Push: PushWarns,
-		Description: "Across the whole tree, two provider objects of one kind and name in one namespace (Turtles CAPIProviders as the kind of their spec.type) asking for different spec.versions are an error: the cluster holds one object, so one of them is never installed. Packages under the policy's fixtures: globs (golden renders) are left out of the comparison."},
+		Description: "Across the whole tree, two provider objects of one kind and name in one namespace (Turtles CAPIProviders as the kind of their spec.type) asking for different spec.versions are an error: the cluster holds one object, so one of them is never installed. A CAPIProvider with no spec.version is not compared (Turtles sets its version from its clusterctl config when it reconciles it). Packages under the policy's fixtures: globs (golden renders) are left out of the comparison."},
 	{ID: CompressedAnnotation, Title: "Compressed annotation", Severity: report.Error, Run: compressedAnnotation, Push: PushRefuses,
 		Description: `Components are gzip in binaryData exactly when the annotation provider.cluster.x-k8s.io/compressed is "true".`},
 	{ID: MetadataSeries, Title: "Metadata has the release series", Severity: report.Error, Run: metadataSeries, Push: PushRefuses,

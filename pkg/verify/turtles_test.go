@@ -142,6 +142,10 @@ func TestTurtlesMutations(t *testing.T) {
 		{"one provider object at two versions", 100 << 10, func(t *testing.T, root string) {
 			writeGolden(t, root)
 		}, "provider-duplicate"},
+		{"two CAPIProviders of one provider at two versions", 100 << 10, func(t *testing.T, root string) {
+			writeRKE2Copy(t, root, "e2e/a", "v0.25.0")
+			writeRKE2Copy(t, root, "e2e/b", "v0.26.0")
+		}, "provider-duplicate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := turtlesTree(t, tc.plain)
@@ -375,4 +379,29 @@ spec:
 		t.Errorf("%s with no entry: %+v", boot, s)
 	}
 	builtinCP(t, r)
+}
+
+// writeRKE2Copy writes, in folder dir, the rke2 bootstrap CAPIProvider of
+// the providers chart at version (as Turtles' e2e data does).
+func writeRKE2Copy(t *testing.T, root, dir, version string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := "apiVersion: turtles-capi.cattle.io/v1alpha1\nkind: CAPIProvider\nmetadata:\n  name: rke2-bootstrap\n  namespace: rke2-bootstrap-system\nspec:\n  name: rke2\n  type: bootstrap\n  version: " + version + "\n"
+	if err := os.WriteFile(filepath.Join(root, dir, "providers.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTurtlesUnversionedNotDuplicate: a CAPIProvider with no spec.version
+// (the chart's rke2, whose version Turtles' clusterctl config decides)
+// and a copy of it at a version (Turtles' e2e data) are no conflict the
+// tree can show; no error.
+func TestTurtlesUnversionedNotDuplicate(t *testing.T) {
+	root := turtlesTree(t, 10<<10)
+	writeRKE2Copy(t, root, "e2e/a", "v0.25.0")
+	if got := errorChecks(verifyTree(t, root)); len(got) > 0 {
+		t.Errorf("errors %v for an unversioned CAPIProvider and a versioned copy", got)
+	}
 }
