@@ -337,7 +337,7 @@ type Provider struct {
 	// tree that sets the URL of a CAPIProvider with no spec.fetchConfig
 	// (nil when none does: clusterctl's built-in list applies).
 	Clusterctl *ClusterctlOverride
-	FetchOCI string // spec.fetchConfig.oci
+	FetchOCI   string // spec.fetchConfig.oci
 	// FetchOCILine is the line of spec.fetchConfig.oci in Location.File
 	// (the template's line for a chart); 0 when unknown.
 	FetchOCILine int

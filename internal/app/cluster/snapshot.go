@@ -53,11 +53,11 @@ type Provider struct {
 	// Owner is the CAPIProvider that owns an operator object
 	// ("CAPIProvider/<name>", metadata.ownerReferences), "" for none;
 	// MirrorOf is that CAPIProvider once found.
-	Owner    string
-	MirrorOf *Provider
-	Version               string          // spec.version
-	Selector              *model.Selector // spec.fetchConfig.selector; nil when absent
-	FetchOCI, FetchURL    string
+	Owner              string
+	MirrorOf           *Provider
+	Version            string          // spec.version
+	Selector           *model.Selector // spec.fetchConfig.selector; nil when absent
+	FetchOCI, FetchURL string
 	// Deployment is spec.deployment, Additional
 	// spec.additionalDeployments by Deployment name: the customizations
 	// the operator applies to the components' Deployments (customize.go).

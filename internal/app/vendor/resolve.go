@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/pinseal/pinseal/internal/operator"
-	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
