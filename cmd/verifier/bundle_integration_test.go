@@ -116,7 +116,7 @@ func TestIntegrationCosign3Bundles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			root := remotetest.Tree(t)
+			root := remotetest.CopyExamples(t)
 			rels := remotetest.Publish(t, root, prefix, remotetest.Steps{})
 			for _, r := range rels {
 				run(append(append([]string{"sign"}, offline...), r.Pinned())...)
@@ -263,7 +263,7 @@ func TestIntegrationCosign2BothRegistries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rels := remotetest.Publish(t, remotetest.Tree(t), prefix, remotetest.Steps{})
+			rels := remotetest.Publish(t, remotetest.CopyExamples(t), prefix, remotetest.Steps{})
 			core := rels["v1.10.1-core"]
 			run("sign", "--key", key, "--tlog-upload=false", "--allow-insecure-registry", core.Pinned())
 			run("attest", "--key", key, "--type", "slsaprovenance1", "--predicate", predicateFile(t, dir, core), "--tlog-upload=false", "--allow-insecure-registry", core.Pinned())

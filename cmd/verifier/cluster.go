@@ -126,7 +126,7 @@ func runCluster(cmd *cobra.Command, o *clusterOptions) error {
 		}
 		opts.Tree = t
 	}
-	r, err := cluster.Run(ctx, opts)
+	r, err := cluster.Verify(ctx, opts)
 	if err != nil {
 		// Nothing could be checked: not a findings result.
 		return usageError{Err: err}

@@ -173,7 +173,7 @@ func TestIntegrationServeHostileRegistry(t *testing.T) {
 	// Keys, and the example releases pushed signed and attested.
 	run(builderBin, "keygen", "--output-key-prefix", filepath.Join(work, "release"))
 	run(builderBin, "keygen", "--output-key-prefix", filepath.Join(work, "other"))
-	tree := remotetest.Tree(t)
+	tree := remotetest.CopyExamples(t)
 	pkgs := []string{filepath.Join(tree, "capi-providers-core"), filepath.Join(tree, "capi-providers-infraprovider")}
 	prefix := reg.Host + "/capi"
 	run(builderBin, append([]string{"push", "--to", prefix, "--key", filepath.Join(work, "release.key"), "--plain-http"}, pkgs...)...)

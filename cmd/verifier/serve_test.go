@@ -95,7 +95,7 @@ func TestServeVerifyRefEndToEnd(t *testing.T) {
 func serveVerifyRefEndToEnd(t *testing.T, prefix artifact.Prefix) {
 	const token = "e2e-token-0123456789abcdef"
 	t.Setenv(server.TokensEnv, token)
-	tree := remotetest.Tree(t)
+	tree := remotetest.CopyExamples(t)
 	key := remotetest.Key(t)
 	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
 	// The same releases unsigned, in another repository under the prefix.

@@ -40,7 +40,7 @@ func TestIntegrationVerifyCosignSigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := remotetest.Tree(t)
+	root := remotetest.CopyExamples(t)
 	rels := remotetest.Publish(t, root, prefix, remotetest.Steps{})
 	for _, r := range rels {
 		run("sign", "--key", keyPath, "--tlog-upload=false", "--allow-insecure-registry", r.Pinned())

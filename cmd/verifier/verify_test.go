@@ -22,7 +22,7 @@ func TestVerifyAndCheckRegistry(t *testing.T) {
 	key := remotetest.Key(t)
 	pub := remotetest.WritePublicKey(t, key)
 	other := remotetest.WritePublicKey(t, remotetest.Key(t))
-	root := remotetest.Tree(t)
+	root := remotetest.CopyExamples(t)
 	pfx := remotetest.Registry(t)
 	rels := remotetest.Publish(t, root, pfx, remotetest.Both(key))
 	core := rels["v1.10.1-core"]

@@ -393,55 +393,21 @@ func IsYAMLName(name string) bool {
 // <type>-components.yaml, core-components.yaml; else a *components*.yaml
 // naming the provider; else the only *components*.yaml.
 func nameMatch(pkg *model.Package, blobFile string, provs []*model.Provider) string {
-	var yamls []string // vendored plain YAML files that look like components
-	for rel, f := range pkg.Files {
-		if f.Blob == nil && IsYAMLName(rel) && strings.Contains(path.Base(rel), "components") {
-			yamls = append(yamls, rel)
-		}
+	v := componentsYAMLs(pkg)
+	n := parseBlobName(blobFile)
+	if n.twin != "" && v.has(n.twin) {
+		return n.twin
 	}
-	sort.Strings(yamls)
-	has := func(rel string) bool { f := pkg.Files[rel]; return f != nil && f.Blob == nil }
-	pick := func(pred func(base string) bool) string {
-		var m []string
-		for _, y := range yamls {
-			if pred(path.Base(y)) {
-				m = append(m, y)
-			}
-		}
-		if len(m) == 1 {
-			return m[0]
-		}
-		return ""
-	}
-	dir := "files"
-	suffix, plain := "", false
-	if blobFile != "" {
-		dir = path.Dir(blobFile)
-		stem := strings.TrimSuffix(path.Base(blobFile), ".gz")
-		if IsYAMLName(stem) && has(path.Join(dir, stem)) {
-			return path.Join(dir, stem)
-		}
-		switch {
-		case stem == "components":
-			plain = true
-		case strings.HasPrefix(stem, "components-"):
-			suffix = strings.TrimPrefix(stem, "components-")
-		case strings.HasSuffix(stem, "-components"):
-			suffix = strings.TrimSuffix(stem, "-components")
-		}
-	}
-	if suffix != "" {
-		if y := pick(func(b string) bool { return strings.Contains(b, suffix) && strings.Contains(b, "components") }); y != "" {
+	if n.suffix != "" {
+		if y := v.only(naming(n.suffix)); y != "" {
 			return y
 		}
 	}
-	if plain {
-		for _, pr := range provs {
-			if y := path.Join(dir, pr.Type()+"-components.yaml"); pr.Type() != "" && has(y) {
-				return y
-			}
+	if n.plain {
+		if y := v.typed(n.dir, provs); y != "" {
+			return y
 		}
-		if y := path.Join(dir, "core-components.yaml"); has(y) {
+		if y := path.Join(n.dir, "core-components.yaml"); v.has(y) {
 			return y
 		}
 	}
@@ -449,24 +415,106 @@ func nameMatch(pkg *model.Package, blobFile string, provs []*model.Provider) str
 		if pr.Name == "" {
 			continue
 		}
-		if y := pick(func(b string) bool { return strings.Contains(b, pr.Name) && strings.Contains(b, "components") }); y != "" {
+		if y := v.only(naming(pr.Name)); y != "" {
 			return y
 		}
 	}
 	if blobFile == "" {
-		for _, pr := range provs {
-			if y := path.Join(dir, pr.Type()+"-components.yaml"); pr.Type() != "" && has(y) {
-				return y
-			}
+		if y := v.typed(n.dir, provs); y != "" {
+			return y
 		}
 	}
-	if suffix != "" {
+	if n.suffix != "" {
 		// A suffixed blob (components-talos.gz) whose YAML names no suffix
 		// is not the package's one unsuffixed YAML: that belongs to
 		// components.gz.
 		return ""
 	}
-	return pick(func(b string) bool { return strings.HasSuffix(b, "components.yaml") })
+	return v.only(func(b string) bool { return strings.HasSuffix(b, "components.yaml") })
+}
+
+// blobName is what a blob's file name says of its YAML: the folder it is
+// in, its twin (x.yaml for x.yaml.gz), the suffix it names
+// (components-talos.gz, talos-components.gz) or none (plain: components.gz).
+type blobName struct {
+	dir, twin, suffix string
+	plain             bool
+}
+
+// parseBlobName reads blobFile's name ("": no blob, so dir is files).
+func parseBlobName(blobFile string) blobName {
+	if blobFile == "" {
+		return blobName{dir: "files"}
+	}
+	n := blobName{dir: path.Dir(blobFile)}
+	stem := strings.TrimSuffix(path.Base(blobFile), ".gz")
+	if IsYAMLName(stem) {
+		n.twin = path.Join(n.dir, stem)
+	}
+	switch {
+	case stem == "components":
+		n.plain = true
+	case strings.HasPrefix(stem, "components-"):
+		n.suffix = strings.TrimPrefix(stem, "components-")
+	case strings.HasSuffix(stem, "-components"):
+		n.suffix = strings.TrimSuffix(stem, "-components")
+	}
+	return n
+}
+
+// vendoredYAMLs are a package's vendored plain YAML files; components are
+// those whose name says components, sorted.
+type vendoredYAMLs struct {
+	pkg        *model.Package
+	components []string
+}
+
+func componentsYAMLs(pkg *model.Package) vendoredYAMLs {
+	v := vendoredYAMLs{pkg: pkg}
+	for rel, f := range pkg.Files {
+		if f.Blob == nil && IsYAMLName(rel) && strings.Contains(path.Base(rel), "components") {
+			v.components = append(v.components, rel)
+		}
+	}
+	sort.Strings(v.components)
+	return v
+}
+
+// has reports whether rel is a vendored file that is no blob.
+func (v vendoredYAMLs) has(rel string) bool {
+	f := v.pkg.Files[rel]
+	return f != nil && f.Blob == nil
+}
+
+// only is the one components YAML whose base name pred accepts; "" when
+// none or several are.
+func (v vendoredYAMLs) only(pred func(base string) bool) string {
+	var m []string
+	for _, y := range v.components {
+		if pred(path.Base(y)) {
+			m = append(m, y)
+		}
+	}
+	if len(m) == 1 {
+		return m[0]
+	}
+	return ""
+}
+
+// typed is dir/<type>-components.yaml of the first provider whose type
+// has one.
+func (v vendoredYAMLs) typed(dir string, provs []*model.Provider) string {
+	for _, pr := range provs {
+		if y := path.Join(dir, pr.Type()+"-components.yaml"); pr.Type() != "" && v.has(y) {
+			return y
+		}
+	}
+	return ""
+}
+
+// naming accepts a components file name that names s.
+func naming(s string) func(base string) bool {
+	return func(b string) bool { return strings.Contains(b, s) && strings.Contains(b, "components") }
 }
 
 // PinOf is the package's pin of provider p: the pin.yaml entry of its kind

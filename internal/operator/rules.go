@@ -30,10 +30,13 @@ const (
 	// parses (CopyOCIStore: remote.NewRepository), e.g. no host, an
 	// uppercase or empty path component.
 	RuleUnreadable Rule = "unreadable"
-	// RuleDigest: the value names a digest. Without a port the operator
-	// splits the digest at its ':' and cannot parse the rest; with one it
-	// fetches by digest and drops the tag. Either way the content is not
-	// named by spec.version.
+	// RuleDigest: the value names a digest. [HOST[:PORT]/]REPO@DIGEST,
+	// with or without a port, is split at the digest's ':' and the rest
+	// does not parse ("invalid registry URL specified"); only
+	// HOST:PORT/REPO:TAG@DIGEST parses, and then the operator fetches by
+	// digest and drops the tag. Either way the content is not named by
+	// spec.version. (Both shown by the real operator v0.28.0:
+	// kubetest's TestRealOperatorDoor.)
 	RuleDigest Rule = "digest"
 	// RuleMisread: the operator parses the value but fetches another tag
 	// than the one written (HOST/REPO:A:B fetches B from HOST/REPO and

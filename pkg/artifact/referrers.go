@@ -173,21 +173,6 @@ func (l *layoutRepo) addReferrer(ctx context.Context, subject digest.Digest, des
 			return fmt.Errorf("store referrer in %s: %w", l.Name(), err)
 		}
 	}
-	var art struct {
-		ArtifactType string            `json:"artifactType"`
-		Annotations  map[string]string `json:"annotations"`
-		Config       struct {
-			MediaType string `json:"mediaType"`
-		} `json:"config"`
-	}
-	_ = json.Unmarshal(manifest, &art)
-	entry := desc
-	entry.ArtifactType = art.ArtifactType
-	if entry.ArtifactType == "" {
-		entry.ArtifactType = art.Config.MediaType
-	}
-	entry.Annotations = art.Annotations
-
 	unlock, err := lockDir(l.dir)
 	if err != nil {
 		return fmt.Errorf("lock layout %s: %w", l.dir, err)
@@ -207,10 +192,38 @@ func (l *layoutRepo) addReferrer(ctx context.Context, subject digest.Digest, des
 			return nil
 		}
 	}
-	refs = append(refs, entry)
+	refs = append(refs, referrerEntry(desc, manifest))
 	if len(refs) > MaxReferrers {
 		return fmt.Errorf("%s@%s: %w (more than %d)", l.Name(), subject, ErrTooManyReferrers, MaxReferrers)
 	}
+	return l.tagReferrers(ctx, subject, refs)
+}
+
+// referrerEntry is desc as a referrers index lists it: with the
+// manifest's artifact type (else its config's media type) and
+// annotations.
+func referrerEntry(desc ocispec.Descriptor, manifest []byte) ocispec.Descriptor {
+	var art struct {
+		ArtifactType string            `json:"artifactType"`
+		Annotations  map[string]string `json:"annotations"`
+		Config       struct {
+			MediaType string `json:"mediaType"`
+		} `json:"config"`
+	}
+	_ = json.Unmarshal(manifest, &art)
+	entry := desc
+	entry.ArtifactType = art.ArtifactType
+	if entry.ArtifactType == "" {
+		entry.ArtifactType = art.Config.MediaType
+	}
+	entry.Annotations = art.Annotations
+	return entry
+}
+
+// tagReferrers stores the index of refs and points subject's referrers
+// tag (ReferrersTag) at it in the layout's index.json, in place of the
+// index it pointed at. The caller holds the layout's lock.
+func (l *layoutRepo) tagReferrers(ctx context.Context, subject digest.Digest, refs []ocispec.Descriptor) error {
 	idxBytes, err := json.Marshal(ocispec.Index{
 		Versioned: specs.Versioned{SchemaVersion: 2},
 		MediaType: ocispec.MediaTypeImageIndex,

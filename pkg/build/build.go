@@ -153,58 +153,80 @@ func Build(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return buildFromVendored(ctx, dir, abs, set, opts, log)
 	}
 	res := &Result{Dir: abs, Pins: set.Source}
-	// The package as the verifier loads it (nil when it does not load):
-	// which blob a Makefile pin builds, which blobs no pin builds, which
-	// provider is which. Rendering costs a child process; a pin.yaml that
-	// builds every vendored gzip file of the package needs none of it.
+	file, pkg, err := pinsToBuild(ctx, abs, set, opts.Provider, log)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", dir, err)
+	}
+	var stats fetchStats
+	outs, err := plan(ctx, abs, file, fetcherIn(abs, opts.Fetcher), log, &stats)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", dir, err)
+	}
+	res.Fetched, res.Reused = stats.fetched, stats.reused
+	unpinned, err := unpinnedBlobs(abs, dir, pkg, outs, opts.Provider, log)
+	if err != nil {
+		return nil, err
+	}
+	outs = append(outs, unpinned...)
+
+	if err := writeOutputs(abs, dir, outs, opts, res, log); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// pinsToBuild is the pin file Build fetches and builds: pin.yaml as it
+// is, else the pins read from the Makefile placed on the package's files,
+// narrowed to one provider when provider is set. pkg is the package as the
+// verifier loads it (nil when it was not needed or does not load): which
+// blob a Makefile pin builds, which blobs no pin builds, which provider is
+// which. Rendering costs a child process, so a pin.yaml that builds every
+// vendored gzip file of the package does without it.
+func pinsToBuild(ctx context.Context, abs string, set *pin.Set, provider string, log *slog.Logger) (*pin.File, *model.Package, error) {
 	var pkg *model.Package
-	if set.Source != pin.SourcePinFile || opts.Provider != "" || unpinnedGzip(abs, set.File) {
+	if set.Source != pin.SourcePinFile || provider != "" || unpinnedGzip(abs, set.File) {
 		pkg = loadPackage(ctx, abs, log)
 	}
 	file := set.File
 	if set.Source != pin.SourcePinFile {
 		file = fromMakefile(pkg, abs, file)
 	}
-	if opts.Provider != "" {
-		if file, err = onlyProvider(file, pkg, opts.Provider); err != nil {
-			return nil, fmt.Errorf("build %s: %w", dir, err)
+	if provider != "" {
+		var err error
+		if file, err = onlyProvider(file, pkg, provider); err != nil {
+			return nil, nil, err
 		}
 	}
+	return file, pkg, nil
+}
 
-	fetcher := opts.Fetcher
-	if fetcher.BaseDir == "" {
-		f := *fetcher
-		f.BaseDir = abs
-		fetcher = &f
+// fetcherIn is f resolving relative file: URLs against the package
+// directory abs, unless f already names a base directory.
+func fetcherIn(abs string, f *fetch.Fetcher) *fetch.Fetcher {
+	if f.BaseDir != "" {
+		return f
 	}
-	var stats fetchStats
-	outs, err := plan(ctx, abs, file, fetcher, log, &stats)
-	if err != nil {
-		return nil, fmt.Errorf("build %s: %w", dir, err)
-	}
-	res.Fetched, res.Reused = stats.fetched, stats.reused
-	// Blobs of the package that no pin builds (a package pinning one of
-	// its providers): from their vendored YAML, as when it pins nothing.
-	if pkg != nil && !slices.ContainsFunc(pkg.Problems, func(p model.Problem) bool { return p.Check == model.CheckPackageLoad }) {
-		planned := map[string][]byte{}
-		for _, o := range outs {
-			if o.kind == "source" {
-				planned[o.rel] = o.data
-			}
-		}
-		unpinned, err := vendoredBlobs(abs, dir, pkg, func(r *model.LayoutRelease) bool {
-			return !slices.ContainsFunc(outs, func(o output) bool { return o.rel == r.Blob }) && releaseOf(r, opts.Provider)
-		}, planned, false, log)
-		if err != nil {
-			return nil, err
-		}
-		outs = append(outs, unpinned...)
-	}
+	c := *f
+	c.BaseDir = abs
+	return &c
+}
 
-	if err := writeOutputs(abs, dir, outs, opts, res, log); err != nil {
-		return nil, err
+// unpinnedBlobs are the outputs for the blobs of pkg that no pin builds (a
+// package pinning one of its providers): rebuilt from their vendored YAML,
+// as when the package pins nothing. None when pkg did not load.
+func unpinnedBlobs(abs, dir string, pkg *model.Package, outs []output, provider string, log *slog.Logger) ([]output, error) {
+	if pkg == nil || slices.ContainsFunc(pkg.Problems, func(p model.Problem) bool { return p.Check == model.CheckPackageLoad }) {
+		return nil, nil
 	}
-	return res, nil
+	planned := map[string][]byte{}
+	for _, o := range outs {
+		if o.kind == "source" {
+			planned[o.rel] = o.data
+		}
+	}
+	return vendoredBlobs(abs, dir, pkg, func(r *model.LayoutRelease) bool {
+		return !slices.ContainsFunc(outs, func(o output) bool { return o.rel == r.Blob }) && releaseOf(r, provider)
+	}, planned, false, log)
 }
 
 // writeOutputs writes the outputs that changed, all staged before the

@@ -177,8 +177,47 @@ func provider(dir string, pkg *model.Package, p *model.Provider, findings []repo
 // header is not reproducible (blob.ForYAML).
 func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion string) (rel *artifact.Release, reencoded string, err error) {
 	r := pkg.Layout.Provider(p)
+	if err := complete(r, p); err != nil {
+		return nil, "", err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer root.Close()
+	read := func(rel string) ([]byte, error) { return layout.ReadFile(root, rel, maxFileSize) }
+	var files [3][]byte
+	for i, name := range []string{r.Blob, r.Components, r.Metadata} {
+		if files[i], err = read(name); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
+		}
+	}
+	gz, yml, meta := files[0], files[1], files[2]
+	// The blob a rebuild leaves: the tree's own unless its header alone
+	// is not reproducible.
+	gz, enc, err := blob.ForYAML(gz, yml)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %s: %w", p.ID(), r.Blob, err)
+	}
+	if enc == blob.DirtyHeader {
+		reencoded = r.Blob
+	}
+	cfg, patches, err := configOf(pkg, r, p, builderVersion, read)
+	if err != nil {
+		return nil, "", err
+	}
+	built, err := artifact.NewRelease(cfg, artifact.ReleaseFiles{Blob: gz, YAML: yml, Metadata: meta, MetadataPath: r.Metadata, Patches: patches})
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
+	}
+	return &built, reencoded, nil
+}
+
+// complete says what the package layout r of p lacks for a release: its
+// ConfigMap, blob, components YAML or metadata.
+func complete(r *model.LayoutRelease, p *model.Provider) error {
 	if r == nil || r.ConfigMap == nil {
-		return nil, "", fmt.Errorf("%s: no ConfigMap of this package named %s is selected by it, so the package holds no release of it", p.ID(), p.Version)
+		return fmt.Errorf("%s: no ConfigMap of this package named %s is selected by it, so the package holds no release of it", p.ID(), p.Version)
 	}
 	var missing []string
 	if r.Blob == "" {
@@ -191,42 +230,23 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 		missing = append(missing, "metadata (data.metadata is no vendored file)")
 	}
 	if len(missing) > 0 {
-		return nil, "", fmt.Errorf("%s: the package layout of release %s has no %v", p.ID(), p.Version, missing)
+		return fmt.Errorf("%s: the package layout of release %s has no %v", p.ID(), p.Version, missing)
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, "", err
-	}
-	defer root.Close()
-	read := func(rel string) ([]byte, error) { return layout.ReadFile(root, rel, maxFileSize) }
-	gz, err := read(r.Blob)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
-	}
-	yml, err := read(r.Components)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
-	}
-	meta, err := read(r.Metadata)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
-	}
-	// The blob a rebuild leaves: the tree's own unless its header alone
-	// is not reproducible.
-	gz, enc, err := blob.ForYAML(gz, yml)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %s: %w", p.ID(), r.Blob, err)
-	}
-	if enc == blob.DirtyHeader {
-		reencoded = r.Blob
-	}
+	return nil
+}
+
+// configOf is the artifact config of p's release: its pins and their
+// patches (hashed from the files read reads), the version pins of the
+// package, and the upstream version, from a pin else from the release name.
+func configOf(pkg *model.Package, r *model.LayoutRelease, p *model.Provider, builderVersion string, read func(string) ([]byte, error)) (model.ArtifactConfig, []artifact.Patch, error) {
 	cfg := model.ArtifactConfig{Kind: p.Kind, Name: p.Name, Release: p.Version, BuilderVersion: builderVersion}
 	var patches []artifact.Patch
 	if pp := pinOf(pkg, r, p); pp != nil {
 		cfg.Version = pp.Version
 		cfg.Pins = slices.Clone(pp.Sources)
+		var err error
 		if patches, err = artifact.HashPatches(pp.Patches, read); err != nil {
-			return nil, "", fmt.Errorf("%s: patch: %w", p.ID(), err)
+			return cfg, nil, fmt.Errorf("%s: patch: %w", p.ID(), err)
 		}
 	}
 	if pkg.Pins != nil {
@@ -246,12 +266,7 @@ func releaseOf(dir string, pkg *model.Package, p *model.Provider, builderVersion
 			cfg.Version = p.Version
 		}
 	}
-	built, err := artifact.NewRelease(cfg, artifact.ReleaseFiles{Blob: gz, YAML: yml, Metadata: meta, MetadataPath: r.Metadata, Patches: patches})
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", p.ID(), err)
-	}
-	rel = &built
-	return rel, reencoded, nil
+	return cfg, patches, nil
 }
 
 // rootedAt is pol with its waivers made to work for a check rooted at dir:

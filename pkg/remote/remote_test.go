@@ -46,7 +46,7 @@ func byID(tr *model.Tree) map[string]*model.Provider {
 func TestAttachRecordsPublishedReleases(t *testing.T) {
 	for name, prefix := range map[string]func(testing.TB) artifact.Prefix{"registry": remotetest.Registry, "layout": remotetest.Layout} {
 		t.Run(name, func(t *testing.T) {
-			root := remotetest.Tree(t)
+			root := remotetest.CopyExamples(t)
 			pfx := prefix(t)
 			key := remotetest.Key(t)
 			pub := remotetest.Publish(t, root, pfx, remotetest.Both(key))
@@ -86,7 +86,7 @@ func TestAttachRecordsPublishedReleases(t *testing.T) {
 
 func TestAttachMissingUnreachableTampered(t *testing.T) {
 	ctx := context.Background()
-	root := remotetest.Tree(t)
+	root := remotetest.CopyExamples(t)
 	key := remotetest.Key(t)
 	keys := []*sign.PublicKey{key.Public()}
 
@@ -148,7 +148,7 @@ func TestAttachMissingUnreachableTampered(t *testing.T) {
 
 func TestFetchVerdicts(t *testing.T) {
 	ctx := context.Background()
-	root := remotetest.Tree(t)
+	root := remotetest.CopyExamples(t)
 	pfx := remotetest.Registry(t)
 	key, other := remotetest.Key(t), remotetest.Key(t)
 	pub := remotetest.Publish(t, root, pfx, remotetest.Steps{Sign: other})
@@ -181,7 +181,7 @@ func TestFetchVerdicts(t *testing.T) {
 
 func TestInspectContent(t *testing.T) {
 	ctx := context.Background()
-	root := remotetest.Tree(t)
+	root := remotetest.CopyExamples(t)
 	pfx := remotetest.Layout(t)
 	pub := remotetest.Publish(t, root, pfx, remotetest.Steps{})
 	rel := pub["v0.7.7-infraprovider-proxmox"]

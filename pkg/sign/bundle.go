@@ -391,29 +391,9 @@ func verifyKeyless(b *bundle.Bundle, vc verify.VerificationContent, trust Trust,
 	if trust.Root == nil {
 		return fail(model.UntrustedCert, "signed keylessly by %s, but the policy has no trusted root to check its certificate with (set trustedRoot)", who)
 	}
-	tl := trust.tlog()
-	entries, _ := b.TlogEntries()
-	stamps, _ := b.Timestamps()
-	var vopts []verify.VerifierOption
-	switch tl {
-	case TLogRequired:
-		if len(entries) == 0 {
-			return fail(model.TLogMissing, "signed by %s; the policy requires a transparency-log entry and the bundle has none", who)
-		}
-		vopts = append(vopts, verify.WithTransparencyLog(1), verify.WithObserverTimestamps(1))
-	case TLogOptional:
-		if len(entries) == 0 && len(stamps) == 0 {
-			return fail(model.NoTimestamp, "signed by %s, but the bundle has neither a signed timestamp nor a transparency-log entry to prove the certificate was valid when it signed", who)
-		}
-		if len(entries) > 0 {
-			vopts = append(vopts, verify.WithTransparencyLog(1))
-		}
-		vopts = append(vopts, verify.WithObserverTimestamps(1))
-	case TLogOff:
-		if len(stamps) == 0 {
-			return fail(model.NoTimestamp, "signed by %s, but the bundle has no signed timestamp (tlog is off, so a log entry's time does not count)", who)
-		}
-		vopts = append(vopts, verify.WithSignedTimestamps(1))
+	vopts, r, why := timeProofs(b, trust.tlog(), who)
+	if r != "" {
+		return fail(r, "%s", why)
 	}
 	ver, err := verify.NewVerifier(trust.Root, vopts...)
 	if err != nil {
@@ -421,24 +401,8 @@ func verifyKeyless(b *bundle.Bundle, vc verify.VerificationContent, trust Trust,
 	}
 	res, err := ver.Verify(b, sigPolicy(claimed, verify.WithoutIdentitiesUnsafe()))
 	if err != nil {
-		msg := err.Error()
-		switch {
-		case strings.Contains(msg, "outside certificate validity"):
-			return fail(model.CertExpired, "the certificate of %s (valid %s to %s) was not valid when its transparency-log entry was made: %v", who,
-				cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339), err)
-		case strings.Contains(msg, "leaf certificate") && outsideValidity(ver, b, cert):
-			return fail(model.CertExpired, "the certificate of %s (valid %s to %s) was not valid when it signed: %v", who,
-				cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339), err)
-		case strings.Contains(msg, "log inclusion"):
-			return fail(model.TLogMissing, "signed by %s; its transparency-log entry does not verify: %v", who, err)
-		case strings.Contains(msg, "verify timestamps"):
-			return fail(model.NoTimestamp, "signed by %s; no timestamp verifies: %v", who, err)
-		case strings.Contains(msg, "leaf certificate"):
-			return fail(model.UntrustedCert, "the certificate of %s does not chain to the trusted root (%s): %v", who, trust.RootSource, err)
-		case strings.Contains(msg, "verify signature"):
-			return fail(model.BadSignature, "the certificate of %s does not verify the signature (tampered?): %v", who, err)
-		}
-		return fail(model.Malformed, "%v", err)
+		r, why := unverified(err, ver, b, cert, who, trust.RootSource)
+		return fail(r, "%s", why)
 	}
 	for _, id := range trust.Identities {
 		if id.matches(sum.SubjectAlternativeName, sum.Extensions.Issuer) {
@@ -450,6 +414,59 @@ func verifyKeyless(b *bundle.Bundle, vc verify.VerificationContent, trust Trust,
 		ids = append(ids, id.String())
 	}
 	return fail(model.WrongIdentity, "signed by %s, which is none of the policy's identities: %s", who, strings.Join(ids, "; "))
+}
+
+// timeProofs are the verifier options that make a keyless signature
+// prove when it was made, as the policy's tlog mode asks: a
+// transparency-log entry, a signed timestamp, or either. When b lacks
+// what the mode needs, r says why (and why in words) instead.
+func timeProofs(b *bundle.Bundle, tl TLogMode, who string) (vopts []verify.VerifierOption, r model.Reason, why string) {
+	entries, _ := b.TlogEntries()
+	stamps, _ := b.Timestamps()
+	switch tl {
+	case TLogRequired:
+		if len(entries) == 0 {
+			return nil, model.TLogMissing, fmt.Sprintf("signed by %s; the policy requires a transparency-log entry and the bundle has none", who)
+		}
+		vopts = append(vopts, verify.WithTransparencyLog(1), verify.WithObserverTimestamps(1))
+	case TLogOptional:
+		if len(entries) == 0 && len(stamps) == 0 {
+			return nil, model.NoTimestamp, fmt.Sprintf("signed by %s, but the bundle has neither a signed timestamp nor a transparency-log entry to prove the certificate was valid when it signed", who)
+		}
+		if len(entries) > 0 {
+			vopts = append(vopts, verify.WithTransparencyLog(1))
+		}
+		vopts = append(vopts, verify.WithObserverTimestamps(1))
+	case TLogOff:
+		if len(stamps) == 0 {
+			return nil, model.NoTimestamp, fmt.Sprintf("signed by %s, but the bundle has no signed timestamp (tlog is off, so a log entry's time does not count)", who)
+		}
+		vopts = append(vopts, verify.WithSignedTimestamps(1))
+	}
+	return vopts, "", ""
+}
+
+// unverified names the reason sigstore-go's err gives for refusing the
+// keyless signature of who, with the words a finding shows.
+func unverified(err error, ver *verify.Verifier, b *bundle.Bundle, cert *x509.Certificate, who, rootSource string) (model.Reason, string) {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "outside certificate validity"):
+		return model.CertExpired, fmt.Sprintf("the certificate of %s (valid %s to %s) was not valid when its transparency-log entry was made: %v", who,
+			cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339), err)
+	case strings.Contains(msg, "leaf certificate") && outsideValidity(ver, b, cert):
+		return model.CertExpired, fmt.Sprintf("the certificate of %s (valid %s to %s) was not valid when it signed: %v", who,
+			cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339), err)
+	case strings.Contains(msg, "log inclusion"):
+		return model.TLogMissing, fmt.Sprintf("signed by %s; its transparency-log entry does not verify: %v", who, err)
+	case strings.Contains(msg, "verify timestamps"):
+		return model.NoTimestamp, fmt.Sprintf("signed by %s; no timestamp verifies: %v", who, err)
+	case strings.Contains(msg, "leaf certificate"):
+		return model.UntrustedCert, fmt.Sprintf("the certificate of %s does not chain to the trusted root (%s): %v", who, rootSource, err)
+	case strings.Contains(msg, "verify signature"):
+		return model.BadSignature, fmt.Sprintf("the certificate of %s does not verify the signature (tampered?): %v", who, err)
+	}
+	return model.Malformed, err.Error()
 }
 
 // outsideValidity reports whether a verified timestamp of b falls outside

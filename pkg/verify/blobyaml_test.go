@@ -22,7 +22,7 @@ import (
 func TestBlobYAMLReadsTheSame(t *testing.T) {
 	ctx := context.Background()
 	key := remotetest.Key(t)
-	root := remotetest.Tree(t)
+	root := remotetest.CopyExamples(t)
 	pfx := remotetest.Layout(t)
 	rel := remotetest.Publish(t, root, pfx, remotetest.Both(key))["v0.7.7-infraprovider-proxmox"]
 	edit := func(b []byte) []byte {

@@ -62,7 +62,7 @@ func TestRefClean(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			key := remotetest.Key(t)
 			pfx := prefix(t)
-			pub := remotetest.Publish(t, remotetest.Tree(t), pfx, remotetest.Both(key))
+			pub := remotetest.Publish(t, remotetest.CopyExamples(t), pfx, remotetest.Both(key))
 			for _, rel := range pub {
 				for _, ref := range []string{rel.Ref(), rel.Pinned()} {
 					r, dgst, err := Ref(context.Background(), ref, RefOptions{Registry: remotetest.Options, Keys: []*sign.PublicKey{key.Public()}})
@@ -92,7 +92,7 @@ func TestRefErrors(t *testing.T) {
 	ctx := context.Background()
 	key := remotetest.Key(t)
 	pfx := remotetest.Registry(t)
-	pub := remotetest.Publish(t, remotetest.Tree(t), pfx, remotetest.Both(key))
+	pub := remotetest.Publish(t, remotetest.CopyExamples(t), pfx, remotetest.Both(key))
 	core := pub["v1.10.1-core"]
 	keys := []*sign.PublicKey{key.Public()}
 	srv := httptest.NewServer(nil)
@@ -274,7 +274,7 @@ func TestRefFindings(t *testing.T) {
 			} else {
 				e.prefix = remotetest.Registry(t)
 			}
-			e.pub = remotetest.Publish(t, remotetest.Tree(t), e.prefix, remotetest.Both(e.key))
+			e.pub = remotetest.Publish(t, remotetest.CopyExamples(t), e.prefix, remotetest.Both(e.key))
 			ref := tc.ref(t, e)
 			r := verifyRef(t, ref, RefOptions{Keys: []*sign.PublicKey{e.key.Public()}})
 			if got := redChecks(r); !slices.Equal(got, []string{tc.check}) {
@@ -293,7 +293,7 @@ func TestRefFindings(t *testing.T) {
 func TestRefPolicy(t *testing.T) {
 	key := remotetest.Key(t)
 	pfx := remotetest.Registry(t)
-	pub := remotetest.Publish(t, remotetest.Tree(t), pfx, remotetest.Steps{Attest: key})
+	pub := remotetest.Publish(t, remotetest.CopyExamples(t), pfx, remotetest.Steps{Attest: key})
 	core := pub["v1.10.1-core"]
 	// A live waiver on the repository covers the unsigned artifact; an
 	// expired waiver of a tree package does not leak into the artifact's
@@ -370,7 +370,7 @@ func TestRegistryReportsMatchSchema(t *testing.T) {
 	schema := apitest.ReportSchema(t)
 	key := remotetest.Key(t)
 	pfx := remotetest.Layout(t)
-	root := remotetest.Tree(t)
+	root := remotetest.CopyExamples(t)
 	pub := remotetest.Publish(t, root, pfx, remotetest.Steps{Sign: key})
 	remotetest.Tamper(t, pfx, pub["v1.10.1-core"], artifact.BlobTitle)
 	reports := map[string]*report.Report{
@@ -404,7 +404,7 @@ func TestRefRegistryFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub := remotetest.Publish(t, remotetest.Tree(t), pfx, remotetest.Both(key))
+	pub := remotetest.Publish(t, remotetest.CopyExamples(t), pfx, remotetest.Both(key))
 	failing.Store(true)
 	r, _, err := Ref(context.Background(), pub["v1.10.1-core"].Ref(), RefOptions{Registry: remotetest.Options, Keys: []*sign.PublicKey{key.Public()}})
 	if err == nil || r != nil || !strings.Contains(err.Error(), "503") {
@@ -422,7 +422,7 @@ func TestRefTagBinding(t *testing.T) {
 	ctx := context.Background()
 	key := remotetest.Key(t)
 	prefix := remotetest.Registry(t)
-	pub := remotetest.Publish(t, remotetest.Tree(t), prefix, remotetest.Both(key))
+	pub := remotetest.Publish(t, remotetest.CopyExamples(t), prefix, remotetest.Both(key))
 	core := pub["v1.10.1-core"]
 	opts := RefOptions{Keys: []*sign.PublicKey{key.Public()}}
 	wantRed := func(r *report.Report, want string) {

@@ -63,7 +63,7 @@ func write(t *testing.T, file string, data []byte) {
 func TestRegistryCleanIsGreen(t *testing.T) {
 	for name, prefix := range map[string]func(testing.TB) artifact.Prefix{"registry": remotetest.Registry, "layout": remotetest.Layout} {
 		t.Run(name, func(t *testing.T) {
-			root := remotetest.Tree(t)
+			root := remotetest.CopyExamples(t)
 			pfx := prefix(t)
 			key := remotetest.Key(t)
 			pub := remotetest.Publish(t, root, pfx, remotetest.Both(key))
@@ -209,7 +209,7 @@ func TestRegistryMutationsGoRedAlone(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := &env{root: remotetest.Tree(t), key: remotetest.Key(t)}
+			e := &env{root: remotetest.CopyExamples(t), key: remotetest.Key(t)}
 			if tc.layout {
 				e.prefix = remotetest.Layout(t)
 			} else {
@@ -257,7 +257,7 @@ func TestNewRegistryKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := remotetest.Tree(t)
+	root := remotetest.CopyExamples(t)
 	remotetest.Publish(t, root, pfx, remotetest.Steps{})
 	r := checkRegistry(t, root, pfx, off)
 	if !r.Summary.Passed {
@@ -280,7 +280,7 @@ func TestNewRegistryKeys(t *testing.T) {
 	if err != nil || len(keys) != 2 || !keys[0].Equal(k1.Public()) || !keys[1].Equal(k2.Public()) || keys[0].Source != "release.pub" {
 		t.Fatalf("TrustedKeys = %v, %v", keys, err)
 	}
-	root = remotetest.Tree(t)
+	root = remotetest.CopyExamples(t)
 	pfx = remotetest.Registry(t)
 	remotetest.Publish(t, root, pfx, remotetest.Both(k2))
 	if r := checkRegistry(t, root, pfx, pol); !r.Summary.Passed {

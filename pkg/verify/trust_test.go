@@ -110,7 +110,7 @@ func TestRefKeyless(t *testing.T) {
 	ks := signtest.NewKeyless(t)
 	rootFile := ks.TrustedRoot(t)
 	pfx := remotetest.Layout(t)
-	pub := remotetest.Publish(t, remotetest.Tree(t), pfx, remotetest.Steps{})
+	pub := remotetest.Publish(t, remotetest.CopyExamples(t), pfx, remotetest.Steps{})
 	core := pub["v1.10.1-core"]
 	stmtSig, _ := json.Marshal(map[string]any{
 		"_type": sign.StatementType, "predicateType": sign.SignPredicateType, "predicate": map[string]any{},

@@ -24,7 +24,7 @@ func (w *world) run(t *testing.T) []string {
 
 func (w *world) runAs(t *testing.T, kubeconfig string, tree *model.Tree) []string {
 	t.Helper()
-	r, err := Run(context.Background(), Options{
+	r, err := Verify(context.Background(), Options{
 		Access: Access{Kubeconfig: kubeconfig},
 		Tree:   tree,
 		Allow:  []string{w.Prefix.Host},

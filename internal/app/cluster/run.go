@@ -45,11 +45,11 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Run reads the cluster, the registry artifacts its fetchConfig.oci
+// Verify reads the cluster, the registry artifacts its fetchConfig.oci
 // providers install from, and checks both against opts.Tree. The error is
 // non-nil when the cluster cannot be read at all (unreachable, credentials
 // refused, bad kubeconfig); a forbidden read is a finding.
-func Run(ctx context.Context, opts Options) (*report.Report, error) {
+func Verify(ctx context.Context, opts Options) (*report.Report, error) {
 	cfg, name, err := opts.Access.Config()
 	if err != nil {
 		return nil, err

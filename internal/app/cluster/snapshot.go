@@ -6,7 +6,7 @@
 // artifacts.
 //
 // The I/O is at the edges: List reads the cluster (read-only, paginated,
-// bounded) into a Snapshot of plain data, Run reads the tree (pkg/verify's
+// bounded) into a Snapshot of plain data, Verify reads the tree (pkg/verify's
 // loader) and the registry artifacts (pkg/verify's artifact verification),
 // and the checks (cluster-installed, cluster-configmap, cluster-oci,
 // cluster-workload, cluster-crd) are pure functions of those.

@@ -133,11 +133,7 @@ func (m *makefile) parse(file string, data []byte) {
 	for i := 0; i < len(lines); i++ {
 		raw, num := lines[i], nums[i]
 		if strings.HasPrefix(raw, "\t") && inRule {
-			text := strings.TrimLeft(raw[1:], " \t@-+")
-			if strings.HasPrefix(strings.TrimSpace(text), "#") {
-				continue
-			}
-			m.recipes = append(m.recipes, mkRecipe{text: text, file: file, line: num, rule: m.rules})
+			m.recipe(raw[1:], file, num)
 			continue
 		}
 		line := strings.TrimSpace(stripComment(raw))
@@ -148,58 +144,77 @@ func (m *makefile) parse(file string, data []byte) {
 		if k := strings.IndexAny(line, " \t"); k >= 0 {
 			word, rest = line[:k], strings.TrimSpace(line[k+1:])
 		}
-		switch word {
-		case "ifeq", "ifneq", "ifdef", "ifndef":
-			cond++
+		if last, ok := m.directive(word, rest, lines, nums, i, file, &cond); ok {
+			i = last
 			inRule = false
 			continue
-		case "else":
-			inRule = false
-			continue
-		case "endif":
-			if cond > 0 {
-				cond--
-			}
-			inRule = false
-			continue
-		case "include", "-include", "sinclude":
-			inRule = false
-			m.include(rest)
-			continue
-		case "unexport", "vpath":
-			inRule = false
-			continue
-		case "define", "export", "override", "private":
-			if word == "define" || strings.HasPrefix(rest, "define ") {
-				j := m.define(lines, nums, i, file, cond > 0)
-				i = j
-				inRule = false
-				continue
-			}
 		}
-		body := line
-		for {
-			loc := prefixRE.FindStringIndex(body)
-			if loc == nil {
-				break
-			}
-			body = body[loc[1]:]
-		}
-		if a := assignRE.FindStringSubmatch(body); a != nil {
+		if a := assignRE.FindStringSubmatch(stripModifiers(line)); a != nil {
 			m.assign(a[1], a[2], strings.TrimSpace(a[3]), file, num, cond > 0)
 			inRule = false
 			continue
 		}
-		if strings.Contains(line, ":") {
-			// A rule: "targets: prerequisites [; recipe]".
-			inRule = true
-			m.rules++
-			if k := strings.Index(raw, ";"); k >= 0 && strings.Index(raw, ":") < k {
-				m.recipes = append(m.recipes, mkRecipe{text: strings.TrimSpace(raw[k+1:]), file: file, line: num, rule: m.rules})
-			}
-			continue
+		inRule = strings.Contains(line, ":")
+		if inRule {
+			m.rule(raw, file, num)
 		}
-		inRule = false
+	}
+}
+
+// recipe records a recipe line of the current rule (its tab gone; its @,
+// - and + prefixes dropped); a comment line is none.
+func (m *makefile) recipe(text, file string, num int) {
+	text = strings.TrimLeft(text, " \t@-+")
+	if strings.HasPrefix(strings.TrimSpace(text), "#") {
+		return
+	}
+	m.recipes = append(m.recipes, mkRecipe{text: text, file: file, line: num, rule: m.rules})
+}
+
+// rule records a rule, "targets: prerequisites [; recipe]", with its
+// inline recipe.
+func (m *makefile) rule(raw, file string, num int) {
+	m.rules++
+	if k := strings.Index(raw, ";"); k >= 0 && strings.Index(raw, ":") < k {
+		m.recipes = append(m.recipes, mkRecipe{text: strings.TrimSpace(raw[k+1:]), file: file, line: num, rule: m.rules})
+	}
+}
+
+// directive reads a line starting with word when it is a directive:
+// conditionals (counted in cond), include, unexport, vpath and define
+// blocks. It returns the index of the last line it read, and false when
+// the line is no directive (export X = y is an assignment).
+func (m *makefile) directive(word, rest string, lines []string, nums []int, i int, file string, cond *int) (int, bool) {
+	switch word {
+	case "ifeq", "ifneq", "ifdef", "ifndef":
+		*cond++
+	case "else", "unexport", "vpath":
+	case "endif":
+		if *cond > 0 {
+			*cond--
+		}
+	case "include", "-include", "sinclude":
+		m.include(rest)
+	case "define", "export", "override", "private":
+		if word != "define" && !strings.HasPrefix(rest, "define ") {
+			return i, false
+		}
+		return m.define(lines, nums, i, file, *cond > 0), true
+	default:
+		return i, false
+	}
+	return i, true
+}
+
+// stripModifiers drops the export, override and private words an
+// assignment may start with.
+func stripModifiers(line string) string {
+	for {
+		loc := prefixRE.FindStringIndex(line)
+		if loc == nil {
+			return line
+		}
+		line = line[loc[1]:]
 	}
 }
 

@@ -76,6 +76,8 @@ type APIServer struct {
 
 	mu    sync.Mutex
 	procs []*exec.Cmd
+	// operator is the cluster-api-operator StartOperator started.
+	operator *exec.Cmd
 }
 
 // Context is the name of the context in the kubeconfigs Start writes.
@@ -160,7 +162,7 @@ func (s *APIServer) startEtcd(t testing.TB, etcd string) string {
 }
 
 // start runs a process logging to logFile.
-func (s *APIServer) start(t testing.TB, logFile, bin string, args ...string) {
+func (s *APIServer) start(t testing.TB, logFile, bin string, args ...string) *exec.Cmd {
 	t.Helper()
 	log, err := os.Create(logFile)
 	if err != nil {
@@ -174,6 +176,7 @@ func (s *APIServer) start(t testing.TB, logFile, bin string, args ...string) {
 	s.mu.Lock()
 	s.procs = append(s.procs, cmd)
 	s.mu.Unlock()
+	return cmd
 }
 
 // waitReady polls /readyz until the API server answers ok (a cold start

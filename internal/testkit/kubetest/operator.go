@@ -56,7 +56,7 @@ func (s *APIServer) StartOperator(t testing.TB) (logFile string) {
 		ports[i] = strconv.Itoa(p)
 	}
 	logFile = filepath.Join(dir, "operator.log")
-	s.start(t, logFile, bin,
+	s.operator = s.start(t, logFile, bin,
 		"--kubeconfig", s.Kubeconfig,
 		"--webhook-port", ports[0], "--webhook-cert-dir", certDir,
 		"--health-addr", "127.0.0.1:"+ports[1],
@@ -71,6 +71,26 @@ func (s *APIServer) StartOperator(t testing.TB) (logFile string) {
 		}
 	})
 	return logFile
+}
+
+// StopOperator kills the operator StartOperator started, leaving the
+// world as it left it (nothing reconciles a planted state back); safe
+// when none runs.
+func (s *APIServer) StopOperator() {
+	s.mu.Lock()
+	op := s.operator
+	s.operator = nil
+	for i, p := range s.procs {
+		if p == op {
+			s.procs = append(s.procs[:i], s.procs[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+	if op != nil {
+		_ = op.Process.Kill()
+		_ = op.Wait()
+	}
 }
 
 // selfSigned returns a PEM certificate and key for the IP host, valid for

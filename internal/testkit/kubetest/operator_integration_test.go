@@ -104,9 +104,14 @@ func applyExamples(t *testing.T) (*World, []installed) {
 }
 
 // providerInstalled reports nil once the provider's ProviderInstalled
-// condition is True, else what the condition says.
+// condition is True, else what the condition says (the provider in its
+// Namespace, else in NS).
 func providerInstalled(w *World, p *model.Provider) error {
-	u, err := w.Dyn.Resource(ProviderGVR(p.Kind)).Namespace(NS).Get(context.Background(), p.Name, metav1.GetOptions{})
+	ns := p.Namespace
+	if ns == "" {
+		ns = NS
+	}
+	u, err := w.Dyn.Resource(ProviderGVR(p.Kind)).Namespace(ns).Get(context.Background(), p.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func NewWorld(t *testing.T) *World {
 	t.Helper()
 	w := &World{Srv: Start(t)}
 	w.Dyn = w.Srv.Dynamic(t)
-	w.Root = remotetest.Tree(t)
+	w.Root = remotetest.CopyExamples(t)
 	w.Prefix = remotetest.Registry(t)
 	w.Key = remotetest.Key(t)
 	w.Rels = remotetest.Publish(t, w.Root, w.Prefix, remotetest.Both(w.Key))

@@ -46,9 +46,9 @@ func ExamplesDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "examples", "packages")
 }
 
-// Tree copies examples/packages (a core and an infrastructure provider,
+// CopyExamples copies examples/packages (a core and an infrastructure provider,
 // both with a pin.yaml) into a temporary directory and returns it.
-func Tree(t testing.TB) string {
+func CopyExamples(t testing.TB) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "packages")
 	if err := fixture.CopyDir(ExamplesDir(), dst); err != nil {

@@ -93,6 +93,26 @@ func admitConfigMap(t *testing.T, name, comps string) []byte {
 	return body
 }
 
+// admitClient is a client of ts's admission listener (TLS; the test
+// trusts any certificate, TestAdmitTLS checks the caBundle), or of the
+// main listener when admission is off.
+func (ts *testServer) admitClient(t *testing.T) *client {
+	addr, _ := ts.admitAddr.Load().(string)
+	if addr == "" {
+		return ts.client
+	}
+	c := newClient(t, "https://"+addr, "")
+	c.HTTP = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	return c
+}
+
+// postAdmit posts an AdmissionReview where the API server would: the
+// admission listener.
+func (ts *testServer) postAdmit(t *testing.T, query string, body []byte) (*admissionv1.AdmissionResponse, *http.Response, []byte) {
+	t.Helper()
+	return ts.admitClient(t).postAdmit(t, query, body)
+}
+
 func (c *client) postAdmit(t *testing.T, query string, body []byte) (*admissionv1.AdmissionResponse, *http.Response, []byte) {
 	t.Helper()
 	resp, out := c.Do(http.MethodPost, "/admit"+query, "application/json", bytes.NewReader(body))
@@ -202,6 +222,20 @@ func TestAdmitBadRequests(t *testing.T) {
 	big = append(big[:len(big)-1], []byte(`,"pad":"`+strings.Repeat("x", 128<<10)+`"}`)...)
 	if _, resp, body := ts.postAdmit(t, "", big); resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("over maxRequestBytes: %d %s", resp.StatusCode, body)
+	}
+	// Only the TLS listener serves the webhook, and nothing else of the
+	// API: it takes no token.
+	if _, resp, body := ts.client.postAdmit(t, "", admitConfigMap(t, "v1.10.1-core", admitComponents)); resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "admission.listen") {
+		t.Errorf("POST /admit on the main listener: %d %s, want 404 naming admission.listen", resp.StatusCode, body)
+	}
+	ac := ts.admitClient(t).withToken(testToken)
+	for _, p := range []string{"/metrics", "/v1/scans", "/"} {
+		if resp, body := ac.Do(http.MethodGet, p, "", nil); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s on the admission listener: %d %s, want 404", p, resp.StatusCode, body)
+		}
+	}
+	if resp, body := ac.Do(http.MethodGet, "/healthz", "", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /healthz on the admission listener: %d %s", resp.StatusCode, body)
 	}
 	off := startServer(t, testConfig(t), &fakeEngine{})
 	if _, resp, _ := off.postAdmit(t, "", admitConfigMap(t, "v1", admitComponents)); resp.StatusCode != http.StatusNotFound {

@@ -33,7 +33,7 @@ func (s *Server) serveAdmission(ctx context.Context, main *http.Server, served c
 		return nil, fmt.Errorf("admission listen %s: %w", s.cfg.Admission.Listen, err)
 	}
 	srv := &http.Server{
-		Handler:           main.Handler,
+		Handler:           s.admitRoutes(),
 		ReadHeaderTimeout: main.ReadHeaderTimeout,
 		ReadTimeout:       admitMaxTimeout + 5*time.Second,
 		WriteTimeout:      admitMaxTimeout + 10*time.Second,

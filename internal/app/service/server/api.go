@@ -23,6 +23,7 @@ import (
 	"github.com/pinseal/pinseal/internal/app/service/scan"
 	"github.com/pinseal/pinseal/internal/app/service/server/untar"
 	"github.com/pinseal/pinseal/internal/app/service/store"
+	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -42,9 +43,10 @@ func (s *Server) routes() http.Handler {
 	r.Get("/readyz", s.readyz)
 	r.Get("/openapi.yaml", serveDocument("application/yaml", api.OpenAPI))
 	r.Get("/report.schema.json", serveDocument("application/schema+json", api.ReportSchema))
-	// The API server authenticates the webhook by its certificate and
-	// sends no token; the answer is a decision, bounded in size and time.
-	r.Post("/admit", s.admit)
+	// The webhook is served only on its own TLS listener (admitRoutes):
+	// it takes no token, so this listener, which may be plain HTTP and
+	// reachable by every client of the API, does not answer it.
+	r.Post("/admit", s.admitNotHere)
 	r.Group(func(r chi.Router) {
 		r.Use(s.readAccess)
 		r.Method(http.MethodGet, "/metrics", s.metrics.handler())
@@ -61,6 +63,34 @@ func (s *Server) routes() http.Handler {
 		r.Post("/v1/scans", s.startScan)
 	})
 	return r
+}
+
+// admitRoutes is what admission.listen serves: the webhook, and the
+// probes a load balancer or kubelet sends to the same port. The API
+// server authenticates the webhook by its certificate and sends no
+// token; the answer is a decision, bounded in size and time.
+func (s *Server) admitRoutes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.instrument, s.recoverPanics, s.requestTimeout, s.limitBody)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, http.StatusNotFound, "no such path on the admission listener: "+r.URL.Path+" (it serves POST /admit, /healthz and /readyz; the API is on listen)")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
+	})
+	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
+	r.Post("/admit", s.admit)
+	return r
+}
+
+// admitNotHere answers POST /admit on the main listener.
+func (s *Server) admitNotHere(w http.ResponseWriter, r *http.Request) {
+	if s.admitter == nil {
+		s.writeError(w, r, http.StatusNotFound, "admission is not configured: add admission: to the service config (docs/admission.md)")
+		return
+	}
+	s.writeError(w, r, http.StatusNotFound, "POST /admit is served only on admission.listen, over TLS, where the API server calls it (docs/admission.md)")
 }
 
 // apiError is the body of every error response.
@@ -343,25 +373,10 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 		s.bodyError(w, r, err)
 		return
 	}
-	ref, err := parseRef(req.Ref)
-	if err != nil {
-		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("ref %q: %v (want HOST[:PORT]/REPOSITORY:TAG or @sha256:…)", req.Ref, err))
+	pinned, digest, tag, ok := s.pinRef(w, r, req.Ref)
+	if !ok {
 		return
 	}
-	repo := ref.Registry + "/" + ref.Repository
-	if !s.cfg.registryAllowed(repo) {
-		s.writeError(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("ref %s: repository %s is not within the registries allowlist of this service (the operator adds it, or its registry, to the config's registries)", req.Ref, repo))
-		return
-	}
-	digest, tag := ref.Reference, ""
-	if _, err := ref.Digest(); err != nil { // by tag
-		tag = digest
-		if digest, err = s.engine.Resolve(r.Context(), ref.String()); err != nil {
-			s.engineError(w, r, "resolve "+ref.String(), configHint(err, s.cfg.Policy))
-			return
-		}
-	}
-	pinned := repo + "@" + digest
 	// The verdict depends on the artifact (repository too: one manifest
 	// digest may be pushed to several repositories, and its signatures and
 	// attestations live in each one), on the tag it was asked for (the
@@ -381,8 +396,48 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.verifyCache.WithLabelValues("miss").Inc()
-	// Concurrent requests for one artifact share one verification, which
-	// therefore does not end with the first caller's request.
+	body, err := s.verifyShared(key, pinned, tag, pol)
+	if err != nil {
+		s.engineError(w, r, "verify "+pinned, err)
+		return
+	}
+	w.Header().Set("Pinseal-Cache", "miss")
+	writeRaw(w, body)
+}
+
+// pinRef reads the reference a verify request names, refuses one outside
+// the registries allowlist and resolves a tag: it returns
+// REGISTRY/REPOSITORY@DIGEST, the digest and the tag asked for ("" when
+// the request named a digest). When it cannot, it has answered the request
+// and ok is false.
+func (s *Server) pinRef(w http.ResponseWriter, r *http.Request, asked string) (pinned, digest, tag string, ok bool) {
+	ref, err := parseRef(asked)
+	if err != nil {
+		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("ref %q: %v (want HOST[:PORT]/REPOSITORY:TAG or @sha256:…)", asked, err))
+		return "", "", "", false
+	}
+	repo := ref.Registry + "/" + ref.Repository
+	if !s.cfg.registryAllowed(repo) {
+		s.writeError(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("ref %s: repository %s is not within the registries allowlist of this service (the operator adds it, or its registry, to the config's registries)", asked, repo))
+		return "", "", "", false
+	}
+	digest = ref.Reference
+	if _, err := ref.Digest(); err != nil { // by tag
+		tag = digest
+		if digest, err = s.engine.Resolve(r.Context(), ref.String()); err != nil {
+			s.engineError(w, r, "resolve "+ref.String(), configHint(err, s.cfg.Policy))
+			return "", "", "", false
+		}
+	}
+	return repo + "@" + digest, digest, tag, true
+}
+
+// verifyShared verifies the artifact pinned (asked for by tag) under pol
+// and returns the report's JSON, kept in the verdict cache under key for
+// as long as verdictTTL allows. Concurrent requests for one artifact
+// share one verification, which therefore does not end with the first
+// caller's request.
+func (s *Server) verifyShared(key, pinned, tag string, pol *policy.Policy) ([]byte, error) {
 	v, err, _ := s.flights.Do(key, func() (any, error) {
 		// Not the first caller's context; stopped by a shutdown, though.
 		ctx, cancel := context.WithTimeout(s.requests, s.cfg.Limits.RequestTimeout.D())
@@ -406,11 +461,9 @@ func (s *Server) verifyRef(w http.ResponseWriter, r *http.Request) {
 		return body, nil
 	})
 	if err != nil {
-		s.engineError(w, r, "verify "+pinned, err)
-		return
+		return nil, err
 	}
-	w.Header().Set("Pinseal-Cache", "miss")
-	writeRaw(w, v.([]byte))
+	return v.([]byte), nil
 }
 
 func writeRaw(w http.ResponseWriter, body []byte) {

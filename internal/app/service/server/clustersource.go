@@ -59,7 +59,7 @@ func (e VerifyEngine) CheckCluster(ctx context.Context, opts ClusterCheckOptions
 		}
 		co.Tree = t
 	}
-	return named(cluster.Run(ctx, co))
+	return named(cluster.Verify(ctx, co))
 }
 
 // checkCluster scans a cluster source.

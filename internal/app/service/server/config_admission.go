@@ -23,8 +23,9 @@ type AdmissionConfig struct {
 	// admission section (registries, pinned downloads). Required. Read
 	// again when it or a key file it names changes.
 	Policy string `json:"policy"`
-	// Listen is the TLS address the webhook is served on (every route of
-	// the service is, /admit among them). Default 127.0.0.1:8443.
+	// Listen is the TLS address the webhook is served on, and the only
+	// one: POST /admit (no token: the API server sends none) with
+	// /healthz and /readyz, no other route. Default 127.0.0.1:8443.
 	Listen string `json:"listen,omitempty"`
 	// CacheEntries bounds the verdicts kept, by content digest. Default
 	// 4096.

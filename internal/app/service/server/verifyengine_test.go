@@ -49,7 +49,7 @@ func TestServeEngine(t *testing.T) {
 	// The registry side: the example releases pushed, signed and attested
 	// into an in-process registry, verified through the service's engine
 	// with a policy that trusts the key.
-	tree := remotetest.Tree(t)
+	tree := remotetest.CopyExamples(t)
 	prefix := remotetest.Registry(t)
 	key := remotetest.Key(t)
 	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
@@ -121,7 +121,7 @@ func TestWarnUntrusted(t *testing.T) {
 // with nothing fetched, when they do not.
 func TestServeEngineFetchConfigOCI(t *testing.T) {
 	ctx := context.Background()
-	tree := remotetest.Tree(t)
+	tree := remotetest.CopyExamples(t)
 	prefix := remotetest.Registry(t)
 	key := remotetest.Key(t)
 	rels := remotetest.Publish(t, tree, prefix, remotetest.Both(key))
