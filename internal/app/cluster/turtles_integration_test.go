@@ -126,7 +126,7 @@ func (w *turtlesWorld) setStatus(t *testing.T, u *unstructured.Unstructured, ins
 
 func (w *turtlesWorld) run(t *testing.T) []string {
 	t.Helper()
-	r, err := Run(context.Background(), Options{Access: Access{Kubeconfig: w.srv.Kubeconfig}, Tree: w.tree})
+	r, err := Verify(context.Background(), Options{Access: Access{Kubeconfig: w.srv.Kubeconfig}, Tree: w.tree})
 	if err != nil {
 		t.Fatalf("cluster check: %v", err)
 	}
