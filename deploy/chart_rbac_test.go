@@ -46,7 +46,7 @@ func TestChartClusterAccess(t *testing.T) {
 	want := "/configmaps,apiextensions.k8s.io/customresourcedefinitions,apps/deployments," +
 		"operator.cluster.x-k8s.io/addonproviders,operator.cluster.x-k8s.io/bootstrapproviders,operator.cluster.x-k8s.io/controlplaneproviders," +
 		"operator.cluster.x-k8s.io/coreproviders,operator.cluster.x-k8s.io/infrastructureproviders,operator.cluster.x-k8s.io/ipamproviders," +
-		"operator.cluster.x-k8s.io/runtimeextensionproviders"
+		"operator.cluster.x-k8s.io/runtimeextensionproviders,turtles-capi.cattle.io/capiproviders"
 	if got := strings.Join(granted, ","); got != want {
 		t.Errorf("ClusterRole resources\n %s\nwant\n %s", got, want)
 	}

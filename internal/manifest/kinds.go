@@ -26,6 +26,24 @@ func IsProvider(o *Object) bool {
 	return false
 }
 
+// IsClusterctlConfig reports whether o is Rancher Turtles' clusterctl
+// config: the clusterctl-config ConfigMap with its clusterctl.yaml, or a
+// ClusterctlConfig (turtles-capi.cattle.io), whose provider URLs override
+// where Turtles downloads a CAPIProvider with no spec.fetchConfig from.
+func IsClusterctlConfig(o *Object) bool {
+	if o.Kind == "ConfigMap" && o.APIVersion == "v1" {
+		return o.Name == model.ClusterctlConfigName && LookupPath(o.Root, "data", "clusterctl.yaml") != nil
+	}
+	group, _, _ := strings.Cut(o.APIVersion, "/")
+	return group == model.TurtlesAPIGroup && o.Kind == "ClusterctlConfig"
+}
+
+// Kept reports whether the loader keeps o: a provider, a components
+// ConfigMap or a Turtles clusterctl config.
+func Kept(o *Object) bool {
+	return IsProvider(o) || IsComponentsConfigMap(o) || IsClusterctlConfig(o)
+}
+
 // isComponentsConfigMap reports whether o is a ConfigMap holding provider
 // components (binaryData.components or data.components).
 func IsComponentsConfigMap(o *Object) bool {

@@ -328,7 +328,37 @@ func (e *editSet) editLiterals(set *pin.Set, pairs [][2]string) error {
 	return nil
 }
 
-var valuesRefRE = regexp.MustCompile(`\.Values((?:\.[A-Za-z0-9_]+)+)`)
+var (
+	valuesRefRE = regexp.MustCompile(`\.Values((?:\.[A-Za-z0-9_]+)+)`)
+	// indexRefRE is `index .Values "a" "b"` (or `index .Values.a "b"`):
+	// how a template reads keys with dashes (Rancher Turtles'
+	// `index .Values "cluster-api-operator" "cluster-api" "core" "version"`).
+	indexRefRE = regexp.MustCompile(`index\s+\.Values((?:\.[A-Za-z0-9_]+)*)((?:\s+"[^"\\]*")+)`)
+	quotedRE   = regexp.MustCompile(`"([^"\\]*)"`)
+)
+
+// valuesRefs are the values keys a template reads, as dotted paths
+// (.Values.a.b and index .Values "a" "b" both "a.b").
+func valuesRefs(text string) []string {
+	var out []string
+	for _, m := range valuesRefRE.FindAllStringSubmatchIndex(text, -1) {
+		if strings.HasSuffix(strings.TrimRight(text[:m[0]], " \t"), "index") {
+			continue // index .Values.a "b": read below
+		}
+		out = append(out, text[m[2]+1:m[3]])
+	}
+	for _, m := range indexRefRE.FindAllStringSubmatch(text, -1) {
+		keys := strings.Split(strings.TrimPrefix(m[1], "."), ".")
+		if m[1] == "" {
+			keys = nil
+		}
+		for _, q := range quotedRE.FindAllStringSubmatch(m[2], -1) {
+			keys = append(keys, q[1])
+		}
+		out = append(out, strings.Join(keys, "."))
+	}
+	return out
+}
 
 // editTemplates replaces the old release name in the chart's templates
 // (ConfigMap name, spec.version, the provider.cluster.x-k8s.io/version
@@ -384,8 +414,8 @@ func (e *editSet) replaceInTemplates(tmpls []string, oldRel, newRel string) map[
 		if err != nil {
 			continue // not text
 		}
-		for _, m := range valuesRefRE.FindAllStringSubmatch(string(f.old), -1) {
-			refs[m[1][1:]] = true
+		for _, r := range valuesRefs(string(f.old)) {
+			refs[r] = true
 		}
 		f.replaceAll(oldRel, newRel, "release")
 	}

@@ -50,6 +50,11 @@ type Target struct {
 func TargetOf(t *model.Tree, pkg *model.Package, p *model.Provider) (*Target, error) {
 	l := &Target{Provider: p, Release: p.Version, PinIndex: -1}
 	if l.Release == "" {
+		if rel := check.Release(check.NewIndex(t), pkg, p); rel != "" {
+			// Turtles fills spec.version in when it reconciles: the
+			// template has none to edit.
+			return nil, fmt.Errorf("%s (%s) has no spec.version: Turtles sets it from its clusterctl config, and its selector picks the package's ConfigMap of release %s; write spec.version: %s into the template (or the values it reads) first", p.ID(), p.Object, rel, rel)
+		}
 		return nil, fmt.Errorf("%s has no spec.version; set it to the release name (e.g. v1.2.3-core) first", p.ID())
 	}
 	set := pkg.Pins

@@ -207,3 +207,19 @@ func ownerOf(pkg *model.Package, cm *model.ConfigMap, pick map[*model.ConfigMap]
 	}
 	return ""
 }
+
+// Release is the release p installs as the tree holds it: spec.version,
+// or, for a Rancher Turtles CAPIProvider with none, the version of the
+// one ConfigMap its selector matches (Turtles fills spec.version in from
+// its clusterctl config, and the operator can install only that
+// ConfigMap); "" when neither says.
+func Release(ix *Index, pkg *model.Package, p *model.Provider) string {
+	if p.Version != "" || !p.Turtles() || p.Selector == nil {
+		return p.Version
+	}
+	if ms := ix.Select(pkg, p).Matches; len(ms) == 1 {
+		v, _ := VersionOf(ms[0].ConfigMap)
+		return v
+	}
+	return ""
+}

@@ -246,7 +246,7 @@ func fetchedHow(p *model.Provider) string {
 	if p.FetchURL != "" {
 		d = operator.URLDownload(p.FetchURL, p.Version)
 	} else {
-		d, _ = operator.DefaultDownload(p.Kind, p.Name, p.Version)
+		d = DefaultDownload(p)
 	}
 	if len(d.URLs) > 1 {
 		return "the operator downloads it at install time from " + d.URLs[1]

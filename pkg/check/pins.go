@@ -432,7 +432,39 @@ func pinMissing(in *Input) []report.Finding {
 				fmt.Sprintf("add its upstream URL and sha256 to %s", pinFile(pkg))))
 		}
 	}
+	out = append(out, treeFetches(t)...)
 	return append(out, unheldSources(in)...)
+}
+
+// treeFetches: pin-missing for each download of a components release a
+// script or a Makefile outside the packages runs with no SHA-256 beside
+// it, named at the command's line, under the package it serves when the
+// loader could tell which (whether or not that package vendors files).
+func treeFetches(t *model.Tree) []report.Finding {
+	var out []report.Finding
+	for _, d := range t.Fetches {
+		where := fmt.Sprintf("%s:%d", d.File, d.Line)
+		cmd := d.Command
+		if cmd == "" {
+			cmd = "a recipe"
+		}
+		what := fmt.Sprintf("%s: %s downloads %s", where, cmd, d.URL)
+		if d.Var != "" {
+			what += fmt.Sprintf(" (%s, as the script's defaults set it)", d.Var)
+		}
+		if d.Writes != "" {
+			what += " into " + d.Writes
+		}
+		fix := fmt.Sprintf("pin the bytes: download to a file, check it against its SHA-256 beside the command at %s (echo \"<sha256>  file\" | sha256sum -c), and build from that file; or vendor the release with a %s (url, sha256, to) and build it with `builder build`", where, pin.FileName)
+		prov := ""
+		if d.Package != nil && len(d.Package.Providers) == 1 {
+			prov = d.Package.Providers[0].ID()
+		}
+		f := newFinding(PinMissing, d.Package, prov, model.Location{}, what+" with no SHA-256 beside it: a release tag is mutable, so the bytes are not the ones reviewed", fix)
+		f.File, f.Line = d.File, d.Line
+		out = append(out, f)
+	}
+	return out
 }
 
 // packageLoad passes the loader's problems through; each carries its own

@@ -30,8 +30,32 @@ func Source(ix *Index, pkg *model.Package, p *model.Provider) report.Source {
 	case p.FetchURL != "":
 		return downloadSource(report.SourceURL, operator.URLDownload(p.FetchURL, p.Version))
 	}
+	return downloadSource(report.SourceDefault, DefaultDownload(p))
+}
+
+// DefaultDownload is what the operator downloads for p, which has no
+// spec.fetchConfig: from the repository URL the tree's Rancher Turtles
+// clusterctl config gives it (model.Provider.Clusterctl), else from
+// clusterctl's built-in provider list.
+func DefaultDownload(p *model.Provider) operator.Download {
+	if p.Clusterctl != nil {
+		return operator.URLDownload(p.Clusterctl.URL, p.Version)
+	}
 	d, _ := operator.DefaultDownload(p.Kind, p.Name, p.Version)
-	return downloadSource(report.SourceDefault, d)
+	return d
+}
+
+// clusterctlWhere names the clusterctl config entry that sets p's URL.
+func clusterctlWhere(pkgs []*model.Package, p *model.Provider) string {
+	ov := p.Clusterctl
+	for _, pkg := range pkgs {
+		for i := range pkg.Clusterctl {
+			if &pkg.Clusterctl[i] == ov {
+				return fmt.Sprintf("%s (%s:%d)", ov.From, rel(pkg, ov.File), ov.Line)
+			}
+		}
+	}
+	return ov.From
 }
 
 func vendoredSource(ix *Index, pkg *model.Package, p *model.Provider) report.Source {
@@ -204,7 +228,7 @@ func unheldSources(in *Input) []report.Finding {
 			f.Settings = []report.Setting{report.SettingAllowRegistry, report.SettingPlainHTTP}
 			out = append(out, f)
 		case report.SourceURL, report.SourceDefault:
-			out = append(out, newFinding(PinMissing, pkg, p.ID(), loc, downloadMessage(p, s), downloadHint(p, s)))
+			out = append(out, newFinding(PinMissing, pkg, p.ID(), loc, downloadMessage(t.Packages, p, s), downloadHint(p, s)))
 		}
 	})
 	return out
@@ -212,7 +236,7 @@ func unheldSources(in *Input) []report.Finding {
 
 // downloadMessage says what the operator downloads for p and that
 // nothing pins it.
-func downloadMessage(p *model.Provider, s report.Source) string {
+func downloadMessage(pkgs []*model.Package, p *model.Provider, s report.Source) string {
 	if strings.HasPrefix(s.Status, "not installable: ") {
 		return fmt.Sprintf("%s: %s", p.ID(), strings.TrimPrefix(s.Status, "not installable: "))
 	}
@@ -227,6 +251,9 @@ func downloadMessage(p *model.Provider, s report.Source) string {
 		// ConfigMap overrides, and fills an empty spec.version from it
 		// (internal/provider/defaults.go setLatestVersion).
 		how = "has no spec.fetchConfig: Turtles resolves it through its clusterctl config (built into the Turtles release, overridden by the clusterctl-config ConfigMap; clusterctl's own list names " + s.Ref + ") and"
+		if p.Clusterctl != nil {
+			how = "has no spec.fetchConfig: Turtles resolves it through its clusterctl config, whose entry in " + clusterctlWhere(pkgs, p) + " names " + s.Ref + ", and"
+		}
 		if s.Release == "" && len(s.URLs) == 0 {
 			return fmt.Sprintf("%s %s, with no spec.version, installs the release that config names when Turtles reconciles it; nothing in the tree pins those bytes", p.ID(), how)
 		}

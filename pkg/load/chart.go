@@ -448,7 +448,7 @@ func parseRendered(chrt *chart.Chart, files []*loader.BufferedFile, r *render.Re
 		render.PlaceRendered(ps, lm, namespace, release, file)
 		probs = append(probs, ps...)
 		for _, o := range objs {
-			if !manifest.IsProvider(o) && !manifest.IsComponentsConfigMap(o) {
+			if !manifest.Kept(o) {
 				o.Root = nil
 				continue
 			}

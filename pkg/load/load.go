@@ -113,7 +113,7 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	}
 	defer fsys.Close()
 	sk := &skips{}
-	cands, probs := walk(ctx, real, opts.Exclude, sk)
+	cands, scripts, probs := walk(ctx, real, opts.Exclude, sk)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,10 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return assemble(real, probs, results, sk), nil
+	t := assemble(real, probs, results, sk)
+	resolveClusterctl(t)
+	t.Fetches = scanFetches(fsys, t, scripts)
+	return t, nil
 }
 
 // openDir resolves dir (symlinks pointing into it are then judged against
@@ -227,14 +230,16 @@ func assemble(real string, probs []model.Problem, results []*model.Package, sk *
 	return t
 }
 
-// walk finds candidate package directories: every directory with a
+// walk finds candidate package directories and the scripts and Makefiles
+// outside charts (scanFetches reads them): every directory with a
 // Chart.yaml (its whole subtree, subcharts included, is that one chart) and
 // every other directory holding YAML files. Symlinks are not followed.
 //
 // A directory matching an exclude pattern is not entered; it is listed in
 // sk with the pattern.
-func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]candidate, []model.Problem) {
+func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]candidate, []string, []model.Problem) {
 	var cands []candidate
+	var scripts []string
 	var probs []model.Problem
 	plain := map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -280,6 +285,9 @@ func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]cand
 			}
 			return nil
 		}
+		if d.Type().IsRegular() && isScript(d.Name()) {
+			scripts = append(scripts, rel)
+		}
 		if d.Type().IsRegular() && layout.IsYAMLName(d.Name()) {
 			dir := filepath.Dir(p)
 			if !plain[dir] {
@@ -292,7 +300,7 @@ func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]cand
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		probs = append(probs, model.Problem{Check: model.CheckPackageLoad, Message: fmt.Sprintf("walking the tree: %v", err)})
 	}
-	return cands, probs
+	return cands, scripts, probs
 }
 
 // relSlash is p relative to root as a slash path ("." for root).

@@ -170,6 +170,10 @@ func (l *scanner) sortObjects(p *model.Package, objs []sourced, mem map[string][
 		}
 	}
 	for _, o := range objs {
+		if manifest.IsClusterctlConfig(o.Object) {
+			p.Clusterctl = append(p.Clusterctl, clusterctlOverrides(o)...)
+			continue
+		}
 		if !manifest.IsComponentsConfigMap(o.Object) {
 			continue
 		}
@@ -382,7 +386,7 @@ func (l *scanner) readPlain(ctx context.Context, p *model.Package) (objs []sourc
 		}
 		probs = append(probs, ps...)
 		for _, o := range fobjs {
-			if manifest.IsProvider(o) || manifest.IsComponentsConfigMap(o) {
+			if manifest.Kept(o) {
 				objs = append(objs, sourced{Object: o, File: name})
 			}
 		}

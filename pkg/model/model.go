@@ -101,6 +101,26 @@ type Tree struct {
 	// Skipped are the charts under Root that are not provider packages (or
 	// were excluded), with why: never findings. Sorted by Path.
 	Skipped []Skip
+	// Fetches are the downloads of a provider's components release that
+	// the tree's shell scripts, and its Makefiles outside any package, run
+	// with no SHA-256 beside them (a package's own Makefile is read into
+	// its Pins). Sorted by File and Line.
+	Fetches []Fetch
+}
+
+// Fetch is an unpinned download of a components release by a script or a
+// Makefile recipe of the tree.
+type Fetch struct {
+	File    string // slash path relative to the tree root
+	Line    int    // the command's line
+	URL     string // as the script's defaults resolve it; may keep ${…}
+	Var     string // the variable the command reads the URL from, if one
+	Command string // curl, wget, gh release download, kubectl operator preload
+	// Package is the package whose files the script names (the template it
+	// writes its output to) or that holds the script; nil when none does.
+	Package *Package
+	// Writes is the file of Package the script names, relative to the tree root.
+	Writes string
 }
 
 // Skip is a chart the verifier did not check, and why.
@@ -133,6 +153,10 @@ type Package struct {
 
 	Providers  []*Provider
 	ConfigMaps []*ConfigMap
+	// Clusterctl are the provider URLs the package's Rancher Turtles
+	// clusterctl config sets (the clusterctl-config ConfigMap's
+	// clusterctl.yaml, a ClusterctlConfig's spec.providers), in file order.
+	Clusterctl []ClusterctlOverride
 	// Files are the vendored files under files/ (and any pinned "to"
 	// path), by slash path relative to the package directory.
 	Files map[string]*File
@@ -309,7 +333,11 @@ type Provider struct {
 	// by URL or OCI instead.
 	Selector *Selector
 	FetchURL string // spec.fetchConfig.url
-	FetchOCI string // spec.fetchConfig.oci
+	// Clusterctl is the Rancher Turtles clusterctl config entry of the
+	// tree that sets the URL of a CAPIProvider with no spec.fetchConfig
+	// (nil when none does: clusterctl's built-in list applies).
+	Clusterctl *ClusterctlOverride
+	FetchOCI   string // spec.fetchConfig.oci
 	// FetchOCILine is the line of spec.fetchConfig.oci in Location.File
 	// (the template's line for a chart); 0 when unknown.
 	FetchOCILine int
@@ -431,4 +459,23 @@ type Objects struct {
 	// object, in words ("document 1 is the text \"Not Found\""); empty
 	// when every document is one and there is at least one.
 	Problem string
+}
+
+// ClusterctlConfigName is the name of Rancher Turtles' clusterctl config:
+// the ConfigMap its controller mounts as the embedded operator's
+// clusterctl.yaml and the ClusterctlConfig whose overrides it merges in
+// (rancher/turtles internal/controllers/clusterctl/config.go at b2e1223).
+const ClusterctlConfigName = "clusterctl-config"
+
+// ClusterctlOverride is one provider entry of a Turtles clusterctl
+// config: the repository URL Turtles' embedded operator downloads the
+// provider named Name of Type (a clusterctl provider type such as
+// BootstrapProvider, matched without regard to case) from.
+type ClusterctlOverride struct {
+	Name, Type, URL string
+	// From is "ConfigMap clusterctl-config" or "ClusterctlConfig
+	// clusterctl-config"; a ClusterctlConfig entry wins over the
+	// ConfigMap's for the same name and type, as Turtles merges them.
+	From string
+	Location
 }

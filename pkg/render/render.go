@@ -647,7 +647,7 @@ type Parsed struct {
 func keepObjects(text, file string) (drop []span, probs []model.Problem, kept Parsed) {
 	for _, d := range manifest.ParseStringDocs(text, file) {
 		o, ps := d.Object, d.Problems
-		if o != nil && (manifest.IsProvider(o) || manifest.IsComponentsConfigMap(o)) {
+		if o != nil && manifest.Kept(o) {
 			if n := countNodes(o.Root, maxKeptNodes+1); n <= maxKeptNodes {
 				kept.Objects = append(kept.Objects, o)
 				kept.Problems = append(kept.Problems, ps...)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,6 +142,10 @@ func TestTurtlesMutations(t *testing.T) {
 		{"one provider object at two versions", 100 << 10, func(t *testing.T, root string) {
 			writeGolden(t, root)
 		}, "provider-duplicate"},
+		{"two CAPIProviders of one provider at two versions", 100 << 10, func(t *testing.T, root string) {
+			writeRKE2Copy(t, root, "e2e/a", "v0.25.0")
+			writeRKE2Copy(t, root, "e2e/b", "v0.26.0")
+		}, "provider-duplicate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := turtlesTree(t, tc.plain)
@@ -174,8 +179,8 @@ func TestPinMissingHintNoVersion(t *testing.T) {
 	r := verifyTree(t, root)
 	pkgs := map[string]bool{}
 	for _, f := range r.Findings {
-		if f.Check != "pin-missing" {
-			continue
+		if f.Check != "pin-missing" || f.File == fixture.TurtlesFetchScript {
+			continue // the script's download is no provider's source (TestTurtlesFetch)
 		}
 		pkgs[f.Package] = true
 		if strings.Contains(f.Hint, "release the release") || !strings.Contains(f.Hint, "spec.version") {
@@ -219,5 +224,184 @@ func TestFixturesPolicy(t *testing.T) {
 	}
 	if !slices.ContainsFunc(r.Packages, func(p report.PackageSummary) bool { return p.Path == "tests/golden" }) {
 		t.Error("the fixtures folder was not checked")
+	}
+}
+
+// findingKeys are a report's findings as comparable strings.
+func findingKeys(r *report.Report) map[string]report.Finding {
+	out := map[string]report.Finding{}
+	for _, f := range r.Findings {
+		out[strings.Join([]string{string(f.Severity), f.Check, f.Package, f.Provider, f.File, strconv.Itoa(f.Line), f.Message}, "|")] = f
+	}
+	return out
+}
+
+// TestTurtlesFetch: the script that writes the core's inline blob is
+// pin-missing, at its download's line and under the chart whose template
+// it writes (a chart with no vendored file and no Makefile of its own),
+// whether it is the real script (kubectl operator preload -u, no digest)
+// or the pinned form with its checksum removed; the pinned form is green,
+// and each mutation adds exactly that one finding.
+func TestTurtlesFetch(t *testing.T) {
+	pinnedRoot := turtlesTree(t, 10<<10)
+	if err := fixture.TurtlesFetchPinned(pinnedRoot); err != nil {
+		t.Fatal(err)
+	}
+	pinned := findingKeys(verifyTree(t, pinnedRoot))
+	for _, f := range pinned {
+		if f.File == fixture.TurtlesFetchScript {
+			t.Errorf("the pinned script is reported: %s %s", f.Check, f.Message)
+		}
+	}
+	check := "echo \"" + fixture.TurtlesFetchDigest + "  ${DL}\" | sha256sum -c -\n"
+	for _, tc := range []struct {
+		name, cmd string
+		mutate    func(t *testing.T, root string)
+	}{
+		{"the real script", "kubectl operator preload", func(t *testing.T, root string) {}},
+		{"the pinned form without its checksum", "curl", func(t *testing.T, root string) {
+			if err := fixture.TurtlesFetchPinned(root); err != nil {
+				t.Fatal(err)
+			}
+			editFile(t, root, fixture.TurtlesFetchScript, check, "")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := turtlesTree(t, 10<<10)
+			tc.mutate(t, root)
+			got := findingKeys(verifyTree(t, root))
+			var added []report.Finding
+			for k, f := range got {
+				if _, ok := pinned[k]; !ok {
+					added = append(added, f)
+				}
+			}
+			for k, f := range pinned {
+				if _, ok := got[k]; !ok {
+					t.Errorf("finding gone: %s %s", f.Check, f.Message)
+				}
+			}
+			if len(added) != 1 {
+				t.Fatalf("added findings %+v, want exactly one pin-missing", added)
+			}
+			f := added[0]
+			if f.Check != "pin-missing" || f.File != fixture.TurtlesFetchScript || f.Line != fixture.TurtlesFetchLine || f.Package != fixture.TurtlesChart {
+				t.Errorf("got %s at %s:%d in %s, want pin-missing at %s:%d in %s", f.Check, f.File, f.Line, f.Package, fixture.TurtlesFetchScript, fixture.TurtlesFetchLine, fixture.TurtlesChart)
+			}
+			for _, w := range []string{tc.cmd, "https://github.com/rancher/cluster-api/releases/latest/core-components.yaml", fixture.TurtlesChart + "/" + fixture.TurtlesCoreTemplate} {
+				if !strings.Contains(f.Message, w) {
+					t.Errorf("message does not name %q: %s", w, f.Message)
+				}
+			}
+		})
+	}
+}
+
+// sourceOf is the report's source of provider id in package pkg.
+func sourceOf(t *testing.T, r *report.Report, pkg, id string) report.Source {
+	t.Helper()
+	for _, p := range r.Packages {
+		for _, pr := range p.Providers {
+			if p.Path == pkg && pr.Kind+"/"+pr.Name == id && pr.Source != nil {
+				return *pr.Source
+			}
+		}
+	}
+	t.Fatalf("no source of %s in %s", id, pkg)
+	return report.Source{}
+}
+
+// TestTurtlesClusterctlOverride: a CAPIProvider with no spec.fetchConfig
+// downloads from the URL Turtles' clusterctl-config ConfigMap gives it
+// (its clusterctl.yaml providers entry), which the report's source and
+// pin-missing name; a ClusterctlConfig entry of the same name and type wins
+// over the ConfigMap's; without an entry, clusterctl's built-in list
+// applies. Each mutation changes exactly the source of the provider the
+// entry names.
+func TestTurtlesClusterctlOverride(t *testing.T) {
+	const (
+		boot  = "BootstrapProvider/rke2"
+		cp    = "ControlPlaneProvider/rke2"
+		cmURL = "https://github.com/rancher/cluster-api-provider-rke2/releases/v0.25.0/bootstrap-components.yaml"
+	)
+	chart := fixture.TurtlesProvidersChart
+	builtinCP := func(t *testing.T, r *report.Report) {
+		t.Helper()
+		if s := sourceOf(t, r, chart, cp); s.Kind != report.SourceDefault || !strings.Contains(s.Ref, "/releases/latest/control-plane-components.yaml") {
+			t.Errorf("%s, which no entry names: %+v", cp, s)
+		}
+	}
+
+	root := turtlesTree(t, 10<<10)
+	r := verifyTree(t, root)
+	s := sourceOf(t, r, chart, boot)
+	if s.Kind != report.SourceDefault || s.Ref != cmURL || s.Release != "v0.25.0" ||
+		!slices.Equal(s.URLs, []string{"https://github.com/rancher/cluster-api-provider-rke2/releases/download/v0.25.0/bootstrap-components.yaml", "https://github.com/rancher/cluster-api-provider-rke2/releases/download/v0.25.0/metadata.yaml"}) {
+		t.Errorf("%s with the ConfigMap's entry: %+v", boot, s)
+	}
+	builtinCP(t, r)
+	var named bool
+	for _, f := range r.Findings {
+		if f.Check == "pin-missing" && f.Provider == boot {
+			named = strings.Contains(f.Message, "ConfigMap clusterctl-config ("+fixture.TurtlesChart+"/templates/clusterctl-config.yaml:9)") && strings.Contains(f.Message, cmURL)
+		}
+	}
+	if !named {
+		t.Errorf("pin-missing of %s does not name the clusterctl-config entry and its URL", boot)
+	}
+
+	// A ClusterctlConfig entry wins over the ConfigMap's.
+	root = turtlesTree(t, 10<<10)
+	if err := os.WriteFile(filepath.Join(root, fixture.TurtlesChart, "templates", "clusterctlconfig.yaml"), []byte(`apiVersion: turtles-capi.cattle.io/v1alpha1
+kind: ClusterctlConfig
+metadata:
+  name: clusterctl-config
+  namespace: '{{ .Values.namespace }}'
+spec:
+  providers:
+  - name: rke2
+    url: https://github.com/rancher/cluster-api-provider-rke2/releases/v0.26.0/bootstrap-components.yaml
+    type: BootstrapProvider
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = verifyTree(t, root)
+	if s := sourceOf(t, r, chart, boot); s.Release != "v0.26.0" || !strings.Contains(s.Ref, "/v0.26.0/") {
+		t.Errorf("%s with a ClusterctlConfig entry: %+v", boot, s)
+	}
+	builtinCP(t, r)
+
+	// No entry: clusterctl's built-in list.
+	root = turtlesTree(t, 10<<10)
+	editFile(t, root, fixture.TurtlesChart+"/templates/clusterctl-config.yaml", `- name: "rke2"`, `- name: "rke2-other"`)
+	r = verifyTree(t, root)
+	if s := sourceOf(t, r, chart, boot); s.Ref == cmURL || s.Release != "" || !strings.Contains(s.Ref, "/releases/latest/bootstrap-components.yaml") {
+		t.Errorf("%s with no entry: %+v", boot, s)
+	}
+	builtinCP(t, r)
+}
+
+// writeRKE2Copy writes, in folder dir, the rke2 bootstrap CAPIProvider of
+// the providers chart at version (as Turtles' e2e data does).
+func writeRKE2Copy(t *testing.T, root, dir, version string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := "apiVersion: turtles-capi.cattle.io/v1alpha1\nkind: CAPIProvider\nmetadata:\n  name: rke2-bootstrap\n  namespace: rke2-bootstrap-system\nspec:\n  name: rke2\n  type: bootstrap\n  version: " + version + "\n"
+	if err := os.WriteFile(filepath.Join(root, dir, "providers.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTurtlesUnversionedNotDuplicate: a CAPIProvider with no spec.version
+// (the chart's rke2, whose version Turtles' clusterctl config decides)
+// and a copy of it at a version (Turtles' e2e data) are no conflict the
+// tree can show; no error.
+func TestTurtlesUnversionedNotDuplicate(t *testing.T) {
+	root := turtlesTree(t, 10<<10)
+	writeRKE2Copy(t, root, "e2e/a", "v0.25.0")
+	if got := errorChecks(verifyTree(t, root)); len(got) > 0 {
+		t.Errorf("errors %v for an unversioned CAPIProvider and a versioned copy", got)
 	}
 }

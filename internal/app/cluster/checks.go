@@ -116,7 +116,7 @@ func (in *Input) treeProvider(p *Provider) (*model.Package, *model.Provider) {
 func installed(in *Input) []report.Finding {
 	var out []report.Finding
 	for _, p := range in.Snap.Providers {
-		obj := fmt.Sprintf("%s %s/%s", p.Kind, p.Namespace, p.Name)
+		obj := p.Ref()
 		switch {
 		case p.InstalledVersion == "":
 			out = append(out, in.finding(CheckInstalled, p, p.Namespace,
@@ -135,13 +135,57 @@ func installed(in *Input) []report.Finding {
 				fmt.Sprintf("%s condition %s is False since %s: %s: %s", obj, c.Type, c.Since.UTC().Format(time.RFC3339), c.Reason, c.Message),
 				"fix what the condition's message names; the operator retries on its own"))
 		}
-		if pkg, tp := in.treeProvider(p); tp != nil && tp.Version != p.Version {
+		// A CAPIProvider with no spec.version in the tree gets one from
+		// Turtles' clusterctl config when Turtles reconciles it
+		// (internal/provider/defaults.go setLatestVersion): nothing to
+		// compare.
+		if pkg, tp := in.treeProvider(p); tp != nil && tp.Version != p.Version && !(tp.Turtles() && tp.Version == "") {
 			out = append(out, in.finding(CheckInstalled, p, p.Namespace,
 				fmt.Sprintf("%s requests release %q, the tree's %s (%s) requests %q", obj, p.Version, tp.ID(), pkg.Path, tp.Version),
 				"deploy the tree's package to the cluster (or change the tree to what the cluster should run)"))
 		}
 	}
+	return append(out, mirrored(in)...)
+}
+
+// mirrored: an operator object Turtles created from a CAPIProvider (before
+// v0.22) carries the CAPIProvider's spec, which Turtles copies down on
+// every reconcile; one that differs is a copy Turtles stopped syncing, and
+// the operator installs what it says, not what the CAPIProvider says.
+func mirrored(in *Input) []report.Finding {
+	var out []report.Finding
+	for _, m := range in.Snap.Mirrors {
+		c := m.MirrorOf
+		var diffs []string
+		if m.Version != c.Version {
+			diffs = append(diffs, fmt.Sprintf("spec.version %q, the CAPIProvider's %q", m.Version, c.Version))
+		}
+		if a, b := selectorString(m.Selector), selectorString(c.Selector); a != b {
+			diffs = append(diffs, fmt.Sprintf("spec.fetchConfig.selector %s, the CAPIProvider's %s", a, b))
+		}
+		if m.FetchURL != c.FetchURL {
+			diffs = append(diffs, fmt.Sprintf("spec.fetchConfig.url %q, the CAPIProvider's %q", m.FetchURL, c.FetchURL))
+		}
+		if m.FetchOCI != c.FetchOCI {
+			diffs = append(diffs, fmt.Sprintf("spec.fetchConfig.oci %q, the CAPIProvider's %q", m.FetchOCI, c.FetchOCI))
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		out = append(out, in.finding(CheckInstalled, c, m.Namespace,
+			fmt.Sprintf("%s %s/%s, which Turtles created from %s and owns, is out of step with it: %s; the operator installs what the copy says",
+				m.Kind, m.Namespace, m.Name, c.Ref(), strings.Join(diffs, "; ")),
+			"look at the Turtles controller's log for why it does not sync the provider; Turtles from v0.22 reconciles the CAPIProvider itself and creates no copy"))
+	}
 	return out
+}
+
+// selectorString is a selector as one comparable string.
+func selectorString(s *model.Selector) string {
+	if s == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%v %v", s.MatchLabels, s.MatchExpressions)
 }
 
 func sha(b []byte) blob.Digest { return sha256.Sum256(b) }

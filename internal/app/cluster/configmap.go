@@ -32,7 +32,7 @@ func configMaps(in *Input) []report.Finding {
 		}
 		switch len(p.Matches) {
 		case 0:
-			msg := fmt.Sprintf("the selector of %s/%s matches no ConfigMap in namespace %s: the operator has nothing to install release %q from (\"config map not found\")", p.Kind, p.Name, p.Namespace, p.Version)
+			msg := fmt.Sprintf("the selector of %s matches no ConfigMap in namespace %s: the operator has nothing to install release %q from (\"config map not found\")", p.Ref(), p.Namespace, p.Version)
 			if want != nil {
 				msg += fmt.Sprintf("; the tree's is ConfigMap %s (%s)", want.Name, path(pkg, want.File))
 			}
@@ -43,6 +43,15 @@ func configMaps(in *Input) []report.Finding {
 			out = append(out, in.finding(CheckConfigMap, p, p.Namespace,
 				fmt.Sprintf("the selector of %s/%s matches %d ConfigMaps in namespace %s (%s): the operator refuses a selector that matches more than one", p.Kind, p.Name, len(p.Matches), p.Namespace, names(p.Matches)),
 				"delete the ConfigMaps of other releases, or tell providers apart with a second label in the selector"))
+		}
+		if p.Version != "" && !slices.ContainsFunc(p.Matches, func(cm *ConfigMap) bool { return versionOf(cm) == p.Version }) {
+			vs := make([]string, len(p.Matches))
+			for i, cm := range p.Matches {
+				vs[i] = fmt.Sprintf("%s (release %s)", cm.Name, versionOf(cm))
+			}
+			out = append(out, in.finding(CheckConfigMap, p, p.Namespace,
+				fmt.Sprintf("the selector of %s matches %s but spec.version is %q: the operator cannot install spec.version from it (\"config map not found\") and keeps what is installed", p.Ref(), strings.Join(vs, ", "), p.Version),
+				"set spec.version to the release the ConfigMap holds (with Turtles, on the CAPIProvider: Turtles sets it only when it is empty), or deploy the ConfigMap of spec.version"))
 		}
 		for _, cm := range p.Matches {
 			if want != nil && versionOf(cm) == p.Version {

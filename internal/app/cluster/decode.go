@@ -89,10 +89,20 @@ type objectMeta struct {
 	Annotations cappedMap `json:"annotations"`
 }
 
-// providerJSON is a provider object as the checks read it.
+// providerJSON is a provider object as the checks read it (a Turtles
+// CAPIProvider adds spec.name and spec.type to the operator's spec).
 type providerJSON struct {
-	Metadata objectMeta `json:"metadata"`
-	Spec     struct {
+	Metadata struct {
+		objectMeta
+		OwnerReferences []struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Name       string `json:"name"`
+		} `json:"ownerReferences"`
+	} `json:"metadata"`
+	Spec struct {
+		Name        string `json:"name"`
+		Type        string `json:"type"`
 		Version     string `json:"version"`
 		FetchConfig struct {
 			OCI      string                `json:"oci"`
@@ -148,6 +158,11 @@ func (pj *providerJSON) provider(kind string) *Provider {
 	p := &Provider{Kind: kind, Namespace: pj.Metadata.Namespace, Name: pj.Metadata.Name,
 		Version: pj.Spec.Version, FetchOCI: pj.Spec.FetchConfig.OCI, FetchURL: pj.Spec.FetchConfig.URL,
 		InstalledVersion: pj.Status.InstalledVersion}
+	for _, o := range pj.Metadata.OwnerReferences {
+		if o.Kind == model.CAPIProviderKind && strings.HasPrefix(o.APIVersion, model.TurtlesAPIGroup+"/") {
+			p.Owner = model.CAPIProviderKind + "/" + o.Name
+		}
+	}
 	p.Deployment = pj.Spec.Deployment.override()
 	for name, a := range pj.Spec.AdditionalDeployments {
 		if p.Additional == nil {
@@ -167,6 +182,22 @@ func (pj *providerJSON) provider(kind string) *Provider {
 			Message: string(c.Message), Since: c.LastTransitionTime.Time})
 	}
 	return p
+}
+
+// capiProvider is the model of a decoded Turtles CAPIProvider: the
+// operator kind of spec.type named spec.name, else metadata.name (as the
+// tree's loader reads it); false for a spec.type Turtles does not know.
+func (pj *providerJSON) capiProvider() (*Provider, bool) {
+	kind := model.TurtlesTypes[pj.Spec.Type]
+	if kind == "" {
+		return nil, false
+	}
+	p := pj.provider(kind)
+	p.Object = model.CAPIProviderKind + "/" + pj.Metadata.Name
+	if pj.Spec.Name != "" {
+		p.Name = pj.Spec.Name
+	}
+	return p, true
 }
 
 // configMapJSON is a ConfigMap as the checks read it: of its data only

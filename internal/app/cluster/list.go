@@ -78,6 +78,10 @@ func List(ctx context.Context, cfg *rest.Config, context string) (*Snapshot, err
 			return nil, err
 		}
 	}
+	if err := l.capiProviders(ctx); err != nil {
+		return nil, err
+	}
+	l.snap.Providers, l.snap.Mirrors = mirrors(l.snap.Providers)
 	sort.Slice(l.snap.Providers, func(i, j int) bool {
 		a, b := l.snap.Providers[i], l.snap.Providers[j]
 		return a.Namespace+"\x00"+a.Kind+"\x00"+a.Name < b.Namespace+"\x00"+b.Kind+"\x00"+b.Name
@@ -213,6 +217,60 @@ func (l *lister) providers(ctx context.Context, kind string) error {
 		l.snap.Providers = append(l.snap.Providers, pj.provider(kind))
 		return nil
 	})
+}
+
+// gvrCAPIProvider is Rancher Turtles' provider resource.
+var gvrCAPIProvider = schema.GroupVersionResource{Group: model.TurtlesAPIGroup, Version: "v1alpha1", Resource: "capiproviders"}
+
+// capiProviders reads the Turtles CAPIProviders of all namespaces (none
+// where the CRD is not installed), each as the operator kind its
+// spec.type names; one of a type Turtles does not know installs nothing
+// and is left out.
+func (l *lister) capiProviders(ctx context.Context) error {
+	// Asked only where the API server serves the group (discovery, which
+	// every authenticated user may read): a cluster without Turtles
+	// needs no permission on it.
+	err := l.rc.Get().AbsPath("/apis/"+gvrCAPIProvider.Group+"/"+gvrCAPIProvider.Version).SetHeader("Accept", "application/json").Do(ctx).Error()
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil && !apierrors.IsForbidden(err):
+		return fmt.Errorf("cluster %s (%s): discovery of %s: %w", l.snap.Context, l.snap.Server, gvrCAPIProvider.GroupVersion(), err)
+	}
+	return l.list(ctx, gvrCAPIProvider, "", "", CheckInstalled, func(dec *json.Decoder) error {
+		var pj providerJSON
+		if err := dec.Decode(&pj); err != nil {
+			return fmt.Errorf("%s: %w", model.CAPIProviderKind, err)
+		}
+		if p, ok := pj.capiProvider(); ok {
+			l.snap.Providers = append(l.snap.Providers, p)
+		}
+		return nil
+	})
+}
+
+// mirrors splits the operator objects a CAPIProvider owns and that carry
+// its kind, namespace and name (what Turtles before v0.22 created from
+// it: rancher/turtles internal/sync/provider_sync.go and core.go's
+// setOwnerReference before commit 5b6d2c97) from the providers, each tied
+// to its CAPIProvider.
+func mirrors(all []*Provider) (providers, mirrored []*Provider) {
+	for _, p := range all {
+		if p.Owner == "" || p.Object != "" {
+			providers = append(providers, p)
+			continue
+		}
+		i := slices.IndexFunc(all, func(c *Provider) bool {
+			return c.Object == p.Owner && c.Kind == p.Kind && c.Namespace == p.Namespace && c.Name == p.Name
+		})
+		if i < 0 {
+			providers = append(providers, p)
+			continue
+		}
+		p.MirrorOf = all[i]
+		mirrored = append(mirrored, p)
+	}
+	return providers, mirrored
 }
 
 // configMaps reads the ConfigMaps p's selector matches (asking the API

@@ -13,6 +13,8 @@
 package cluster
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pinseal/pinseal/pkg/model"
@@ -26,6 +28,11 @@ type Snapshot struct {
 	// Server is the API server's URL.
 	Server    string
 	Providers []*Provider // by kind, namespace, name
+	// Mirrors are the operator provider objects Rancher Turtles before
+	// v0.22 created from each CAPIProvider (owned by it, same kind, name
+	// and namespace, spec copied down): checked against their CAPIProvider
+	// only, as the CAPIProvider carries the same selector and status.
+	Mirrors []*Provider
 	// Deployments are those of the providers' namespaces, by namespace
 	// and name.
 	Deployments []*Deployment
@@ -36,12 +43,21 @@ type Snapshot struct {
 	Forbidden []Forbidden
 }
 
-// Provider is one cluster-api-operator provider object.
+// Provider is one cluster-api-operator provider object, or a Rancher
+// Turtles CAPIProvider as the operator kind its spec.type names.
 type Provider struct {
 	Kind, Namespace, Name string
-	Version               string          // spec.version
-	Selector              *model.Selector // spec.fetchConfig.selector; nil when absent
-	FetchOCI, FetchURL    string
+	// Object is "CAPIProvider/<metadata.name>" for a Turtles
+	// CAPIProvider, "" for an operator object.
+	Object string
+	// Owner is the CAPIProvider that owns an operator object
+	// ("CAPIProvider/<name>", metadata.ownerReferences), "" for none;
+	// MirrorOf is that CAPIProvider once found.
+	Owner              string
+	MirrorOf           *Provider
+	Version            string          // spec.version
+	Selector           *model.Selector // spec.fetchConfig.selector; nil when absent
+	FetchOCI, FetchURL string
 	// Deployment is spec.deployment, Additional
 	// spec.additionalDeployments by Deployment name: the customizations
 	// the operator applies to the components' Deployments (customize.go).
@@ -61,6 +77,17 @@ type Provider struct {
 
 // ID is "Kind/name".
 func (p *Provider) ID() string { return p.Kind + "/" + p.Name }
+
+// Ref names the object in messages: "Kind namespace/name", with the
+// CAPIProvider it is for Turtles ("CoreProvider cattle-capi-system/cluster-api
+// (CAPIProvider cluster-api)").
+func (p *Provider) Ref() string {
+	s := fmt.Sprintf("%s %s/%s", p.Kind, p.Namespace, p.Name)
+	if p.Object != "" {
+		s += " (" + strings.Replace(p.Object, "/", " ", 1) + ")"
+	}
+	return s
+}
 
 // Condition is one of the provider's status conditions.
 type Condition struct {

@@ -34,8 +34,9 @@ func (p *Provider) IsCore() bool { return strings.HasPrefix(p.Provider, "CorePro
 // series of spec.version in the metadata of the ConfigMap its selector
 // picks; "" when that cannot be read (the contract check says why).
 func treeContract(ix *check.Index, pkg *model.Package, p *model.Provider) string {
-	m, ok := ix.Select(pkg, p).Picked(p.Version)
-	v, err := version.ParseGeneric(p.Version)
+	rel := check.Release(ix, pkg, p)
+	m, ok := ix.Select(pkg, p).Picked(rel)
+	v, err := version.ParseGeneric(rel)
 	if !ok || err != nil || m.ConfigMap.Metadata == nil || m.ConfigMap.Metadata.Err != nil {
 		return ""
 	}
@@ -197,7 +198,7 @@ func TreeCores(t *model.Tree) []Core {
 			if p.Kind != "CoreProvider" {
 				continue
 			}
-			c := Core{Package: pkg.Path, Provider: p.ID(), Version: pin.ReleaseVersion(p.Version), Contract: treeContract(ix, pkg, p)}
+			c := Core{Package: pkg.Path, Provider: p.ID(), Version: pin.ReleaseVersion(check.Release(ix, pkg, p)), Contract: treeContract(ix, pkg, p)}
 			c.Serves = operator.Served(c.Version, c.Contract)
 			if c.Serves == nil {
 				c.Serves = []string{}

@@ -176,7 +176,7 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 		ix := check.NewIndex(t)
 		for _, pkg := range t.Packages {
 			for _, p := range pkg.Providers {
-				pr := Provider{Package: pkg.Path, Root: root, Provider: p.ID(), Release: p.Version, Newer: []Release{}, PreReleases: []Release{},
+				pr := Provider{Package: pkg.Path, Root: root, Provider: p.ID(), Release: check.Release(ix, pkg, p), Newer: []Release{}, PreReleases: []Release{},
 					Contract: treeContract(ix, pkg, p)}
 				if p.Selector == nil {
 					// Downloaded at install time: nothing in the tree
@@ -188,7 +188,7 @@ func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
 				}
 				lay, err := bump.TargetOf(t, pkg, p)
 				if err != nil {
-					pr.Version = pin.ReleaseVersion(p.Version)
+					pr.Version = pin.ReleaseVersion(pr.Release)
 					pr.Error = strings.TrimPrefix(err.Error(), p.ID()+": ") // the row names the provider
 					rep.add(pr)
 					continue
@@ -234,6 +234,9 @@ func fetchedFrom(p *model.Provider) string {
 		return "spec.fetchConfig.oci " + p.FetchOCI
 	case p.FetchURL != "":
 		return "spec.fetchConfig.url " + p.FetchURL
+	}
+	if p.Clusterctl != nil {
+		return "no spec.fetchConfig: " + p.Clusterctl.URL + " from Turtles' clusterctl config (" + p.Clusterctl.From + ")"
 	}
 	return "no spec.fetchConfig: clusterctl's built-in provider list"
 }

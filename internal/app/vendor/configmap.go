@@ -285,14 +285,26 @@ func (t *target) objectLines(lines []string) (int, int, error) {
 	}
 	switch len(found) {
 	case 0:
-		return 0, 0, fmt.Errorf("no document with kind: %s and name: %s as written text", t.provider.Kind, t.provider.Name)
+		kind, name := t.written()
+		return 0, 0, fmt.Errorf("no document with kind: %s and name: %s as written text", kind, name)
 	case 1:
 		return found[0][0], found[0][1], nil
 	}
 	return 0, 0, fmt.Errorf("%d documents read as %s", len(found), t.provider.ID())
 }
 
+// written is the kind and metadata.name the provider's object is written
+// with: a Rancher Turtles provider is a CAPIProvider of its own name.
+func (t *target) written() (kind, name string) {
+	if t.provider.Turtles() {
+		k, n, _ := strings.Cut(t.provider.Object, "/")
+		return k, n
+	}
+	return t.provider.Kind, t.provider.Name
+}
+
 func (t *target) isObject(doc []string) bool {
+	wantKind, wantName := t.written()
 	kind, name := false, false
 	for _, l := range doc {
 		m := keyLine.FindStringSubmatch(l)
@@ -301,9 +313,9 @@ func (t *target) isObject(doc []string) bool {
 		}
 		v := strings.Trim(m[3], `"'`)
 		switch {
-		case m[1] == "" && m[2] == "kind" && v == t.provider.Kind:
+		case m[1] == "" && m[2] == "kind" && v == wantKind:
 			kind = true
-		case m[1] != "" && m[2] == "name" && v == t.provider.Name:
+		case m[1] != "" && m[2] == "name" && v == wantName:
 			name = true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/pkg/artifact"
+	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -93,7 +94,7 @@ func resolve(ctx context.Context, dir string, opts Options) (*target, error) {
 		t.source, t.download = report.SourceURL, operator.URLDownload(p.FetchURL, p.Version)
 	} else {
 		t.source = report.SourceDefault
-		t.download, _ = operator.DefaultDownload(p.Kind, p.Name, p.Version)
+		t.download = check.DefaultDownload(p)
 	}
 	switch d := t.download; {
 	case d.Problem != "":

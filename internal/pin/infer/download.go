@@ -245,20 +245,113 @@ const curlArgFlags = "oHdDuxAeXTwKrmbcEFCyYztUPQ"
 const wgetArgFlags = "OPoaietTwQUlABDIXRe"
 
 // findDownloads returns what curl and wget commands in the shell text s
-// fetch, and where they write it.
+// fetch, and where they write it, and the release assets `gh release
+// download` and `kubectl operator preload -u` fetch (where these write is
+// not followed: they never write a package's vendored file by name).
 func findDownloads(s string) []download {
 	var out []download
 	for _, seg := range shellSegments(s) {
 		for i, word := range seg.words {
-			base := path.Base(word)
-			if base != "curl" && base != "wget" {
+			base, rest := path.Base(word), seg.words[i+1:]
+			switch {
+			case base == "curl" || base == "wget":
+				out = append(out, parseFetchCommand(base, rest, seg.piped)...)
+			case base == "gh" && len(rest) >= 2 && rest[0] == "release" && rest[1] == "download":
+				out = append(out, ghReleaseDownload(rest[2:])...)
+			case base == "kubectl" && len(rest) >= 2 && rest[0] == "operator" && rest[1] == "preload":
+				out = append(out, preloadURLs(rest[2:])...)
+			case base == "kubectl-operator" && len(rest) >= 1 && rest[0] == "preload":
+				out = append(out, preloadURLs(rest[1:])...)
+			default:
 				continue
 			}
-			out = append(out, parseFetchCommand(base, seg.words[i+1:], seg.piped)...)
 			break
 		}
 	}
 	return out
+}
+
+// preloadURLs are the URLs `kubectl operator preload` reads
+// (-u/--url, cluster-api-operator cmd/plugin/cmd/preload.go): it fetches
+// each and prints the provider's ConfigMap.
+func preloadURLs(args []string) []download {
+	var out []download
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case (a == "-u" || a == "--url") && i+1 < len(args):
+			i++
+			out = append(out, download{URL: args[i]})
+		case strings.HasPrefix(a, "--url="):
+			out = append(out, download{URL: strings.TrimPrefix(a, "--url=")})
+		case strings.HasPrefix(a, "-u") && len(a) > 2:
+			out = append(out, download{URL: a[2:]})
+		}
+	}
+	return out
+}
+
+// ghReleaseDownload is what `gh release download [TAG] [-R OWNER/REPO]
+// [-p PATTERN]...` fetches, as the release asset URLs it resolves to
+// (github.com/OWNER/REPO/releases/download/TAG/PATTERN; "*" for every
+// asset, "latest" with no tag, OWNER/REPO left as a variable when the
+// repository is the checkout's own).
+func ghReleaseDownload(args []string) []download {
+	tag, repo := "", "${GH_REPO}"
+	var patterns []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		val := func() string {
+			if k := strings.IndexByte(a, '='); k > 0 && strings.HasPrefix(a, "--") {
+				return a[k+1:]
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i]
+			}
+			return ""
+		}
+		switch {
+		case a == "-R" || a == "--repo" || strings.HasPrefix(a, "--repo="):
+			repo = val()
+		case a == "-p" || a == "--pattern" || strings.HasPrefix(a, "--pattern="):
+			patterns = append(patterns, val())
+		case a == "-D" || a == "--dir" || a == "-O" || a == "--output" || a == "-A" || a == "--archive" ||
+			strings.HasPrefix(a, "--dir=") || strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "--archive="):
+			val()
+		case strings.HasPrefix(a, "-"):
+		case tag == "":
+			tag = a
+		}
+	}
+	if tag == "" {
+		tag = "latest"
+	}
+	if len(patterns) == 0 {
+		patterns = []string{"*"}
+	}
+	out := make([]download, len(patterns))
+	for i, p := range patterns {
+		out[i].URL = "https://github.com/" + repo + "/releases/download/" + tag + "/" + p
+	}
+	return out
+}
+
+// isComponentsRelease reports whether u (which may hold unresolved
+// variables) fetches a provider's components or metadata from a
+// release: a YAML file whose name says components, or any YAML asset of a
+// GitHub release (a glob of every asset included). Binaries and archives
+// of tools fetched from releases are not.
+func isComponentsRelease(u string) bool {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	base := strings.ToLower(path.Base(u))
+	yaml := strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".yml") || base == "*"
+	if !yaml {
+		return false
+	}
+	return strings.Contains(base, "components") || strings.Contains(u, "github.com/") && strings.Contains(u, "/releases/")
 }
 
 func parseFetchCommand(cmd string, args []string, piped bool) []download {

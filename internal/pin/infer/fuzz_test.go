@@ -9,7 +9,7 @@ import (
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
-// FuzzMakefile: the Makefile and Dockerfile readers never panic or hang,
+// FuzzMakefile: the Makefile, Dockerfile and shell script readers never panic or hang,
 // and what they report is well formed. Seeds: testdata/fuzz/FuzzMakefile.
 func FuzzMakefile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -57,6 +57,11 @@ func FuzzMakefile(f *testing.F) {
 			}
 			if v.Known && strings.Contains(v.Value, "$") {
 				t.Fatalf("known Dockerfile value with a reference: %+v", v)
+			}
+		}
+		for _, f := range ScriptFetches("x.sh", data) {
+			if f.File != "x.sh" || f.Line < 1 || f.Line > lines || f.Value == "" || f.Command == "" {
+				t.Fatalf("script fetch %+v of %d lines", f, lines)
 			}
 		}
 		for _, d := range findDownloads(string(data)) {
