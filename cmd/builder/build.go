@@ -15,6 +15,7 @@ import (
 
 	"github.com/pinseal/pinseal/pkg/build"
 	"github.com/pinseal/pinseal/pkg/bump"
+	"github.com/pinseal/pinseal/pkg/fetch"
 )
 
 // buildOptions are the flags of `builder build`.
@@ -24,6 +25,7 @@ type buildOptions struct {
 	offline  bool
 	timeout  time.Duration
 	retries  int
+	maxBytes int64
 	dryRun   bool
 	json     bool
 	verbose  bool
@@ -73,6 +75,7 @@ Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
 	}
 	f := cmd.Flags()
 	addFetchFlags(f, &o.mirrors, &o.cache, &o.timeout, &o.retries)
+	f.Int64Var(&o.maxBytes, "max-bytes", fetch.DefaultMaxBytes, "largest file downloaded (held in memory while it is hashed)")
 	f.BoolVar(&o.offline, "offline", false, "use the cache (and file: URLs) only, never the network")
 	f.BoolVar(&o.dryRun, "dry-run", false, "fetch, verify, patch and compress, but write nothing; report what would change")
 	f.StringVar(&o.provider, "provider", "", "build this provider (Kind/name) of the package only; its other providers are not fetched or written")
@@ -90,6 +93,7 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 		return err
 	}
 	fetcher.Offline = o.offline
+	fetcher.MaxBytes = o.maxBytes
 	interactive := isTerminal(stderr)
 	if interactive {
 		fetcher.Progress = stderr

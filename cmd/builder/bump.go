@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -31,6 +32,8 @@ type bumpOptions struct {
 	mirrors  []string
 	cache    string
 	timeout  time.Duration
+	maxBytes int64
+	allow    []string
 	retries  int
 	verbose  bool
 }
@@ -102,6 +105,8 @@ Exit status: 0 bumped (or would bump), 1 refused or failed (nothing changed), 2 
 	f.StringVarP(&o.output, "output", "o", "human", "output format: human or json (schema: api/bump.schema.json)")
 	f.StringVar(&o.tree, "tree", "", "root of the tree holding the core provider (default: the nearest directory above DIR with .git)")
 	addFetchFlags(f, &o.mirrors, &o.cache, &o.timeout, &o.retries)
+	f.Int64Var(&o.maxBytes, "max-bytes", fetch.DefaultMaxBytes, "largest file downloaded (held in memory while it is hashed)")
+	f.StringArrayVar(&o.allow, "allow-host", nil, "a host a download may be redirected to, besides the one it was sent to and GitHub's download storage (repeatable)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log each step to stderr")
 	return cmd
 }
@@ -116,6 +121,14 @@ func fetcherFor(mirrors []string, cache string, timeout time.Duration, retries i
 	return &fetch.Fetcher{CacheDir: cache, Timeout: timeout, Retries: retries, Mirrors: ms}, nil
 }
 
+// boundFetcher applies bump's bounds on an upstream to f: the largest
+// file, and the hosts a download may be redirected to (GitHub's download
+// storage and allowHosts, besides the host it was sent to).
+func boundFetcher(f *fetch.Fetcher, maxBytes int64, allowHosts []string) {
+	f.MaxBytes = maxBytes
+	f.RedirectHosts = slices.Concat(fetch.GitHubDownloadHosts, allowHosts)
+}
+
 func runBump(ctx context.Context, stdout, stderr io.Writer, o *bumpOptions, dir string) error {
 	ctx, stop := commandContext(ctx)
 	defer stop()
@@ -123,6 +136,7 @@ func runBump(ctx context.Context, stdout, stderr io.Writer, o *bumpOptions, dir 
 	if err != nil {
 		return err
 	}
+	boundFetcher(fetcher, o.maxBytes, o.allow)
 	shas, err := parseSHA256Flags(o.sha256, "URL=HEX")
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ func newRootCmd() *cobra.Command {
 // hints say what to do about library errors with the builder's flags.
 var hints = []cli.Hint{
 	{Err: fetch.ErrOffline, Text: "run once without --offline to fill the download cache"},
+	{Err: fetch.ErrTooLarge, Text: "raise --max-bytes only if the file really is that big"},
 	{Err: sign.ErrKeyExists, Text: "choose another --output-key-prefix"},
 	{Err: bump.ErrNoDigest, Text: "pass --sha256 URL=<hex> (from the release's published checksums), or --trust-on-first-use to take the digest of what is downloaded now"},
 	{Err: bump.ErrWhichProvider, Text: "say which with --provider Kind/name"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/pinseal/pinseal/internal/app/cli"
+	"github.com/pinseal/pinseal/internal/app/crdcache"
 	"github.com/pinseal/pinseal/pkg/render"
 
 	"github.com/pinseal/pinseal/internal/app/history"
@@ -40,6 +42,7 @@ type checkOptions struct {
 	render     render.Limits
 	exclude    []string
 	base       string // --base REV: the history gate
+	noCache    bool   // --no-cache: judge every CRD afresh
 	// Registry checks (verify.go holds the shared flags).
 	registry      string
 	allowRegistry []string // --allow-registry: where spec.fetchConfig.oci may be read from
@@ -168,6 +171,7 @@ func addCheckFlags(f *pflag.FlagSet, o *checkOptions) {
 	f.StringVar(&o.namespace, "namespace", "", "namespace of packages that name none (default \"default\")")
 	f.IntVar(&o.workers, "workers", 0, "packages loaded at once (default: number of CPUs)")
 	f.BoolVar(&o.listChecks, "list-checks", false, "print the check catalog (Markdown) and exit")
+	f.BoolVar(&o.noCache, "no-cache", false, "judge every CRD afresh: neither read nor write the verdicts kept in $XDG_CACHE_HOME/pinseal")
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
 	f.StringArrayVar(&o.exclude, "exclude", nil, "do not enter directories under ROOT matching `GLOB` (a path.Match pattern of slash paths relative to ROOT, e.g. packages/apps/*); repeatable; added to the policy's exclude list")
 	f.StringVar(&o.base, "base", "", "also compare every provider with the same tree at git revision `REV` (branch, tag, commit, HEAD~1): a release name whose bytes changed is version-reused, a lower one version-downgrade")
@@ -269,8 +273,17 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 		}
 		opts.Extra = append(opts.Extra, history.Checks(base)...)
 	}
+	memo := openCRDCache(o.noCache, slog.Default())
+	if memo != nil {
+		opts.CRDMemo = memo
+	}
 	_, r, err := verify.Run(ctx, root, opts)
 	opts.Sandbox.Close()
+	if memo != nil && err == nil {
+		if serr := memo.Save(); serr != nil {
+			slog.Default().Warn("the CRD verdict cache was not written", "err", serr)
+		}
+	}
 	if err != nil {
 		// The tree could not be checked at all: not a findings result.
 		return usageError{Err: err}
@@ -328,4 +341,23 @@ func colorFor(w io.Writer) bool {
 		return false
 	}
 	return term.IsTerminal(int(f.Fd()))
+}
+
+// openCRDCache is the cache of components-apply's CRD verdicts in the
+// user's cache directory, nil with --no-cache or when there is no cache
+// directory; a cache file it does not believe is logged at debug level.
+func openCRDCache(off bool, log *slog.Logger) *crdcache.Cache {
+	if off {
+		return nil
+	}
+	dir, err := crdcache.Dir()
+	if err != nil {
+		log.Debug("no CRD verdict cache", "err", err)
+		return nil
+	}
+	c := crdcache.Open(dir, crdcache.Build())
+	if why := c.Ignored(); why != "" {
+		log.Debug("the CRD verdict cache was ignored", "why", why)
+	}
+	return c
 }

@@ -2,17 +2,22 @@ package check
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
-	"k8s.io/apimachinery/pkg/runtime"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
@@ -75,18 +80,147 @@ type servedKinds map[string]bool
 
 func gvk(apiVersion, kind string) string { return apiVersion + "/" + kind }
 
-// addCRD records the kinds a CRD serves; it ignores a CRD that does not
-// decode (its own finding says so).
-func (s servedKinds) addCRD(raw []byte) {
-	var crd apiextv1.CustomResourceDefinition
-	if json.Unmarshal(raw, &crd) != nil {
-		return
+// addCRD records the kinds a CRD serves; a CRD that does not decode
+// serves none (its own finding says so).
+func (s servedKinds) addCRD(f *crdFacts) {
+	for _, k := range f.kinds {
+		s[k] = true
 	}
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			s[gvk(crd.Spec.Group+"/"+v.Name, crd.Spec.Names.Kind)] = true
+}
+
+// crdFacts is what components-apply reads of one CRD document: the kinds
+// it serves and, for an apiextensions.k8s.io/v1 CRD, the API server's
+// refusal ("" when it accepts it).
+type crdFacts struct {
+	kinds   []string
+	refusal string
+}
+
+// CRDFacts is what components-apply learned of one CRD, as a CRDMemo
+// keeps it: the kinds it serves, and whether the API server accepts it
+// (Judged: Refusal is its answer, "" when it accepts it).
+type CRDFacts struct {
+	Kinds   []string `json:"k,omitempty"`
+	Refusal string   `json:"r,omitempty"`
+	Judged  bool     `json:"j,omitempty"`
+}
+
+// CRDMemo keeps CRDFacts across runs, by the SHA-256 of a CRD's JSON (the
+// whole input of the facts; the keeper adds this build's identity to its
+// own key). Recall and Remember are called from several goroutines.
+type CRDMemo interface {
+	Recall(sum [32]byte) (CRDFacts, bool)
+	Remember(sum [32]byte, f CRDFacts)
+}
+
+// crdKey names a CRD document by where its JSON lies: the loader gives
+// each document its own bytes, so one key is one document, however many
+// passes over the packages read it.
+type crdKey struct {
+	p *byte
+	n int
+}
+
+func keyOf(raw []byte) crdKey {
+	if len(raw) == 0 {
+		return crdKey{}
+	}
+	return crdKey{&raw[0], len(raw)}
+}
+
+// crdFactsOf decodes every CRD of the tree once and judges each v1 one
+// (crdJudge), on as many goroutines as the process may run: validation
+// is most of the check's cost, and each CRD's is independent of the
+// others'. A panic in a judge is raised again on the caller's goroutine,
+// where the check's recovery reports it.
+func crdFactsOf(t *model.Tree, memo CRDMemo) map[crdKey]*crdFacts {
+	type job struct {
+		raw   []byte
+		judge bool
+		facts *crdFacts
+	}
+	index := map[crdKey]*job{}
+	var jobs []*job
+	for _, pkg := range t.Packages {
+		for _, o := range pkg.Applied {
+			v1 := o.Kind == "CustomResourceDefinition" && o.APIVersion == "apiextensions.k8s.io/v1"
+			if o.CRD == nil {
+				continue
+			}
+			k := keyOf(o.CRD)
+			j := index[k]
+			if j == nil {
+				j = &job{raw: o.CRD, facts: &crdFacts{}}
+				index[k] = j
+				jobs = append(jobs, j)
+			}
+			j.judge = j.judge || v1
 		}
 	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var panicked atomic.Value
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					panicked.CompareAndSwap(nil, fmt.Sprint(r))
+				}
+			}()
+			for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
+				j := jobs[i]
+				*j.facts = crdRemembered(memo, j.raw, j.judge)
+			}
+		}()
+	}
+	wg.Wait()
+	if r := panicked.Load(); r != nil {
+		panic(r)
+	}
+	out := make(map[crdKey]*crdFacts, len(index))
+	for k, j := range index {
+		out[k] = j.facts
+	}
+	return out
+}
+
+// crdRemembered is crdJudge's answer, from memo when it holds one for
+// raw (judged, when judge asks for it), else judged and remembered.
+func crdRemembered(memo CRDMemo, raw []byte, judge bool) crdFacts {
+	if memo == nil {
+		return crdJudge(raw, judge)
+	}
+	sum := sha256.Sum256(raw)
+	if f, ok := memo.Recall(sum); ok && (f.Judged || !judge) {
+		return crdFacts{kinds: f.Kinds, refusal: f.Refusal}
+	}
+	f := crdJudge(raw, judge)
+	memo.Remember(sum, CRDFacts{Kinds: f.kinds, Refusal: f.refusal, Judged: judge})
+	return f
+}
+
+// crdJudge decodes raw (JSON) once: the kinds it serves and, when judge,
+// the API server's answer to creating it.
+func crdJudge(raw []byte, judge bool) crdFacts {
+	var v1 apiextv1.CustomResourceDefinition
+	if err := json.Unmarshal(raw, &v1); err != nil {
+		if judge {
+			return crdFacts{refusal: fmt.Sprintf("it does not decode: %v", err)}
+		}
+		return crdFacts{}
+	}
+	var f crdFacts
+	for _, v := range v1.Spec.Versions {
+		if v.Served {
+			f.kinds = append(f.kinds, gvk(v1.Spec.Group+"/"+v.Name, v1.Spec.Names.Kind))
+		}
+	}
+	if judge {
+		f.refusal = crdRefusalOf(&v1)
+	}
+	return f
 }
 
 // componentsApply: every object of a release's components is one the API
@@ -96,13 +230,14 @@ func (s servedKinds) addCRD(raw []byte) {
 // the release's own components, or by an external CRD the policy names).
 func componentsApply(in *Input, external []string) []report.Finding {
 	t := in.Tree
+	facts := crdFactsOf(t, in.CRDMemo)
 	core := servedKinds{}
 	hasCore := false
 	for _, pkg := range t.Packages {
 		for _, o := range pkg.Applied {
 			if o.CRD != nil && slices.ContainsFunc(o.Providers, func(p string) bool { return strings.HasPrefix(p, "CoreProvider/") }) {
 				hasCore = true
-				core.addCRD(o.CRD)
+				core.addCRD(facts[keyOf(o.CRD)])
 			}
 		}
 	}
@@ -118,13 +253,17 @@ func componentsApply(in *Input, external []string) []report.Finding {
 				if own[o.Release] == nil {
 					own[o.Release] = servedKinds{}
 				}
-				own[o.Release].addCRD(o.CRD)
+				own[o.Release].addCRD(facts[keyOf(o.CRD)])
 			}
 		}
 		for _, o := range pkg.Applied {
 			owner := strings.Join(o.Providers, ", ")
 			if o.Kind == "CustomResourceDefinition" && o.APIVersion == "apiextensions.k8s.io/v1" {
-				if msg := crdRefusal(o.CRD); msg != "" {
+				msg := "it does not decode as a Kubernetes object"
+				if o.CRD != nil {
+					msg = facts[keyOf(o.CRD)].refusal
+				}
+				if msg != "" {
 					out = append(out, newFinding(ComponentsApply, pkg, owner, o.Location,
 						fmt.Sprintf("release %s: the API server refuses CustomResourceDefinition %q: %s", o.Release, o.Name, msg),
 						"fix the CRD upstream or in a patch (patches/, then `builder build`): a CRD the API server refuses installs nothing of the release, and the operator retries it for ever"))
@@ -155,8 +294,8 @@ func componentsApply(in *Input, external []string) []report.Finding {
 
 // crdScheme defaults apiextensions.k8s.io/v1 CRDs as the API server does
 // when it decodes one.
-var crdScheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
+var crdScheme = func() *kruntime.Scheme {
+	s := kruntime.NewScheme()
 	_ = apiextv1.AddToScheme(s)
 	_ = apiextensions.AddToScheme(s)
 	return s
@@ -165,23 +304,17 @@ var crdScheme = func() *runtime.Scheme {
 // maxCRDErrors is how many of a CRD's field errors a finding quotes.
 const maxCRDErrors = 4
 
-// crdRefusal is the API server's answer to creating the CRD raw (JSON),
-// "" when it accepts it: decoded and defaulted as v1, converted to the
-// internal version, prepared as for a create (status cleared, the storage
-// version stored: customresourcedefinition strategy PrepareForCreate,
+// crdRefusalOf is the API server's answer to creating the CRD v1 (as
+// decoded from its JSON; defaulted in place), "" when it accepts it:
+// defaulted as v1, converted to the internal version, prepared as for a
+// create (status cleared, the storage version stored:
+// customresourcedefinition strategy PrepareForCreate,
 // k8s.io/apiextensions-apiserver v0.37.0 pkg/registry/customresourcedefinition/strategy.go)
 // and validated by validation.ValidateCustomResourceDefinition.
-func crdRefusal(raw []byte) string {
-	if raw == nil {
-		return "it does not decode as a Kubernetes object"
-	}
-	var v1 apiextv1.CustomResourceDefinition
-	if err := json.Unmarshal(raw, &v1); err != nil {
-		return fmt.Sprintf("it does not decode: %v", err)
-	}
-	crdScheme.Default(&v1)
+func crdRefusalOf(v1 *apiextv1.CustomResourceDefinition) string {
+	crdScheme.Default(v1)
 	var crd apiextensions.CustomResourceDefinition
-	if err := crdScheme.Convert(&v1, &crd, nil); err != nil {
+	if err := crdScheme.Convert(v1, &crd, nil); err != nil {
 		return fmt.Sprintf("it does not convert: %v", err)
 	}
 	crd.Status = apiextensions.CustomResourceDefinitionStatus{}

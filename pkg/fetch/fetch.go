@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,9 +31,23 @@ import (
 
 // Defaults of a Fetcher's zero fields.
 const (
-	DefaultTimeout  = 2 * time.Minute
-	DefaultMaxBytes = 512 << 20
+	DefaultTimeout = 2 * time.Minute
+	// DefaultMaxBytes bounds one file, held in memory while it is hashed:
+	// the largest components YAML of a Cluster API provider is a few
+	// megabytes.
+	DefaultMaxBytes = 64 << 20
 )
+
+// ErrTooLarge is wrapped when a download is over Fetcher.MaxBytes (as
+// declared, or as received, after any gzip transfer encoding is undone).
+var ErrTooLarge = errors.New("larger than the limit")
+
+// ErrRedirectNotAllowed is wrapped when a download is redirected to a
+// host Fetcher.RedirectHosts does not name: nothing is sent to it.
+var ErrRedirectNotAllowed = errors.New("redirect to a host not allowed")
+
+// GitHubDownloadHosts are the hosts GitHub redirects release downloads to.
+var GitHubDownloadHosts = []string{"github.com", "objects.githubusercontent.com", "release-assets.githubusercontent.com"}
 
 // ErrDigestMismatch is returned when fetched bytes do not hash to the pin.
 // Nothing is written (neither the cache nor the package) when it occurs.
@@ -72,8 +87,14 @@ type Fetcher struct {
 	// Backoff is the wait before the first retry, doubled each time (capped
 	// at MaxBackoff); 0 = DefaultBackoff. See RetryPolicy.
 	Backoff time.Duration
-	// MaxBytes bounds one file; 0 = DefaultMaxBytes (512 MiB).
+	// MaxBytes bounds one file; 0 = DefaultMaxBytes (64 MiB).
 	MaxBytes int64
+	// RedirectHosts, when not nil, are the hosts (host or host:port) a
+	// download may be redirected to besides the one it was sent to; a
+	// redirect elsewhere is refused before anything is sent to it. nil
+	// follows redirects to any host. Only the default client (Client nil)
+	// applies it.
+	RedirectHosts []string
 	// Progress receives a byte counter for downloads; nil = quiet.
 	Progress io.Writer
 	// BaseDir resolves relative file: URLs (file:upstream/x.yaml); "" = the
@@ -217,9 +238,18 @@ func (f *Fetcher) maxBytes() int64 {
 	return DefaultMaxBytes
 }
 
-func tooLarge(u string, limit int64) error {
-	return fmt.Errorf("%s: larger than the %s limit; raise Fetcher.MaxBytes if the file really is that big", u, formatBytes(limit))
+func tooLarge(u string, limit int64) error { return &tooLargeError{u, limit} }
+
+type tooLargeError struct {
+	url   string
+	limit int64
 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s: larger than the %s limit (Fetcher.MaxBytes)", e.url, formatBytes(e.limit))
+}
+
+func (e *tooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
 // readFileURL reads file:///abs, file:/abs or file:rel (against BaseDir).
 func (f *Fetcher) readFileURL(raw string) ([]byte, error) {
@@ -269,20 +299,32 @@ func (f *Fetcher) client() *http.Client {
 	if f.Client != nil {
 		return f.Client
 	}
-	return defaultClient
+	if f.RedirectHosts == nil {
+		return defaultClient
+	}
+	return &http.Client{Transport: http.DefaultTransport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if err := checkRedirect(req, via); err != nil {
+			return err
+		}
+		host := strings.ToLower(req.URL.Host)
+		if host == strings.ToLower(via[0].URL.Host) || slices.Contains(f.RedirectHosts, host) || slices.Contains(f.RedirectHosts, req.URL.Hostname()) {
+			return nil
+		}
+		return fmt.Errorf("%w: %s is not among the allowed hosts (%s), so nothing was sent to it; if it is the release's download storage, allow it with --allow-host %s",
+			ErrRedirectNotAllowed, host, strings.Join(f.RedirectHosts, ", "), host)
+	}}
 }
 
-var defaultClient = &http.Client{
-	Transport: http.DefaultTransport,
-	CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
-			return fmt.Errorf("refusing redirect from https to %s", req.URL.Redacted())
-		}
-		return nil
-	},
+var defaultClient = &http.Client{Transport: http.DefaultTransport, CheckRedirect: checkRedirect}
+
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
+		return fmt.Errorf("refusing redirect from https to %s", req.URL.Redacted())
+	}
+	return nil
 }
 
 // download gets u, repeating failed attempts as RetryPolicy says. The

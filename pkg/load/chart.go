@@ -23,6 +23,7 @@ import (
 	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/internal/yamldoc"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/releasesize"
 	"github.com/pinseal/pinseal/pkg/render"
 )
 
@@ -319,7 +320,7 @@ func chartWorthRendering(files []*loader.BufferedFile) bool {
 // `helm template -f` merges them); nil means none. When rel is not nil it
 // receives the loaded chart and the rendered manifest, for the size of the
 // release Helm would store (release-size).
-func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile, release, namespace string, values map[string]any, rel *releaseInput) ([]sourced, []model.Problem) {
+func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile, release, namespace string, values map[string]any, rel *releasesize.Input) ([]sourced, []model.Problem) {
 	if values == nil {
 		values = map[string]any{}
 	}
@@ -328,7 +329,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	}
 	if chrt, out, name, ok := l.renderFast(ctx, files, values, release, namespace); ok {
 		if rel != nil {
-			rel.chart, rel.config, rel.name, rel.namespace = chrt, values, name, namespace
+			rel.Chart, rel.Values, rel.Name, rel.Namespace = chrt, values, name, namespace
 		}
 		return parseRendered(chrt, files, out, name, namespace, rel)
 	}
@@ -353,7 +354,7 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 			Hint:    fmt.Sprintf("run `helm template -n %s %s .` in the package directory and fix the template", namespace, release)}}
 	}
 	if rel != nil {
-		rel.chart, rel.config, rel.name, rel.namespace = chrt, values, release, namespace
+		rel.Chart, rel.Values, rel.Name, rel.Namespace = chrt, values, release, namespace
 	}
 	return parseRendered(chrt, files, out, release, namespace, rel)
 }
@@ -420,7 +421,7 @@ func (l *scanner) loadChart(files []*loader.BufferedFile, values map[string]any,
 // their template files, with the problems found; the rendered text is
 // dropped once parsed. rel, when not nil, receives each manifest as Helm
 // rendered it.
-func parseRendered(chrt *chart.Chart, files []*loader.BufferedFile, r *render.Rendering, release, namespace string, rel *releaseInput) ([]sourced, []model.Problem) {
+func parseRendered(chrt *chart.Chart, files []*loader.BufferedFile, r *render.Rendering, release, namespace string, rel *releasesize.Input) ([]sourced, []model.Problem) {
 	rendered, parse, docProbs := r.Rendered, r.Parse, r.DocProbs
 	sources := render.TemplateSources(chrt)
 	subdirs := render.SubchartDirs(files)
@@ -436,7 +437,7 @@ func parseRendered(chrt *chart.Chart, files []*loader.BufferedFile, r *render.Re
 			continue
 		}
 		if rel != nil {
-			rel.addManifest(k, text) // as Helm rendered it
+			rel.AddManifest(k, text) // as Helm rendered it
 		}
 		if t, ok := parse[k]; ok {
 			text = t // what the render child did not drop

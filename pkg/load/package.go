@@ -23,6 +23,7 @@ import (
 	"github.com/pinseal/pinseal/internal/pin/infer"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/releasesize"
 )
 
 // loadPackage loads one candidate directory; nil when it is not a
@@ -77,10 +78,10 @@ type pkgLoad struct {
 	// labels. Asked only when a chart fails or renders no provider, so a
 	// clean package never scans its megabytes of vendored YAML for it.
 	strong    func() bool
-	relIn     *releaseInput   // what Helm would store as the release (charts)
-	hashed    bool            // hashFiles ran (beside the render)
-	hashProbs []model.Problem // what it found, added in order
-	finished  <-chan struct{} // closed once hashing is done with mem
+	relIn     *releasesize.Input // what Helm would store as the release (charts)
+	hashed    bool               // hashFiles ran (beside the render)
+	hashProbs []model.Problem    // what it found, added in order
+	finished  <-chan struct{}    // closed once hashing is done with mem
 }
 
 // release gives the chart's buffers back once hashing is done with them,
@@ -118,7 +119,7 @@ func (l *scanner) readChart(ctx context.Context, c candidate, p *model.Package, 
 	}
 	values, vprobs := l.valuesFor(c.rel)
 	probs = append(probs, vprobs...)
-	pl.relIn = &releaseInput{}
+	pl.relIn = &releasesize.Input{}
 	// The files are hashed while the chart renders: a render is mostly
 	// waiting for the child. (A chart worth rendering is nearly always a
 	// provider package; one that is not has cost a hash.)
@@ -188,8 +189,8 @@ func (l *scanner) sortObjects(p *model.Package, objs []sourced, mem map[string][
 // matches the blobs, decides the layout and scans the images; false when
 // ctx ended.
 func (l *scanner) inspectPackage(ctx context.Context, p *model.Package, pl *pkgLoad, cms []*pendingCM) bool {
-	if pl.relIn != nil && pl.relIn.chart != nil {
-		p.Release = pl.relIn.size()
+	if pl.relIn != nil && pl.relIn.Chart != nil {
+		p.Release = pl.relIn.Size()
 	}
 	pl.relIn = nil
 	if pl.hashed {

@@ -141,6 +141,23 @@ type Admission struct {
 	// (spec.fetchConfig.url or clusterctl's built-in list) that are
 	// admitted because their bytes are pinned here.
 	Pinned []PinnedDownload `json:"pinned,omitempty" yaml:"pinned"`
+	// GitSources are git sources of `verifier serve` (its sources: with
+	// git:) whose trees vouch for a release at the commits listed: a
+	// components ConfigMap is admitted when the tree at one of them renders
+	// the ConfigMap of the same provider and release with the same
+	// components and metadata.
+	GitSources []GitVoucher `json:"gitSources,omitempty" yaml:"gitSources"`
+}
+
+// GitVoucher trusts a git source's tree at pinned commits. Commits are
+// full SHA-1 hashes, never a branch: a branch moves whenever anyone with
+// push access pushes, and the verdict would follow it.
+type GitVoucher struct {
+	// Source is the name of a sources: entry with git: in the service
+	// config.
+	Source string `json:"source" yaml:"source"`
+	// Commits are the trusted commits (40 lowercase hex).
+	Commits []string `json:"commits" yaml:"commits"`
 }
 
 // PinnedDownload pins the bytes of one provider release the operator
@@ -538,4 +555,20 @@ func (v *policyValidator) admission(p *Policy) {
 			v.bad(field, "components and metadata: want the SHA-256 (64 lowercase hex) of the files the operator downloads (sha256sum FILE)")
 		}
 	}
+	for i, g := range a.GitSources {
+		field := fmt.Sprintf("admission.gitSources[%d]", i)
+		if g.Source == "" {
+			v.bad(field+".source", "give the name of a git source of the service config (sources: NAME: git:)")
+		}
+		if len(g.Commits) == 0 {
+			v.bad(field+".commits", "list the trusted commits (git rev-parse HEAD of a reviewed commit): a git source trusted at no commit vouches for nothing")
+		}
+		for j, c := range g.Commits {
+			if !commitRE.MatchString(c) {
+				v.bad(fmt.Sprintf("%s.commits[%d]", field, j), "%q: want a full commit hash (40 lowercase hex, git rev-parse COMMIT), not a branch or tag: a ref moves", c)
+			}
+		}
+	}
 }
+
+var commitRE = regexp.MustCompile(`^[0-9a-f]{40}$`)

@@ -335,8 +335,9 @@ func TestExcludeAndValues(t *testing.T) {
 
 func TestAdmissionSection(t *testing.T) {
 	head := "apiVersion: pinseal/v1\nkind: Policy\n"
-	good := head + "admission:\n  registries: [registry.example/capi, 127.0.0.1:5000/capi]\n  pinned:\n  - {kind: InfrastructureProvider, name: docker, version: v1.10.1, url: https://example.com/x.yaml, components: " + strings.Repeat("a", 64) + ", metadata: " + strings.Repeat("b", 64) + "}\n"
-	if p, err := Parse([]byte(good), "good"); err != nil || len(p.Admission.Pinned) != 1 {
+	good := head + "admission:\n  registries: [registry.example/capi, 127.0.0.1:5000/capi]\n  pinned:\n  - {kind: InfrastructureProvider, name: docker, version: v1.10.1, url: https://example.com/x.yaml, components: " + strings.Repeat("a", 64) + ", metadata: " + strings.Repeat("b", 64) + "}\n" +
+		"  gitSources:\n  - {source: fleet, commits: [" + strings.Repeat("c", 40) + "]}\n"
+	if p, err := Parse([]byte(good), "good"); err != nil || len(p.Admission.Pinned) != 1 || len(p.Admission.GitSources) != 1 {
 		t.Fatalf("clean admission section: %v", err)
 	}
 	for name, tt := range map[string]struct{ from, to, want string }{
@@ -345,6 +346,10 @@ func TestAdmissionSection(t *testing.T) {
 		"version not semver":    {"version: v1.10.1", "version: latest", "admission.pinned[0].version"},
 		"short digest":          {"components: " + strings.Repeat("a", 64), "components: abc", "SHA-256"},
 		"unknown field":         {"pinned:", "pins:", "field pins not found"},
+		"git commit a branch":   {"commits: [" + strings.Repeat("c", 40), "commits: [main", "admission.gitSources[0].commits[0]"},
+		"git commit short":      {"commits: [" + strings.Repeat("c", 40), "commits: [cccccccc", "full commit hash"},
+		"git no source":         {"source: fleet", "source: ''", "admission.gitSources[0].source"},
+		"git no commits":        {"commits: [" + strings.Repeat("c", 40) + "]", "commits: []", "admission.gitSources[0].commits"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse([]byte(strings.Replace(good, tt.from, tt.to, 1)), "bad")

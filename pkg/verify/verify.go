@@ -67,6 +67,10 @@ type Options struct {
 	// Tool names the program in the report; zero means verifier and this
 	// build's version.
 	Tool report.Tool
+
+	// CRDMemo, when set, keeps components-apply's judgement of each CRD
+	// across runs (the verifier keeps one in the user's cache directory).
+	CRDMemo check.CRDMemo
 }
 
 func (o Options) logger() *slog.Logger {
@@ -181,6 +185,7 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 	}
 
 	in := check.NewInput(t)
+	in.CRDMemo = opts.CRDMemo
 	var findings []report.Finding
 	for _, c := range Checks(opts) {
 		if err := ctx.Err(); err != nil {

@@ -5,9 +5,10 @@
 // release pinseal can vouch for, each naming its rule and the fix. What is
 // vouched for comes from a policy (pkg/policy: trusted keys and keyless
 // identities, and its admission section: the registries releases are
-// published under and the install-time downloads it pins); the registry is
-// behind the Releases interface, so the decisions are pure functions of
-// the request, the policy and what Releases answers. Modes (enforce, warn,
+// published under, the git sources and commits whose trees vouch, and the
+// install-time downloads it pins); the registry is behind the Releases
+// interface and the git sources behind Trees, so the decisions are pure
+// functions of the request, the policy and what those answer. Modes (enforce, warn,
 // audit) and the AdmissionReview answer are Respond's.
 package admission
 
@@ -142,6 +143,23 @@ type Releases interface {
 	Lookup(ctx context.Context, ref string) (Release, error)
 }
 
+// TreeRelease is a components ConfigMap a git source's tree renders at a
+// commit: the release of provider Identity (<type>-<name>) named Release.
+type TreeRelease struct {
+	Identity, Release string
+	// Components (inflated) and Metadata are SHA-256 hex.
+	Components, Metadata string
+	// File is where the tree renders it (slash path in the tree).
+	File string
+}
+
+// Trees reads the components ConfigMaps a configured git source's tree
+// renders at a commit. An error means the tree could not be read in time
+// (fetch failed, ctx done): the decision is not cached.
+type Trees interface {
+	Releases(ctx context.Context, source, commit string) ([]TreeRelease, error)
+}
+
 // Decider decides admission requests.
 type Decider struct {
 	// Policy holds the trusted keys and identities (applied by Releases)
@@ -149,6 +167,9 @@ type Decider struct {
 	Policy *policy.Policy
 	// Releases looks releases up; nil: nothing is vouched for.
 	Releases Releases
+	// Trees reads the trees of the git sources the policy trusts
+	// (admission.gitSources); nil: no git source vouches.
+	Trees Trees
 	// InflateLimit bounds the inflated components of a ConfigMap
 	// (blob.DefaultLimit when <= 0).
 	InflateLimit int64
@@ -210,46 +231,118 @@ func (d *Decider) registries() []string {
 	return d.Policy.Admission.Registries
 }
 
-// vouch looks up <prefix>/<repo>:<release> under every trusted prefix and
-// returns the release whose content is components and metadata, or the
-// problem. unverified is set when a lookup failed.
+// vouch finds a release that vouches for components and metadata of
+// release of repo (<type>-<name>): a signed artifact <prefix>/<repo>:<release>
+// under a trusted prefix, else the same release rendered by a trusted git
+// source's tree at a trusted commit. It returns what vouched, or the
+// problem: unverified (some voucher could not be checked; never cached)
+// before content (a voucher holds the release with other content) before
+// unsigned (none holds it).
 func (d *Decider) vouch(ctx context.Context, repo, release, components, metadata, what string) (vouched string, p *Problem, unverified bool) {
 	prefixes := d.registries()
-	if len(prefixes) == 0 || d.Releases == nil {
+	var gits []policy.GitVoucher
+	if d.Policy != nil && d.Policy.Admission != nil {
+		gits = d.Policy.Admission.GitSources
+	}
+	if (len(prefixes) == 0 || d.Releases == nil) && (len(gits) == 0 || d.Trees == nil) {
 		return "", &Problem{Rule: RuleUnsigned,
-			Message: fmt.Sprintf("the admission policy trusts no registry, so nothing can vouch for release %s of %s", release, repo),
-			Fix:     "list the registry prefix builder push publishes to under admission.registries in the policy file"}, false
+			Message: fmt.Sprintf("the admission policy trusts no registry and no git source, so nothing can vouch for release %s of %s", release, repo),
+			Fix:     "list the registry prefix builder push publishes to under admission.registries in the policy file, or a git source and its reviewed commits under admission.gitSources"}, false
 	}
-	var first *Problem
-	for _, prefix := range prefixes {
-		ref := prefix + "/" + repo + ":" + release
-		r, err := d.Releases.Lookup(ctx, ref)
-		if err != nil {
-			return "", &Problem{Rule: RuleUnverified,
-				Message: fmt.Sprintf("could not check %s: %v", ref, err),
-				Fix:     "retry once the registry answers; if it is slow, raise the webhook's timeoutSeconds (at most 30)"}, true
-		}
-		if r.Problem != "" {
-			if first == nil {
-				first = &Problem{Rule: RuleUnsigned, Message: fmt.Sprintf("%s: %s", ref, r.Problem), Fix: r.Fix}
+	var found []string
+	var unsigned, content, unver *Problem
+	if d.Releases != nil {
+		for _, prefix := range prefixes {
+			ref := prefix + "/" + repo + ":" + release
+			r, err := d.Releases.Lookup(ctx, ref)
+			if err != nil {
+				if unver == nil {
+					unver = &Problem{Rule: RuleUnverified,
+						Message: fmt.Sprintf("could not check %s: %v", ref, err),
+						Fix:     "retry once the registry answers; if it is slow, raise the webhook's timeoutSeconds (at most 30)"}
+				}
+				continue
 			}
-			continue
+			if r.Problem != "" {
+				if unsigned == nil {
+					unsigned = &Problem{Rule: RuleUnsigned, Message: fmt.Sprintf("%s: %s", ref, r.Problem), Fix: r.Fix}
+				}
+				continue
+			}
+			diffs := differ(components, metadata, r.Components, r.Metadata, "the signed release")
+			if len(diffs) == 0 {
+				return r.Ref + "@" + r.Digest, nil, false
+			}
+			if content == nil {
+				content = &Problem{Rule: RuleContent,
+					Message: fmt.Sprintf("%s is not the signed release %s@%s: %s", what, ref, r.Digest, strings.Join(diffs, "; ")),
+					Fix:     "install the release as built (builder push writes it; the ConfigMap's components and metadata must be the artifact's), or build, sign and push a new release under a new name"}
+			}
 		}
-		var diffs []string
-		if r.Components != components {
-			diffs = append(diffs, fmt.Sprintf("components sha256:%s, the signed release has sha256:%s", short(components), short(r.Components)))
-		}
-		if r.Metadata != metadata {
-			diffs = append(diffs, fmt.Sprintf("metadata sha256:%s, the signed release has sha256:%s", short(metadata), short(r.Metadata)))
-		}
-		if len(diffs) == 0 {
-			return r.Ref + "@" + r.Digest, nil, false
-		}
-		first = &Problem{Rule: RuleContent,
-			Message: fmt.Sprintf("%s is not the signed release %s@%s: %s", what, ref, r.Digest, strings.Join(diffs, "; ")),
-			Fix:     fmt.Sprintf("install the release as built (builder push writes it; the ConfigMap's components and metadata must be the artifact's), or build, sign and push a new release under a new name")}
 	}
-	return "", first, false
+	if d.Trees != nil {
+		for _, g := range gits {
+			for _, commit := range g.Commits {
+				at := fmt.Sprintf("git source %s at %s", g.Source, short(commit))
+				rels, err := d.Trees.Releases(ctx, g.Source, commit)
+				if err != nil {
+					if unver == nil {
+						unver = &Problem{Rule: RuleUnverified,
+							Message: fmt.Sprintf("could not read %s: %v", at, err),
+							Fix:     "retry once the git server answers (the tree is kept once fetched); if the fetch is slow, raise the webhook's timeoutSeconds (at most 30)"}
+					}
+					continue
+				}
+				for _, r := range rels {
+					if r.Identity != repo || r.Release != release {
+						continue
+					}
+					diffs := differ(components, metadata, r.Components, r.Metadata, "the tree's")
+					if len(diffs) == 0 {
+						return fmt.Sprintf("git source %s at %s (%s)", g.Source, commit, r.File), nil, false
+					}
+					if content == nil {
+						content = &Problem{Rule: RuleContent,
+							Message: fmt.Sprintf("%s is not release %s of %s as %s renders it (%s): %s", what, release, repo, at, r.File, strings.Join(diffs, "; ")),
+							Fix:     "install the ConfigMap the trusted commit renders (helm template of the package at that commit), or trust the commit that holds this content under admission.gitSources once it is reviewed"}
+					}
+				}
+				found = append(found, at)
+			}
+		}
+	}
+	switch {
+	case unver != nil:
+		return "", unver, true
+	case content != nil:
+		return "", content, false
+	case unsigned != nil && len(found) == 0:
+		return "", unsigned, false
+	}
+	var where []string
+	if unsigned != nil {
+		where = append(where, unsigned.Message)
+	}
+	if len(found) > 0 {
+		where = append(where, fmt.Sprintf("no trusted commit renders release %s of %s (read: %s)", release, repo, strings.Join(found, ", ")))
+	}
+	fix := "build, sign and push the release with builder push"
+	if len(found) > 0 {
+		fix = "commit the release's ConfigMap package to the git source and trust that commit under admission.gitSources once it is reviewed, or " + fix
+	}
+	return "", &Problem{Rule: RuleUnsigned, Message: strings.Join(where, "; "), Fix: fix}, false
+}
+
+// differ lists how components and metadata differ from a voucher's.
+func differ(components, metadata, vc, vm, whose string) []string {
+	var diffs []string
+	if vc != components {
+		diffs = append(diffs, fmt.Sprintf("components sha256:%s, %s has sha256:%s", short(components), whose, short(vc)))
+	}
+	if vm != metadata {
+		diffs = append(diffs, fmt.Sprintf("metadata sha256:%s, %s has sha256:%s", short(metadata), whose, short(vm)))
+	}
+	return diffs
 }
 
 func short(h string) string {

@@ -68,26 +68,31 @@ func (d *Decider) read(ctx context.Context, cm *corev1.ConfigMap) content {
 	return c
 }
 
-// identity is <type>-<name> of the provider cm is a release of: the
-// identity label, else the labels of the operator's own store of a
-// fetched release (operator.StoreLabels).
-func identity(cm *corev1.ConfigMap) string {
-	if id := cm.Labels[IdentityLabel]; id != "" {
-		return id
+// ReleaseOf is which release of which provider a components ConfigMap
+// with name and labels holds: id is <type>-<name>, from the identity label,
+// else the labels of the operator's own store of a fetched release
+// (operator.StoreLabels), "" when neither; release is the operator's name
+// for it, the version label, else the ConfigMap's name.
+func ReleaseOf(name string, labels map[string]string) (id, release string) {
+	id = labels[IdentityLabel]
+	if t, n := labels[operator.LabelType], labels[operator.LabelName]; id == "" && t != "" && n != "" {
+		id = t + "-" + n
 	}
-	if t, n := cm.Labels[operator.LabelType], cm.Labels[operator.LabelName]; t != "" && n != "" {
-		return t + "-" + n
+	release = labels[operator.LabelVersion]
+	if release == "" {
+		release = name
 	}
-	return ""
+	return id, release
 }
 
-// release is the operator's name for the release cm holds: its version
-// label, else its name.
+func identity(cm *corev1.ConfigMap) string {
+	id, _ := ReleaseOf(cm.Name, cm.Labels)
+	return id
+}
+
 func release(cm *corev1.ConfigMap) string {
-	if v := cm.Labels[operator.LabelVersion]; v != "" {
-		return v
-	}
-	return cm.Name
+	_, rel := ReleaseOf(cm.Name, cm.Labels)
+	return rel
 }
 
 func (d *Decider) configMap(ctx context.Context, req *admissionv1.AdmissionRequest) Verdict {

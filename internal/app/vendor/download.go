@@ -250,7 +250,8 @@ func (d *downloader) assets(ctx context.Context, owner, repo, tag string) ([]out
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("release %s of %s/%s: the API answered %s (set %s for private repositories and rate limits)", tag, owner, repo, resp.Status, TokenEnv)
 	case len(body) > maxAPIBytes:
-		return nil, fmt.Errorf("release %s of %s/%s: the API's answer is larger than %d bytes", tag, owner, repo, maxAPIBytes)
+		return nil, fmt.Errorf("release %s of %s/%s: the API's answer (%s) is larger than %d bytes, far more than a release's JSON; check that --api-url is GitHub's API, or give each file's digest with --sha256",
+			tag, owner, repo, u, maxAPIBytes)
 	}
 	var rel struct {
 		Assets []outdated.Asset `json:"assets"`

@@ -110,9 +110,9 @@ func Generate(dir string, opts Options) (*Result, error) {
 	switch opts.Shape {
 	case "":
 		opts.Shape = Synthetic
-	case Synthetic, Real, Monorepo:
+	case Synthetic, Real, Monorepo, Cozystack:
 	default:
-		return nil, fmt.Errorf("gentree: shape %q: want %s, %s or %s", opts.Shape, Synthetic, Real, Monorepo)
+		return nil, fmt.Errorf("gentree: shape %q: want %s, %s, %s or %s", opts.Shape, Synthetic, Real, Monorepo, Cozystack)
 	}
 	if opts.Others <= 0 {
 		opts.Others = DefaultOthers

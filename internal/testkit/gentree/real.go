@@ -66,6 +66,9 @@ type realSpec struct {
 }
 
 func newRealSpec(s *spec, opts Options) realSpec {
+	if opts.Shape == Cozystack {
+		return cozystackSpec(s, opts)
+	}
 	if opts.Shape != Real && opts.Shape != Monorepo {
 		return realSpec{}
 	}

@@ -223,7 +223,8 @@ const maxTreeDepth = 1024
 
 // boundedFS is a billy filesystem that counts what is written through it
 // (files created, bytes written) against its budget, shared with every
-// filesystem Chroot makes of it, and refuses any write once ctx is done.
+// filesystem Chroot makes of it, and refuses any read or write once ctx
+// is done.
 type boundedFS struct {
 	billy.Filesystem
 	b *budget
@@ -267,9 +268,20 @@ func (fs *boundedFS) Create(name string) (billy.File, error) {
 	return fs.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 }
 
+func (fs *boundedFS) Open(name string) (billy.File, error) {
+	return fs.OpenFile(name, os.O_RDONLY, 0)
+}
+
 func (fs *boundedFS) OpenFile(name string, flag int, perm os.FileMode) (billy.File, error) {
 	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE) == 0 {
-		return fs.Filesystem.OpenFile(name, flag, perm)
+		if err := fs.b.ctx.Err(); err != nil {
+			return nil, err
+		}
+		f, err := fs.Filesystem.OpenFile(name, flag, perm)
+		if err != nil {
+			return nil, err
+		}
+		return &boundedFile{File: f, b: fs.b}, nil
 	}
 	if flag&os.O_CREATE != 0 {
 		if err := fs.b.file(); err != nil {
@@ -322,6 +334,22 @@ func (fs *boundedFS) Chroot(path string) (billy.Filesystem, error) {
 type boundedFile struct {
 	billy.File
 	b *budget
+}
+
+// Reads watch the context too: go-git indexes a fetched pack by reading
+// it back (packfile.Parser), with no context of its own.
+func (f *boundedFile) Read(p []byte) (int, error) {
+	if err := f.b.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return f.File.Read(p)
+}
+
+func (f *boundedFile) ReadAt(p []byte, off int64) (int, error) {
+	if err := f.b.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return f.File.ReadAt(p, off)
 }
 
 func (f *boundedFile) Write(p []byte) (int, error) {

@@ -209,7 +209,7 @@ func Fetch(ctx context.Context, spec Spec, dir string) (Checkout, error) {
 		return Checkout{}, fmt.Errorf("git checkout directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	head, err := cloneInto(ctx, spec, name, auth, tmp)
+	head, err := cloneInto(ctx, spec, name, hash, auth, tmp)
 	if err != nil {
 		return Checkout{}, err
 	}
@@ -229,30 +229,39 @@ func Fetch(ctx context.Context, spec Spec, dir string) (Checkout, error) {
 	return co, nil
 }
 
-// cloneInto clones the commit name points at into tmp (its git data in
-// tmp/.git) within spec's limits, and returns the commit.
-func cloneInto(ctx context.Context, spec Spec, name plumbing.ReferenceName, auth transport.AuthMethod, tmp string) (plumbing.Hash, error) {
+// cloneInto clones the commit name points at (listed as listed) into tmp
+// (its git data in tmp/.git) within spec's limits, and returns the commit.
+func cloneInto(ctx context.Context, spec Spec, name plumbing.ReferenceName, listed plumbing.Hash, auth transport.AuthMethod, tmp string) (plumbing.Hash, error) {
 	depth := spec.Depth
 	if depth <= 0 {
 		depth = 1
 	}
-	// The git data and the checkout are written through filesystems that
-	// count files and bytes, and the tree is measured from its objects
-	// before the checkout writes any of it (bound.go).
-	dot := newBoundedFS(ctx, osfs.New(filepath.Join(tmp, git.GitDirName)), spec, "the git data fetched")
-	wt := newBoundedFS(ctx, osfs.New(tmp), spec, "the checkout")
+	// A refusal by the pack guard cancels gctx with the refusal as its
+	// cause: go-git then stops reading the transfer and ends the
+	// upload-pack it runs.
+	gctx, refuse := context.WithCancelCause(ctx)
+	defer refuse(nil)
+	// The git data and the checkout are written (and read back) through
+	// filesystems that count files and bytes and watch the context, and
+	// the tree is measured from its objects before the checkout writes
+	// any of it (bound.go).
+	dot := newBoundedFS(gctx, osfs.New(filepath.Join(tmp, git.GitDirName)), spec, "the git data fetched")
+	wt := newBoundedFS(gctx, osfs.New(tmp), spec, "the checkout")
 	fail := func(what string, err error) error {
 		if ctx.Err() != nil {
 			err = ctx.Err()
+		} else if cause := context.Cause(gctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			err = cause
 		} else if le := limitOf(err, dot, wt); le != nil {
 			err = le
 		}
 		return fmt.Errorf("git %s %s %s: %w", what, redact(spec.URL), name, err)
 	}
+	st := &guardedStorage{Storage: newStorage(dot), ctx: gctx, max: spec.maxFileBytes(), commit: listed.String(), refuse: refuse}
 	// No worktree: the checkout is written from the objects by the
 	// bounded tree writer, which streams large blobs (go-git's own
 	// checkout reads each blob whole).
-	repo, err := git.CloneContext(ctx, newStorage(dot), nil, &git.CloneOptions{
+	repo, err := git.CloneContext(gctx, st, nil, &git.CloneOptions{
 		URL:           spec.URL,
 		Auth:          auth,
 		ReferenceName: name,
@@ -268,7 +277,7 @@ func cloneInto(ctx context.Context, spec Spec, name plumbing.ReferenceName, auth
 	if err != nil {
 		return plumbing.ZeroHash, fail("fetch", err)
 	}
-	if err := measureTree(ctx, repo, *head, spec); err != nil {
+	if err := measureTree(gctx, repo, *head, spec); err != nil {
 		return plumbing.ZeroHash, fail("checkout", err)
 	}
 	c, err := repo.CommitObject(*head)

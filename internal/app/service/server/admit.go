@@ -77,6 +77,7 @@ type admitter struct {
 	mode   admission.Mode
 	policy *policyWatch
 	lookup ReleaseLookup
+	trees  *gitTrees
 
 	mu    sync.Mutex
 	cache *lru.Cache // verdict key -> cached
@@ -94,7 +95,7 @@ func (f lookupFunc) Lookup(ctx context.Context, ref string) (admission.Release, 
 	return f(ctx, ref)
 }
 
-func newAdmitter(cfg *AdmissionConfig, eng Engine) (*admitter, error) {
+func newAdmitter(cfg *AdmissionConfig, eng Engine, trees *gitTrees) (*admitter, error) {
 	mode, err := admission.ParseMode(cfg.Mode)
 	if err != nil {
 		return nil, err
@@ -104,6 +105,7 @@ func newAdmitter(cfg *AdmissionConfig, eng Engine) (*admitter, error) {
 		return nil, fmt.Errorf("admission policy: %w", err)
 	}
 	a.lookup, _ = eng.(ReleaseLookup)
+	a.trees = trees
 	return a, nil
 }
 
@@ -194,6 +196,9 @@ func (a *admitter) decide(ctx context.Context, req *admissionv1.AdmissionRequest
 		d.Releases = lookupFunc(func(ctx context.Context, ref string) (admission.Release, error) {
 			return a.lookup.LookupRelease(ctx, ref, pol)
 		})
+	}
+	if a.trees != nil {
+		d.Trees = a.trees
 	}
 	// The key is computed by the decision itself (it reads the content);
 	// a cached verdict is keyed by it and looked up after a cheap first

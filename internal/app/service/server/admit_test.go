@@ -299,6 +299,9 @@ func TestAdmissionConfigValidate(t *testing.T) {
 		"cert without key": {func(c *Config) { c.Admission.TLS.CertFile = "/x.crt" }, "certFile and keyFile together"},
 		"registry outside the allowlist": {func(c *Config) { c.Registries = []string{"registry.example"} },
 			"not within the config's registries"},
+		"git source not configured": {func(c *Config) {
+			os.WriteFile(c.Admission.Policy, []byte("apiVersion: pinseal/v1\nkind: Policy\nadmission:\n  gitSources: [{source: tree, commits: ["+strings.Repeat("a", 40)+"]}]\n"), 0o600)
+		}, `admission.gitSources names "tree", which is no source with git:`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := admitConfig(t, "")

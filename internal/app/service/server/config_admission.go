@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,6 +125,11 @@ func (c *Config) validateAdmission() []error {
 		for _, r := range pol.Admission.Registries {
 			if !c.registryAllowed(r) {
 				bad("admission.policy %s: admission.registries %q is not within the config's registries (the only hosts the service contacts): add it there", a.Policy, r)
+			}
+		}
+		for _, g := range pol.Admission.GitSources {
+			if !slices.ContainsFunc(c.Sources, func(s SourceConfig) bool { return s.Name == g.Source && s.Git != nil }) {
+				bad("admission.policy %s: admission.gitSources names %q, which is no source with git: in the config: add it under sources (it need not be scanned: omit interval)", a.Policy, g.Source)
 			}
 		}
 	}

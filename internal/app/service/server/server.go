@@ -188,7 +188,7 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 		return nil, err
 	}
 	if cfg.Admission != nil {
-		if s.admitter, err = newAdmitter(cfg.Admission, eng); err != nil {
+		if s.admitter, err = newAdmitter(cfg.Admission, eng, newGitTrees(cfg, eng, log)); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("config: %w", err)
 		}

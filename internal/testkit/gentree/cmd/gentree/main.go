@@ -23,7 +23,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "content seed: the same seed gives the same tree")
 	ns := flag.String("namespace", gentree.DefaultNamespace, "Makefile NAMESPACE of every package")
 	workers := flag.Int("workers", 0, "packages written at once (0: GOMAXPROCS)")
-	shape := flag.String("shape", string(gentree.Real), "what the packages look like: real (as real provider packages, the raw YAML shipped beside its blob), monorepo (-n real packages among -others charts that are not provider packages) or synthetic (one provider, YAML and blob only)")
+	shape := flag.String("shape", string(gentree.Real), "what the packages look like: cozystack (Cozystack's four provider packages as measured, repeated, every package's bytes its own), real (as real provider packages, the raw YAML shipped beside its blob), monorepo (-n real packages among -others charts that are not provider packages) or synthetic (one provider, YAML and blob only)")
 	others := flag.Int("others", gentree.DefaultOthers, "charts that are not provider packages (-shape monorepo)")
 	flag.Parse()
 	if *out == "" || flag.NArg() > 0 {
@@ -35,6 +35,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gentree: -size:", err)
 		os.Exit(2)
+	}
+	if gentree.Shape(*shape) == gentree.Cozystack {
+		slog.Info("shaped as measured", "from", gentree.Measured)
 	}
 	start := time.Now()
 	res, err := gentree.Generate(*out, gentree.Options{

@@ -1,4 +1,4 @@
-package load
+package releasesize
 
 import (
 	"encoding/base64"

@@ -1,23 +1,29 @@
-package load
+package releasesize
 
 import (
-	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+
 	"github.com/pinseal/pinseal/pkg/model"
-	"github.com/pinseal/pinseal/pkg/render"
 )
 
-// treeReleases is the release of every chart under root, built as the
-// loader builds it (the chart as loaded, its manifest as rendered, in
-// process), keyed by the chart's directory relative to root.
-func treeReleases(t testing.TB, root string) map[string]*releaseInput {
+// treeReleases is the release of every chart under root that loads and
+// renders in process with no user values (Helm's engine, release "x" in
+// namespace "ns", templates in name order as the loader adds them), keyed
+// by the chart's directory relative to root.
+func treeReleases(t testing.TB, root string) map[string]*Input {
 	t.Helper()
 	var dirs []string
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -33,20 +39,28 @@ func treeReleases(t testing.TB, root string) map[string]*releaseInput {
 		t.Fatal(err)
 	}
 	sort.Strings(dirs)
-	l := &scanner{root: root, opts: Options{Render: render.Limits{InProcess: true}}.withDefaults()}
-	out := map[string]*releaseInput{}
+	out := map[string]*Input{}
 	for _, dir := range dirs {
+		ch, err := loader.Load(dir)
+		if err != nil {
+			continue
+		}
+		vals, err := chartutil.ToRenderValues(ch, map[string]any{}, chartutil.ReleaseOptions{Name: "x", Namespace: "ns", IsInstall: true}, nil)
+		if err != nil {
+			continue
+		}
+		rendered, err := engine.Render(ch, vals)
+		if err != nil {
+			continue
+		}
+		in := &Input{Chart: ch, Values: map[string]any{}, Name: "x", Namespace: "ns"}
+		for _, k := range slices.Sorted(maps.Keys(rendered)) {
+			if text := rendered[k]; !strings.HasSuffix(k, "NOTES.txt") && strings.TrimSpace(text) != "" {
+				in.AddManifest(k, text)
+			}
+		}
 		rel, _ := filepath.Rel(root, dir)
-		p := newPackage(candidate{dir: dir, rel: filepath.ToSlash(rel), chart: true})
-		files, _, _, fatal, skip := l.collectChart(p)
-		if fatal || skip {
-			continue
-		}
-		in := &releaseInput{}
-		if _, probs := l.renderChart(context.Background(), files, "x", "ns", nil, in); len(probs) > 0 || in.chart == nil {
-			continue
-		}
-		out[p.Path] = in
+		out[filepath.ToSlash(rel)] = in
 	}
 	return out
 }
@@ -154,7 +168,7 @@ func TestReleaseStageCPU(t *testing.T) {
 	if dir == "" {
 		t.Skip("PINSEAL_RELSIZE_CHART names no chart")
 	}
-	var in *releaseInput
+	var in *Input
 	for _, r := range treeReleases(t, dir) {
 		in = r
 	}

@@ -1,4 +1,7 @@
-package load
+// Package releasesize measures the Helm release a chart's install stores
+// (the Secret driver's json, gzip and base64), bounded first and encoded
+// exactly only where the release-size check's verdict depends on it.
+package releasesize
 
 import (
 	"bufio"
@@ -30,16 +33,19 @@ const (
 	releaseLimitLine = model.ReleaseLimit
 )
 
-// releaseInput is what Helm stores as a release: the chart as loaded, the
-// user values and the rendered manifest.
-type releaseInput struct {
-	chart           *chart.Chart
-	config          map[string]any
-	name, namespace string
+// Input is what Helm stores as a release: the chart as loaded, the
+// user values and the rendered manifest (added template by template with
+// AddManifest).
+type Input struct {
+	Chart           *chart.Chart
+	Values          map[string]any // the user values of the install
+	Name, Namespace string
 	manifest        bytes.Buffer
 }
 
-func (r *releaseInput) addManifest(source, text string) {
+// AddManifest appends a rendered template to the manifest as Helm writes
+// it: a "# Source:" line naming the template, then its text.
+func (r *Input) AddManifest(source, text string) {
 	r.manifest.WriteString("---\n# Source: ")
 	r.manifest.WriteString(source)
 	r.manifest.WriteString("\n")
@@ -47,7 +53,7 @@ func (r *releaseInput) addManifest(source, text string) {
 	r.manifest.WriteString("\n")
 }
 
-// size encodes the release as Helm's Secret driver does (json, gzip at
+// Size encodes the release as Helm's Secret driver does (json, gzip at
 // best compression, base64) where the check's verdict depends on it, and
 // lists the chart's files by weight. Best compression costs about 60 ms
 // of CPU a megabyte of release JSON, more than the rest of a package's
@@ -67,7 +73,7 @@ func (r *releaseInput) addManifest(source, text string) {
 // Each stage's bounds hold the size, so the range it lies in is their
 // intersection. Where a stage decides, Bytes is the least upper bound
 // found and Exact is false.
-func (r *releaseInput) size() *model.ReleaseSize { return r.sizeStaged(nil) }
+func (r *Input) Size() *model.ReleaseSize { return r.sizeStaged(nil) }
 
 // stageLog records the stages size ran and how long each took by clock,
 // for tests.
@@ -78,7 +84,7 @@ type stageLog struct {
 	took                [4]time.Duration // bounds, measureTwins, streamBounds, exact
 }
 
-func (r *releaseInput) sizeStaged(log *stageLog) *model.ReleaseSize {
+func (r *Input) sizeStaged(log *stageLog) *model.ReleaseSize {
 	var t0 time.Duration
 	if log != nil {
 		t0 = log.clock()
@@ -90,7 +96,7 @@ func (r *releaseInput) sizeStaged(log *stageLog) *model.ReleaseSize {
 			t0 = now
 		}
 	}
-	out := &model.ReleaseSize{Files: chartWeights(r.chart)}
+	out := &model.ReleaseSize{Files: chartWeights(r.Chart)}
 	p := r.parts()
 	lo, hi := p.bounds(ratioTwin)
 	lap(0)
@@ -156,7 +162,7 @@ func straddles(lo, hi int64) bool {
 // at BestCompression, base64) and returns the length of the base64 text.
 // The JSON is streamed into the compressor (writeReleaseJSON), never held
 // whole: memory stays at the compressor's state and a buffer.
-func (r *releaseInput) exact() (int64, bool) {
+func (r *Input) exact() (int64, bool) {
 	zw, _ := exactWriters.Get().(*gzip.Writer)
 	if zw == nil {
 		zw, _ = gzip.NewWriterLevel(io.Discard, gzip.BestCompression)
@@ -168,7 +174,7 @@ func (r *releaseInput) exact() (int64, bool) {
 
 // compressedLen is the length of the release JSON streamed through zw
 // (reset to count its output).
-func (r *releaseInput) compressedLen(zw interface {
+func (r *Input) compressedLen(zw interface {
 	io.WriteCloser
 	Reset(io.Writer)
 }) (int64, bool) {
@@ -186,7 +192,7 @@ func (r *releaseInput) compressedLen(zw interface {
 // encoding, within a few per cent of it (the same lazy matching, a
 // shorter search). TestReleaseBoundsHold holds the exact size between
 // the bounds.
-func (r *releaseInput) streamBounds() (lo, hi int64, ok bool) {
+func (r *Input) streamBounds() (lo, hi int64, ok bool) {
 	zw, _ := streamWriters.Get().(*kgzip.Writer)
 	if zw == nil {
 		zw, _ = kgzip.NewWriterLevel(io.Discard, streamLevel)
@@ -218,13 +224,13 @@ var streamWriters sync.Pool
 var exactWriters sync.Pool
 
 // release is the release Helm would store.
-func (r *releaseInput) release() *release.Release {
+func (r *Input) release() *release.Release {
 	return &release.Release{
-		Name:      r.name,
-		Namespace: r.namespace,
+		Name:      r.Name,
+		Namespace: r.Namespace,
 		Version:   1,
-		Chart:     r.chart,
-		Config:    r.config,
+		Chart:     r.Chart,
+		Config:    r.Values,
 		Manifest:  r.manifest.String(),
 		Info: &release.Info{Status: release.StatusDeployed, Description: "Install complete",
 			FirstDeployed: fixedTime, LastDeployed: fixedTime},
@@ -265,7 +271,7 @@ var fixedTime = helmTime()
 // TestReleaseBoundsHold holds the exact size between the bounds over
 // generated and real-shaped charts, blobs of every gzip level, random and
 // compressible data.
-func (r *releaseInput) bounds() (lo, hi int64) {
+func (r *Input) bounds() (lo, hi int64) {
 	return r.parts().bounds(ratioTwin)
 }
 
@@ -323,9 +329,9 @@ func (p *releaseParts) boundsBy(tb func(i int) (lo, hi float64)) (lo, hi int64) 
 // parts measures the release part by part (see bounds), leaving the twins
 // to be counted. It follows the order in which the release JSON holds the
 // parts (writeReleaseJSON) to know how far apart its gzip parts lie.
-func (r *releaseInput) parts() *releaseParts {
+func (r *Input) parts() *releaseParts {
 	p := &releaseParts{hi: 1024, lastGzip: -window} // the release's own fields, JSON punctuation
-	c := r.chart
+	c := r.Chart
 	jsonLen := func(v any) int {
 		js, err := json.Marshal(v)
 		if err != nil {
@@ -333,7 +339,7 @@ func (r *releaseInput) parts() *releaseParts {
 		}
 		return len(js)
 	}
-	meta, lock, values, config := jsonLen(c.Metadata), jsonLen(c.Lock), jsonLen(c.Values), jsonLen(r.config)
+	meta, lock, values, config := jsonLen(c.Metadata), jsonLen(c.Lock), jsonLen(c.Values), jsonLen(r.Values)
 	p.hi += float64(meta + lock + values + config)
 	p.pos = meta + lock
 	twins := yamlTwins(c.Files)

@@ -1,4 +1,4 @@
-package load
+package releasesize
 
 import (
 	"encoding/base64"
@@ -90,3 +90,6 @@ func (p *releaseParts) measureTwins(lo, hi int64) (int64, int64, bool) {
 	}
 	return lo, hi, false
 }
+
+// isGzip reports whether b starts with gzip's magic bytes.
+func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }

@@ -1,4 +1,4 @@
-package load
+package releasesize
 
 import (
 	"bytes"
@@ -50,7 +50,7 @@ var testTemplate = &chart.File{Name: "templates/cm.yaml", Data: []byte("apiVersi
 // providerRelease is a provider package's release: the YAML, its blob
 // (at level, or blob.CompressBytes when level is 0) beside it unless
 // helmignored, metadata, the ConfigMap holding the blob, and extra files.
-func providerRelease(t testing.TB, yml []byte, level int, shipYAML bool, extra ...*chart.File) *releaseInput {
+func providerRelease(t testing.TB, yml []byte, level int, shipYAML bool, extra ...*chart.File) *Input {
 	t.Helper()
 	var gz []byte
 	if level == 0 {
@@ -66,15 +66,15 @@ func providerRelease(t testing.TB, yml []byte, level int, shipYAML bool, extra .
 		files = append(files, &chart.File{Name: "files/core-components.yaml", Data: yml})
 	}
 	files = append(files, extra...)
-	in := &releaseInput{chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}, Templates: []*chart.File{testTemplate}, Files: files},
-		name: "x", namespace: "ns"}
-	in.addManifest("x/templates/cm.yaml", string(testTemplate.Data)+"binaryData:\n  components: "+base64.StdEncoding.EncodeToString(gz)+"\n")
+	in := &Input{Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}, Templates: []*chart.File{testTemplate}, Files: files},
+		Name: "x", Namespace: "ns"}
+	in.AddManifest("x/templates/cm.yaml", string(testTemplate.Data)+"binaryData:\n  components: "+base64.StdEncoding.EncodeToString(gz)+"\n")
 	return in
 }
 
 // checkBounds fails unless the exact size lies within in's bounds, those
 // of every stage of size, and under the size it gives.
-func checkBounds(t *testing.T, name string, in *releaseInput) (lo, exact, hi int64) {
+func checkBounds(t *testing.T, name string, in *Input) (lo, exact, hi int64) {
 	t.Helper()
 	lo, hi = in.bounds()
 	exact, ok := in.exact()
@@ -94,7 +94,7 @@ func checkBounds(t *testing.T, name string, in *releaseInput) (lo, exact, hi int
 	} else {
 		t.Logf("%s: stream bounds %.3f–%.3f of the exact size", name, float64(slo)/float64(exact), float64(shi)/float64(exact))
 	}
-	if got := in.size(); got == nil || got.Bytes < exact || (got.Exact && got.Bytes != exact) {
+	if got := in.Size(); got == nil || got.Bytes < exact || (got.Exact && got.Bytes != exact) {
 		t.Errorf("%s: size %+v, exact %d", name, got, exact)
 	}
 	t.Logf("%s: exact %d (%.1f %% of the limit), bounds %.3f–%.3f of it", name, exact, 100*float64(exact)/model.ReleaseLimit, float64(lo)/float64(exact), float64(hi)/float64(exact))
@@ -152,20 +152,20 @@ func TestReleaseBoundsHold(t *testing.T) {
 // renderedRelease is the release of the chart in dir, its manifest the
 // ConfigMaps as the chart's templates write them (blobs base64 in
 // binaryData).
-func renderedRelease(t *testing.T, dir string) *releaseInput {
+func renderedRelease(t *testing.T, dir string) *Input {
 	t.Helper()
 	ch, err := loader.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &releaseInput{chart: ch, name: "x", namespace: "ns"}
+	in := &Input{Chart: ch, Name: "x", Namespace: "ns"}
 	gzs, _ := filepath.Glob(filepath.Join(dir, "files", "*.gz"))
 	for _, name := range gzs {
 		gz, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		in.addManifest("x/templates/configmaps.yaml", "apiVersion: v1\nkind: ConfigMap\nbinaryData:\n  components: "+base64.StdEncoding.EncodeToString(gz)+"\ndata:\n  metadata: |\n    x\n")
+		in.AddManifest("x/templates/configmaps.yaml", "apiVersion: v1\nkind: ConfigMap\nbinaryData:\n  components: "+base64.StdEncoding.EncodeToString(gz)+"\ndata:\n  metadata: |\n    x\n")
 	}
 	return in
 }
@@ -190,9 +190,9 @@ func TestReleaseBoundsManifestBase64(t *testing.T) {
 		"yaml itself":        yml,
 	} {
 		b64 := base64.StdEncoding.EncodeToString(data)
-		in := &releaseInput{chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}, Templates: []*chart.File{testTemplate}},
-			name: "x", namespace: "ns"}
-		in.addManifest("x/templates/cm.yaml", string(testTemplate.Data)+"binaryData:\n  components: "+b64+"\n  other: "+b64+"\ndata:\n  x: y\n")
+		in := &Input{Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}, Templates: []*chart.File{testTemplate}},
+			Name: "x", Namespace: "ns"}
+		in.AddManifest("x/templates/cm.yaml", string(testTemplate.Data)+"binaryData:\n  components: "+b64+"\n  other: "+b64+"\ndata:\n  x: y\n")
 		want := 2
 		if !strings.HasPrefix(b64, "H4sI") {
 			want = 0 // not gzip: sampled
@@ -225,7 +225,7 @@ func TestReleaseBoundsManifestBase64(t *testing.T) {
 // exact one, so the verdict is the exact encoding's.
 func TestReleaseSizeAtTheLines(t *testing.T) {
 	yml := manifestgen.Generate(manifestgen.Spec{Provider: "p", Prefix: "p", Group: "g.io", Kinds: []string{"PCluster", "PMachine"}, Size: 2600 << 10, Seed: 3})
-	in := func(n int) *releaseInput { return providerRelease(t, yml[:n], 0, true) }
+	in := func(n int) *Input { return providerRelease(t, yml[:n], 0, true) }
 	exactOf := func(n int) float64 { e, _ := in(n).exact(); return float64(e) }
 	// near is a YAML length whose release's exact size lies in [from,
 	// from+4 KiB): the exact size grows about linearly with the YAML, so
@@ -255,7 +255,7 @@ func TestReleaseSizeAtTheLines(t *testing.T) {
 	}{{"warning", releaseWarnLine}, {"limit", releaseLimitLine + 1}} {
 		// Just over the line, and just under it.
 		for _, n := range []int{near(tc.line), near(tc.line - 4096)} {
-			got := in(n).size()
+			got := in(n).Size()
 			exact, _ := in(n).exact()
 			over := float64(exact) >= tc.line
 			if !got.Exact || got.Bytes != exact || (float64(got.Bytes) >= tc.line) != over {
@@ -286,7 +286,7 @@ func TestReleaseSizeAtTheLines(t *testing.T) {
 		if straddles(lo, hi) {
 			t.Fatalf("%d bytes of YAML: bounds [%d, %d] hold a line; pick a size further from the lines", n, lo, hi)
 		}
-		if got := r.size(); got.Exact || got.Bytes != hi {
+		if got := r.Size(); got.Exact || got.Bytes != hi {
 			t.Errorf("%d bytes of YAML: size %+v, want the upper bound %d, not exact", n, got, hi)
 		}
 	}
