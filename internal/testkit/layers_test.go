@@ -27,9 +27,11 @@ func isFoundation(dir string) bool {
 }
 
 // layerViolations returns an arrow of imports (package folder -> the
-// module's folders it imports, tests left out) that runs up a floor: the
-// library or a foundation importing a feature, a foundation importing the
-// library beyond its data types.
+// module's folders it imports) that runs up a floor: the library or a
+// foundation importing a feature, a foundation importing the library
+// beyond its data types. A library package's tests count as the library
+// (their key is the folder with a " (tests)" suffix): a test of the
+// library that needs a feature belongs beside the feature.
 func layerViolations(imports map[string][]string) []string {
 	var bad []string
 	for from, tos := range imports {
@@ -60,6 +62,7 @@ func TestLayerViolations(t *testing.T) {
 			"cmd/builder":        {"internal/app/add", "pkg/build"},
 		}, 0},
 		{"library imports a feature", map[string][]string{"pkg/build": {"internal/app/relocate"}}, 1},
+		{"library's test imports a feature", map[string][]string{"pkg/bump" + tests: {"internal/app/relocate"}}, 1},
 		{"foundation imports a feature", map[string][]string{"internal/images": {"internal/app/relocate"}}, 1},
 		{"foundation imports the library", map[string][]string{"internal/layout": {"pkg/model", "pkg/load"}}, 1},
 	} {
@@ -73,7 +76,29 @@ func TestLayerViolations(t *testing.T) {
 // (internal/app/) stand on the library (pkg/), the library on the
 // foundations (internal/), and no import runs back up.
 func TestLayers(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", module+"/...").Output()
+	imports := moduleImports(t, "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}")
+	if len(imports) < 20 || len(imports["pkg/verify"]) == 0 {
+		t.Fatalf("go list saw %d packages of the module: it did not see the module", len(imports))
+	}
+	// The library's tests stand on the same floor as the library.
+	for from, tos := range moduleImports(t, "{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}") {
+		if strings.HasPrefix(from, library) && len(tos) > 0 {
+			imports[from+tests] = tos
+		}
+	}
+	for _, v := range layerViolations(imports) {
+		t.Error(v)
+	}
+}
+
+// tests marks the key of a package's tests in an imports map.
+const tests = " (tests)"
+
+// moduleImports lists, by go list -f format, each package of the module
+// (its folder) with the module's folders it names.
+func moduleImports(t *testing.T, format string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", format, module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -86,15 +111,10 @@ func TestLayers(t *testing.T) {
 		}
 		imports[from] = nil
 		for _, to := range fields[1:] {
-			if rel, ok := strings.CutPrefix(to, module+"/"); ok {
+			if rel, ok := strings.CutPrefix(to, module+"/"); ok && !slices.Contains(imports[from], rel) {
 				imports[from] = append(imports[from], rel)
 			}
 		}
 	}
-	if len(imports) < 20 || len(imports["pkg/verify"]) == 0 {
-		t.Fatalf("go list saw %d packages of the module: it did not see the module", len(imports))
-	}
-	for _, v := range layerViolations(imports) {
-		t.Error(v)
-	}
+	return imports
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/pinseal/pinseal/internal/atomicfile"
+	"github.com/pinseal/pinseal/internal/killpoint"
 	"github.com/pinseal/pinseal/pkg/pin"
 )
 
@@ -33,9 +34,6 @@ type journalEntry struct {
 	Temp   string `json:"temp"`             // staged new content (base name, beside the target)
 	Backup string `json:"backup,omitempty"` // old content (base name, beside the target); "" for a new file
 }
-
-// afterRename is a test hook called after the n-th rename (1-based).
-var afterRename func(n int)
 
 // change is one file a bump writes.
 type change struct {
@@ -140,8 +138,8 @@ func renameStaged(dir string, j *journal) error {
 			}
 			return fmt.Errorf("rename %s: %w; every file was restored", e.Target, err)
 		}
-		if afterRename != nil {
-			afterRename(i + 1)
+		if killpoint.AfterRename != nil {
+			killpoint.AfterRename(i + 1)
 		}
 	}
 	return nil

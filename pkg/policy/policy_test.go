@@ -61,11 +61,7 @@ func jsonable(v any) any {
 func TestDefault(t *testing.T) {
 	p := Default()
 	for _, c := range check.Catalog() {
-		want := report.Error
-		if c.ID == check.PinMissing {
-			want = report.Warning
-		}
-		if got := p.Severity(c.ID); got != want {
+		if got, want := p.Severity(c.ID), c.Severity; got != want {
 			t.Errorf("default severity of %s = %q, want %q", c.ID, got, want)
 		}
 		// default.yaml lists every settable check with its catalog default.
