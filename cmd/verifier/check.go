@@ -288,12 +288,14 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 		// The tree could not be checked at all: not a findings result.
 		return usageError{Err: err}
 	}
-	if r.Summary.Packages == 0 && len(r.Findings) == 0 {
+	if r.Summary.Packages == 0 && r.Summary.Errors == 0 {
 		// A CI gate pointed at the wrong directory must not pass on
-		// nothing (exit 2); a machine-readable format still gets its
-		// document, with why each chart was skipped.
+		// nothing (exit 2), even when a tree-wide warning was found (an
+		// unpinned download in a script); a machine-readable format still
+		// gets its document, with why each chart was skipped, and the
+		// human one the warnings.
 		err := fmt.Errorf("ROOT %s holds no provider packages: nothing was checked (give the root of a tree of Helm charts or manifest directories with cluster-api-operator providers or their ConfigMaps)", root)
-		if format != report.FormatHuman {
+		if format != report.FormatHuman || len(r.Findings) > 0 {
 			if werr := report.Write(cmd.OutOrStdout(), r, format, report.Options{Rules: check.Rules()}); werr != nil {
 				return werr
 			}

@@ -247,4 +247,12 @@ func TestCheckNothingCheckedReports(t *testing.T) {
 			}
 		})
 	}
+	// The fixture's download script is a tree-wide warning: it is shown,
+	// and the exit stays 2 (a warning is not a checked package).
+	t.Run("human", func(t *testing.T) {
+		out, code, err := runVerifier(t, "check", root)
+		if code != 2 || !strings.Contains(out, fixture.TurtlesFetchScript) || !strings.Contains(out, "NOTHING CHECKED: checked 0 packages") || err == nil || !strings.Contains(err.Error(), "nothing was checked") {
+			t.Errorf("exit %d (%v), want 2 saying nothing was checked, with the script's warning shown:\n%s", code, err, out)
+		}
+	})
 }

@@ -102,6 +102,9 @@ func WriteHuman(w io.Writer, r *Report, o HumanOptions) error {
 	verdict := p.paint(ansiGreen+ansiBold, "PASSED")
 	if !s.Passed {
 		verdict = p.paint(ansiRed+ansiBold, "FAILED")
+	} else if s.Packages == 0 {
+		// Warnings outside every package, and no package: no gate passes on that.
+		verdict = p.paint(ansiYellow+ansiBold, "NOTHING CHECKED")
 	}
 	what := "checked " + plural(s.Packages, "package") + ", " + plural(s.Providers, "provider")
 	if r.Root != "" {
