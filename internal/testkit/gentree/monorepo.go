@@ -254,10 +254,35 @@ func (g *chartGen) template(chart string, i, size int, uses Construct, defines b
 	if room := size - b.Len() - len(end); room > 160 {
 		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-%s-%02d\ndata:\n", g.name, chart, i)
 		for k := 0; b.Len()+len(end)+60 < size; k++ {
-			fmt.Fprintf(&b, "  %s%d: %q\n", valueWords[g.r.IntN(len(valueWords))], k, g.words(2+g.r.IntN(8)))
+			g.dataLine(&b, chart, k, uses)
 		}
 	}
 	return append(pad(b.String(), size-len(end), "#", ""), end...)
+}
+
+// dataLine is one entry of a template's ConfigMap: literal text when the
+// template uses no construct (its chart renders in process, as the
+// measured one did), else, as in real templates, as often an action: a
+// value with a default, quoted; a block under a condition the default
+// values leave off; the chart's name by include.
+func (g *chartGen) dataLine(b *strings.Builder, chart string, k int, uses Construct) {
+	w := valueWords[g.r.IntN(len(valueWords))]
+	n := g.r.IntN(10)
+	if uses == 0 {
+		n = 0
+	}
+	switch {
+	case n < 4:
+		fmt.Fprintf(b, "  %s%d: %q\n", w, k, g.words(2+g.r.IntN(8)))
+	case n < 7:
+		fmt.Fprintf(b, "  %s%d: {{ .Values.%s%d | default %q | quote }}\n", w, k, w, k, g.words(1+g.r.IntN(4)))
+	case n < 9:
+		fmt.Fprintf(b, "  {{- if .Values.%s%dEnabled }}\n  %s%d: {{ .Values.%s%d | quote }}\n  {{- end }}\n", w, k, w, k, w, k)
+	case uses&UsesInclude != 0:
+		fmt.Fprintf(b, "  %s%d: {{ include %q . | quote }}\n", w, k, chart+".fullname")
+	default:
+		fmt.Fprintf(b, "  %s%d: {{ .Release.Name | printf \"%%s-%s\" | quote }}\n", w, k, w)
+	}
 }
 
 // values is a values.yaml of size bytes: the keys the templates read
