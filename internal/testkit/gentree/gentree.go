@@ -48,8 +48,9 @@ type Options struct {
 	// Size is the target size in bytes of each <type>-components.yaml
 	// (DefaultSize when 0); the files come out within a few percent of it.
 	// In the Real shape each package's YAML is 0.46 to 0.98 times it (one
-	// in fifty 1.15 to 1.38 times); in the Monorepo shape, the provider packages' YAML is
-	// 0.48, 0.73, 0.85 and 1.10 times it, as Cozystack's four.
+	// in fifty 1.15 to 1.38 times); in the Cozystack and Monorepo shapes,
+	// the provider packages' YAML is Cozystack's four's sizes (0.48–1.10
+	// MB) times Size/1 MiB.
 	Size int64
 	// Shape is what the packages look like (Synthetic when "").
 	Shape Shape

@@ -131,8 +131,13 @@ func (g *chartGen) subcharts() []file {
 		chartYAML := fmt.Appendf(nil, "apiVersion: v2\nname: %s\nversion: %d.%d.%d\nappVersion: v%d.%d.0\n", sub, 1+g.r.IntN(3), g.r.IntN(20), g.r.IntN(10), g.r.IntN(3), g.r.IntN(30))
 		out = append(out, file{dir + "Chart.yaml", chartYAML})
 		fl, bl := f-1-t, b-len(chartYAML)-tb
-		if fl > 0 {
+		if fl <= 0 {
+			tb += max(bl, 0) // no other file to hold them
+		} else {
 			vb := min(max(bl/8, 64), max(bl, 1))
+			if fl == 1 {
+				vb = max(bl, 1)
+			}
 			out = append(out, file{dir + "values.yaml", g.values(vb)})
 			fl--
 			bl -= vb
@@ -191,6 +196,7 @@ func (g *chartGen) helpers(chart string, size int) []byte {
 func (g *chartGen) template(chart string, i, size int, uses Construct, defines bool) []byte {
 	m := g.m
 	var b strings.Builder
+	fmt.Fprintf(&b, "# %s %s\n", chart, valueWords[g.r.IntN(len(valueWords))])
 	if defines && uses&UsesInclude != 0 {
 		fmt.Fprintf(&b, "{{- define %q }}%s{{ end }}\n", chart+".name", chart)
 		fmt.Fprintf(&b, "{{- define %q }}{{ .Release.Name }}-{{ include %q . }}{{ end }}\n", chart+".fullname", chart+".name")
@@ -289,29 +295,36 @@ func (g *chartGen) dataLine(b *strings.Builder, chart string, k int, uses Constr
 // (room allowing) and nested keys.
 func (g *chartGen) values(size int) []byte {
 	var b strings.Builder
-	if size > 200 {
+	if size > 400 {
 		b.WriteString("items:\n- alpha\n- beta\nresources:\n  cpu: 100m\n  memory: 128Mi\ntplText: '{{ .Release.Name }}-text'\nhost: example.org\nbroken: false\n")
 	}
 	depth := 0
-	for b.Len() < size-80 {
+	for k := 0; ; k++ {
 		p := strings.Repeat("  ", depth)
 		w := valueWords[g.r.IntN(len(valueWords))]
+		var line string
+		next := depth
 		switch g.r.IntN(5) {
 		case 0:
-			fmt.Fprintf(&b, "%s# -- %s\n", p, g.words(3+g.r.IntN(8)))
+			line = fmt.Sprintf("%s# -- %s\n", p, g.words(3+g.r.IntN(8)))
 		case 1:
 			if depth < 3 {
-				fmt.Fprintf(&b, "%s%s%d:\n", p, w, g.r.IntN(1000))
-				depth++
-				continue
+				line = fmt.Sprintf("%s%s%d:\n%s  %s: %q\n", p, w, k, p, w, g.words(1))
+				next++
+				break
 			}
 			fallthrough
 		default:
-			fmt.Fprintf(&b, "%s%s%d: %q\n", p, w, g.r.IntN(1000), g.words(1+g.r.IntN(3)))
+			line = fmt.Sprintf("%s%s%d: %q\n", p, w, k, g.words(1+g.r.IntN(3)))
 			if depth > 0 && g.r.IntN(3) == 0 {
-				depth--
+				next--
 			}
 		}
+		if b.Len()+len(line) > size-2 {
+			break
+		}
+		b.WriteString(line)
+		depth = next
 	}
 	return pad(b.String(), size, "#", "")
 }
@@ -319,15 +332,24 @@ func (g *chartGen) values(size int) []byte {
 // schema is a values.schema.json of size bytes that the values validate
 // against (an object of optional properties).
 func (g *chartGen) schema(size int) []byte {
-	var b strings.Builder
-	b.WriteString("{\n  \"$schema\": \"http://json-schema.org/draft-07/schema#\",\n  \"type\": \"object\",\n  \"properties\": {\n")
-	for i := 0; b.Len() < size-120; i++ {
-		if i > 0 {
-			b.WriteString(",\n")
-		}
-		fmt.Fprintf(&b, "    \"%s%d\": {\"description\": %q, \"type\": \"string\"}", valueWords[g.r.IntN(len(valueWords))], 1000+i, g.words(3+g.r.IntN(10)))
+	const head, tail = "{\n  \"$schema\": \"http://json-schema.org/draft-07/schema#\",\n  \"type\": \"object\",\n  \"properties\": {\n", "\n  }\n}\n"
+	if size < len(head)+len(tail)+80 {
+		return padJSON("{\"type\": \"object\"}", size)
 	}
-	b.WriteString("\n  }\n}\n")
+	var b strings.Builder
+	b.WriteString(head)
+	for i := 0; ; i++ {
+		sep := ",\n"
+		if i == 0 {
+			sep = ""
+		}
+		e := fmt.Sprintf("%s    \"%s%d\": {\"description\": %q, \"type\": \"string\"}", sep, valueWords[g.r.IntN(len(valueWords))], 1000+i, g.words(3+g.r.IntN(10)))
+		if i > 0 && b.Len()+len(e)+len(tail) > size {
+			break
+		}
+		b.WriteString(e)
+	}
+	b.WriteString(tail)
 	return padJSON(b.String(), size)
 }
 
@@ -339,12 +361,13 @@ func (g *chartGen) filler(dir string, n, bytes, crdFiles, crdBytes int) []file {
 		return nil
 	}
 	crdFiles = min(crdFiles, n)
-	if crdFiles == 0 || crdBytes > bytes {
-		crdBytes = min(crdBytes, bytes)
+	crdBytes = min(crdBytes, bytes)
+	others := n - crdFiles
+	if others == 0 || crdFiles == 0 {
+		crdBytes = bytes * crdFiles / n
 	}
 	var out []file
 	rest := bytes - crdBytes
-	others := n - crdFiles
 	sizes := split(g.r, rest, others)
 	for i := range others {
 		var name string

@@ -38,22 +38,20 @@ const (
 	// VERSION the Makefile reads, and an 18 KB patch); Makefiles of
 	// 0.5–2 KB that include a file outside the package.
 	Real Shape = "real"
-	// Monorepo is a handful (Options.Packages) of Real packages among
-	// Options.Others charts that are not provider packages: application
-	// and system charts, some with a vendored upstream subchart or
-	// dashboards, some that do not render with their default values (a
-	// `required`, values the platform injects under .Values._cluster).
+	// Monorepo is Cozystack's packages/ as measured chart by chart: a
+	// handful (Options.Packages) of Cozystack-shaped provider packages
+	// among Options.Others charts that are not provider packages, each
+	// shaped as one of the 160 measured at MeasuredMonorepo (files,
+	// bytes, templates and the constructs they use, subcharts, values
+	// and schemas), so the verifier settles, renders (in process or in a
+	// render child) or fails to render each as it did the measured one.
 	Monorepo Shape = "monorepo"
 )
 
 // DefaultOthers is the number of charts that are not provider packages in
-// the Monorepo shape: Cozystack's packages/ holds about 160 beside its
-// provider packages.
+// the Monorepo shape: Cozystack's packages/ holds 160 beside its four
+// provider packages (measuredOthers).
 const DefaultOthers = 160
-
-// monorepoSizes are the YAML sizes of Cozystack's four CAPI provider
-// packages (1.10, 0.48, 0.73 and 0.85 MB), as a share of 1 MiB.
-var monorepoSizes = []float64{1.049, 0.458, 0.696, 0.811}
 
 // realSpec is what the Real shape adds to a package.
 type realSpec struct {
@@ -66,7 +64,7 @@ type realSpec struct {
 }
 
 func newRealSpec(s *spec, opts Options) realSpec {
-	if opts.Shape == Cozystack {
+	if opts.Shape == Cozystack || opts.Shape == Monorepo {
 		return cozystackSpec(s, opts)
 	}
 	if opts.Shape != Real && opts.Shape != Monorepo {
@@ -92,10 +90,6 @@ func newRealSpec(s *spec, opts Options) realSpec {
 	f := 0.46 + 0.52*u
 	if i%50 == 49 {
 		f = 1.15 + 0.23*u
-	}
-	if opts.Shape == Monorepo {
-		f = monorepoSizes[i%len(monorepoSizes)]
-		r.helmignore = []string{"", "files/.*-components.yaml\n"}[i%2]
 	}
 	s.size = int64(f * float64(s.size))
 	return r

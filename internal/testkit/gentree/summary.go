@@ -7,8 +7,12 @@ import (
 
 // MeasuredRow is c and p as a row of the measured table (measuredOthers).
 func MeasuredRow(c ChartStats, p ChartPath) string {
-	return fmt.Sprintf("{%q, %s, %v, %q, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %s, %d, %d},",
-		c.Path, tookName(p.Took), p.Child, p.Failure, c.Files, c.Bytes, c.Values, c.Schema,
+	child := ""
+	if p.Child {
+		child = WhyKind(p.Why)
+	}
+	return fmt.Sprintf("{%q, %s, %q, %q, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %s, %d, %d},",
+		c.Path, tookName(p.Took), child, p.Failure, c.Files, c.Bytes, c.Values, c.Schema,
 		c.Templates, c.TemplateBytes, goConstruct(c.Uses),
 		c.Subcharts, c.SubFiles, c.SubBytes, c.SubTemplates, c.SubTemplateBytes, goConstruct(c.SubUses),
 		c.CRDFiles, c.CRDBytes)
