@@ -17,8 +17,11 @@
 # package's bytes its own: YAML of 0.48–1.10 MB shipped beside its blob, the
 # core's size one package in four, the bootstrap's talos provider, patches/
 # and images/ where the measured ones have them) of BENCH_N_SMALL (100) and
-# BENCH_N_LARGE (1000) packages, and on a monorepo (-shape monorepo: 4 provider
-# packages among BENCH_OTHERS (160) charts that are not provider packages),
+# BENCH_N_LARGE (1000) packages, and on a monorepo (-shape monorepo: Cozystack's
+# packages/ at 3c780acd as measured chart by chart: its four provider packages
+# among BENCH_OTHERS (160) charts that are not provider packages, each shaped as
+# a measured one, so the verifier settles 119 from their templates and renders
+# 41, 40 of them in render children, 7 failing or empty with default values),
 # generated into a temp directory (not timed). BENCH_SHAPE=synthetic gives the
 # old trees (one provider per package, YAML of BENCH_MB each, no raw YAML in the
 # release). Prints wall seconds, CPU seconds (user+sys) and peak RSS for each
@@ -35,6 +38,9 @@
 # printed beside it, and the load average). The run fails only if the
 # verifier or the shell pipeline finds an error in the generated tree
 # (release-size warnings are expected: they are what real trees show).
+# It ends with one table, rows 100 packages, 1,000 packages, warm and monorepo,
+# columns pinseal, BENCH_BEFORE and the floor (wall s / CPU s / peak RSS MiB),
+# the load average at the start and at the end, and a line per target.
 #
 # Standalone: scripts/bench-verify.sh   (make bench calls it via scripts/bench.sh)
 # Environment: BENCH_N_SMALL, BENCH_N_LARGE (0 skips the large run), BENCH_MB
@@ -228,7 +234,7 @@ run_size() { # N REPEAT
 # where most charts are not provider packages; and the floor.
 run_monorepo() {
 	local tree="$work/monorepo" i
-	echo "--- generating a monorepo: 4 provider packages among $OTHERS other charts into $tree (not timed)"
+	echo "--- generating a monorepo: Cozystack's packages/ as measured, 4 provider packages among $OTHERS other charts, into $tree (not timed)"
 	"$work/gentree" -shape monorepo -n 4 -others "$OTHERS" -size "${MB}MB" -out "$tree" 2>&1 | sed 's/^/    /'
 	find "$tree" -type f -print0 | xargs -0 cat >/dev/null
 	echo "--- timing the monorepo (best of $REPEAT_MONOREPO, interleaved)"
@@ -246,6 +252,7 @@ run_monorepo() {
 	if [ "${BENCH_KEEP:-0}" != 1 ]; then rm -rf "$tree"; fi
 }
 
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)
 run_size "$N_SMALL" "$REPEAT_SMALL"
 if [ "$N_LARGE" -gt 0 ]; then run_size "$N_LARGE" "$REPEAT_LARGE"; fi
 if [ "$MONOREPO" = 1 ]; then run_monorepo; fi
@@ -318,5 +325,39 @@ if [ "$MONOREPO" = 1 ]; then
 		r=$(ratio "${R_CPU[verifier-mono]}" "${R_CPU[before-mono]}")
 		printf '%-44s %10s   target <= 1    %s\n' "monorepo: verifier / before ($BEFORE), CPU" "$r" "$(verdict "$r" '<=' 1)"
 	fi
+fi
+# --- The one table: the issue's rows and columns, each cell wall s / CPU s /
+# peak RSS MiB (the floor's RSS is its largest process), then a line per
+# target.
+cell() { # KEY
+	if [ -z "${R_SECS[$1]:-}" ] || [ "${R_SECS[$1]}" = skipped ]; then echo "-"; return; fi
+	echo "${R_SECS[$1]} / ${R_CPU[$1]} / $(mib "${R_RSS[$1]}")"
+}
+fmt_n() { printf "%'d" "$1" 2>/dev/null || echo "$1"; }
+echo
+echo "=== the targets' table: wall s / CPU s / peak RSS MiB; $(nproc) CPUs; load average $LOAD_START at the start, $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a) at the end (1, 5, 15 min)"
+printf '%-40s | %-24s | %-24s | %-20s\n' "" "pinseal" "before${BEFORE:+ ($BEFORE)}" "floor"
+printf '%-40s | %-24s | %-24s | %-20s\n' "$(fmt_n "$N_SMALL") packages" "$(cell "verifier-$N_SMALL")" "$(cell "before-$N_SMALL")" "$(cell "floor-$N_SMALL")"
+if [ "$N_LARGE" -gt 0 ]; then
+	printf '%-40s | %-24s | %-24s | %-20s\n' "$(fmt_n "$N_LARGE") packages" "$(cell "verifier-$N_LARGE")" "$(cell "before-$N_LARGE")" "$(cell "floor-$N_LARGE")"
+fi
+printf '%-40s | %-24s | %-24s | %-20s\n' "warm, one package changed ($N_SMALL)" "$(cell "warm-$N_SMALL")" "-" "$(cell "floor-$N_SMALL")"
+if [ "$MONOREPO" = 1 ]; then
+	printf '%-40s | %-24s | %-24s | %-20s\n' "monorepo (4 providers, $OTHERS charts)" "$(cell verifier-mono)" "$(cell before-mono)" "$(cell floor-mono)"
+fi
+target() { # LABEL VALUE OP LIMIT
+	printf '  %-52s %8s   target %-2s %-5s %s\n' "$1" "$2" "$3" "$4" "$(verdict "$2" "$3" "$4")"
+}
+for n in "$N_SMALL" "$N_LARGE"; do
+	[ "$n" -gt 0 ] || continue
+	target "$(fmt_n "$n") packages: pinseal / floor, wall" "$(ratio "${R_SECS[verifier-$n]}" "${R_SECS[floor-$n]}")" '<=' 0.5
+	target "$(fmt_n "$n") packages: pinseal / floor, CPU" "$(ratio "${R_CPU[verifier-$n]}" "${R_CPU[floor-$n]}")" '<=' 1
+done
+target "$(fmt_n "$N_SMALL") packages: pinseal peak RSS MiB" "$(mib "${R_RSS[verifier-$N_SMALL]}")" '<=' 120
+target "warm: pinseal / floor at $(fmt_n "$N_SMALL"), wall" "$(ratio "${R_SECS[warm-$N_SMALL]:-n/a}" "${R_SECS[floor-$N_SMALL]}")" '<=' 0.2
+target "warm: pinseal / floor at $(fmt_n "$N_SMALL"), CPU" "$(ratio "${R_CPU[warm-$N_SMALL]:-n/a}" "${R_CPU[floor-$N_SMALL]}")" '<=' 0.2
+if [ "$MONOREPO" = 1 ]; then
+	target "monorepo: pinseal / before, wall" "$(ratio "${R_SECS[verifier-mono]}" "${R_SECS[before-mono]:-n/a}")" '<=' 1
+	target "monorepo: pinseal / before, CPU" "$(ratio "${R_CPU[verifier-mono]}" "${R_CPU[before-mono]:-n/a}")" '<=' 1
 fi
 exit $failed
