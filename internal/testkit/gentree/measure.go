@@ -1,6 +1,7 @@
 package gentree
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -88,8 +89,12 @@ type ChartStats struct {
 	Subcharts, SubFiles, SubBytes  int
 	SubTemplates, SubTemplateBytes int
 	SubUses                        Construct
+	// Actions and SubActions are the template actions ({{ … }}) of its own
+	// templates and of its subcharts': what a render executes, where the
+	// rest of a template is text copied through.
+	Actions, SubActions int
 	// CRDFiles and CRDBytes are the files under a crds/ folder (the
-	// chart's or a subchart's).
+	// chart's or a subchart's) that are not templates.
 	CRDFiles, CRDBytes int
 }
 
@@ -147,7 +152,8 @@ func measureChart(root, dir string) (ChartStats, error) {
 		s.Bytes += n
 		sub := strings.HasPrefix(r, "charts/")
 		parts := strings.Split(r, "/")
-		if slices.Contains(parts, "crds") {
+		tmpl := strings.HasPrefix(r, "templates/") || (sub && strings.Contains(r, "/templates/"))
+		if slices.Contains(parts, "crds") && !tmpl {
 			s.CRDFiles++
 			s.CRDBytes += n
 		}
@@ -158,7 +164,6 @@ func measureChart(root, dir string) (ChartStats, error) {
 				s.Subcharts++
 			}
 		}
-		tmpl := strings.HasPrefix(r, "templates/") || (sub && strings.Contains(r, "/templates/"))
 		switch {
 		case r == "values.yaml":
 			s.Values = n
@@ -173,10 +178,12 @@ func measureChart(root, dir string) (ChartStats, error) {
 				s.SubTemplates++
 				s.SubTemplateBytes += n
 				s.SubUses |= usesOf(text)
+				s.SubActions += bytes.Count(text, []byte("{{"))
 			} else {
 				s.Templates++
 				s.TemplateBytes += n
 				s.Uses |= usesOf(text)
+				s.Actions += bytes.Count(text, []byte("{{"))
 			}
 		}
 		return nil

@@ -98,7 +98,7 @@ func (g *chartGen) files() []file {
 		g.read = "Makefile"
 	}
 	out = append(out, fill...)
-	out = append(out, g.templates("templates/", g.name, m.templates, m.templateBytes, m.uses)...)
+	out = append(out, g.templates("templates/", g.name, m.templates, m.templateBytes, m.actions, m.uses)...)
 	if m.subcharts > 0 {
 		out = append(out, g.subcharts()...)
 	}
@@ -147,7 +147,7 @@ func (g *chartGen) subcharts() []file {
 			crdFiles, crdBytes = min(m.crdFiles, max(fl, 0)), m.crdBytes
 		}
 		out = append(out, g.filler(dir, max(fl, 0), max(bl, 0), crdFiles, crdBytes)...)
-		out = append(out, g.templates(dir+"templates/", sub, t, tb, m.subUses)...)
+		out = append(out, g.templates(dir+"templates/", sub, t, tb, m.subActions*tb/max(m.subTemplateBytes, 1), m.subUses)...)
 		tpls, tplBytes, files, bytes = tpls-t, tplBytes-tb, files-f, bytes-b
 	}
 	return out
@@ -156,20 +156,24 @@ func (g *chartGen) subcharts() []file {
 var subNames = []string{"operator", "crds", "agent", "webhook", "exporter"}
 
 // templates writes n templates of about total bytes in all under dir,
-// using the constructs uses (helpers first when it defines or includes).
-func (g *chartGen) templates(dir, chart string, n, total int, uses Construct) []file {
+// using the constructs uses (helpers first when it defines or includes),
+// with about actions template actions in all: as many actions a byte as
+// the measured templates (a chart of vendored CRDs is text copied
+// through, an upstream chart's templates are mostly actions).
+func (g *chartGen) templates(dir, chart string, n, total, actions int, uses Construct) []file {
 	if n == 0 {
 		return nil
 	}
 	var out []file
 	sizes := split(g.r, total, n)
+	density := float64(actions) / float64(max(total, 1))
 	k := 0
 	if uses&(UsesDefine|UsesInclude) != 0 && n > 1 {
-		out = append(out, file{dir + "_helpers.tpl", g.helpers(chart, sizes[0])})
+		out = append(out, file{dir + "_helpers.tpl", g.helpers(chart, sizes[0], density)})
 		k = 1
 	}
 	for i := k; i < n; i++ {
-		t := g.template(chart, i, sizes[i], uses, k == 0 && i == 0)
+		t := g.template(chart, i, sizes[i], uses, k == 0 && i == 0, density)
 		out = append(out, file{fmt.Sprintf("%s%s-%02d.yaml", dir, tplWords[g.r.IntN(len(tplWords))], i), t})
 	}
 	return out
@@ -178,13 +182,19 @@ func (g *chartGen) templates(dir, chart string, n, total int, uses Construct) []
 var tplWords = []string{"deployment", "service", "configmap", "rbac", "secret", "daemonset", "statefulset", "ingress", "job", "webhook", "servicemonitor", "networkpolicy", "pdb", "crd"}
 
 // helpers is a _helpers.tpl of size bytes defining chart.name and
-// chart.fullname.
-func (g *chartGen) helpers(chart string, size int) []byte {
+// chart.fullname, then comments (actions at density a byte) and text.
+func (g *chartGen) helpers(chart string, size int, density float64) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{{- define %q -}}\n{{ default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix \"-\" }}\n{{- end }}\n", chart+".name")
 	fmt.Fprintf(&b, "{{- define %q -}}\n{{ printf \"%%s-%%s\" .Release.Name (include %q .) | trunc 63 | trimSuffix \"-\" }}\n{{- end }}\n", chart+".fullname", chart+".name")
-	for b.Len() < size {
-		fmt.Fprintf(&b, "{{/* %s */}}\n", g.words(3+g.r.IntN(10)))
+	actions := 6
+	for b.Len() < size-40 {
+		if float64(actions) < density*float64(b.Len()) {
+			fmt.Fprintf(&b, "{{/* %s */}}\n", g.words(3+g.r.IntN(10)))
+			actions++
+		} else {
+			fmt.Fprintf(&b, "%s\n", g.words(3+g.r.IntN(10)))
+		}
 	}
 	return pad(b.String(), size, "{{/*", "*/}}")
 }
@@ -193,7 +203,7 @@ func (g *chartGen) helpers(chart string, size int) []byte {
 // each construct (their output YAML comments), then, room allowing, a
 // ConfigMap whose data fills the size. The first template of a chart
 // that fails carries the failing action, of one that rendered the marker.
-func (g *chartGen) template(chart string, i, size int, uses Construct, defines bool) []byte {
+func (g *chartGen) template(chart string, i, size int, uses Construct, defines bool, density float64) []byte {
 	m := g.m
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s %s\n", chart, valueWords[g.r.IntN(len(valueWords))])
@@ -259,36 +269,38 @@ func (g *chartGen) template(chart string, i, size int, uses Construct, defines b
 	}
 	if room := size - b.Len() - len(end); room > 160 {
 		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-%s-%02d\ndata:\n", g.name, chart, i)
+		actions := strings.Count(b.String(), "{{")
 		for k := 0; b.Len()+len(end)+60 < size; k++ {
-			g.dataLine(&b, chart, k, uses)
+			act := uses != 0 && float64(actions) < density*float64(b.Len())
+			actions += g.dataLine(&b, chart, k, uses, act)
 		}
 	}
 	return append(pad(b.String(), size-len(end), "#", ""), end...)
 }
 
-// dataLine is one entry of a template's ConfigMap: literal text when the
-// template uses no construct (its chart renders in process, as the
-// measured one did), else, as in real templates, as often an action: a
-// value with a default, quoted; a block under a condition the default
-// values leave off; the chart's name by include.
-func (g *chartGen) dataLine(b *strings.Builder, chart string, k int, uses Construct) {
+// dataLine is one entry of a template's ConfigMap, literal text or (act)
+// as real templates write one with actions: a value with a default,
+// quoted; a block under a condition the default values leave off; the
+// chart's name by include. It returns the actions it wrote.
+func (g *chartGen) dataLine(b *strings.Builder, chart string, k int, uses Construct, act bool) int {
 	w := valueWords[g.r.IntN(len(valueWords))]
-	n := g.r.IntN(10)
-	if uses == 0 {
-		n = 0
-	}
-	switch {
-	case n < 4:
+	if !act {
 		fmt.Fprintf(b, "  %s%d: %q\n", w, k, g.words(2+g.r.IntN(8)))
-	case n < 7:
+		return 0
+	}
+	switch n := g.r.IntN(10); {
+	case n < 5:
 		fmt.Fprintf(b, "  %s%d: {{ .Values.%s%d | default %q | quote }}\n", w, k, w, k, g.words(1+g.r.IntN(4)))
-	case n < 9:
+		return 1
+	case n < 8:
 		fmt.Fprintf(b, "  {{- if .Values.%s%dEnabled }}\n  %s%d: {{ .Values.%s%d | quote }}\n  {{- end }}\n", w, k, w, k, w, k)
+		return 3
 	case uses&UsesInclude != 0:
 		fmt.Fprintf(b, "  %s%d: {{ include %q . | quote }}\n", w, k, chart+".fullname")
 	default:
 		fmt.Fprintf(b, "  %s%d: {{ .Release.Name | printf \"%%s-%s\" | quote }}\n", w, k, w)
 	}
+	return 1
 }
 
 // values is a values.yaml of size bytes: the keys the templates read

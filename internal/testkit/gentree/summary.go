@@ -11,11 +11,11 @@ func MeasuredRow(c ChartStats, p ChartPath) string {
 	if p.Child {
 		child = WhyKind(p.Why)
 	}
-	return fmt.Sprintf("{%q, %s, %q, %q, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %s, %d, %d},",
+	return fmt.Sprintf("{%q, %s, %q, %q, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d},",
 		c.Path, tookName(p.Took), child, p.Failure, c.Files, c.Bytes, c.Values, c.Schema,
 		c.Templates, c.TemplateBytes, goConstruct(c.Uses),
 		c.Subcharts, c.SubFiles, c.SubBytes, c.SubTemplates, c.SubTemplateBytes, goConstruct(c.SubUses),
-		c.CRDFiles, c.CRDBytes)
+		c.CRDFiles, c.CRDBytes, c.Actions, c.SubActions)
 }
 
 func tookName(t Took) string {
@@ -59,6 +59,7 @@ func Summarize(charts []ChartStats, took map[string]ChartPath) string {
 	fmt.Fprintf(&b, "template bytes per chart: median, p90, max: %d; %d; %d\n", d.Median, d.P90, d.Max)
 	d = Distribute(charts, func(c ChartStats) int { return c.SubTemplates })
 	fmt.Fprintf(&b, "subchart templates: sum %d, bytes %d\n", d.Sum, Distribute(charts, func(c ChartStats) int { return c.SubTemplateBytes }).Sum)
+	fmt.Fprintf(&b, "template actions: %d, in subcharts %d\n", Distribute(charts, func(c ChartStats) int { return c.Actions }).Sum, Distribute(charts, func(c ChartStats) int { return c.SubActions }).Sum)
 	if took != nil {
 		n := map[Took]int{}
 		child, failing := 0, 0

@@ -15,6 +15,7 @@ import (
 	"os"
 
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
+	"github.com/pinseal/pinseal/internal/testkit/gentree/loadpath"
 	"github.com/pinseal/pinseal/pkg/render"
 )
 
@@ -36,7 +37,7 @@ func main() {
 	for i, c := range charts {
 		paths[i] = c.Path
 	}
-	took, err := gentree.ClassifyCharts(context.Background(), *root, paths)
+	took, err := loadpath.Charts(context.Background(), *root, paths)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,4 +1,8 @@
-package gentree
+// Package loadpath says how the verifier's loader takes each chart of a
+// tree: settled from its templates, rendered in process or in a render
+// child, failing or empty with default values (gentree's monorepo is held
+// to the measured tree's answers).
+package loadpath
 
 import (
 	"context"
@@ -8,84 +12,43 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/pkg/load"
-	chartrender "github.com/pinseal/pinseal/pkg/render"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
-// Took is how the verifier's loader settled a chart.
-type Took string
-
-// The ways a chart is settled, as `verifier check` reports them.
-const (
-	TookProvider Took = "provider" // a provider package: checked
-	TookSettled  Took = "settled"  // its templates show it holds no provider: not rendered
-	TookRendered Took = "rendered" // rendered with its default values: no provider in it
-	TookFailing  Took = "failing"  // does not render with its default values
-	TookEmpty    Took = "empty"    // renders nothing with its default values
-)
-
-// ChartPath is how the verifier's loader took one chart: Took, whether it
-// rendered in a render child (Child, and Why not in process, as the
-// loader's debug log says it), and for a failing chart how it failed
-// (failureKind of Helm's error).
-type ChartPath struct {
-	Took    Took
-	Child   bool
-	Why     string
-	Failure string
-}
-
-// WhyKind is what kind of reason why says a chart renders in a child:
-// "subcharts", "schema" (a values schema), "size" (a template, or the
-// templates, over the fast path's caps), "packed" (a packed file) or
-// "proof" (a construct the proof of bounded templates does not admit).
-func WhyKind(why string) string {
-	switch {
-	case strings.Contains(why, "has subcharts"):
-		return "subcharts"
-	case strings.Contains(why, "values schema"):
-		return "schema"
-	case strings.Contains(why, "packed file"):
-		return "packed"
-	case strings.Contains(why, " bytes") && strings.Contains(why, " over "), strings.Contains(why, "over") && strings.Contains(why, "templates"):
-		return "size"
-	default:
-		return "proof"
-	}
-}
-
-// ClassifyCharts loads each chart directory (relative to root) with the
+// Charts loads each chart directory (relative to root) with the
 // verifier's loader, as `verifier check` does with its default options, and
 // says how it was taken. The program must serve as the render child
 // (render.MaybeRunChild in main, rendertest.Main in tests).
-func ClassifyCharts(ctx context.Context, root string, charts []string) (map[string]ChartPath, error) {
-	sb := chartrender.New(nil)
+func Charts(ctx context.Context, root string, charts []string) (map[string]gentree.ChartPath, error) {
+	sb := render.New(nil)
 	defer sb.Close()
-	out := map[string]ChartPath{}
+	out := map[string]gentree.ChartPath{}
 	for _, c := range charts {
 		rec := &childLog{}
 		tree, err := load.Tree(ctx, filepath.Join(root, filepath.FromSlash(c)), load.Options{Sandbox: sb, Logger: slog.New(rec)})
 		if err != nil {
 			return nil, fmt.Errorf("classify %s: %w", c, err)
 		}
-		p := ChartPath{}
+		p := gentree.ChartPath{}
 		p.Child, p.Why = rec.child()
 		switch {
 		case len(tree.Packages) > 0:
-			p.Took = TookProvider
+			p.Took = gentree.TookProvider
 		case len(tree.Skipped) == 0:
 			return nil, fmt.Errorf("classify %s: neither a package nor skipped", c)
 		default:
 			r := tree.Skipped[0].Reason
 			switch {
 			case strings.HasPrefix(r, "no template holds"):
-				p.Took = TookSettled
+				p.Took = gentree.TookSettled
 			case strings.HasPrefix(r, "renders no "):
-				p.Took = TookRendered
+				p.Took = gentree.TookRendered
 			case strings.HasPrefix(r, "renders nothing"):
-				p.Took = TookEmpty
+				p.Took = gentree.TookEmpty
 			case strings.HasPrefix(r, "does not render"):
-				p.Took = TookFailing
+				p.Took = gentree.TookFailing
 				p.Failure = failureKind(r)
 			default:
 				return nil, fmt.Errorf("classify %s: skip reason %q not understood", c, r)
