@@ -5,17 +5,18 @@ import (
 	"strings"
 )
 
-// MeasuredRow is c and p as a row of the measured table (measuredOthers).
-func MeasuredRow(c ChartStats, p ChartPath) string {
+// MeasuredRow is c and p as a row of the measured table (measuredOthers),
+// with the certificates and bcrypt hashes its render made.
+func MeasuredRow(c ChartStats, p ChartPath, certs, hashes int) string {
 	child := ""
 	if p.Child {
 		child = WhyKind(p.Why)
 	}
-	return fmt.Sprintf("{%q, %s, %q, %q, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d},",
+	return fmt.Sprintf("{%q, %s, %q, %q, %d, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %s, %d, %d, %d, %d, %d, %d},",
 		c.Path, tookName(p.Took), child, p.Failure, c.Files, c.Bytes, c.Values, c.Schema,
 		c.Templates, c.TemplateBytes, goConstruct(c.Uses),
 		c.Subcharts, c.SubFiles, c.SubBytes, c.SubTemplates, c.SubTemplateBytes, goConstruct(c.SubUses),
-		c.CRDFiles, c.CRDBytes, c.Actions, c.SubActions)
+		c.CRDFiles, c.CRDBytes, c.Actions, c.SubActions, certs, hashes)
 }
 
 func tookName(t Took) string {

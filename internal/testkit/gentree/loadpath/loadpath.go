@@ -6,11 +6,17 @@ package loadpath
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
 
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/pkg/load"
@@ -110,3 +116,47 @@ func (h *childLog) child() (bool, string) {
 	}
 	return true, h.why[0]
 }
+
+// Secrets counts what a chart's render with default values spent on
+// cryptography, by what it printed: distinct certificates (each made with
+// a key of its own: genCA, genSelfSignedCert, genSignedCert) and bcrypt
+// hashes (htpasswd, bcrypt), found as they are or base64-encoded. It
+// renders with Helm's engine in this process, as release chart name: for
+// trees one trusts (measuring). A chart that does not render counts none.
+func Secrets(dir string) (certs, hashes int, err error) {
+	chrt, err := loader.Load(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	opts := chartutil.ReleaseOptions{Name: chrt.Name(), Namespace: "default", IsInstall: true}
+	vals, err := chartutil.ToRenderValues(chrt, map[string]any{}, opts, chartutil.DefaultCapabilities)
+	if err != nil {
+		return 0, 0, nil
+	}
+	out, err := engine.Render(chrt, vals)
+	if err != nil {
+		return 0, 0, nil
+	}
+	seen := map[string]bool{}
+	count := func(text string) {
+		for _, c := range pemCert.FindAllString(text, -1) {
+			seen[c] = true
+		}
+		hashes += len(bcryptHash.FindAllStringIndex(text, -1))
+	}
+	for _, text := range out {
+		count(text)
+		for _, tok := range base64Token.FindAllString(text, -1) {
+			if b, err := base64.StdEncoding.DecodeString(tok); err == nil {
+				count(string(b))
+			}
+		}
+	}
+	return len(seen), hashes, nil
+}
+
+var (
+	pemCert     = regexp.MustCompile(`-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+-----END CERTIFICATE-----`)
+	bcryptHash  = regexp.MustCompile(`\$2[aby]?\$\d\d\$[./A-Za-z0-9]{53}`)
+	base64Token = regexp.MustCompile(`[A-Za-z0-9+/]{40,}={0,2}`)
+)

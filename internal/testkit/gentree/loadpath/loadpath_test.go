@@ -22,7 +22,9 @@ func TestMain(m *testing.M) { rendertest.Main(m) }
 // path's caps, a construct the proof does not admit) or in process. So
 // the generated monorepo renders 41 charts, 40 of them in render
 // children, as the measured tree did, because its charts are built as
-// those were.
+// those were; and each rendered chart makes the certificates and bcrypt
+// hashes the measured one made (their keys are what a few real charts'
+// renders spend most on).
 func TestMonorepoChartsTakeTheMeasuredPaths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders 41 charts in render children")
@@ -56,6 +58,18 @@ func TestMonorepoChartsTakeTheMeasuredPaths(t *testing.T) {
 		}
 		if p.Took != m.Took || child != m.Why || p.Failure != m.Failure {
 			t.Errorf("%s: taken %s, in a child %q (%s), failing %q; measured %s, %q, %q", path, p.Took, child, p.Why, p.Failure, m.Took, m.Why, m.Failure)
+		}
+	}
+	for path, m := range measured {
+		if m.Took == gentree.TookSettled {
+			continue
+		}
+		certs, hashes, err := loadpath.Secrets(filepath.Join(root, "packages", filepath.FromSlash(path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := gentree.MeasuredSecrets()[path]; certs != want[0] || hashes != want[1] {
+			t.Errorf("%s: its render makes %d certificates and %d bcrypt hashes; the measured one %d and %d", path, certs, hashes, want[0], want[1])
 		}
 	}
 	if children != wantChildren || wantChildren != 40 || rendered != 41 {

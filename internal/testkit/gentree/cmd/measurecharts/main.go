@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/internal/testkit/gentree/loadpath"
@@ -44,9 +45,18 @@ func main() {
 	}
 	if *rows {
 		for _, c := range charts {
-			if p := took[c.Path]; p.Took != gentree.TookProvider {
-				fmt.Println(gentree.MeasuredRow(c, p))
+			p := took[c.Path]
+			if p.Took == gentree.TookProvider {
+				continue
 			}
+			certs, hashes := 0, 0
+			if p.Took != gentree.TookSettled {
+				if certs, hashes, err = loadpath.Secrets(filepath.Join(*root, filepath.FromSlash(c.Path))); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+			}
+			fmt.Println(gentree.MeasuredRow(c, p, certs, hashes))
 		}
 	}
 	fmt.Print(gentree.Summarize(charts, took))
