@@ -52,12 +52,15 @@ func MeasuredSecrets() map[string][2]int {
 }
 
 // measuredOthers are the 160 charts of MeasuredMonorepo that are not
-// provider packages, measured by MeasureCharts and loadpath.Charts
-// (`go run ./internal/testkit/gentree/cmd/measurecharts -root
-// COZYSTACK/packages` prints these rows; the verifier's loader of the
-// commit that added them took them so: 119 settled from their templates,
-// 41 rendered, 40 of them in a render child, 6 failing and 1 empty with
-// default values).
+// provider packages, measured by MeasureCharts, loadpath.Charts and
+// loadpath.Secrets (`go run ./internal/testkit/gentree/cmd/measurecharts
+// -root COZYSTACK/packages` prints these rows; the verifier's loader of
+// the commit that added them took them so: 119 settled from their
+// templates, 41 rendered, 40 of them in a render child (27 for their
+// subcharts, 4 values schemas, 4 templates over the fast path's caps, 5
+// constructs the proof does not admit), 6 failing and 1 empty with
+// default values). When a change to the loader moves a chart to another
+// path, loadpath's test names it: measure the checkout again.
 //
 //	path, took, child (why), failure, files, bytes, values, schema, templates, templateBytes, uses,
 //	subcharts, subFiles, subBytes, subTemplates, subTemplateBytes, subUses, crdFiles, crdBytes, actions, subActions, certs, hashes

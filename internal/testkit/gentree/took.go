@@ -17,7 +17,8 @@ const (
 // ChartPath is how the verifier's loader took one chart: Took, whether it
 // rendered in a render child (Child, and Why not in process, as the
 // loader's debug log says it), and for a failing chart how it failed
-// (failureKind of Helm's error).
+// (from Helm's error: "index" a missing map indexed, "nil" a missing
+// map's field read, "required" or "fail").
 type ChartPath struct {
 	Took    Took
 	Child   bool
