@@ -320,7 +320,12 @@ func chartWorthRendering(files []*loader.BufferedFile) bool {
 // `helm template -f` merges them); nil means none. When rel is not nil it
 // receives the loaded chart and the rendered manifest, for the size of the
 // release Helm would store (release-size).
-func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile, release, namespace string, values map[string]any, rel *releasesize.Input) ([]sourced, []model.Problem) {
+//
+// lean says that the caller drops a chart that renders no object and no
+// problem (it is then no provider package, and rel goes unused): such a
+// chart, rendered in a child, comes back without its text (render.Chart's
+// Lean) and is not loaded here.
+func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile, release, namespace string, values map[string]any, rel *releasesize.Input, lean bool) ([]sourced, []model.Problem) {
 	if values == nil {
 		values = map[string]any{}
 	}
@@ -334,9 +339,12 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		return parseRendered(chrt, files, out, name, namespace, rel)
 	}
 	l.needRender()
-	child, probs, ok := l.renderBounded(ctx, files, values, release, namespace)
+	child, probs, ok := l.renderBounded(ctx, files, values, release, namespace, lean)
 	if !ok {
 		return nil, probs
+	}
+	if child != nil && child.Empty {
+		return nil, nil // what parseRendered finds in it
 	}
 	chrt, vals, release, probs := l.loadChart(files, values, release, namespace, l.opts.Render.InProcess)
 	if chrt == nil {
@@ -366,14 +374,14 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 // when that is within the parse bounds, and the child says where Helm
 // failed, so that the chart is not loaded here to learn it. ok is false
 // when the chart goes no further (probs say why; none when ctx ended).
-func (l *scanner) renderBounded(ctx context.Context, files []*loader.BufferedFile, values map[string]any, release, namespace string) (child *render.Rendering, probs []model.Problem, ok bool) {
+func (l *scanner) renderBounded(ctx context.Context, files []*loader.BufferedFile, values map[string]any, release, namespace string, lean bool) (child *render.Rendering, probs []model.Problem, ok bool) {
 	if l.opts.Render.InProcess {
 		if b := render.CheckChartFiles(files, func(string) {}); b != nil {
 			return nil, []model.Problem{*b.Problem()}, false
 		}
 		return nil, nil, true
 	}
-	child, prob := l.sandbox.Render(ctx, render.Chart{Files: files, Values: values, Release: release, Namespace: namespace, Limits: l.opts.Render})
+	child, prob := l.sandbox.Render(ctx, render.Chart{Files: files, Values: values, Release: release, Namespace: namespace, Limits: l.opts.Render, Lean: lean})
 	if prob != nil {
 		return nil, []model.Problem{*prob}, false
 	}
