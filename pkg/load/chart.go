@@ -346,6 +346,16 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 	if child != nil && child.Empty {
 		return nil, nil // what parseRendered finds in it
 	}
+	if child != nil && child.Err != nil {
+		// The child loaded the chart and composed its values (as loadChart
+		// would) before Helm failed: only the chart's name is wanted.
+		if name := chartYAMLName(files); name != "" {
+			if release == "" {
+				release = name
+			}
+			return nil, []model.Problem{renderProblem(name, release, namespace, child.Err)}
+		}
+	}
 	chrt, vals, release, probs := l.loadChart(files, values, release, namespace, l.opts.Render.InProcess)
 	if chrt == nil {
 		return nil, probs
@@ -356,15 +366,32 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		out = &render.Rendering{Rendered: rendered, Err: err}
 	}
 	if err := out.Err; err != nil {
-		file, line := renderErrorLocation(chrt.Name(), err.Error())
-		return nil, []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: line},
-			Message: fmt.Sprintf("the chart does not render: %v", err),
-			Hint:    fmt.Sprintf("run `helm template -n %s %s .` in the package directory and fix the template", namespace, release)}}
+		return nil, []model.Problem{renderProblem(chrt.Name(), release, namespace, err)}
 	}
 	if rel != nil {
 		rel.Chart, rel.Values, rel.Name, rel.Namespace = chrt, values, release, namespace
 	}
 	return parseRendered(chrt, files, out, release, namespace, rel)
+}
+
+// renderProblem is the problem of chart name failing to render (err,
+// Helm's error), placed at the template Helm names.
+func renderProblem(name, release, namespace string, err error) model.Problem {
+	file, line := renderErrorLocation(name, err.Error())
+	return model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: line},
+		Message: fmt.Sprintf("the chart does not render: %v", err),
+		Hint:    fmt.Sprintf("run `helm template -n %s %s .` in the package directory and fix the template", namespace, release)}
+}
+
+// chartYAMLName is the name in the chart's Chart.yaml as Helm reads it
+// (render.ChartName), "" when unknown.
+func chartYAMLName(files []*loader.BufferedFile) string {
+	for _, f := range files {
+		if f.Name == "Chart.yaml" {
+			return render.ChartName(f.Data)
+		}
+	}
+	return ""
 }
 
 // renderBounded renders the chart in the sandbox, unless it renders in
