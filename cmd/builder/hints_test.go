@@ -47,7 +47,7 @@ func TestFixtureHintsWork(t *testing.T) {
 	dirty := fixture.Dirty(t)
 	runHints(t, dirty, checkTree(t, dirty, verify.Options{}), verify.Options{})
 
-	clean := fixture.Tree(t)
+	clean := fixture.CleanCopy(t)
 	appendTo(t, filepath.Join(clean, "packages/system/capi-providers-cpprovider/files/control-plane-components.yaml"), "# edited\n")
 	appendTo(t, filepath.Join(clean, "packages/system/capi-providers-bootstrap/files/talos-bootstrap-components.yaml"), "# edited\n")
 	r := checkTree(t, clean, verify.Options{})

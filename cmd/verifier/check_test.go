@@ -74,7 +74,7 @@ func TestCheckExitCodes(t *testing.T) {
 	if err := os.WriteFile(strict, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  pin-missing: error\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	clean := fixture.Tree(t)
+	clean := fixture.CleanCopy(t)
 	dirty := fixture.Dirty(t)
 	tests := []cliCase{
 		{"clean tree passes", []string{"check", clean}, 0, "PASSED"},
