@@ -72,9 +72,9 @@ spec:
 		root string
 		opts Options
 	}{
-		{"dirty", fixture.Dirty(t), Options{Options: load.Options{Workers: 2, Logger: quiet}}},
+		{"dirty", fixture.DirtyCopy(t), Options{Options: load.Options{Workers: 2, Logger: quiet}}},
 		{"monorepo", mono, Options{Options: load.Options{Workers: 2, Logger: quiet}}}, // planted problems, charts that do not render
-		{"dirty, tight inflate limit", fixture.Dirty(t), inflate},
+		{"dirty, tight inflate limit", fixture.DirtyCopy(t), inflate},
 		{"clean, tight render bounds", fixture.CleanCopy(t), render},
 		{"registry unreachable, OCI source not allowed", withOCI, registry},
 	}

@@ -147,7 +147,7 @@ func TestCleanFixtureIsGreen(t *testing.T) {
 }
 
 func TestDirtyFixtureFailsBlobHeader(t *testing.T) {
-	r := verifyTree(t, fixture.Dirty(t))
+	r := verifyTree(t, fixture.DirtyCopy(t))
 	if r.Summary.Passed || len(r.Findings) != 1 || r.Findings[0].Check != check.BlobHeader {
 		t.Fatalf("dirty fixture: want exactly one blob-header finding, got %+v", r.Findings)
 	}
