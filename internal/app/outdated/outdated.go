@@ -157,8 +157,9 @@ func RepoOf(u string) string {
 	return m[1] + "/" + strings.TrimSuffix(m[2], ".git")
 }
 
-// Check loads each root and looks up every provider's repository.
-func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
+// LookUp loads each root and looks up the newer releases in every
+// provider's repository.
+func LookUp(ctx context.Context, roots []string, opts Options) (*Report, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	api := &client{opts: opts, cache: map[string]result{}, metaCache: map[string]metaResult{}}
 	if err := api.init(); err != nil {

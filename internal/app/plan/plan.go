@@ -99,7 +99,7 @@ type Options struct {
 // is breaking is blocked unless AllowBreaking, and the plan is made again
 // without it.
 func Check(ctx context.Context, roots []string, opts Options) (*Plan, error) {
-	rep, err := outdated.Check(ctx, roots, opts.Outdated)
+	rep, err := outdated.LookUp(ctx, roots, opts.Outdated)
 	if err != nil {
 		return nil, err
 	}
