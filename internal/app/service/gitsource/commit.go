@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
@@ -14,7 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-var commitHash = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var commitHash = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
 
 // FetchCommit makes sure dir/<commit> holds the tree of commit (a full
 // hash) of the repository spec names, fetching it when it is not there
@@ -25,7 +26,7 @@ var commitHash = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // fetch and the checkout are bounded as Fetch's. Only one FetchCommit of
 // the same commit into dir may run at once.
 func FetchCommit(ctx context.Context, spec Spec, commit, dir string) (Checkout, error) {
-	if !commitHash.MatchString(commit) {
+	if !commitHash().MatchString(commit) {
 		return Checkout{}, fmt.Errorf("git commit %q: want a full commit hash (40 lowercase hex)", commit)
 	}
 	co := Checkout{Dir: filepath.Join(dir, commit), Commit: commit}
