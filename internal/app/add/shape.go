@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -54,12 +55,12 @@ type shape struct {
 }
 
 var (
-	chartNameRE   = regexp.MustCompile(`(?m)^name:[ \t]*["']?([^"'\s#]+)["']?[ \t]*(#.*)?$`)
-	includeRE     = regexp.MustCompile(`(?m)^-?include[ \t]+\S.*$`)
-	ruleRE        = regexp.MustCompile(`^([A-Za-z0-9_.-]+)[ \t]*:([^=]|$)`)
-	builderBuild  = regexp.MustCompile(`(builder|\$\(BUILDER\)|\$\{BUILDER\})[ \t]+build\b`)
-	objectNSRE    = regexp.MustCompile(`(?m)^  namespace:[ \t]*(\S+)[ \t]*$`)
-	releaseWordRE = regexp.MustCompile(`^[a-z][a-z-]*[a-z]$`)
+	chartNameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^name:[ \t]*["']?([^"'\s#]+)["']?[ \t]*(#.*)?$`) })
+	includeRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^-?include[ \t]+\S.*$`) })
+	ruleRE        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9_.-]+)[ \t]*:([^=]|$)`) })
+	builderBuild  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(builder|\$\(BUILDER\)|\$\{BUILDER\})[ \t]+build\b`) })
+	objectNSRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^  namespace:[ \t]*(\S+)[ \t]*$`) })
+	releaseWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z-]*[a-z]$`) })
 )
 
 // pinned says whether pkg pins its downloads (pin.yaml, or Makefile
@@ -139,7 +140,7 @@ func (sh *shape) siblingFile(rel string) (string, bool) {
 // be found, to be replaced) and its .helmignore (none when it has none).
 func (sh *shape) copyChartFiles() {
 	if c, ok := sh.siblingFile("Chart.yaml"); ok {
-		if m := chartNameRE.FindStringSubmatch(c); m != nil {
+		if m := chartNameRE().FindStringSubmatch(c); m != nil {
 			sh.chart, sh.chartName = c, m[1]
 		}
 	}
@@ -160,7 +161,7 @@ func (sh *shape) followMakefile() {
 	if !hasMk {
 		return
 	}
-	sh.includes = includeRE.FindAllString(mk, -1)
+	sh.includes = includeRE().FindAllString(mk, -1)
 	if tg := buildTarget(mk); tg != "" {
 		sh.target = tg
 	} else if sh.pins == pin.SourcePinFile {
@@ -189,7 +190,7 @@ func (sh *shape) followProviderTemplate() {
 	}
 	sh.provFile = p.File
 	if txt, ok := sh.siblingFile(p.File); ok {
-		if m := objectNSRE.FindStringSubmatch(txt); m != nil && !strings.Contains(m[1], "{{") {
+		if m := objectNSRE().FindStringSubmatch(txt); m != nil && !strings.Contains(m[1], "{{") {
 			sh.objectNS = m[1]
 		}
 	}
@@ -219,11 +220,11 @@ func (sh *shape) followConfigMap(t *model.Tree) {
 func buildTarget(mk string) string {
 	rule := ""
 	for _, l := range strings.Split(mk, "\n") {
-		if m := ruleRE.FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "\t") {
+		if m := ruleRE().FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "\t") {
 			rule = m[1]
 			continue
 		}
-		if strings.HasPrefix(l, "\t") && rule != "" && builderBuild.MatchString(l) {
+		if strings.HasPrefix(l, "\t") && rule != "" && builderBuild().MatchString(l) {
 			return rule
 		}
 	}
@@ -252,7 +253,7 @@ func (sh shape) releaseName(np newPackage, res *Result) string {
 	if p := sh.release; p != nil && p.Kind == np.kind {
 		suffix := strings.TrimPrefix(strings.TrimPrefix(p.Version, pin.ReleaseVersion(p.Version)), "-")
 		suffix = strings.TrimSuffix(suffix, "-"+p.Name)
-		if releaseWordRE.MatchString(suffix) {
+		if releaseWordRE().MatchString(suffix) {
 			word, from = suffix, p.Version
 		}
 	}
@@ -337,7 +338,7 @@ func (sh shape) write(t *model.Tree, np newPackage, res *Result) ([]change, erro
 		if strings.Contains(sh.chartName, filepath.Base(sh.sibling.Dir)) {
 			newName = strings.Replace(sh.chartName, filepath.Base(sh.sibling.Dir), np.base, 1)
 		}
-		loc := chartNameRE.FindStringSubmatchIndex(chart)
+		loc := chartNameRE().FindStringSubmatchIndex(chart)
 		chart = chart[:loc[2]] + newName + chart[loc[3]:]
 	} else {
 		chart = fmt.Sprintf(examplesChart, np.base)
