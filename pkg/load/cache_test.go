@@ -14,8 +14,8 @@ import (
 
 // memCache is a Cache in memory that counts what it answered.
 type memCache struct {
-	mu         sync.Mutex
-	m          map[[32]byte][]byte
+	mu                 sync.Mutex
+	m                  map[[32]byte][]byte
 	hits, misses, puts int
 }
 

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-
 )
 
 // keyFormat names what a key covers; it changes when that does.
