@@ -14,7 +14,8 @@ var errShort = errors.New("snapshot: truncated or corrupt")
 
 // Decode reads a snapshot Encode wrote of a value of v's type into the
 // value v points to (v must be a non-nil pointer). Bytes that are not
-// such a snapshot give an error, never a panic.
+// such a snapshot give an error, never a panic. The byte slices decoded
+// share data's storage (nothing is copied): data must not change after.
 func Decode(data []byte, v any) (err error) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -221,9 +222,7 @@ func (d *decoder) slice(v reflect.Value) {
 	id := d.uint()
 	if v.Type().Elem().Kind() == reflect.Uint8 {
 		b := d.raw(n)
-		s := reflect.MakeSlice(v.Type(), n, n)
-		reflect.Copy(s, reflect.ValueOf(b))
-		v.Set(s)
+		v.Set(reflect.ValueOf(b[:n:n]).Convert(v.Type()))
 		return
 	}
 	s := reflect.MakeSlice(v.Type(), n, n)

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/pinseal/pinseal/internal/layout"
 )
 
 // keyFormat names what a key covers; it changes when that does.
@@ -58,7 +60,8 @@ func (k *loadKey) unchanged() bool {
 // no two lists of fields hash alike.
 type keyWriter struct {
 	h      hash.Hash
-	dir    string // the candidate's
+	dir    string   // the candidate's
+	root   *os.Root // dir opened as a root; nil: files are opened through the tree's
 	stamps []stamp
 	files  int
 	bytes  int64
@@ -88,6 +91,11 @@ func (l *scanner) cacheKey(c candidate) (loadKey, bool) {
 	o := l.opts
 	w.field(fmt.Sprintf("%q %q %d %#v %q", o.Namespace, o.CommandDir, o.Limit, o.Render, o.Exclude))
 	l.keyValues(w, c.rel)
+	// The candidate's files are opened through a root of its own: one
+	// opened at the tree would walk every directory above each of them.
+	if w.root = l.subRoot(c.dir); w.root != nil {
+		defer w.root.Close()
+	}
 	l.keyDir(w, c.dir, ".")
 	k := loadKey{stamps: w.stamps}
 	w.h.Sum(k.sum[:0])
@@ -149,7 +157,7 @@ func (l *scanner) keyDir(w *keyWriter, dir, rel string) {
 			l.keyDir(w, fp, er)
 		case fi.Mode().IsRegular():
 			w.entry(fp, er, fi)
-			l.keyFile(w, fp, fi.Size())
+			l.keyFile(w, fp, er, fi.Size())
 		case fi.Mode()&fs.ModeSymlink != 0:
 			w.entry(fp, er, fi)
 			l.keyLink(w, fp)
@@ -170,15 +178,22 @@ func (w *keyWriter) entry(fp, rel string, fi fs.FileInfo) {
 	w.stamps = append(w.stamps, stamp{path: fp, id: idOf(fi)})
 }
 
-// keyFile covers the bytes of the regular file at fp (in the tree), read
-// as the loader reads it.
-func (l *scanner) keyFile(w *keyWriter, fp string, size int64) {
+// keyFile covers the bytes of the regular file at fp (in the tree; rel
+// below the candidate, "" when outside it), read as the loader reads it:
+// through a root, never blocking on what is not a regular file.
+func (l *scanner) keyFile(w *keyWriter, fp, rel string, size int64) {
 	w.bytes += size
 	if w.bytes > maxKeyBytes {
 		w.ok = false
 		return
 	}
-	f, err := l.open(fp)
+	var f *os.File
+	var err error
+	if rel != "" && w.root != nil {
+		f, err = layout.OpenRegular(w.root, rel)
+	} else {
+		f, err = l.open(fp)
+	}
 	if err != nil {
 		w.field("error " + unwrapPath(err).Error())
 		return
@@ -225,6 +240,6 @@ func (l *scanner) keyLink(w *keyWriter, fp string) {
 	case fi.IsDir():
 		w.ok = false
 	case fi.Mode().IsRegular() && within(l.root, real):
-		l.keyFile(w, real, fi.Size())
+		l.keyFile(w, real, "", fi.Size())
 	}
 }
