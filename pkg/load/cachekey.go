@@ -96,7 +96,7 @@ func (l *scanner) cacheKey(c candidate) (loadKey, bool) {
 	if w.root = l.subRoot(c.dir); w.root != nil {
 		defer w.root.Close()
 	}
-	l.keyDir(w, c.dir, ".")
+	l.keyDir(w, c.dir, ".", true)
 	k := loadKey{stamps: w.stamps}
 	w.h.Sum(k.sum[:0])
 	return k, w.ok
@@ -126,11 +126,12 @@ func (l *scanner) keyValues(w *keyWriter, rel string) {
 	}
 }
 
-// keyDir covers the directory dir (rel below the candidate) and
-// everything under it: each entry's name, type and mode, a file's bytes,
-// a link's target and what it resolves to (the bytes of a file outside
-// the candidate it leads to).
-func (l *scanner) keyDir(w *keyWriter, dir, rel string) {
+// keyDir covers the directory dir (rel below the candidate; inside: dir
+// is the candidate's, not one a link leads to) and everything under it:
+// each entry's name, type and mode, a file's bytes, a link's target and
+// what it resolves to (what is there when that is outside the
+// candidate).
+func (l *scanner) keyDir(w *keyWriter, dir, rel string, inside bool) {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		w.field("error " + err.Error())
@@ -154,9 +155,12 @@ func (l *scanner) keyDir(w *keyWriter, dir, rel string) {
 		}
 		switch {
 		case fi.IsDir():
-			l.keyDir(w, fp, er)
+			l.keyDir(w, fp, er, inside)
 		case fi.Mode().IsRegular():
 			w.entry(fp, er, fi)
+			if !inside {
+				er = "" // opened through the tree's root
+			}
 			l.keyFile(w, fp, er, fi.Size())
 		case fi.Mode()&fs.ModeSymlink != 0:
 			w.entry(fp, er, fi)
@@ -211,8 +215,9 @@ func (l *scanner) keyFile(w *keyWriter, fp, rel string, size int64) {
 }
 
 // keyLink covers a symlink: its target as written, where it resolves,
-// and, when that is outside the candidate but in the tree, what is
-// there. A link to a directory outside the candidate is not keyed.
+// and, when that is outside the candidate but in the tree, what is there:
+// a file's bytes, a directory's entries (the chart reader does not follow
+// it, but a pinned path through it is read).
 func (l *scanner) keyLink(w *keyWriter, fp string) {
 	target, err := os.Readlink(fp)
 	if err != nil {
@@ -237,9 +242,11 @@ func (l *scanner) keyLink(w *keyWriter, fp string) {
 	w.field(strconv.FormatUint(uint64(fi.Mode()&(fs.ModeType|fs.ModePerm)), 16))
 	w.stamps = append(w.stamps, stamp{path: real, follow: true, id: idOf(fi)})
 	switch {
+	case !within(l.root, real):
+		// Not followed: a package-load problem says so.
 	case fi.IsDir():
-		w.ok = false
-	case fi.Mode().IsRegular() && within(l.root, real):
+		l.keyDir(w, real, "linked "+real, false)
+	case fi.Mode().IsRegular():
 		l.keyFile(w, real, "", fi.Size())
 	}
 }

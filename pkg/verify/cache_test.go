@@ -119,6 +119,17 @@ func TestCacheSeesEveryChange(t *testing.T) {
 		}, change: func(t *testing.T, root string, _ *Options) {
 			edit(t, filepath.Join(root, "metadata-copy.yaml"), "contract: v1beta1", "contract: v1beta2")
 		}},
+		{name: "what a directory link leads to", setup: func(t *testing.T, root string, _ *Options) {
+			if err := os.Mkdir(filepath.Join(root, "shared"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write(t, root, "shared/values.yaml", "a: 1\n")
+			if err := os.Symlink("../../../shared", filepath.Join(root, core, "linked")); err != nil {
+				t.Fatal(err)
+			}
+		}, change: func(t *testing.T, root string, _ *Options) {
+			write(t, root, "shared/values.yaml", "a: 2\n")
+		}},
 		{name: "a link's target", setup: func(t *testing.T, root string, _ *Options) {
 			if err := os.Symlink("core-components.yaml", filepath.Join(root, core, "files/link.yaml")); err != nil {
 				t.Fatal(err)
