@@ -55,8 +55,14 @@ type decoder struct {
 	objs   []reflect.Value       // pointers to the targets read, by number
 	arrays map[int]reflect.Value // slices pointers point into, by number
 	fixups []fixup               // pointers into slices not read yet
+	depth  int                   // values being read, one in another
 	err    error
 }
+
+// maxDepth bounds how deep values nest (a pointer in a struct in a
+// slice...): a recursive type's long chain read from hostile bytes must
+// not exhaust the stack.
+const maxDepth = 10_000
 
 // fixup is a pointer into a slice read after the pointer.
 type fixup struct {
@@ -119,6 +125,10 @@ func (d *decoder) raw(n int) []byte {
 
 // value reads into v, which is settable.
 func (d *decoder) value(v reflect.Value) {
+	if d.depth++; d.depth > maxDepth {
+		d.fail("values nested more than %d deep", maxDepth)
+	}
+	defer func() { d.depth-- }()
 	t := v.Type()
 	if byMarshal(t) {
 		b := d.raw(d.length())

@@ -147,3 +147,17 @@ func FuzzDecode(f *testing.F) {
 		_ = Decode(data, &w)
 	})
 }
+
+// TestDeep: a chain nested past maxDepth is an error, not a stack
+// exhausted.
+func TestDeep(t *testing.T) {
+	type chain struct{ Next *chain }
+	b := []byte(magic)
+	for range maxDepth + 10 {
+		b = append(b, tagNew)
+	}
+	var c chain
+	if err := Decode(b, &c); err == nil {
+		t.Fatal("no error")
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/pinseal/pinseal/internal/layout"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // keyFormat names what a key covers; it changes when that does.
@@ -89,7 +90,7 @@ func (l *scanner) cacheKey(c candidate) (loadKey, bool) {
 	groups, _ := os.Getgroups()
 	w.field(fmt.Sprint(os.Getuid(), os.Getgid(), groups)) // what may be read
 	o := l.opts
-	w.field(fmt.Sprintf("%q %q %d %#v %q", o.Namespace, o.CommandDir, o.Limit, o.Render, o.Exclude))
+	w.field(fmt.Sprintf("%q %q %d %#v %v %q", o.Namespace, o.CommandDir, o.Limit, o.Render, render.Available(o.Render), o.Exclude))
 	l.keyValues(w, c.rel)
 	// The candidate's files are opened through a root of its own: one
 	// opened at the tree would walk every directory above each of them.
