@@ -61,7 +61,7 @@ func TestCheckPackageCacheBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, tree := range map[string]string{"fixture": fixture.Tree(t), "bench": gen.Root} {
+	for name, tree := range map[string]string{"fixture": fixture.CleanCopy(t), "bench": gen.Root} {
 		t.Run(name, func(t *testing.T) {
 			cache := t.TempDir()
 			run := func(cache string, args ...string) string {

@@ -152,7 +152,7 @@ func TestCacheSeesEveryChange(t *testing.T) {
 		{name: "a render bound", change: func(_ *testing.T, _ string, o *Options) { o.Render.MaxOutput = 1000 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := fixture.Tree(t)
+			root := fixture.CleanCopy(t)
 			cache := &memCache{m: map[[32]byte][]byte{}}
 			opts := Options{Options: load.Options{Workers: 2, Cache: cache, Render: render.Limits{Timeout: time.Minute}}}
 			if tc.setup != nil {
