@@ -70,6 +70,9 @@ type Options struct {
 	Exclude []string
 	// Values give charts the values they need to render (policy values:).
 	Values []ValuesFiles
+	// Cache keeps loaded packages across loads (see Cache); nil loads
+	// every package.
+	Cache Cache
 }
 
 func (o Options) withDefaults() Options {
@@ -122,6 +125,10 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	results, err := l.loadAll(ctx, cands)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Cache != nil {
+		opts.Logger.Debug("package cache", "recalled", l.stats.recalled.Load(), "loaded", l.stats.loaded.Load(),
+			"kept", l.stats.kept.Load(), "not keyed", l.stats.unkeyed.Load())
 	}
 	t := assemble(real, probs, results, sk)
 	resolveClusterctl(t)
@@ -188,7 +195,7 @@ func (l *scanner) loadAll(ctx context.Context, cands []candidate) ([]*model.Pack
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				results[i] = l.safeLoad(ctx, cands[i])
+				results[i] = l.cachedLoad(ctx, cands[i])
 			}
 		}()
 	}
@@ -339,6 +346,7 @@ type scanner struct {
 	// that needs one is found, so a tree without provider charts starts
 	// none; nil: children start on demand.
 	warmRender func()
+	stats      cacheStats // what Options.Cache did
 }
 
 // needRender tells the scanner that a package about to load renders (or
@@ -357,10 +365,11 @@ func (l *scanner) skip(c candidate, reason string) {
 }
 
 // safeLoad loads one candidate; a panic becomes a package-load Problem of
-// that package rather than ending the scan.
-func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package) {
+// that package rather than ending the scan (ok is then false).
+func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
+			ok = false
 			l.opts.Logger.Error("loader panic", "package", c.rel, "panic", r, "stack", string(debug.Stack()))
 			p = newPackage(c)
 			p.CommandDir = l.opts.CommandDir
@@ -370,9 +379,9 @@ func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package) 
 		}
 	}()
 	if ctx.Err() != nil {
-		return nil
+		return nil, false
 	}
-	return l.loadPackage(ctx, c)
+	return l.loadPackage(ctx, c), true
 }
 
 func newPackage(c candidate) *model.Package {
@@ -397,7 +406,7 @@ func Package(ctx context.Context, dir string, opts Options) (*model.Package, err
 	}
 	l, done := newScanner(real, fsys, opts, nil)
 	defer done()
-	p := l.safeLoad(ctx, c)
+	p := l.cachedLoad(ctx, c)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
