@@ -7,12 +7,13 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -283,32 +284,93 @@ func within(root, p string) bool {
 }
 
 // chartWorthRendering reports whether the chart may produce a provider or
-// components ConfigMap: a template has a marker, or a template reads chart
-// files (.Files.Get, .Files.Glob) and a file that is not a template has
-// one, or a packed subchart (not read cheaply) is present.
+// components ConfigMap: a packed subchart (not read cheaply) is present,
+// or its files do not settle it (chartSettled).
 func chartWorthRendering(files []*loader.BufferedFile) bool {
-	readsFiles := false
-	isTemplate := func(n string) bool { return strings.HasPrefix(n, "templates/") || strings.Contains(n, "/templates/") }
 	for _, f := range files {
 		if strings.HasSuffix(f.Name, ".tgz") && strings.HasPrefix(f.Name, "charts/") {
 			return true
 		}
-		if isTemplate(f.Name) {
-			if hasMarker(f.Data) {
-				return true
-			}
-			readsFiles = readsFiles || bytes.Contains(f.Data, []byte(".Files."))
+	}
+	return !chartSettled(files)
+}
+
+// chartSettled reports whether the chart's files prove, without
+// rendering it, that no rendering with their values writes a marker:
+// its templates only copy text (render.Inert), and no text they can copy
+// (every other file read: values.yaml and Chart.yaml of the chart and its
+// subcharts, the files .Files.Get reads) holds a marker, compared
+// case-insensitively, or a sequence a copy could decode or escape into
+// one (copyHazard). The caller also checks the texts it adds (the
+// release's names, the policy's values).
+func chartSettled(files []*loader.BufferedFile) bool {
+	var templates []*loader.BufferedFile
+	for _, f := range files {
+		if isTemplateFile(f.Name) {
+			templates = append(templates, f)
+		} else if hasMarkerFold(f.Data) || copyHazard(f.Data) {
+			return false
 		}
 	}
-	if !readsFiles {
-		return false
+	ok, _ := render.Inert(templates, markerStrings)
+	return ok
+}
+
+// markerStrings are the markers as strings, for render.Inert.
+var markerStrings = func() []string {
+	out := make([]string, len(markers))
+	for i, m := range markers {
+		out[i] = string(m)
 	}
-	for _, f := range files {
-		if !isTemplate(f.Name) && path.Base(f.Name) != "Chart.yaml" && !strings.HasSuffix(f.Name, ".gz") && hasMarker(f.Data) {
+	return out
+}()
+
+// hasMarkerFold is hasMarker compared case-insensitively.
+func hasMarkerFold(b []byte) bool {
+	for _, m := range markers {
+		if bytesContainsFold(b, m) {
 			return true
 		}
 	}
 	return false
+}
+
+// bytesContainsFold reports whether b holds m (ASCII), whatever the case.
+func bytesContainsFold(b, m []byte) bool {
+	if len(m) == 0 {
+		return true
+	}
+	lo, up := m[0]|0x20, m[0]&^0x20
+	for i := 0; i+len(m) <= len(b); i++ {
+		if c := b[i]; (c == lo || c == up) && bytes.EqualFold(b[i:i+len(m)], m) {
+			return true
+		}
+	}
+	return false
+}
+
+// copyHazard reports whether b holds what a render may turn into letters
+// it does not hold: a YAML escape (\x, \u, \U, a line continuation…)
+// or binary tag that decoding values expands, or a character that toYaml
+// or quote escape into letters (control characters, non-printable
+// runes).
+func copyHazard(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '\\' && i+1 < len(b) && strings.IndexByte("xuU0abefvNLP_\r\n", b[i+1]) >= 0:
+			return true
+		case c < 0x20 && c != '\t' && c != '\n' && c != '\r', c == 0x7f:
+			return true
+		case c >= 0x80:
+			r, n := utf8.DecodeRune(b[i:])
+			if !unicode.IsPrint(r) || r == 0xFEFF || (r == utf8.RuneError && n == 1) {
+				return true
+			}
+			i += n - 1
+		}
+	}
+	return bytesContainsFold(b, []byte("binary"))
 }
 
 // renderChart renders the chart with Helm's engine and its default values,

@@ -32,9 +32,10 @@ func isTemplateFile(n string) bool {
 	return strings.HasPrefix(n, "templates/") || strings.Contains(n, "/templates/")
 }
 
-// chartNeedsRest reports whether the files read so far (the templates)
-// leave chartWorthRendering's answer open: a template has a marker or
-// reads chart files, or a packed subchart is present.
+// chartNeedsRest reports whether the files read so far (the templates,
+// values.yaml and Chart.yaml files) leave chartWorthRendering's answer
+// open: a template reads chart files, a packed subchart is present, or
+// they do not settle the chart (chartSettled).
 func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile) bool {
 	for _, f := range pending {
 		if strings.HasSuffix(f.n, ".tgz") && strings.HasPrefix(f.n, "charts/") {
@@ -42,11 +43,19 @@ func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile) bool {
 		}
 	}
 	for _, f := range files {
-		if hasMarker(f.Data) || bytes.Contains(f.Data, []byte(".Files.")) {
+		if isTemplateFile(f.Name) && bytes.Contains(f.Data, []byte(".Files")) {
 			return true
 		}
 	}
-	return false
+	return !chartSettled(files)
+}
+
+// isCopiedFirst tells the files read with the templates: those whose
+// text a render copies whatever the templates say (values.yaml, of the
+// chart and its subcharts, and Chart.yaml).
+func isCopiedFirst(n string) bool {
+	b := path.Base(n)
+	return b == "values.yaml" || b == "Chart.yaml"
 }
 
 // readPending reads the pending files for which want is true.
@@ -86,7 +95,7 @@ func (c *chartReader) unreadLoads() bool {
 // problems come in the walk's order, as if each had been read when found.
 // skip: the templates settled it (the rest was not read).
 func (c *chartReader) readAll() (skip bool) {
-	c.readPending(isTemplateFile)
+	c.readPending(func(n string) bool { return isTemplateFile(n) || isCopiedFirst(n) })
 	templates := c.files
 	for _, f := range c.pending {
 		if f.read && f.err == nil {
