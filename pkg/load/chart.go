@@ -298,17 +298,16 @@ func chartWorthRendering(files []*loader.BufferedFile) bool {
 // chartSettled reports whether the chart's files prove, without
 // rendering it, that no rendering with their values writes a marker:
 // its templates only copy text (render.Inert), and no text they can copy
-// (every other file read: values.yaml and Chart.yaml of the chart and its
-// subcharts, the files .Files.Get reads) holds a marker, compared
-// case-insensitively, or a sequence a copy could decode or escape into
-// one (copyHazard). The caller also checks the texts it adds (the
+// (every other file read and its name: values.yaml and Chart.yaml of the
+// chart and its subcharts, the files .Files reads) holds a marker, or a
+// sequence a copy could decode or escape into one (copyHazard). The caller also checks the texts it adds (the
 // release's names, the policy's values).
 func chartSettled(files []*loader.BufferedFile) bool {
 	var templates []*loader.BufferedFile
 	for _, f := range files {
 		if isTemplateFile(f.Name) {
 			templates = append(templates, f)
-		} else if hasMarkerFold(f.Data) || copyHazard(f.Data) {
+		} else if hasMarker([]byte(f.Name)) || hasMarker(f.Data) || copyHazard(f.Data, isCopiedFirst(f.Name)) {
 			return false
 		}
 	}
@@ -325,40 +324,16 @@ var markerStrings = func() []string {
 	return out
 }()
 
-// hasMarkerFold is hasMarker compared case-insensitively.
-func hasMarkerFold(b []byte) bool {
-	for _, m := range markers {
-		if bytesContainsFold(b, m) {
-			return true
-		}
-	}
-	return false
-}
-
-// bytesContainsFold reports whether b holds m (ASCII), whatever the case.
-func bytesContainsFold(b, m []byte) bool {
-	if len(m) == 0 {
-		return true
-	}
-	lo, up := m[0]|0x20, m[0]&^0x20
-	for i := 0; i+len(m) <= len(b); i++ {
-		if c := b[i]; (c == lo || c == up) && bytes.EqualFold(b[i:i+len(m)], m) {
-			return true
-		}
-	}
-	return false
-}
-
 // copyHazard reports whether b holds what a render may turn into letters
-// it does not hold: a YAML escape (\x, \u, \U, a line continuation…)
-// or binary tag that decoding values expands, or a character that toYaml
-// or quote escape into letters (control characters, non-printable
-// runes).
-func copyHazard(b []byte) bool {
+// it does not hold: a character that toYaml or quote escape into letters
+// (control characters, non-printable runes, bytes that are not UTF-8),
+// and, when b is YAML the render decodes (yaml), an escape (\\x, \\u,
+// \\U, a line continuation…) or a binary tag.
+func copyHazard(b []byte, yaml bool) bool {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		switch {
-		case c == '\\' && i+1 < len(b) && strings.IndexByte("xuU0abefvNLP_\r\n", b[i+1]) >= 0:
+		case yaml && c == '\\' && i+1 < len(b) && strings.IndexByte("xuU0abefvNLP_\r\n", b[i+1]) >= 0:
 			return true
 		case c < 0x20 && c != '\t' && c != '\n' && c != '\r', c == 0x7f:
 			return true
@@ -370,7 +345,7 @@ func copyHazard(b []byte) bool {
 			i += n - 1
 		}
 	}
-	return bytesContainsFold(b, []byte("binary"))
+	return yaml && bytes.Contains(b, []byte("binary"))
 }
 
 // renderChart renders the chart with Helm's engine and its default values,

@@ -10,36 +10,35 @@ import (
 )
 
 // Inert tells from a chart's templates alone, without executing them,
-// whether no rendering can write any of markers (compared
-// case-insensitively) into its output unless a marker is already in a
-// text the output copies: the templates' literals and file names, the
-// values, Chart.yaml, the files .Files.Get reads, the release's names
-// (the caller checks those). It holds when:
+// whether no rendering can write any of markers into its output unless a
+// marker is already in a text the output copies: the values, Chart.yaml,
+// the chart's other files and their names, the release's names (the
+// caller checks those). It holds when:
 //
-//   - every template parses, and every action only copies: a field of the
-//     template data (no method of the values or of .Files but
-//     `.Files.Get "literal"`), through functions whose output is their
-//     input quoted, indented, trimmed, defaulted, dumped as YAML or a
-//     comparison's boolean (inertFuncs), control actions, variables of
-//     such pipelines, and include or template of a literal name defined
-//     in the chart (whose body obeys the same rule);
-//   - no literal (text or string) holds a marker;
-//   - no marker can straddle a boundary between a literal and a copied
-//     value: a literal next to an action neither starts with the end of
-//     a marker nor ends with its start, and two actions are never
-//     separated only by a part of a marker (or nothing), in the order
-//     the source lists them (a loop's body also wraps round).
+//   - every template parses, and every action only copies: fields of the
+//     template data (no method of the values; of .Files only those that
+//     copy files or names), through functions whose output is made of
+//     their inputs' text (quoted, indented, trimmed, chosen, dumped as
+//     YAML) or of fixed words (a comparison's boolean, a hash's hex),
+//     control actions, variables, and include or template of a literal
+//     name the chart defines (whose body obeys the same rule); no
+//     function changes case, so markers compare exactly;
+//   - no literal (text, string, template name) holds a marker;
+//   - no marker can straddle a literal and a copied value: a literal
+//     that may follow an action does not start with the end of a marker,
+//     one that may precede an action does not end with its start, two
+//     literals that may meet do not make one, and no two actions may meet
+//     with nothing, or only a part of a marker, between them (whichever
+//     branches run and however often a loop runs).
 //
 // why says what rules it out. Anything else (printf, tpl, b64dec, title,
-// a template that does not parse…) is not inert: the chart renders.
+// lookup, a template that does not parse…) is not inert: the chart
+// renders.
 func Inert(templates []*loader.BufferedFile, markers []string) (ok bool, why string) {
-	low := make([]string, len(markers))
-	in := &inertWalk{markers: low, trees: map[string]*parse.Tree{}}
-	for i, m := range markers {
-		low[i] = strings.ToLower(m)
+	in := &inertWalk{markers: markers, trees: map[string]*parse.Tree{}}
+	for _, m := range markers {
 		in.maxLen = max(in.maxLen, len(m))
 	}
-	var files []string
 	for _, f := range templates {
 		if f == nil {
 			continue
@@ -56,22 +55,14 @@ func Inert(templates []*loader.BufferedFile, markers []string) (ok bool, why str
 		for name, tr := range set {
 			in.trees[name] = tr
 		}
-		if _, defined := set[f.Name]; defined {
-			files = append(files, f.Name)
-		}
 	}
 	for name, tr := range in.trees {
 		if tr.Root == nil {
 			continue
 		}
-		sp, err := in.list(tr.Root)
-		if err == nil && !slices.Contains(files, name) {
-			// A define's output meets its caller's on both sides.
-			if sp, err = in.seq(printed, sp); err == nil {
-				_, err = in.seq(sp, printed)
-			}
-		}
-		if err != nil {
+		// A define's output is a value to its callers, which check its
+		// edges as any value's: the checks within it suffice.
+		if _, err := in.list(tr.Root); err != nil {
 			return false, fmt.Sprintf("%s: %v", name, err)
 		}
 	}
@@ -85,9 +76,13 @@ func Inert(templates []*loader.BufferedFile, markers []string) (ok bool, why str
 var inertFuncs = map[string]bool{}
 
 func init() {
+	// No function here changes case, so markers compare exactly (as the
+	// loader matches kinds and keys); dict and list print their parts
+	// apart ("map[k:v]", "[a b]").
 	for _, fn := range strings.Fields(`quote squote default indent nindent toYaml trim trimSuffix trimPrefix trunc
 		required include and or not eq ne lt le gt ge empty contains hasPrefix hasSuffix hasKey len
-		semverCompare coalesce ternary kindIs sha256sum fail`) {
+		semverCompare coalesce ternary kindIs typeIs sha256sum fail index dict list get
+		max min splitList keys`) {
 		inertFuncs[fn] = true
 	}
 }
@@ -104,7 +99,7 @@ type inertWalk struct {
 // counts as one, so that two values around it are caught).
 type piece struct {
 	print bool
-	text  string // lower-case head or tail, at most maxLen bytes
+	text  string // head or tail, at most maxLen bytes
 }
 
 // outSpan sums a list's output for the boundary checks: the pieces it may
@@ -119,7 +114,6 @@ type outSpan struct {
 const maxPieces = 64
 
 func (in *inertWalk) holdsMarker(s string) bool {
-	s = strings.ToLower(s)
 	for _, m := range in.markers {
 		if strings.Contains(s, m) {
 			return true
@@ -212,7 +206,7 @@ var printed = outSpan{first: []piece{{print: true}}, last: []piece{{print: true}
 func (in *inertWalk) node(n parse.Node) (outSpan, error) {
 	switch n := n.(type) {
 	case *parse.TextNode:
-		s := strings.ToLower(string(n.Text))
+		s := string(n.Text)
 		if len(s) == 0 {
 			return outSpan{empty: true}, nil
 		}
@@ -318,20 +312,25 @@ func (in *inertWalk) command(c *parse.CommandNode) error {
 		return nil
 	}
 	if len(c.Args) > 1 {
-		// A method call: only .Files.Get or .Capabilities.APIVersions.Has
-		// of a literal.
-		name, ok := c.Args[1].(*parse.StringNode)
-		if !ok || len(c.Args) != 2 || in.holdsMarker(name.Text) {
+		// A method call: only those of .Files that copy files or names
+		// (the caller checks them all), and .Capabilities.APIVersions.Has.
+		chain := chainOf(c.Args[0])
+		if !filesMethods[strings.TrimPrefix(chain, "Files.")] && chain != "Capabilities.APIVersions.Has" {
 			return fmt.Errorf("calls a method that may build text")
 		}
-		switch chainOf(c.Args[0]) {
-		case "Files.Get", "Capabilities.APIVersions.Has":
-			return nil
+		for _, a := range c.Args[1:] {
+			if err := in.operand(a); err != nil {
+				return err
+			}
 		}
-		return fmt.Errorf("calls a method that may build text")
+		return nil
 	}
 	return in.operand(c.Args[0])
 }
+
+// filesMethods are the methods of .Files whose output copies the chart's
+// files or their names (AsSecrets encodes them).
+var filesMethods = map[string]bool{"Get": true, "GetBytes": true, "Glob": true, "Lines": true, "AsConfig": true}
 
 func arg(args []parse.Node, i int) parse.Node {
 	if i < len(args) {
@@ -376,16 +375,21 @@ func (in *inertWalk) operand(n parse.Node) error {
 		return in.operand(n.Node)
 	case *parse.PipeNode:
 		return in.pipe(n)
+	case *parse.IdentifierNode:
+		if inertFuncs[n.Ident] {
+			return nil
+		}
+		return fmt.Errorf("calls %s, which may build text", n.Ident)
 	}
 	return fmt.Errorf("uses %s, which may build text", nodeKind(n))
 }
 
 // fieldsInert refuses a field chain that may call a method building text
-// (the values' YAML is a copy, but their other methods and those of
-// .Files encode or split files).
+// (the values' YAML is a copy, but their other methods, and .Files's
+// AsSecrets, encode or compute).
 func fieldsInert(idents []string) error {
-	for _, id := range idents {
-		if id == "Files" || (valuesMethods[id] && id != "YAML") {
+	for i, id := range idents {
+		if (valuesMethods[id] && id != "YAML") || (i > 0 && idents[i-1] == "Files" && !filesMethods[id]) {
 			return fmt.Errorf("reads .%s, which may build text", strings.Join(idents, "."))
 		}
 	}
