@@ -102,7 +102,7 @@ func (c *chartReader) readAll() (skip bool) {
 			templates = append(templates, &loader.BufferedFile{Name: f.n, Data: f.data})
 		}
 	}
-	skip = !c.fatal && !chartNeedsRest(templates, c.pending) && c.unreadLoads()
+	skip = !c.fatal && !c.l.hasPolicyValues(c.p.Path) && !chartNeedsRest(templates, c.pending) && c.unreadLoads()
 	if !skip {
 		c.readPending(func(string) bool { return true })
 	}

@@ -110,6 +110,17 @@ func firstLine(s string) string {
 	return s
 }
 
+// hasPolicyValues reports whether the policy gives the chart at rel values
+// files (valuesFor reads them).
+func (l *scanner) hasPolicyValues(rel string) bool {
+	for _, vf := range l.opts.Values {
+		if ok, _ := path.Match(vf.Package, rel); (ok || vf.Package == rel) && len(vf.Files) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // valuesFor reads and merges the values files configured for the chart at
 // rel. A file that cannot be read or parsed is a package-load problem: it
 // was configured on purpose.
