@@ -265,6 +265,12 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	// Closed before the report is written: the children are reaped, so
 	// their CPU time and memory count in this process's (time(1)).
 	opts.Sandbox = render.New(nil)
+	memo := openCRDCache(o.noCache, slog.Default())
+	if memo != nil {
+		opts.CRDMemo = memo
+	}
+	// One judge for the tree and its base: a CRD both hold is judged once.
+	opts.CRDs = check.NewCRDJudge(opts.CRDMemo)
 	if o.base != "" {
 		base, err := history.Base(ctx, root, o.base, history.BaseOptions{Verify: opts})
 		if err != nil {
@@ -272,10 +278,6 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 			return usageError{Err: fmt.Errorf("--base: %w", err)}
 		}
 		opts.Extra = append(opts.Extra, history.Checks(base)...)
-	}
-	memo := openCRDCache(o.noCache, slog.Default())
-	if memo != nil {
-		opts.CRDMemo = memo
 	}
 	_, r, err := verify.Run(ctx, root, opts)
 	opts.Sandbox.Close()
