@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/testkit/fixture"
+	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -111,5 +113,47 @@ func TestApplied(t *testing.T) {
 	objs2, crds2, file, inBlob := count(q)
 	if objs2 != objs || crds2 != 6 || file != "files/components.gz" || !inBlob {
 		t.Fatalf("%d objects, %d CRDs from %s (in blob %v), want %d objects of the blob", objs2, crds2, file, inBlob, objs)
+	}
+}
+
+// TestAppliedRecalled: on the fixture tree, the examples and a
+// cozystack-shaped bench tree, the objects listed from what the judge
+// remembers (their CRDs not parsed) are the objects listed from the parse,
+// and a load with no judge lists the same objects, unjudged.
+func TestAppliedRecalled(t *testing.T) {
+	bench := filepath.Join(t.TempDir(), "bench")
+	if _, err := gentree.Generate(bench, gentree.Options{Packages: 4, Shape: gentree.Cozystack, Size: 256 << 10, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{fixture.Root(), filepath.Join("..", "..", "examples", "packages"), bench} {
+		judge := &mapJudge{t: t, m: map[[32]byte]model.AppliedObject{}}
+		load := func(j CRDJudge) [][]model.AppliedObject {
+			tree, err := Tree(context.Background(), root, Options{CRDs: j, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out [][]model.AppliedObject
+			for _, p := range tree.Packages {
+				out = append(out, p.Applied)
+			}
+			return out
+		}
+		parsed := load(judge)
+		judged := judge.judged
+		recalled := load(judge)
+		if judged == 0 || judge.recalled != judged || judge.judged != judged {
+			t.Fatalf("%s: %d CRDs judged, then %d recalled and %d judged again", root, judged, judge.recalled, judge.judged-judged)
+		}
+		if !reflect.DeepEqual(recalled, parsed) {
+			t.Fatalf("%s: the objects recalled differ from the objects parsed", root)
+		}
+		for _, objs := range parsed {
+			for i := range objs {
+				objs[i].CRD = nil
+			}
+		}
+		if unjudged := load(nil); !reflect.DeepEqual(unjudged, parsed) {
+			t.Fatalf("%s: the objects of a load with no judge differ", root)
+		}
 	}
 }
