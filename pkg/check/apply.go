@@ -144,9 +144,16 @@ func (j *CRDJudge) Recall(sum [32]byte) (model.AppliedObject, bool) {
 
 // Judge judges the CRD o (Line relative to its document) from its JSON
 // (nil when the document does not decode as JSON) and remembers the
-// verdict under sum, the SHA-256 of the document's bytes.
-func (j *CRDJudge) Judge(sum [32]byte, o model.AppliedObject, crd []byte) *model.CRDVerdict {
-	v := judgeCRD(crd, o.APIVersion == crdV1)
+// verdict under sum, the SHA-256 of the document's bytes. A panic of the
+// API server's code is the CRD's refusal (never remembered), so the rest
+// of its package still loads.
+func (j *CRDJudge) Judge(sum [32]byte, o model.AppliedObject, crd []byte) (v *model.CRDVerdict) {
+	defer func() {
+		if r := recover(); r != nil {
+			v = &model.CRDVerdict{Decoded: crd != nil, Refusal: fmt.Sprintf("internal error while judging it: %v (report this as a pinseal bug with the CRD attached)", r)}
+		}
+	}()
+	v = judgeCRD(crd, o.APIVersion == crdV1)
 	f := CRDFacts{APIVersion: o.APIVersion, Name: o.Name, Namespace: o.Namespace, Line: o.Line,
 		Decoded: v.Decoded, Kinds: v.Kinds, Refusal: v.Refusal}
 	j.seen.Store(sum, f)
