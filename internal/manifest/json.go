@@ -16,8 +16,12 @@ import (
 // a scalar of another kind goes through Decode and Marshal alone, and a
 // document with an alias, a merge key, a tag on a collection or a key that
 // is not a string through Decode and Marshal whole.
-func JSON(n *yaml.Node) []byte {
-	var w jsonWriter
+func JSON(n *yaml.Node) []byte { return AppendJSON(nil, n) }
+
+// AppendJSON is JSON appended to dst (a new slice when it takes the long
+// way, nil when that fails), for a caller that reuses its buffer.
+func AppendJSON(dst []byte, n *yaml.Node) []byte {
+	w := jsonWriter{buf: dst}
 	switch w.node(n) {
 	case jsonDone:
 		return w.buf

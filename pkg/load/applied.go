@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"io"
 	"path/filepath"
+	"sync"
 
 	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/internal/manifest"
@@ -58,6 +59,13 @@ func (l *scanner) applied(ctx context.Context, p *model.Package, mem map[string]
 
 const crdKind = "CustomResourceDefinition"
 
+// jsonBufs hold the buffers CRDs are written into as JSON for their
+// judge: a CRD's JSON is tens of kilobytes, judged and dropped.
+var jsonBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledJSON is the largest buffer jsonBufs keeps.
+const maxPooledJSON = 4 << 20
+
 // appliedObject is the object the document d of the file rel is (Line
 // set, the rest of its place left to the caller); false when it is none
 // (it does not parse, or has no kind). A CRD is judged with
@@ -83,7 +91,13 @@ func (l *scanner) appliedObject(d manifest.Doc, rel string) (model.AppliedObject
 			sum = sha256.Sum256(d.Bytes())
 		}
 		a.Line = o.Line - d.Line()
-		a.CRD = judge.Judge(sum, a, manifest.JSON(o.Root))
+		buf := jsonBufs.Get().(*[]byte)
+		js := manifest.AppendJSON((*buf)[:0], o.Root)
+		a.CRD = judge.Judge(sum, a, js)
+		if cap(js) <= maxPooledJSON {
+			*buf = js[:0]
+		}
+		jsonBufs.Put(buf)
 	}
 	a.Line = o.Line
 	return a, true

@@ -86,8 +86,8 @@ type CRDJudge interface {
 	// bytes have SHA-256 sum parsed to when it was judged before.
 	Recall(sum [32]byte) (model.AppliedObject, bool)
 	// Judge judges the CRD o, of the document with SHA-256 sum, from its
-	// JSON (nil when the document does not decode as JSON), and remembers
-	// the verdict.
+	// JSON (nil when the document does not decode as JSON; not kept after
+	// Judge returns: the loader reuses it), and remembers the verdict.
 	Judge(sum [32]byte, o model.AppliedObject, crd []byte) *model.CRDVerdict
 }
 
