@@ -44,10 +44,10 @@ func checkTree(t *testing.T, root string, opts verify.Options) *report.Report {
 // (re-vendoring a pinned file) need the network and are not run here.
 func TestFixtureHintsWork(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // an empty download cache
-	dirty := fixture.Dirty(t)
+	dirty := fixture.DirtyCopy(t)
 	runHints(t, dirty, checkTree(t, dirty, verify.Options{}), verify.Options{})
 
-	clean := fixture.Tree(t)
+	clean := fixture.CleanCopy(t)
 	appendTo(t, filepath.Join(clean, "packages/system/capi-providers-cpprovider/files/control-plane-components.yaml"), "# edited\n")
 	appendTo(t, filepath.Join(clean, "packages/system/capi-providers-bootstrap/files/talos-bootstrap-components.yaml"), "# edited\n")
 	r := checkTree(t, clean, verify.Options{})

@@ -50,7 +50,7 @@ spec:
 // TestImagesCommand: images in a vendored YAML and in a blob that has no
 // YAML beside it are all listed with their lines, in every output.
 func TestImagesCommand(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	cp := filepath.Join(root, "packages/system/capi-providers-cpprovider")
 	yml := filepath.Join(cp, "files/control-plane-components.yaml")
 	data, err := os.ReadFile(yml)
@@ -127,7 +127,7 @@ func TestImagesCommand(t *testing.T) {
 // A blob that differs from its YAML shows the images of both, and the human
 // output names the references only one of them holds.
 func TestImagesBlobDiffersFromYAML(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	cp := filepath.Join(root, "packages/system/capi-providers-cpprovider")
 	yml := filepath.Join(cp, "files/control-plane-components.yaml")
 	data, err := os.ReadFile(yml)

@@ -47,7 +47,7 @@ Exit status: 0 nothing outdated, 1 a provider has a newer stable release,
   GITHUB_TOKEN=$(cat ~/.config/gh-token) builder outdated --output json packages/system/capi-providers-*`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			check := func(ctx context.Context, dirs []string) (*outdated.Report, error) {
-				return outdated.Check(ctx, dirs, api.options(cmd.ErrOrStderr()))
+				return outdated.LookUp(ctx, dirs, api.options(cmd.ErrOrStderr()))
 			}
 			return runLookup(cmd, args, output, check, printOutdated, func(rep *outdated.Report) error {
 				if rep.Outdated > 0 {

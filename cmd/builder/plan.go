@@ -53,7 +53,7 @@ func newPlanCmd() *cobra.Command {
   builder plan --output json . | jq -r '.steps[].command'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			check := func(ctx context.Context, dirs []string) (*plan.Plan, error) {
-				return plan.Check(ctx, dirs, plan.Options{AllowBreaking: allowBreaking, Outdated: api.options(cmd.ErrOrStderr())})
+				return plan.FromUpstream(ctx, dirs, plan.Options{AllowBreaking: allowBreaking, Outdated: api.options(cmd.ErrOrStderr())})
 			}
 			return runLookup(cmd, args, output, check, printPlan, func(pl *plan.Plan) error {
 				if len(pl.Steps) > 0 {

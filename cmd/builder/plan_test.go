@@ -86,7 +86,7 @@ type planJSON struct {
 // printed command runs `builder bump` successfully on a copy of the
 // fixture, after which nothing is left to do.
 func TestPlanCommandRuns(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	api := upgradeUpstream(t, root)
 	t.Setenv("PINSEAL_MIRRORS", "https://github.com/="+api.Objects()+"/")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
@@ -160,7 +160,7 @@ func TestPlanCommandRuns(t *testing.T) {
 // TestPlanCommandBlocked: with no core release serving v1beta2, capmox
 // stops at v0.7.8 and v0.9.1 is blocked, said in the human output.
 func TestPlanCommandBlocked(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	comp := capmoxUpstream(t, root)
 	api := releaseapi.New(t)
 	api.Add("kubernetes-sigs/cluster-api", releaseapi.Release{Tag: "v1.10.1", Files: []releaseapi.File{{Name: "metadata.yaml", Data: releaseapi.Metadata("1.10=v1beta1")}}})
@@ -197,7 +197,7 @@ func TestPlanCommandBlocked(t *testing.T) {
 // change, and has nothing to do; with --allow-breaking its step lists the
 // change, its command carries --allow-breaking, and that command runs.
 func TestPlanCommandBreaking(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	comp := bytes.ReplaceAll(capmoxUpstream(t, root), []byte(":v0.7.7"), []byte(":v0.7.8"))
 	dropped := bytes.Replace(comp, []byte("\n    served: true\n"), []byte("\n    served: false\n"), 1)
 	if bytes.Equal(dropped, comp) {

@@ -31,7 +31,7 @@ func TestIntegrationRelocatePushVerify(t *testing.T) {
 	reg := testpeer.StartRegistry(t)
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	core := filepath.Join(root, "packages/system/capi-providers-core")
 	mirror := reg.Host + "/mirror/capi"
 	if out, _, err := runBuildTestCmd(t, "relocate", core, "--map", "registry.k8s.io/cluster-api="+mirror); err != nil {

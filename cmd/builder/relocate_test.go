@@ -14,7 +14,7 @@ import (
 // in the YAML and the blob and records the map; a dry run and a second run
 // write nothing; bad maps are usage errors.
 func TestRelocateCommand(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	core := filepath.Join(root, "packages/system/capi-providers-core")
 	read := func(rel string) string {
 		b, err := os.ReadFile(filepath.Join(core, rel))

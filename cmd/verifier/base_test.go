@@ -64,7 +64,7 @@ func TestCheckBase(t *testing.T) {
 		{"same name in SARIF", []string{"check", reused, "--base", "HEAD", "-o", "sarif"}, 1, `"ruleId": "version-reused"`},
 		{"downgrade", []string{"check", down, "--base", "HEAD"}, 1, "CoreProvider/cluster-api goes from release v1.10.1-core at HEAD ("},
 		{"downgrade in SARIF", []string{"check", down, "--base", "HEAD", "-o", "sarif"}, 1, `"ruleId": "version-downgrade"`},
-		{"outside git", []string{"check", fixture.Tree(t), "--base", "HEAD"}, 2, "is not in a git repository (--base compares the tree with a revision of the git repository holding it)"},
+		{"outside git", []string{"check", fixture.CleanCopy(t), "--base", "HEAD"}, 2, "is not in a git repository (--base compares the tree with a revision of the git repository holding it)"},
 		{"bad REV", []string{"check", clean, "--base", "v9.9.9"}, 2, `--base: no such revision "v9.9.9" in the git repository at`},
 	})
 }

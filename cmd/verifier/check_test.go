@@ -74,8 +74,8 @@ func TestCheckExitCodes(t *testing.T) {
 	if err := os.WriteFile(strict, []byte("apiVersion: pinseal/v1\nkind: Policy\nchecks:\n  pin-missing: error\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	clean := fixture.Tree(t)
-	dirty := fixture.Dirty(t)
+	clean := fixture.CleanCopy(t)
+	dirty := fixture.DirtyCopy(t)
 	tests := []cliCase{
 		{"clean tree passes", []string{"check", clean}, 0, "PASSED"},
 		{"dirty tree fails", []string{"check", dirty}, 1, "blob-header"},
@@ -98,7 +98,7 @@ func TestCheckExitCodes(t *testing.T) {
 }
 
 func TestCheckOutputs(t *testing.T) {
-	dirty := fixture.Dirty(t)
+	dirty := fixture.DirtyCopy(t)
 	out, code, _ := runVerifier(t, "check", "-o", "json", dirty)
 	if code != 1 {
 		t.Fatalf("exit %d", code)

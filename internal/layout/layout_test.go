@@ -78,7 +78,7 @@ func TestOfFixture(t *testing.T) {
 // convention; no pin. The YAML is edited after the blob was built, so
 // content does not match, and only the blob's name points to the YAML.
 func TestOfTalosNames(t *testing.T) {
-	dir := filepath.Join(fixture.Tree(t), "packages/system/capi-providers-bootstrap")
+	dir := filepath.Join(fixture.CleanCopy(t), "packages/system/capi-providers-bootstrap")
 	mv := func(from, to string) {
 		if err := os.Rename(filepath.Join(dir, from), filepath.Join(dir, to)); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ClusterctlRelease is the cluster-api release whose clusterctl library
@@ -14,7 +15,7 @@ import (
 const ClusterctlRelease = "cluster-api v1.12.10"
 
 // gitlabHost is a host the operator takes for GitLab (util.IsGitLabDomain).
-var gitlabHost = regexp.MustCompile(`^gitlab(-.*)?\.`)
+var gitlabHost = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gitlab(-.*)?\.`) })
 
 // kindName keys the built-in list: the operator kind and the name.
 type kindName struct{ kind, name string }
@@ -77,7 +78,7 @@ func URLDownload(u, version string) Download {
 		return d
 	}
 	if r.Host != "github.com" {
-		if !gitlabHost.MatchString(r.Host) || !strings.HasPrefix(r.Path, "/api/v4/projects/") {
+		if !gitlabHost().MatchString(r.Host) || !strings.HasPrefix(r.Path, "/api/v4/projects/") {
 			d.Problem = fmt.Sprintf("the operator downloads only from GitHub release URLs and GitLab package URLs (https://gitlab…/api/v4/projects/…; util.RepositoryFactory), not from %q", u)
 		}
 		return d

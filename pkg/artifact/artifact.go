@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pinseal/pinseal/internal/operator"
 	"github.com/pinseal/pinseal/pkg/model"
@@ -110,11 +111,13 @@ func (r Release) RepositoryName() string { return model.RepositoryName(r.Type, r
 // String names the release for messages: "InfrastructureProvider/proxmox v0.7.7-infraprovider-proxmox".
 func (r Release) String() string { return r.Kind + "/" + r.Name + " " + r.Release }
 
-// tagRE is the OCI distribution tag grammar.
-var tagRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+// tagRE is the OCI distribution tag grammar, compiled on first use, not
+// at init: every process start (each verifier check, each render child)
+// would pay for it, and its counted repetition compiles to some 100 KB.
+var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`) })
 
 // repoComponentRE is one path component of an OCI repository name.
-var repoComponentRE = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+var repoComponentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`) })
 
 // Validate reports what makes the release unpackable, naming the field.
 func (r Release) Validate() error {
@@ -127,10 +130,10 @@ func (r Release) Validate() error {
 	}
 	if types := model.ProviderTypes(); !slices.Contains(types, r.Type) {
 		problems = append(problems, fmt.Sprintf("type %q is not one of %s", r.Type, strings.Join(types, ", ")))
-	} else if r.Name != "" && !repoComponentRE.MatchString(r.RepositoryName()) {
+	} else if r.Name != "" && !repoComponentRE().MatchString(r.RepositoryName()) {
 		problems = append(problems, fmt.Sprintf("repository name %q is not a valid OCI repository name (lowercase letters, digits, '.', '_', '-')", r.RepositoryName()))
 	}
-	if !tagRE.MatchString(r.Release) {
+	if !tagRE().MatchString(r.Release) {
 		problems = append(problems, fmt.Sprintf("release %q is not a valid OCI tag (letters, digits, '_', '.', '-'; at most 128)", r.Release))
 	}
 	if len(r.Blob) == 0 {

@@ -20,7 +20,7 @@ import (
 // (the fetcher is nil-safe: none is configured to reach anything), and a
 // second build changes nothing.
 func TestBuildFromVendored(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	cp := filepath.Join(root, "packages/system/capi-providers-cpprovider")
 	yamlPath := filepath.Join(cp, "files/control-plane-components.yaml")
 	edited := append(readFile(t, yamlPath), "# edited after the blob was made\n"...)
@@ -79,7 +79,7 @@ func TestBuildFromVendoredFailureChangesNothing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(fixture.Tree(t), "packages/system/capi-providers-cpprovider")
+			dir := filepath.Join(fixture.CleanCopy(t), "packages/system/capi-providers-cpprovider")
 			tc.mutate(t, dir)
 			before := snapshot(t, dir)
 			_, err := Build(context.Background(), dir, Options{Fetcher: fetcher(t)})

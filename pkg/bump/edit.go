@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -232,8 +233,10 @@ func byteColumn(line string, col int) int {
 }
 
 var (
-	mkAssignRE = regexp.MustCompile(`^\s*(?:(?:export|override)\s+)*([A-Za-z0-9_.-]*VERSION)\s*(?::{1,3}=|\?=|=)\s*(\S.*)$`)
-	argRE      = regexp.MustCompile(`^\s*ARG\s+([A-Za-z0-9_]*VERSION)=(\S+)`)
+	mkAssignRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*(?:(?:export|override)\s+)*([A-Za-z0-9_.-]*VERSION)\s*(?::{1,3}=|\?=|=)\s*(\S.*)$`)
+	})
+	argRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*ARG\s+([A-Za-z0-9_]*VERSION)=(\S+)`) })
 )
 
 // editVersionVars replaces the old version in Makefile version variables
@@ -270,9 +273,9 @@ func (e *editSet) editVersionVars(set *pin.Set, oldV, newV string) error {
 		}
 		docker := strings.HasPrefix(path.Base(rel), "Dockerfile")
 		for i, line := range f.lines {
-			re := mkAssignRE
+			re := mkAssignRE()
 			if docker {
-				re = argRE
+				re = argRE()
 			}
 			m := re.FindStringSubmatchIndex(strings.TrimRight(line, "\r\n"))
 			if m == nil {
@@ -329,30 +332,32 @@ func (e *editSet) editLiterals(set *pin.Set, pairs [][2]string) error {
 }
 
 var (
-	valuesRefRE = regexp.MustCompile(`\.Values((?:\.[A-Za-z0-9_]+)+)`)
+	valuesRefRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.Values((?:\.[A-Za-z0-9_]+)+)`) })
 	// indexRefRE is `index .Values "a" "b"` (or `index .Values.a "b"`):
 	// how a template reads keys with dashes (Rancher Turtles'
 	// `index .Values "cluster-api-operator" "cluster-api" "core" "version"`).
-	indexRefRE = regexp.MustCompile(`index\s+\.Values((?:\.[A-Za-z0-9_]+)*)((?:\s+"[^"\\]*")+)`)
-	quotedRE   = regexp.MustCompile(`"([^"\\]*)"`)
+	indexRefRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`index\s+\.Values((?:\.[A-Za-z0-9_]+)*)((?:\s+"[^"\\]*")+)`)
+	})
+	quotedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"([^"\\]*)"`) })
 )
 
 // valuesRefs are the values keys a template reads, as dotted paths
 // (.Values.a.b and index .Values "a" "b" both "a.b").
 func valuesRefs(text string) []string {
 	var out []string
-	for _, m := range valuesRefRE.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range valuesRefRE().FindAllStringSubmatchIndex(text, -1) {
 		if strings.HasSuffix(strings.TrimRight(text[:m[0]], " \t"), "index") {
 			continue // index .Values.a "b": read below
 		}
 		out = append(out, text[m[2]+1:m[3]])
 	}
-	for _, m := range indexRefRE.FindAllStringSubmatch(text, -1) {
+	for _, m := range indexRefRE().FindAllStringSubmatch(text, -1) {
 		keys := strings.Split(strings.TrimPrefix(m[1], "."), ".")
 		if m[1] == "" {
 			keys = nil
 		}
-		for _, q := range quotedRE.FindAllStringSubmatch(m[2], -1) {
+		for _, q := range quotedRE().FindAllStringSubmatch(m[2], -1) {
 			keys = append(keys, q[1])
 		}
 		out = append(out, strings.Join(keys, "."))

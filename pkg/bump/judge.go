@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
@@ -180,12 +181,12 @@ func gateFindings(t *model.Tree) []report.Finding {
 
 // numbers are what a finding's message may say differently about the same
 // problem before and after a bump: line numbers, sizes, versions.
-var numbers = regexp.MustCompile(`[0-9]+`)
+var numbers = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]+`) })
 
 // findingKey is what a finding after the bump must share with one before
 // it to be the same finding: its check, package, provider and file, and
 // its message with every number left out (so a line that moved, or a
 // version named in it, does not make it new).
 func findingKey(f report.Finding) string {
-	return strings.Join([]string{f.Check, f.Package, f.Provider, f.File, numbers.ReplaceAllString(f.Message, "#")}, "\x00")
+	return strings.Join([]string{f.Check, f.Package, f.Provider, f.File, numbers().ReplaceAllString(f.Message, "#")}, "\x00")
 }

@@ -76,7 +76,7 @@ func BenchmarkRenderChart(b *testing.B) {
 						sb.Close()
 						b.StartTimer()
 					}
-					objs, probs := l.renderChart(context.Background(), files, "", "default", nil, nil)
+					objs, probs := l.renderChart(context.Background(), files, "", "default", nil, nil, false)
 					if len(objs) == 0 || len(probs) > 0 {
 						b.Fatalf("%s: %d objects, %+v", name, len(objs), probs)
 					}

@@ -320,7 +320,12 @@ func chartWorthRendering(files []*loader.BufferedFile) bool {
 // `helm template -f` merges them); nil means none. When rel is not nil it
 // receives the loaded chart and the rendered manifest, for the size of the
 // release Helm would store (release-size).
-func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile, release, namespace string, values map[string]any, rel *releasesize.Input) ([]sourced, []model.Problem) {
+//
+// lean says that the caller drops a chart that renders no object and no
+// problem (it is then no provider package, and rel goes unused): such a
+// chart, rendered in a child, comes back without its text (render.Chart's
+// Lean) and is not loaded here.
+func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile, release, namespace string, values map[string]any, rel *releasesize.Input, lean bool) ([]sourced, []model.Problem) {
 	if values == nil {
 		values = map[string]any{}
 	}
@@ -334,9 +339,22 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		return parseRendered(chrt, files, out, name, namespace, rel)
 	}
 	l.needRender()
-	child, probs, ok := l.renderBounded(ctx, files, values, release, namespace)
+	child, probs, ok := l.renderBounded(ctx, files, values, release, namespace, lean)
 	if !ok {
 		return nil, probs
+	}
+	if child != nil && child.Empty {
+		return nil, nil // what parseRendered finds in it
+	}
+	if child != nil && child.Err != nil {
+		// The child loaded the chart and composed its values (as loadChart
+		// would) before Helm failed: only the chart's name is wanted.
+		if name := chartYAMLName(files); name != "" {
+			if release == "" {
+				release = name
+			}
+			return nil, []model.Problem{renderProblem(name, release, namespace, child.Err)}
+		}
 	}
 	chrt, vals, release, probs := l.loadChart(files, values, release, namespace, l.opts.Render.InProcess)
 	if chrt == nil {
@@ -348,15 +366,32 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 		out = &render.Rendering{Rendered: rendered, Err: err}
 	}
 	if err := out.Err; err != nil {
-		file, line := renderErrorLocation(chrt.Name(), err.Error())
-		return nil, []model.Problem{{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: line},
-			Message: fmt.Sprintf("the chart does not render: %v", err),
-			Hint:    fmt.Sprintf("run `helm template -n %s %s .` in the package directory and fix the template", namespace, release)}}
+		return nil, []model.Problem{renderProblem(chrt.Name(), release, namespace, err)}
 	}
 	if rel != nil {
 		rel.Chart, rel.Values, rel.Name, rel.Namespace = chrt, values, release, namespace
 	}
 	return parseRendered(chrt, files, out, release, namespace, rel)
+}
+
+// renderProblem is the problem of chart name failing to render (err,
+// Helm's error), placed at the template Helm names.
+func renderProblem(name, release, namespace string, err error) model.Problem {
+	file, line := renderErrorLocation(name, err.Error())
+	return model.Problem{Check: model.CheckPackageLoad, Location: model.Location{File: file, Line: line},
+		Message: fmt.Sprintf("the chart does not render: %v", err),
+		Hint:    fmt.Sprintf("run `helm template -n %s %s .` in the package directory and fix the template", namespace, release)}
+}
+
+// chartYAMLName is the name in the chart's Chart.yaml as Helm reads it
+// (render.ChartName), "" when unknown.
+func chartYAMLName(files []*loader.BufferedFile) string {
+	for _, f := range files {
+		if f.Name == "Chart.yaml" {
+			return render.ChartName(f.Data)
+		}
+	}
+	return ""
 }
 
 // renderBounded renders the chart in the sandbox, unless it renders in
@@ -366,14 +401,14 @@ func (l *scanner) renderChart(ctx context.Context, files []*loader.BufferedFile,
 // when that is within the parse bounds, and the child says where Helm
 // failed, so that the chart is not loaded here to learn it. ok is false
 // when the chart goes no further (probs say why; none when ctx ended).
-func (l *scanner) renderBounded(ctx context.Context, files []*loader.BufferedFile, values map[string]any, release, namespace string) (child *render.Rendering, probs []model.Problem, ok bool) {
+func (l *scanner) renderBounded(ctx context.Context, files []*loader.BufferedFile, values map[string]any, release, namespace string, lean bool) (child *render.Rendering, probs []model.Problem, ok bool) {
 	if l.opts.Render.InProcess {
 		if b := render.CheckChartFiles(files, func(string) {}); b != nil {
 			return nil, []model.Problem{*b.Problem()}, false
 		}
 		return nil, nil, true
 	}
-	child, prob := l.sandbox.Render(ctx, render.Chart{Files: files, Values: values, Release: release, Namespace: namespace, Limits: l.opts.Render})
+	child, prob := l.sandbox.Render(ctx, render.Chart{Files: files, Values: values, Release: release, Namespace: namespace, Limits: l.opts.Render, Lean: lean})
 	if prob != nil {
 		return nil, []model.Problem{*prob}, false
 	}

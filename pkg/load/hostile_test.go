@@ -119,7 +119,7 @@ func TestBlobCorruption(t *testing.T) {
 		{"header only", good[:10], blob.Truncated, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := fixture.Tree(t)
+			root := fixture.CleanCopy(t)
 			write(t, root, corePkg+"/files/components.gz", tc.blob)
 			tr := loadTree(t, root, Options{})
 			otherPackagesFine(t, tr, corePkg)
@@ -166,7 +166,7 @@ func TestGzipBomb(t *testing.T) {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	write(t, root, cpPkg+"/files/components.gz", buf.Bytes())
 	tr := loadTree(t, root, Options{Limit: limit})
 	p := find(t, tr, cpPkg)
@@ -190,7 +190,7 @@ func TestGzipBomb(t *testing.T) {
 }
 
 func TestInvalidBase64(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	b := read(t, root, ipamPkg+"/configmaps.yaml")
 	i := bytes.Index(b, []byte("components: H4sI"))
 	if i < 0 {
@@ -214,7 +214,7 @@ func TestInvalidBase64(t *testing.T) {
 
 func TestBadYAML(t *testing.T) {
 	t.Run("plain", func(t *testing.T) {
-		root := fixture.Tree(t)
+		root := fixture.CleanCopy(t)
 		b := read(t, root, ipamPkg+"/provider.yaml")
 		write(t, root, ipamPkg+"/provider.yaml", append(b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: [unclosed\n"...))
 		tr := loadTree(t, root, Options{})
@@ -229,7 +229,7 @@ func TestBadYAML(t *testing.T) {
 		}
 	})
 	t.Run("chart", func(t *testing.T) {
-		root := fixture.Tree(t)
+		root := fixture.CleanCopy(t)
 		b := read(t, root, cpPkg+"/templates/providers.yaml")
 		write(t, root, cpPkg+"/templates/providers.yaml", append(b, "---\nkind: ConfigMap\n  bad: indent\n"...))
 		tr := loadTree(t, root, Options{})
@@ -244,7 +244,7 @@ func TestBadYAML(t *testing.T) {
 		}
 	})
 	t.Run("duplicate keys", func(t *testing.T) {
-		root := fixture.Tree(t)
+		root := fixture.CleanCopy(t)
 		replace(t, root, ipamPkg+"/configmaps.yaml", "  name: v1.0.2-ipam\n", "  name: v1.0.2-ipam\n  name: v1.0.3-ipam\n")
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, ipamPkg)
@@ -258,7 +258,7 @@ func TestBadYAML(t *testing.T) {
 		}
 	})
 	t.Run("duplicate keys in chart", func(t *testing.T) {
-		root := fixture.Tree(t)
+		root := fixture.CleanCopy(t)
 		replace(t, root, corePkg+"/templates/providers.yaml", "  version: v1.10.1-core\n", "  version: v1.10.1-core\n  version: v1.10.0-core\n")
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, corePkg)
@@ -269,7 +269,7 @@ func TestBadYAML(t *testing.T) {
 		}
 	})
 	t.Run("not a string", func(t *testing.T) {
-		root := fixture.Tree(t)
+		root := fixture.CleanCopy(t)
 		replace(t, root, ipamPkg+"/configmaps.yaml", `compressed: "true"`, `compressed: true`)
 		replace(t, root, ipamPkg+"/provider.yaml", `ipam-components: cozy`, `ipam-components: yes`)
 		tr := loadTree(t, root, Options{})
@@ -287,7 +287,7 @@ func TestSymlinks(t *testing.T) {
 	outside := t.TempDir()
 	write(t, outside, "secret.yaml", []byte("password: hunter2\n"))
 	write(t, outside, "pkg/Chart.yaml", read(t, fixture.Root(), corePkg+"/Chart.yaml"))
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	link := func(target, rel string) {
 		t.Helper()
 		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(rel))); err != nil {
@@ -346,7 +346,7 @@ func TestChartFailsToRender(t *testing.T) {
 		{"parse error", "{{ if }}\n", "missing value for if", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := fixture.Tree(t)
+			root := fixture.CleanCopy(t)
 			write(t, root, bootPkg+"/templates/broken.yaml", []byte(tc.tpl))
 			tr := loadTree(t, root, Options{})
 			otherPackagesFine(t, tr, bootPkg)
@@ -361,7 +361,7 @@ func TestChartFailsToRender(t *testing.T) {
 		})
 	}
 	t.Run("bad Chart.yaml", func(t *testing.T) {
-		root := fixture.Tree(t)
+		root := fixture.CleanCopy(t)
 		write(t, root, bootPkg+"/Chart.yaml", []byte("apiVersion: v2\nname: [x\n"))
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, bootPkg)
@@ -370,7 +370,7 @@ func TestChartFailsToRender(t *testing.T) {
 		}
 	})
 	t.Run("bad values.yaml", func(t *testing.T) {
-		root := fixture.Tree(t)
+		root := fixture.CleanCopy(t)
 		write(t, root, bootPkg+"/values.yaml", []byte("a: [\n"))
 		tr := loadTree(t, root, Options{})
 		otherPackagesFine(t, tr, bootPkg)
@@ -379,7 +379,7 @@ func TestChartFailsToRender(t *testing.T) {
 		}
 	})
 	t.Run("irregular file", func(t *testing.T) {
-		root := fixture.Tree(t)
+		root := fixture.CleanCopy(t)
 		if err := syscall.Mkfifo(filepath.Join(root, bootPkg, "files", "pipe"), 0o644); err != nil {
 			t.Skipf("mkfifo: %v", err)
 		}
@@ -393,7 +393,7 @@ func TestChartFailsToRender(t *testing.T) {
 		if os.Geteuid() == 0 {
 			t.Skip("root reads files whatever their mode")
 		}
-		root := fixture.Tree(t)
+		root := fixture.CleanCopy(t)
 		f := filepath.Join(root, corePkg, "files", "metadata.yaml")
 		if err := os.Chmod(f, 0); err != nil {
 			t.Fatal(err)
@@ -408,7 +408,7 @@ func TestChartFailsToRender(t *testing.T) {
 // TestLeftoverBuildTempIgnored: a temp file that a killed build left in
 // files/ is not vendored content and must not turn up as an unpinned file.
 func TestLeftoverBuildTempIgnored(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	left := cpPkg + "/files/" + atomicfile.TempPrefix + "components.gz-123"
 	write(t, root, left, []byte("half a file"))
 	tr := loadTree(t, root, Options{})
@@ -431,7 +431,7 @@ func TestEmptyBlob(t *testing.T) {
 		"missing": func(root string) { os.Remove(filepath.Join(root, corePkg, "files/components.gz")) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			root := fixture.Tree(t)
+			root := fixture.CleanCopy(t)
 			mutate(root)
 			tr := loadTree(t, root, Options{})
 			otherPackagesFine(t, tr, corePkg)

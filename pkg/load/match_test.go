@@ -26,7 +26,7 @@ func TestYAMLEditedBlobNot(t *testing.T) {
 		{ipamPkg, "files/ipam-components.yaml", "v1.0.2-ipam", model.MatchedByPin},                            // plain manifests
 	} {
 		t.Run(tc.cm, func(t *testing.T) {
-			root := fixture.Tree(t)
+			root := fixture.CleanCopy(t)
 			replace(t, root, tc.pkg+"/"+tc.yaml, "        readinessProbe:\n", probe+"        readinessProbe:\n")
 			tr := loadTree(t, root, Options{})
 			otherPackagesFine(t, tr, "")
@@ -66,7 +66,7 @@ func TestYAMLEditedBlobNot(t *testing.T) {
 // changed, the YAML did not; the blob file still matches the ConfigMap's
 // bytes and the diff shows "+" lines.
 func TestBlobRegeneratedFromOtherContent(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	yml := read(t, root, bootPkg+"/files/talos-bootstrap-components.yaml")
 	changed := strings.Replace(string(yml), "        - --leader-elect\n", "        - --leader-elect\n        - --v=4\n", 1)
 	write(t, root, bootPkg+"/files/components-talos.gz", gz(t, []byte(changed)))
@@ -84,7 +84,7 @@ func TestBlobRegeneratedFromOtherContent(t *testing.T) {
 
 // TestMatchByContent: a blob whose name says nothing still finds its YAML.
 func TestMatchByContent(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	dir := filepath.Join(root, bootPkg, "files")
 	if err := os.Rename(filepath.Join(dir, "components-talos.gz"), filepath.Join(dir, "blob-b.gz")); err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestMatchByContent(t *testing.T) {
 // TestPinFollowsSpecVersion: a ConfigMap renamed away from its release is
 // still matched by the pin through the provider that selects it.
 func TestPinFollowsSpecVersion(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	replace(t, root, infraPkg+"/templates/configmaps.yaml", "name: v0.7.7-infraprovider-proxmox", "name: v0.7.6-infraprovider-proxmox")
 	tr := loadTree(t, root, Options{})
 	p := find(t, tr, infraPkg)
@@ -112,7 +112,7 @@ func TestPinFollowsSpecVersion(t *testing.T) {
 }
 
 func TestNamespaces(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	// A second plain package that names no namespace anywhere, and a chart
 	// whose Makefile names none.
 	write(t, root, "packages/extra/addon/provider.yaml", []byte(`apiVersion: operator.cluster.x-k8s.io/v1alpha2
@@ -161,7 +161,7 @@ spec:
 // provider belongs to its parent chart (counted once), and a chart with no
 // provider is not a package.
 func TestSkippedAndNested(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	for _, d := range []string{"packages/.git/core", "packages/apps/web/node_modules/core"} {
 		if err := fixture.CopyDir(filepath.Join(fixture.Root(), corePkg), filepath.Join(root, d)); err != nil {
 			t.Fatal(err)
@@ -198,7 +198,7 @@ func TestSkippedAndNested(t *testing.T) {
 
 // TestNoCore: a tree without a CoreProvider has Core nil.
 func TestNoCore(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	if err := os.RemoveAll(filepath.Join(root, corePkg)); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestNoCore(t *testing.T) {
 // TestSymlinkedRoot: the root itself may be a symlink; paths are judged
 // against the real directory.
 func TestSymlinkedRoot(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(root, link); err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestSymlinkedRoot(t *testing.T) {
 // TestProvidersFromFiles: a chart whose template only includes a file that
 // holds the provider is still found.
 func TestProvidersFromFiles(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	b := read(t, root, cpPkg+"/templates/providers.yaml")
 	write(t, root, cpPkg+"/manifests/providers.yaml", b)
 	write(t, root, cpPkg+"/templates/providers.yaml", []byte("{{ .Files.Get \"manifests/providers.yaml\" }}\n"))
@@ -243,7 +243,7 @@ func TestProvidersFromFiles(t *testing.T) {
 // TestBadPinFile: a pin.yaml that does not parse is a problem of the
 // package; the rest of the package still loads.
 func TestBadPinFile(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	replace(t, root, corePkg+"/pin.yaml", "  version: v1.10.1\n", "  version: v1.10.1\n  colour: blue\n")
 	tr := loadTree(t, root, Options{})
 	otherPackagesFine(t, tr, corePkg)

@@ -36,7 +36,7 @@ func TestHelmignoreStaysInTree(t *testing.T) {
 		"device": func(p string) error { return os.Symlink("/dev/zero", p) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			root := fixture.Tree(t)
+			root := fixture.CleanCopy(t)
 			hi := filepath.Join(root, bootPkg, ".helmignore")
 			os.Remove(hi)
 			if err := plant(hi); err != nil {

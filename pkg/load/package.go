@@ -125,7 +125,11 @@ func (l *scanner) readChart(ctx context.Context, c candidate, p *model.Package, 
 	// provider package; one that is not has cost a hash.)
 	wait, finished := l.hashAsync(ctx, p, mem)
 	pl.finished = finished
-	objs, rprobs := l.renderChart(ctx, files, p.Pins.Name, ns, values, pl.relIn)
+	// With no problem so far, a chart that renders no object and no
+	// problem is skipped (loadPackage), whatever its text: it may come
+	// back without it.
+	lean := len(probs) == 0 && len(p.Problems) == 0
+	objs, rprobs := l.renderChart(ctx, files, p.Pins.Name, ns, values, pl.relIn, lean)
 	pl.objs, pl.hashProbs, pl.hashed = objs, wait(), true
 	probs = append(probs, rprobs...)
 	if len(rprobs) > 0 && !pl.strong() {

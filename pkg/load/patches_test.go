@@ -144,7 +144,7 @@ func TestUpstreamDigestMutations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			root := fixture.Tree(t)
+			root := fixture.CleanCopy(t)
 			tc.mutate(t, root)
 			p := find(t, loadTree(t, root, tc.opts), infraPkg)
 			f := p.Files[patchedYAML]

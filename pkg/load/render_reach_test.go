@@ -58,7 +58,7 @@ func TestRenderChildSeesWhatTemplatesRead(t *testing.T) {
 				if fatal || len(probs) > 0 {
 					t.Fatalf("collect: %+v", probs)
 				}
-				objs, probs := l.renderChart(context.Background(), files, "", "default", nil, nil)
+				objs, probs := l.renderChart(context.Background(), files, "", "default", nil, nil, false)
 				if len(objs) != 1 || len(probs) > 0 {
 					t.Fatalf("render (%+v): %d objects, %+v", lim, len(objs), probs)
 				}

@@ -112,7 +112,7 @@ func TestRenderBounds(t *testing.T) {
 // Helm's engine renders in process (the template marks leave no trace),
 // render errors included.
 func TestRenderBoundedSameAsInProcess(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	// A render error on a template's first line: its column must not
 	// include the mark.
 	writeBombChart(t, root, "broken", `{{ .Values.nope.deeper }}`+"\n")

@@ -44,7 +44,7 @@ func TestSchemaReachesNothing(t *testing.T) {
 		}
 		for _, tc := range refused {
 			t.Run(mode+"/"+tc.name, func(t *testing.T) {
-				root := fixture.Tree(t)
+				root := fixture.CleanCopy(t)
 				write(t, root, bootPkg+"/values.schema.json", []byte(tc.schema))
 				write(t, root, bootPkg+"/other.json", []byte(`{"type":"object"}`))
 				// A work bound, in this process's CPU time (a render child is held
@@ -68,7 +68,7 @@ func TestSchemaReachesNothing(t *testing.T) {
 			})
 		}
 		t.Run(mode+"/subchart", func(t *testing.T) {
-			root := fixture.Tree(t)
+			root := fixture.CleanCopy(t)
 			write(t, root, bootPkg+"/charts/subdir/Chart.yaml", []byte("apiVersion: v2\nname: sub\nversion: 0.1.0\n"))
 			write(t, root, bootPkg+"/charts/subdir/values.yaml", []byte("a: 1\n"))
 			write(t, root, bootPkg+"/charts/subdir/values.schema.json", []byte(`{"$ref":"`+watch.URL("/sub.json")+`"}`))
@@ -80,7 +80,7 @@ func TestSchemaReachesNothing(t *testing.T) {
 		})
 		t.Run(mode+"/within the schema", func(t *testing.T) {
 			const schema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","$defs":{"n":{"type":"integer"}},"properties":{"replicas":{"$ref":"#/$defs/n"},"u":{"$ref":"urn:example:x"}}}`
-			root := fixture.Tree(t)
+			root := fixture.CleanCopy(t)
 			write(t, root, bootPkg+"/values.schema.json", []byte(schema))
 			write(t, root, bootPkg+"/values.yaml", []byte("replicas: 2\n"))
 			tr := loadTree(t, root, Options{Render: render.Limits{InProcess: inProcess}})

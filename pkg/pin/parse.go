@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 )
@@ -128,7 +129,7 @@ func pruneSequence(n *yamlv3.Node, item func(*yamlv3.Node) *yamlv3.Node) *yamlv3
 	return &c
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line ([0-9]+): `)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line ([0-9]+): `) })
 
 // YAMLErrorLine splits the message of a yaml.v3 error, "yaml: line N:
 // problem", into N and the problem. When the message names no line, line
@@ -136,7 +137,7 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line ([0-9]+): `)
 // package, pkg/load) uses it.
 func YAMLErrorLine(err error) (line int, msg string) {
 	msg = err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Relocation moves the images of a provider's components from one
@@ -29,7 +30,7 @@ type Relocations []Relocation
 // api/pin.schema.json.
 const PrefixPattern = `^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*$`
 
-var prefixRE = regexp.MustCompile(PrefixPattern)
+var prefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(PrefixPattern) })
 
 // Covers reports whether the image reference ref lies under prefix: it is
 // prefix, or continues it with a path, a tag or a digest. A prefix never
@@ -102,7 +103,7 @@ func CheckPrefix(p string) error {
 		return fmt.Errorf("%q ends with /", p)
 	case strings.LastIndex(p, ":") > strings.Index(p, "/") && strings.Contains(p, "/"):
 		return fmt.Errorf("%q has a tag; a prefix names a repository or a path above it", p)
-	case !prefixRE.MatchString(p):
+	case !prefixRE().MatchString(p):
 		return fmt.Errorf("%q is not an image repository prefix (lowercase host[:port][/path…])", p)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Kinds are the cluster-api-operator provider kinds a pin may name, in the
@@ -49,16 +50,20 @@ const (
 	ReleaseMaxLength = 253
 )
 
+// The patterns are compiled on first use, not at init: every process
+// start (each verifier check, each render child) would pay for them.
 var (
-	nameRE    = regexp.MustCompile(NamePattern)
-	versionRE = regexp.MustCompile(VersionPattern)
-	releaseRE = regexp.MustCompile(ReleasePattern)
-	sha256RE  = regexp.MustCompile(SHA256Pattern)
-	urlRE     = regexp.MustCompile(URLPattern)
-	pathRE    = regexp.MustCompile(PathPattern)
+	nameRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(NamePattern) })
+	versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(VersionPattern) })
+	releaseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(ReleasePattern) })
+	sha256RE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(SHA256Pattern) })
+	urlRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(URLPattern) })
+	pathRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(PathPattern) })
 
-	coreVersionRE = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)`)
-	prereleaseRE  = regexp.MustCompile(`^(?i:alpha|beta|rc|pre|preview|dev)(\.?[0-9]+)*$`)
+	coreVersionRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)`)
+	})
+	prereleaseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?i:alpha|beta|rc|pre|preview|dev)(\.?[0-9]+)*$`) })
 )
 
 // FieldError is one problem with one field of a pin file. Its message names
@@ -127,10 +132,10 @@ func ValidKind(k string) bool {
 }
 
 // ValidVersion reports whether v is vMAJOR.MINOR.PATCH[-prerelease].
-func ValidVersion(v string) bool { return versionRE.MatchString(v) }
+func ValidVersion(v string) bool { return versionRE().MatchString(v) }
 
 // ValidSHA256 reports whether s is 64 lowercase hex digits.
-func ValidSHA256(s string) bool { return sha256RE.MatchString(s) }
+func ValidSHA256(s string) bool { return sha256RE().MatchString(s) }
 
 // ReleaseVersion returns the upstream version part of a release name: the
 // leading vMAJOR.MINOR.PATCH plus any following "-" segments that are
@@ -147,7 +152,7 @@ func ValidSHA256(s string) bool { return sha256RE.MatchString(s) }
 // It is a best guess for reporting; to compare a pinned version with a
 // release use MatchesRelease, which knows the version.
 func ReleaseVersion(release string) string {
-	m := coreVersionRE.FindString(release)
+	m := coreVersionRE().FindString(release)
 	if m == "" {
 		return ""
 	}
@@ -161,7 +166,7 @@ func ReleaseVersion(release string) string {
 		if i := strings.IndexAny(seg, "-+"); i >= 0 {
 			seg = seg[:i]
 		}
-		if !prereleaseRE.MatchString(seg) {
+		if !prereleaseRE().MatchString(seg) {
 			break
 		}
 		out += "-" + seg
@@ -191,7 +196,7 @@ func MatchesRelease(version, release string) bool {
 	if i := strings.IndexAny(first, "-+"); i >= 0 {
 		first = first[:i]
 	}
-	return first != "" && !prereleaseRE.MatchString(first)
+	return first != "" && !prereleaseRE().MatchString(first)
 }
 
 // CheckPath returns nil when p is a clean relative slash path that stays
@@ -212,7 +217,7 @@ func CheckPath(p string) error {
 		return fmt.Errorf("%q contains a colon", p)
 	case strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }):
 		return fmt.Errorf("%q contains a control character", p)
-	case !pathRE.MatchString(p):
+	case !pathRE().MatchString(p):
 		return fmt.Errorf("%q is not clean (no \".\" or empty elements, no trailing slash)", p)
 	}
 	return nil
@@ -227,7 +232,7 @@ func CheckURL(u string) error {
 	}
 	// Quoted (and redacted) only for a message: most URLs are good.
 	quoted := func() string { return fmt.Sprintf("%q", redactURL(u)) }
-	if !urlRE.MatchString(u) {
+	if !urlRE().MatchString(u) {
 		q := quoted()
 		http := strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
 		switch {
@@ -322,7 +327,7 @@ func (v *validator) kindAndName(pp string, p Provider) {
 	switch {
 	case p.Name == "":
 		v.add(pp+".name", "is missing", "set it to the metadata.name of the provider object, e.g. proxmox")
-	case len(p.Name) > NameMaxLength || !nameRE.MatchString(p.Name):
+	case len(p.Name) > NameMaxLength || !nameRE().MatchString(p.Name):
 		v.add(pp+".name", fmt.Sprintf("%q is not a DNS label", p.Name),
 			"use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit")
 	}
@@ -333,9 +338,9 @@ func (v *validator) versionAndRelease(pp string, p Provider) {
 	switch {
 	case p.Version == "":
 		v.add(pp+".version", "is missing", "set it to the upstream release tag, e.g. v0.7.7")
-	case !versionRE.MatchString(p.Version):
+	case !versionRE().MatchString(p.Version):
 		fix := "write it as vMAJOR.MINOR.PATCH with an optional -prerelease, e.g. v0.7.7"
-		if versionRE.MatchString("v" + p.Version) {
+		if versionRE().MatchString("v" + p.Version) {
 			fix = fmt.Sprintf("add the leading v: %q", "v"+p.Version)
 		}
 		v.add(pp+".version", fmt.Sprintf("%q is not a version", p.Version), fix)
@@ -345,7 +350,7 @@ func (v *validator) versionAndRelease(pp string, p Provider) {
 	switch {
 	case p.Release == "":
 		v.add(pp+".release", "is missing", "set it to the ConfigMap name and spec.version, e.g. "+exampleRelease(p.Version, p.Name))
-	case len(p.Release) > ReleaseMaxLength || !releaseRE.MatchString(p.Release):
+	case len(p.Release) > ReleaseMaxLength || !releaseRE().MatchString(p.Release):
 		v.add(pp+".release", fmt.Sprintf("%q is not a valid release name", p.Release),
 			"use the version plus a lowercase suffix, e.g. "+exampleRelease(p.Version, p.Name)+" (it must be a semver ConfigMap name)")
 	case versionOK && !MatchesRelease(p.Version, p.Release):
@@ -390,7 +395,7 @@ func (v *validator) sources(pp string, p Provider, seen *providerSeen) {
 		switch {
 		case s.SHA256 == "":
 			v.add(sp+".sha256", "is missing", "set it to the SHA-256 of the upstream bytes: the 64 hex digits `sha256sum FILE` prints")
-		case !sha256RE.MatchString(s.SHA256):
+		case !sha256RE().MatchString(s.SHA256):
 			v.add(sp+".sha256", describeBadSHA(s.SHA256), fixBadSHA(s.SHA256))
 		}
 		if err := CheckPath(s.To); err != nil {
@@ -470,10 +475,10 @@ func lineOf(lines map[string]int, field string) int {
 
 // exampleRelease suggests a release for a provider: its version and name.
 func exampleRelease(version, name string) string {
-	if !versionRE.MatchString(version) {
+	if !versionRE().MatchString(version) {
 		version = "v0.7.7"
 	}
-	if name == "" || !nameRE.MatchString(name) {
+	if name == "" || !nameRE().MatchString(name) {
 		name = "infraprovider-proxmox"
 	}
 	return version + "-" + name
@@ -482,9 +487,9 @@ func exampleRelease(version, name string) string {
 func describeBadSHA(s string) string {
 	h := strings.TrimPrefix(s, "sha256:")
 	switch {
-	case h != s && sha256RE.MatchString(h):
+	case h != s && sha256RE().MatchString(h):
 		return fmt.Sprintf("%q carries a sha256: prefix", s)
-	case len(h) == 64 && sha256RE.MatchString(strings.ToLower(h)):
+	case len(h) == 64 && sha256RE().MatchString(strings.ToLower(h)):
 		return fmt.Sprintf("%q has uppercase hex digits", s)
 	default:
 		return fmt.Sprintf("%q is %d characters, not 64 lowercase hex digits", s, len(s))
@@ -494,9 +499,9 @@ func describeBadSHA(s string) string {
 func fixBadSHA(s string) string {
 	h := strings.TrimPrefix(s, "sha256:")
 	switch {
-	case h != s && sha256RE.MatchString(h):
+	case h != s && sha256RE().MatchString(h):
 		return fmt.Sprintf("drop the prefix: %s", h)
-	case len(h) == 64 && sha256RE.MatchString(strings.ToLower(h)):
+	case len(h) == 64 && sha256RE().MatchString(strings.ToLower(h)):
 		return fmt.Sprintf("write it in lowercase: %s", strings.ToLower(h))
 	default:
 		return "set it to the 64 hex digits `sha256sum FILE` prints for the upstream file"

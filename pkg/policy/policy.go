@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -249,10 +250,13 @@ func Parse(data []byte, source string) (*Policy, error) {
 	return &p, nil
 }
 
-// tagRE is an image tag as the OCI distribution spec allows it.
-var tagRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+// tagRE is an image tag as the OCI distribution spec allows it. Like the
+// package's other patterns it is compiled on first use, not at init:
+// every process start (each verifier check, each render child) would pay
+// for it, and its counted repetition compiles to some 100 KB.
+var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`) })
 
-var providerRE = regexp.MustCompile(`^[A-Za-z]+/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+var providerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z]+/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`) })
 
 // Validate checks the policy and returns every problem, each saying where
 // and what to do.
@@ -320,7 +324,7 @@ func (v *policyValidator) waivers(p *Policy, known []string) {
 		if !slices.Contains(known, w.Check) {
 			v.bad(field+".check", "%q is not a check that can be waived: use one of %s", w.Check, strings.Join(known, ", "))
 		}
-		if w.Provider != "" && !providerRE.MatchString(w.Provider) {
+		if w.Provider != "" && !providerRE().MatchString(w.Provider) {
 			v.bad(field+".provider", "%q: use Kind/name, e.g. BootstrapProvider/talos", w.Provider)
 		}
 		if strings.TrimSpace(w.Reason) == "" {
@@ -340,7 +344,7 @@ func (v *policyValidator) lists(p *Policy) {
 		}
 	}
 	for i, tag := range p.MovingTags {
-		if !tagRE.MatchString(tag) {
+		if !tagRE().MatchString(tag) {
 			v.bad(fmt.Sprintf("movingTags[%d]", i), "%q is not an image tag: use letters, digits, _ . - (at most 128, not starting with . or -), e.g. nightly", tag)
 		}
 	}
@@ -527,9 +531,11 @@ func (p *Policy) TrustedRootPath() string {
 }
 
 var (
-	hex64RE      = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	admissionRef = regexp.MustCompile(`^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$`)
-	semverish    = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$`)
+	hex64RE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
+	admissionRef = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$`)
+	})
+	semverish = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$`) })
 )
 
 // admission validates the admission section.
@@ -539,7 +545,7 @@ func (v *policyValidator) admission(p *Policy) {
 		return
 	}
 	for i, r := range a.Registries {
-		if !admissionRef.MatchString(r) {
+		if !admissionRef().MatchString(r) {
 			v.bad(fmt.Sprintf("admission.registries[%d]", i), "%q: want a repository prefix HOST[:PORT]/PATH, lowercase, no tag (e.g. registry.example.com/capi)", r)
 		}
 	}
@@ -548,10 +554,10 @@ func (v *policyValidator) admission(p *Policy) {
 		if d.Kind == "" || d.Name == "" {
 			v.bad(field, "give kind (e.g. InfrastructureProvider) and name (the provider's metadata.name)")
 		}
-		if !semverish.MatchString(d.Version) {
+		if !semverish().MatchString(d.Version) {
 			v.bad(field+".version", "%q: want the provider's spec.version, a semantic version such as v0.7.7", d.Version)
 		}
-		if !hex64RE.MatchString(d.Components) || !hex64RE.MatchString(d.Metadata) {
+		if !hex64RE().MatchString(d.Components) || !hex64RE().MatchString(d.Metadata) {
 			v.bad(field, "components and metadata: want the SHA-256 (64 lowercase hex) of the files the operator downloads (sha256sum FILE)")
 		}
 	}
@@ -564,11 +570,11 @@ func (v *policyValidator) admission(p *Policy) {
 			v.bad(field+".commits", "list the trusted commits (git rev-parse HEAD of a reviewed commit): a git source trusted at no commit vouches for nothing")
 		}
 		for j, c := range g.Commits {
-			if !commitRE.MatchString(c) {
+			if !commitRE().MatchString(c) {
 				v.bad(fmt.Sprintf("%s.commits[%d]", field, j), "%q: want a full commit hash (40 lowercase hex, git rev-parse COMMIT), not a branch or tag: a ref moves", c)
 			}
 		}
 	}
 }
 
-var commitRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var commitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })

@@ -174,7 +174,7 @@ func pull(t *testing.T, dir string, r PushResult) *artifact.Pulled {
 // reproducible encoding, with its blob-header as a warning; the clean
 // package (GNU gzip -9 -n's blob) is pushed byte for byte.
 func TestReleasesWithPinFileDirtyHeader(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	dir := filepath.Join(root, "packages/system/capi-providers-core")
 	clean, err := Releases(context.Background(), dir, Options{})
 	if err != nil || len(clean) != 1 || clean[0].Release == nil || clean[0].Reencoded != "" || len(clean[0].Warnings) != 0 {

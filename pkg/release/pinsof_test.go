@@ -14,7 +14,7 @@ import (
 // for the package at dir (the same set, not a second read); a directory
 // the loader found no package at is read for its pins.
 func TestPinsOfReusesTheLoadedPins(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	dir := filepath.Join(root, "packages/system/capi-providers-core")
 	tree, _, err := checkTree(context.Background(), dir, Options{})
 	if err != nil || len(tree.Packages) == 0 {

@@ -142,7 +142,7 @@ spec:
 // TestReleasesWithPinFile: a package with a pin.yaml is pushed as its pins
 // say (materials = the pins), and still refused when its checks are red.
 func TestReleasesWithPinFile(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	dir := filepath.Join(root, "packages/system/capi-providers-core")
 	provs, err := Releases(context.Background(), dir, Options{})
 	if err != nil || len(provs) != 1 || provs[0].Release == nil || len(provs[0].Release.Pins) != 2 || provs[0].Release.Release != "v1.10.1-core" {

@@ -164,6 +164,10 @@ type renderRequest struct {
 	Values    []byte        // user-supplied values (policy values files) as JSON; nil: none
 	Timeout   time.Duration // the child's own backstop
 	MaxOutput int64
+	// Lean asks the child to answer only Empty when the chart renders,
+	// keeps no document and the documents it drops parse without a
+	// problem (Chart.Lean).
+	Lean bool
 	// Parse asks the child to parse Files as plain YAML manifests (no
 	// chart, nothing rendered): it answers, by file, the spans to blank
 	// (documents that are neither providers nor components ConfigMaps) and
@@ -174,6 +178,9 @@ type renderRequest struct {
 type renderFile struct {
 	Name string
 	Data []byte
+	// Size is len(Data) on the wire, where Data travels raw after the
+	// request (sendRequest), not through gob.
+	Size int
 }
 
 // renderResponse is what the child answers (gob, on stdout).
@@ -200,6 +207,10 @@ type renderResponse struct {
 	// Values is set when the values do not compose or do not validate
 	// against the chart's schemas (the chart was not rendered).
 	Values *model.Problem
+	// Empty is set, for a Lean request, when the chart rendered, kept
+	// no document and its dropped documents had no problem: Rendered,
+	// Dropped and Problems are then not sent.
+	Empty bool
 	// Output is set when the rendered manifests passed the output bound:
 	// their total size, and the largest template.
 	Output   int64
@@ -234,6 +245,12 @@ type Rendering struct {
 	Parsed map[string]Parsed
 	Stage  string // where Helm failed: StageLoad … StageRender; "" when it did not
 	Err    error
+	// Empty is set when the chart was rendered for a Lean request and
+	// rendered no provider and no components ConfigMap, and nothing
+	// wrong in the documents it did render: the loader would find no
+	// object and no problem in it, so the text was not sent (Rendered and
+	// Parse are nil).
+	Empty bool
 }
 
 // Chart is one chart to render: its files as Helm's loader reads them, the
@@ -245,6 +262,14 @@ type Chart struct {
 	Release   string
 	Namespace string
 	Limits    Limits
+	// Lean asks for the rendered text only when the loader would find an
+	// object or a problem in it: a chart that renders no provider and no
+	// components ConfigMap, and whose other documents parse, is answered
+	// Rendering.Empty. For a caller that needs the text of such a chart
+	// for nothing else (the release's size matters only for a provider
+	// package): most charts of a monorepo render to megabytes the loader
+	// drops, which then cross no pipe and are not parsed twice.
+	Lean bool
 }
 
 // Render has chart c loaded and rendered in a render child, bounded by
@@ -271,7 +296,7 @@ func (s *Sandbox) Render(ctx context.Context, c Chart) (*Rendering, *model.Probl
 	case <-ctx.Done():
 		return &Rendering{Stage: StageRender, Err: ctx.Err()}, nil
 	}
-	req := renderRequest{Release: release, Namespace: namespace, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput}
+	req := renderRequest{Release: release, Namespace: namespace, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput, Lean: c.Lean}
 	if len(user) > 0 {
 		// JSON, as Helm itself turns values files into values.
 		b, err := json.Marshal(user)
@@ -313,6 +338,9 @@ func (s *Sandbox) Render(ctx context.Context, c Chart) (*Rendering, *model.Probl
 			stage = StageLoad // never loaded here on an answer that does not say
 		}
 		return &Rendering{Stage: stage, Err: errors.New(res.Err)}, nil
+	}
+	if res.Empty {
+		return &Rendering{Empty: true}, nil
 	}
 	out, ok := res.rendering()
 	if !ok {
@@ -517,7 +545,25 @@ func renderForChild(req renderRequest, progress io.Writer) *renderResponse {
 	if total, biggest := outputSize(rendered); total > req.MaxOutput {
 		return &renderResponse{Output: total, Template: biggest}
 	}
-	return keepRendered(req.Seq, req.Namespace, chrt.Name(), sources, SubchartDirs(files), rendered, release, progress)
+	res = keepRendered(req.Seq, req.Namespace, chrt.Name(), sources, SubchartDirs(files), rendered, release, progress)
+	if req.Lean && res.empty() {
+		return &renderResponse{Empty: true}
+	}
+	return res
+}
+
+// empty reports whether the loader would find nothing in res: no
+// document kept, no problem in those dropped or kept.
+func (res *renderResponse) empty() bool {
+	if len(res.Problems) > 0 {
+		return false
+	}
+	for _, k := range res.kept {
+		if len(k.Objects) > 0 || len(k.Problems) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // loadForChild loads the chart of files within the parse bounds, with a

@@ -317,7 +317,7 @@ func (s *Sandbox) inChild(ctx context.Context, req renderRequest, lim Limits) (*
 		pool.mu.Unlock()
 		w.prog.reset(req.Seq)
 		w.maxFrame.Store(lim.MaxOutput + frameSlack)
-		if err = w.enc.Encode(&req); err == nil {
+		if err = sendRequest(w.stdin, w.enc, req); err == nil {
 			break
 		}
 		// An idle child that died in between; a new one gets one try.
@@ -394,11 +394,14 @@ func runChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// a chart's value key cannot forge a progress mark or a line of the
 	// parent's log.
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, nil)))
-	dec := gob.NewDecoder(bufio.NewReader(stdin))
+	in := bufio.NewReader(stdin)
+	dec := gob.NewDecoder(in)
 	out := bufio.NewWriter(stdout)
+	var keep []byte // the files' buffer, kept for the next chart when small
 	for {
 		var req renderRequest
-		if err := dec.Decode(&req); err != nil {
+		var err error
+		if keep, err = recvRequest(in, dec, &req, keep); err != nil {
 			if errors.Is(err, io.EOF) {
 				return 0
 			}
@@ -432,6 +435,74 @@ func runChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 3
 		}
 	}
+}
+
+// sendRequest writes req to a child: the request without the files'
+// bytes through enc, then the bytes of each file, raw, as they lie. Gob
+// would copy each file into its message buffer here and the child would
+// read the message into a buffer of its own and copy each file out of it
+// again: megabytes a chart for the charts of a monorepo, each copy fresh
+// memory the kernel faults in.
+func sendRequest(w io.Writer, enc *gob.Encoder, req renderRequest) error {
+	files := req.Files
+	req.Files = make([]renderFile, len(files))
+	for i, f := range files {
+		req.Files[i] = renderFile{Name: f.Name, Size: len(f.Data)}
+	}
+	if err := enc.Encode(&req); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if _, err := w.Write(f.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxRequestFiles bounds the files' bytes of one request a child reads
+// (the parent sends what it read from the chart, which its own bounds
+// keep far below this); keepRequestBuffer is the largest buffer of them
+// a child keeps for the next chart (kept, it counts against the next
+// chart's memory bound).
+const (
+	maxRequestFiles   = 1 << 30
+	keepRequestBuffer = 4 << 20
+)
+
+// recvRequest reads what sendRequest wrote into req: the files' bytes
+// into one buffer (buf when it is large enough), each file a slice of it.
+// It returns the buffer to keep for the next request (nil when it is over
+// keepRequestBuffer). The files' bytes must not be used past the answer
+// to req.
+func recvRequest(r *bufio.Reader, dec *gob.Decoder, req *renderRequest, buf []byte) ([]byte, error) {
+	if err := dec.Decode(req); err != nil {
+		return buf, err
+	}
+	total := 0
+	for _, f := range req.Files {
+		if f.Size < 0 || f.Size > maxRequestFiles-total {
+			return buf, fmt.Errorf("request files over %d bytes", maxRequestFiles)
+		}
+		total += f.Size
+	}
+	if cap(buf) < total {
+		buf = make([]byte, total)
+	}
+	data := buf[:total]
+	if _, err := io.ReadFull(r, data); err != nil {
+		return buf, fmt.Errorf("reading the chart's files: %w", err)
+	}
+	for i := range req.Files {
+		n := req.Files[i].Size
+		if n > 0 { // an empty file stays nil, as gob gives it
+			req.Files[i].Data, data = data[:n:n], data[n:]
+		}
+	}
+	if cap(buf) > keepRequestBuffer {
+		buf = nil
+	}
+	return buf, nil
 }
 
 // Close ends the Sandbox's idle children and waits for them: they are then

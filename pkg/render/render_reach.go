@@ -47,16 +47,18 @@ func ReadByLoader(name string) bool { return chartLoaderFiles[name] }
 // bytes that no template can read (see above), or nil when the templates
 // do not show it.
 func unreadFiles(files []*loader.BufferedFile) map[string]bool {
-	read := map[string]bool{}
 	for _, f := range files {
 		if strings.HasPrefix(f.Name, "charts/") {
 			return nil // a subchart's templates read its files by other names
 		}
+	}
+	read := map[string]bool{}
+	for _, f := range files {
 		if !strings.HasPrefix(f.Name, "templates/") {
 			continue
 		}
 		text := string(f.Data)
-		if tplCall.MatchString(text) {
+		if strings.Contains(text, "tpl") && tplCall.MatchString(text) {
 			return nil
 		}
 		for i := 0; ; {

@@ -37,7 +37,7 @@ func TestFindingsNameNoFlag(t *testing.T) {
 
 	// The clean tree plus a provider installing from a registry nobody
 	// allowed, checked against a registry nobody listens on.
-	withOCI := fixture.Tree(t)
+	withOCI := fixture.CleanCopy(t)
 	dir := filepath.Join(withOCI, "oci-core")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -72,10 +72,10 @@ spec:
 		root string
 		opts Options
 	}{
-		{"dirty", fixture.Dirty(t), Options{Options: load.Options{Workers: 2, Logger: quiet}}},
+		{"dirty", fixture.DirtyCopy(t), Options{Options: load.Options{Workers: 2, Logger: quiet}}},
 		{"monorepo", mono, Options{Options: load.Options{Workers: 2, Logger: quiet}}}, // planted problems, charts that do not render
-		{"dirty, tight inflate limit", fixture.Dirty(t), inflate},
-		{"clean, tight render bounds", fixture.Tree(t), render},
+		{"dirty, tight inflate limit", fixture.DirtyCopy(t), inflate},
+		{"clean, tight render bounds", fixture.CleanCopy(t), render},
 		{"registry unreachable, OCI source not allowed", withOCI, registry},
 	}
 	seen := map[report.Setting]bool{}

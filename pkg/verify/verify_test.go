@@ -118,7 +118,7 @@ func regzip(t *testing.T, src, dst string) {
 }
 
 func TestCleanFixtureIsGreen(t *testing.T) {
-	r := verifyTree(t, fixture.Tree(t))
+	r := verifyTree(t, fixture.CleanCopy(t))
 	if !r.Summary.Passed || r.Summary.Errors != 0 || r.ExitCode() != 0 {
 		t.Errorf("clean fixture failed: %+v", r.Summary)
 	}
@@ -147,7 +147,7 @@ func TestCleanFixtureIsGreen(t *testing.T) {
 }
 
 func TestDirtyFixtureFailsBlobHeader(t *testing.T) {
-	r := verifyTree(t, fixture.Dirty(t))
+	r := verifyTree(t, fixture.DirtyCopy(t))
 	if r.Summary.Passed || len(r.Findings) != 1 || r.Findings[0].Check != check.BlobHeader {
 		t.Fatalf("dirty fixture: want exactly one blob-header finding, got %+v", r.Findings)
 	}
@@ -167,7 +167,7 @@ func TestDirtyFixtureFailsBlobHeader(t *testing.T) {
 // check.
 func TestEveryCheckGoesRedAlone(t *testing.T) {
 	baseline := map[string]bool{}
-	for _, f := range verifyTree(t, fixture.Tree(t)).Findings {
+	for _, f := range verifyTree(t, fixture.CleanCopy(t)).Findings {
 		baseline[key(f)] = true
 	}
 	tests := []struct {
@@ -414,7 +414,7 @@ func TestEveryCheckGoesRedAlone(t *testing.T) {
 	for _, tc := range tests {
 		covered[tc.check] = true
 		t.Run(tc.check+"/"+tc.name, func(t *testing.T) {
-			root := fixture.Tree(t)
+			root := fixture.CleanCopy(t)
 			tc.mutate(t, root)
 			r := verifyTree(t, root)
 			var fresh []report.Finding
@@ -481,7 +481,7 @@ func plantImageTag(t *testing.T, root, tag string) {
 // calls moving is one only with that policy.
 func TestImageRefPlanted(t *testing.T) {
 	baseline := map[string]bool{}
-	for _, f := range verifyTree(t, fixture.Tree(t)).Findings {
+	for _, f := range verifyTree(t, fixture.CleanCopy(t)).Findings {
 		baseline[key(f)] = true
 	}
 	fresh := func(r *report.Report) []report.Finding {
@@ -493,7 +493,7 @@ func TestImageRefPlanted(t *testing.T) {
 		}
 		return out
 	}
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	plantImageTag(t, root, "main")
 	got := fresh(verifyTree(t, root))
 	var where []string
@@ -511,7 +511,7 @@ func TestImageRefPlanted(t *testing.T) {
 
 	// An air-gap chart inlining its blob in a template, with no vendored
 	// file: the image is found in the ConfigMap's components.
-	root = fixture.Tree(t)
+	root = fixture.CleanCopy(t)
 	gz, err := blob.CompressBytes([]byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: example.com/tool\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -527,7 +527,7 @@ func TestImageRefPlanted(t *testing.T) {
 		t.Errorf("inline blob: image-ref findings %v, want %v", inline, want)
 	}
 
-	root = fixture.Tree(t)
+	root = fixture.CleanCopy(t)
 	plantImageTag(t, root, "nightly")
 	if got := fresh(verifyTree(t, root)); len(got) != 0 {
 		t.Errorf("nightly is not moving by default, got %v", got)
@@ -546,7 +546,7 @@ func TestImageRefPlanted(t *testing.T) {
 }
 
 func TestPolicyAppliesToTree(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	gzipWithoutN(t, filepath.Join(root, cpPkg, "files/control-plane-components.yaml"), filepath.Join(root, cpPkg, "files/components.gz"))
 	pol, err := policy.Parse([]byte(`apiVersion: pinseal/v1
 kind: Policy
@@ -594,12 +594,12 @@ func checkSchema(t *testing.T, schema *jsonschema.Schema, name string, r *report
 
 func TestReportsMatchSchema(t *testing.T) {
 	schema := apitest.ReportSchema(t)
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	// Make it dirty in several ways so findings of many kinds are validated.
 	edit(t, filepath.Join(root, cpPkg, "files/metadata.yaml"), "    minor: 10\n    contract: v1beta1\n", "    minor: 10\n    contract: v1beta2\n")
 	edit(t, filepath.Join(root, bootPkg, "Makefile"), "CABPT_UPSTREAM_VERSION = v0.6.12", "CABPT_UPSTREAM_VERSION = v0.6.13")
 	gzipWithoutN(t, filepath.Join(root, corePkg, "files/core-components.yaml"), filepath.Join(root, corePkg, "files/components.gz"))
-	for name, root := range map[string]string{"clean": fixture.Tree(t), "dirty": root} {
+	for name, root := range map[string]string{"clean": fixture.CleanCopy(t), "dirty": root} {
 		r := verifyTree(t, root)
 		checkSchema(t, schema, name, r)
 		if name == "dirty" && r.Summary.Errors < 3 {
@@ -664,7 +664,7 @@ func TestExtraChecks(t *testing.T) {
 // report on it: a caller (release.Load) reads the model without loading
 // it again.
 func TestRunReturnsTheTree(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	tree, r, err := Run(context.Background(), root, Options{Options: load.Options{Workers: 2}})
 	if err != nil {
 		t.Fatal(err)
@@ -792,10 +792,10 @@ func TestChecksPolicyMovingTags(t *testing.T) {
 // the document starts and its kind: its images are not silently skipped.
 func TestImageRefUnreadWorkload(t *testing.T) {
 	baseline := map[string]bool{}
-	for _, f := range verifyTree(t, fixture.Tree(t)).Findings {
+	for _, f := range verifyTree(t, fixture.CleanCopy(t)).Findings {
 		baseline[key(f)] = true
 	}
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	yml := filepath.Join(root, cpPkg, "files/control-plane-components.yaml")
 	data, err := os.ReadFile(yml)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -150,14 +151,14 @@ type File struct {
 }
 
 var (
-	repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-	nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	repoRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`) })
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`) })
 )
 
 // Validate says what is wrong with the options as given (a usage error).
 func (o Options) Validate() error {
 	kind, name, ok := strings.Cut(o.Provider, "/")
-	if !ok || model.ProviderKinds[kind] == "" || !nameRE.MatchString(name) || len(name) > 63 {
+	if !ok || model.ProviderKinds[kind] == "" || !nameRE().MatchString(name) || len(name) > 63 {
 		kinds := make([]string, 0, len(model.ProviderKinds))
 		for k := range model.ProviderKinds {
 			kinds = append(kinds, k)
@@ -165,7 +166,7 @@ func (o Options) Validate() error {
 		slices.Sort(kinds)
 		return fmt.Errorf("--provider %q: want Kind/name with Kind one of %s and name a DNS label (InfrastructureProvider/proxmox)", o.Provider, strings.Join(kinds, ", "))
 	}
-	if !repoRE.MatchString(o.Repo) || strings.HasPrefix(o.Repo, ".") {
+	if !repoRE().MatchString(o.Repo) || strings.HasPrefix(o.Repo, ".") {
 		return fmt.Errorf("--github %q: want OWNER/REPO (ionos-cloud/cluster-api-provider-proxmox)", o.Repo)
 	}
 	if o.Version != "" {

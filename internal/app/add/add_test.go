@@ -218,7 +218,7 @@ func TestAddExampleTree(t *testing.T) {
 	}
 	// builder outdated (and so plan and bump) sees the new packages as any
 	// other (the example core pins the demo server, no GitHub release).
-	rep, err := outdated.Check(ctx, []string{root}, outdated.Options{APIURL: s.URL(), AllowHosts: []string{s.ObjectsHost()}})
+	rep, err := outdated.LookUp(ctx, []string{root}, outdated.Options{APIURL: s.URL(), AllowHosts: []string{s.ObjectsHost()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -54,12 +55,12 @@ type shape struct {
 }
 
 var (
-	chartNameRE   = regexp.MustCompile(`(?m)^name:[ \t]*["']?([^"'\s#]+)["']?[ \t]*(#.*)?$`)
-	includeRE     = regexp.MustCompile(`(?m)^-?include[ \t]+\S.*$`)
-	ruleRE        = regexp.MustCompile(`^([A-Za-z0-9_.-]+)[ \t]*:([^=]|$)`)
-	builderBuild  = regexp.MustCompile(`(builder|\$\(BUILDER\)|\$\{BUILDER\})[ \t]+build\b`)
-	objectNSRE    = regexp.MustCompile(`(?m)^  namespace:[ \t]*(\S+)[ \t]*$`)
-	releaseWordRE = regexp.MustCompile(`^[a-z][a-z-]*[a-z]$`)
+	chartNameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^name:[ \t]*["']?([^"'\s#]+)["']?[ \t]*(#.*)?$`) })
+	includeRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^-?include[ \t]+\S.*$`) })
+	ruleRE        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9_.-]+)[ \t]*:([^=]|$)`) })
+	builderBuild  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(builder|\$\(BUILDER\)|\$\{BUILDER\})[ \t]+build\b`) })
+	objectNSRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^  namespace:[ \t]*(\S+)[ \t]*$`) })
+	releaseWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z-]*[a-z]$`) })
 )
 
 // pinned says whether pkg pins its downloads (pin.yaml, or Makefile
@@ -68,99 +69,150 @@ func pinned(pkg *model.Package) bool {
 	return pkg.Pins != nil && (pkg.Pins.Source == pin.SourcePinFile || pkg.Pins.Source == pin.SourceMakefile && pkg.Pins.File != nil)
 }
 
-// learnShape picks the sibling to follow among the provider packages in
-// parent: a pinned one of the same kind, else a pinned one that is not
-// the core, else the pinned core, else any of the same kind, else any;
-// ties go to the first by path.
+// learnShape reads what a new package of kind in parent copies from the
+// sibling it follows: its chart files, its Makefile's conventions, its
+// namespace, and where and how its provider and ConfigMap are written.
+// With no sibling to follow, the layout of examples/.
 func learnShape(t *model.Tree, parent, kind string) shape {
+	sh := shape{pins: pin.SourcePinFile, chart: examplesChart, helmignore: examplesHelmignore, makefile: true, target: "update",
+		cmFile: "templates/configmaps.yaml", provFile: "templates/providers.yaml"}
+	sib := siblingToFollow(t, parent, kind)
+	if sib == nil {
+		return sh
+	}
+	sh.sibling = sib
+	sh.copyChartFiles()
+	sh.followMakefile()
+	if sib.Pins != nil {
+		sh.namespace = sib.Pins.Namespace
+	}
+	sh.release = providerToFollow(sib, kind)
+	sh.followProviderTemplate()
+	sh.followConfigMap(t)
+	return sh
+}
+
+// siblingToFollow picks, among the provider packages in parent, a pinned
+// one of the same kind, else a pinned one that is not the core, else the
+// pinned core, else any of the same kind, else any; ties go to the first
+// by path. Nil when parent holds none.
+func siblingToFollow(t *model.Tree, parent, kind string) *model.Package {
 	var best *model.Package
 	bestScore := -1
 	for _, pkg := range t.Packages {
 		if filepath.Dir(pkg.Dir) != parent || len(pkg.Providers) == 0 || !pkg.Chart {
 			continue
 		}
-		same := slices.ContainsFunc(pkg.Providers, func(p *model.Provider) bool { return p.Kind == kind })
-		core := slices.ContainsFunc(pkg.Providers, func(p *model.Provider) bool { return p.Kind == "CoreProvider" })
-		score := 0
-		switch {
-		case pinned(pkg) && same:
-			score = 5
-		case pinned(pkg) && !core:
-			score = 4
-		case pinned(pkg):
-			score = 3
-		case same:
-			score = 2
-		default:
-			score = 1
-		}
-		if score > bestScore {
+		if score := siblingScore(pkg, kind); score > bestScore {
 			best, bestScore = pkg, score
 		}
 	}
-	sh := shape{pins: pin.SourcePinFile, chart: examplesChart, helmignore: examplesHelmignore, makefile: true, target: "update",
-		cmFile: "templates/configmaps.yaml", provFile: "templates/providers.yaml"}
-	if best == nil {
-		return sh
+	return best
+}
+
+// siblingScore ranks pkg as a sibling to follow for a new package of
+// kind: the higher the better.
+func siblingScore(pkg *model.Package, kind string) int {
+	same := slices.ContainsFunc(pkg.Providers, func(p *model.Provider) bool { return p.Kind == kind })
+	core := slices.ContainsFunc(pkg.Providers, func(p *model.Provider) bool { return p.Kind == "CoreProvider" })
+	switch {
+	case pinned(pkg) && same:
+		return 5
+	case pinned(pkg) && !core:
+		return 4
+	case pinned(pkg):
+		return 3
+	case same:
+		return 2
+	default:
+		return 1
 	}
-	sh.sibling = best
-	read := func(rel string) (string, bool) {
-		b, err := os.ReadFile(filepath.Join(best.Dir, rel))
-		return string(b), err == nil
-	}
-	if c, ok := read("Chart.yaml"); ok {
-		if m := chartNameRE.FindStringSubmatch(c); m != nil {
+}
+
+// siblingFile is the text of the sibling's file rel; false when it
+// cannot be read.
+func (sh *shape) siblingFile(rel string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(sh.sibling.Dir, rel))
+	return string(b), err == nil
+}
+
+// copyChartFiles takes the sibling's Chart.yaml (when its name line can
+// be found, to be replaced) and its .helmignore (none when it has none).
+func (sh *shape) copyChartFiles() {
+	if c, ok := sh.siblingFile("Chart.yaml"); ok {
+		if m := chartNameRE().FindStringSubmatch(c); m != nil {
 			sh.chart, sh.chartName = c, m[1]
 		}
 	}
-	sh.helmignore, _ = read(".helmignore")
-	mk, hasMk := read("Makefile")
+	sh.helmignore, _ = sh.siblingFile(".helmignore")
+}
+
+// followMakefile takes from the sibling's Makefile whether the new
+// package has one, where its pins live (pin.yaml when the sibling has
+// one, else the Makefile), its include lines and the target that runs
+// builder build.
+func (sh *shape) followMakefile() {
+	mk, hasMk := sh.siblingFile("Makefile")
 	sh.makefile = hasMk
-	switch {
-	case best.Pins != nil && best.Pins.Source == pin.SourcePinFile:
-	case hasMk:
+	if hasMk && (sh.sibling.Pins == nil || sh.sibling.Pins.Source != pin.SourcePinFile) {
 		sh.pins = pin.SourceMakefile
 	}
 	sh.target = defaultTarget
-	if hasMk {
-		sh.includes = includeRE.FindAllString(mk, -1)
-		if tg := buildTarget(mk); tg != "" {
-			sh.target = tg
-		} else if sh.pins == pin.SourcePinFile {
-			sh.target = "update"
-		}
+	if !hasMk {
+		return
 	}
-	if best.Pins != nil {
-		sh.namespace = best.Pins.Namespace
+	sh.includes = includeRE().FindAllString(mk, -1)
+	if tg := buildTarget(mk); tg != "" {
+		sh.target = tg
+	} else if sh.pins == pin.SourcePinFile {
+		sh.target = "update"
 	}
-	p := best.Providers[0]
-	for _, q := range best.Providers {
+}
+
+// providerToFollow is the sibling's first provider of kind, else its
+// first provider.
+func providerToFollow(sib *model.Package, kind string) *model.Provider {
+	for _, q := range sib.Providers {
 		if q.Kind == kind {
-			p = q
-			break
+			return q
 		}
 	}
-	sh.release = p
-	if strings.HasPrefix(p.File, "templates/") {
-		sh.provFile = p.File
-		if txt, ok := read(p.File); ok {
-			if m := objectNSRE.FindStringSubmatch(txt); m != nil && !strings.Contains(m[1], "{{") {
-				sh.objectNS = m[1]
-			}
+	return sib.Providers[0]
+}
+
+// followProviderTemplate writes the new provider to the template the
+// followed provider comes from, in the namespace that template writes
+// (when it is a literal).
+func (sh *shape) followProviderTemplate() {
+	p := sh.release
+	if !strings.HasPrefix(p.File, "templates/") {
+		return
+	}
+	sh.provFile = p.File
+	if txt, ok := sh.siblingFile(p.File); ok {
+		if m := objectNSRE().FindStringSubmatch(txt); m != nil && !strings.Contains(m[1], "{{") {
+			sh.objectNS = m[1]
 		}
 	}
-	ix := check.NewIndex(t)
-	if m, ok := ix.Select(best, p).Picked(p.Version); ok {
-		if strings.HasPrefix(m.ConfigMap.File, "templates/") {
-			sh.cmFile = m.ConfigMap.File
-		}
-		for k, v := range m.ConfigMap.Labels {
-			if strings.HasSuffix(k, "-components") {
-				sh.labelValue = v
-			}
+}
+
+// followConfigMap writes the new ConfigMap to the template of the
+// followed provider's picked ConfigMap and takes the value of its
+// <type>-components label.
+func (sh *shape) followConfigMap(t *model.Tree) {
+	p := sh.release
+	m, ok := check.NewIndex(t).Select(sh.sibling, p).Picked(p.Version)
+	if !ok {
+		return
+	}
+	if strings.HasPrefix(m.ConfigMap.File, "templates/") {
+		sh.cmFile = m.ConfigMap.File
+	}
+	for k, v := range m.ConfigMap.Labels {
+		if strings.HasSuffix(k, "-components") {
+			sh.labelValue = v
 		}
 	}
-	return sh
 }
 
 // buildTarget is the first rule of a Makefile whose recipe runs builder
@@ -168,11 +220,11 @@ func learnShape(t *model.Tree, parent, kind string) shape {
 func buildTarget(mk string) string {
 	rule := ""
 	for _, l := range strings.Split(mk, "\n") {
-		if m := ruleRE.FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "\t") {
+		if m := ruleRE().FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "\t") {
 			rule = m[1]
 			continue
 		}
-		if strings.HasPrefix(l, "\t") && rule != "" && builderBuild.MatchString(l) {
+		if strings.HasPrefix(l, "\t") && rule != "" && builderBuild().MatchString(l) {
 			return rule
 		}
 	}
@@ -201,7 +253,7 @@ func (sh shape) releaseName(np newPackage, res *Result) string {
 	if p := sh.release; p != nil && p.Kind == np.kind {
 		suffix := strings.TrimPrefix(strings.TrimPrefix(p.Version, pin.ReleaseVersion(p.Version)), "-")
 		suffix = strings.TrimSuffix(suffix, "-"+p.Name)
-		if releaseWordRE.MatchString(suffix) {
+		if releaseWordRE().MatchString(suffix) {
 			word, from = suffix, p.Version
 		}
 	}
@@ -286,7 +338,7 @@ func (sh shape) write(t *model.Tree, np newPackage, res *Result) ([]change, erro
 		if strings.Contains(sh.chartName, filepath.Base(sh.sibling.Dir)) {
 			newName = strings.Replace(sh.chartName, filepath.Base(sh.sibling.Dir), np.base, 1)
 		}
-		loc := chartNameRE.FindStringSubmatchIndex(chart)
+		loc := chartNameRE().FindStringSubmatchIndex(chart)
 		chart = chart[:loc[2]] + newName + chart[loc[3]:]
 	} else {
 		chart = fmt.Sprintf(examplesChart, np.base)

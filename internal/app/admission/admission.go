@@ -249,88 +249,129 @@ func (d *Decider) vouch(ctx context.Context, repo, release, components, metadata
 			Message: fmt.Sprintf("the admission policy trusts no registry and no git source, so nothing can vouch for release %s of %s", release, repo),
 			Fix:     "list the registry prefix builder push publishes to under admission.registries in the policy file, or a git source and its reviewed commits under admission.gitSources"}, false
 	}
-	var found []string
-	var unsigned, content, unver *Problem
+	v := &vouching{repo: repo, release: release, components: components, metadata: metadata, what: what}
 	if d.Releases != nil {
-		for _, prefix := range prefixes {
-			ref := prefix + "/" + repo + ":" + release
-			r, err := d.Releases.Lookup(ctx, ref)
-			if err != nil {
-				if unver == nil {
-					unver = &Problem{Rule: RuleUnverified,
-						Message: fmt.Sprintf("could not check %s: %v", ref, err),
-						Fix:     "retry once the registry answers; if it is slow, raise the webhook's timeoutSeconds (at most 30)"}
-				}
-				continue
-			}
-			if r.Problem != "" {
-				if unsigned == nil {
-					unsigned = &Problem{Rule: RuleUnsigned, Message: fmt.Sprintf("%s: %s", ref, r.Problem), Fix: r.Fix}
-				}
-				continue
-			}
-			diffs := differ(components, metadata, r.Components, r.Metadata, "the signed release")
-			if len(diffs) == 0 {
-				return r.Ref + "@" + r.Digest, nil, false
-			}
-			if content == nil {
-				content = &Problem{Rule: RuleContent,
-					Message: fmt.Sprintf("%s is not the signed release %s@%s: %s", what, ref, r.Digest, strings.Join(diffs, "; ")),
-					Fix:     "install the release as built (builder push writes it; the ConfigMap's components and metadata must be the artifact's), or build, sign and push a new release under a new name"}
-			}
+		if by := v.bySignedRelease(ctx, d.Releases, prefixes); by != "" {
+			return by, nil, false
 		}
 	}
 	if d.Trees != nil {
-		for _, g := range gits {
-			for _, commit := range g.Commits {
-				at := fmt.Sprintf("git source %s at %s", g.Source, short(commit))
-				rels, err := d.Trees.Releases(ctx, g.Source, commit)
-				if err != nil {
-					if unver == nil {
-						unver = &Problem{Rule: RuleUnverified,
-							Message: fmt.Sprintf("could not read %s: %v", at, err),
-							Fix:     "retry once the git server answers (the tree is kept once fetched); if the fetch is slow, raise the webhook's timeoutSeconds (at most 30)"}
-					}
-					continue
-				}
-				for _, r := range rels {
-					if r.Identity != repo || r.Release != release {
-						continue
-					}
-					diffs := differ(components, metadata, r.Components, r.Metadata, "the tree's")
-					if len(diffs) == 0 {
-						return fmt.Sprintf("git source %s at %s (%s)", g.Source, commit, r.File), nil, false
-					}
-					if content == nil {
-						content = &Problem{Rule: RuleContent,
-							Message: fmt.Sprintf("%s is not release %s of %s as %s renders it (%s): %s", what, release, repo, at, r.File, strings.Join(diffs, "; ")),
-							Fix:     "install the ConfigMap the trusted commit renders (helm template of the package at that commit), or trust the commit that holds this content under admission.gitSources once it is reviewed"}
-					}
-				}
-				found = append(found, at)
-			}
+		if by := v.byGitSources(ctx, d.Trees, gits); by != "" {
+			return by, nil, false
 		}
 	}
+	p, unverified = v.problem()
+	return "", p, unverified
+}
+
+// vouching is one search for a voucher of a release's content: what it
+// asks, and the first problem of each kind the vouchers it read gave.
+type vouching struct {
+	repo, release, components, metadata, what string
+
+	unverified, content, unsigned *Problem
+	// read are the git sources at trusted commits read, none of which
+	// renders the release.
+	read []string
+}
+
+// bySignedRelease looks the release up under each trusted registry
+// prefix; it returns the signed artifact that holds exactly the content,
+// else "" with what each prefix gave noted.
+func (v *vouching) bySignedRelease(ctx context.Context, releases Releases, prefixes []string) string {
+	for _, prefix := range prefixes {
+		ref := prefix + "/" + v.repo + ":" + v.release
+		r, err := releases.Lookup(ctx, ref)
+		if err != nil {
+			v.noteUnverified(fmt.Sprintf("could not check %s: %v", ref, err),
+				"retry once the registry answers; if it is slow, raise the webhook's timeoutSeconds (at most 30)")
+			continue
+		}
+		if r.Problem != "" {
+			if v.unsigned == nil {
+				v.unsigned = &Problem{Rule: RuleUnsigned, Message: fmt.Sprintf("%s: %s", ref, r.Problem), Fix: r.Fix}
+			}
+			continue
+		}
+		diffs := differ(v.components, v.metadata, r.Components, r.Metadata, "the signed release")
+		if len(diffs) == 0 {
+			return r.Ref + "@" + r.Digest
+		}
+		v.noteContent(fmt.Sprintf("%s is not the signed release %s@%s: %s", v.what, ref, r.Digest, strings.Join(diffs, "; ")),
+			"install the release as built (builder push writes it; the ConfigMap's components and metadata must be the artifact's), or build, sign and push a new release under a new name")
+	}
+	return ""
+}
+
+// byGitSources reads the tree of each trusted git source at each trusted
+// commit; it returns the one that renders the release with exactly the
+// content, else "" with what each gave noted.
+func (v *vouching) byGitSources(ctx context.Context, trees Trees, gits []policy.GitVoucher) string {
+	for _, g := range gits {
+		for _, commit := range g.Commits {
+			at := fmt.Sprintf("git source %s at %s", g.Source, short(commit))
+			rels, err := trees.Releases(ctx, g.Source, commit)
+			if err != nil {
+				v.noteUnverified(fmt.Sprintf("could not read %s: %v", at, err),
+					"retry once the git server answers (the tree is kept once fetched); if the fetch is slow, raise the webhook's timeoutSeconds (at most 30)")
+				continue
+			}
+			for _, r := range rels {
+				if r.Identity != v.repo || r.Release != v.release {
+					continue
+				}
+				diffs := differ(v.components, v.metadata, r.Components, r.Metadata, "the tree's")
+				if len(diffs) == 0 {
+					return fmt.Sprintf("git source %s at %s (%s)", g.Source, commit, r.File)
+				}
+				v.noteContent(fmt.Sprintf("%s is not release %s of %s as %s renders it (%s): %s", v.what, v.release, v.repo, at, r.File, strings.Join(diffs, "; ")),
+					"install the ConfigMap the trusted commit renders (helm template of the package at that commit), or trust the commit that holds this content under admission.gitSources once it is reviewed")
+			}
+			v.read = append(v.read, at)
+		}
+	}
+	return ""
+}
+
+// noteUnverified keeps the first voucher that could not be checked.
+func (v *vouching) noteUnverified(msg, fix string) {
+	if v.unverified == nil {
+		v.unverified = &Problem{Rule: RuleUnverified, Message: msg, Fix: fix}
+	}
+}
+
+// noteContent keeps the first voucher that holds the release with other
+// content.
+func (v *vouching) noteContent(msg, fix string) {
+	if v.content == nil {
+		v.content = &Problem{Rule: RuleContent, Message: msg, Fix: fix}
+	}
+}
+
+// problem is why nothing vouched: unverified before content before
+// unsigned, where unsigned names the registries' answers and the git
+// sources read.
+func (v *vouching) problem() (p *Problem, unverified bool) {
 	switch {
-	case unver != nil:
-		return "", unver, true
-	case content != nil:
-		return "", content, false
-	case unsigned != nil && len(found) == 0:
-		return "", unsigned, false
+	case v.unverified != nil:
+		return v.unverified, true
+	case v.content != nil:
+		return v.content, false
+	case v.unsigned != nil && len(v.read) == 0:
+		return v.unsigned, false
 	}
 	var where []string
-	if unsigned != nil {
-		where = append(where, unsigned.Message)
+	if v.unsigned != nil {
+		where = append(where, v.unsigned.Message)
 	}
-	if len(found) > 0 {
-		where = append(where, fmt.Sprintf("no trusted commit renders release %s of %s (read: %s)", release, repo, strings.Join(found, ", ")))
+	if len(v.read) > 0 {
+		where = append(where, fmt.Sprintf("no trusted commit renders release %s of %s (read: %s)", v.release, v.repo, strings.Join(v.read, ", ")))
 	}
 	fix := "build, sign and push the release with builder push"
-	if len(found) > 0 {
+	if len(v.read) > 0 {
 		fix = "commit the release's ConfigMap package to the git source and trust that commit under admission.gitSources once it is reviewed, or " + fix
 	}
-	return "", &Problem{Rule: RuleUnsigned, Message: strings.Join(where, "; "), Fix: fix}, false
+	return &Problem{Rule: RuleUnsigned, Message: strings.Join(where, "; "), Fix: fix}, false
 }
 
 // differ lists how components and metadata differ from a voucher's.

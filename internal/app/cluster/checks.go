@@ -29,9 +29,9 @@ type Input struct {
 	ix *check.Index
 }
 
-// Checks runs the five cluster checks; findings carry no severity yet
+// Findings runs the five cluster checks; findings carry no severity yet
 // (the policy sets it).
-func Checks(in *Input) []report.Finding {
+func Findings(in *Input) []report.Finding {
 	if in.Tree != nil && in.ix == nil {
 		in.ix = check.NewIndex(in.Tree)
 	}

@@ -80,7 +80,7 @@ func snapshot(t *testing.T) (*Snapshot, *model.Tree) {
 }
 
 func run(snap *Snapshot, tree *model.Tree) []report.Finding {
-	return Checks(&Input{Snap: snap, Tree: tree, OCI: map[*Provider]*OCIResult{}})
+	return Findings(&Input{Snap: snap, Tree: tree, OCI: map[*Provider]*OCIResult{}})
 }
 
 func gzipped(t *testing.T, cm *ConfigMap, extra string) []byte {
@@ -198,16 +198,16 @@ func TestOCICopy(t *testing.T) {
 		Components: yaml, Metadata: meta}}
 	a := &model.Artifact{Digest: "sha256:" + strings.Repeat("1", 64), YAMLSHA256: sha(yaml).String(), MetadataSHA256: sha(meta).String(), YAMLTitle: "components.yaml"}
 	in := &Input{Snap: &Snapshot{Context: "c", Providers: []*Provider{p}}, OCI: map[*Provider]*OCIResult{p: {Ref: "reg.example/capi/infrastructure-proxmox:v1.0.0", Artifact: a}}}
-	if fs := Checks(in); len(fs) != 0 {
+	if fs := Findings(in); len(fs) != 0 {
 		t.Fatalf("clean: %+v", fs)
 	}
 	a.YAMLSHA256 = sha([]byte("kind: Namespace\n# moved\n")).String()
-	fs := Checks(in)
+	fs := Findings(in)
 	if len(fs) != 1 || fs[0].Check != CheckOCI || !strings.Contains(fs[0].Message, "the tag was moved after the operator's copy") {
 		t.Fatalf("moved tag: %+v", fs)
 	}
 	in.OCI[p] = &OCIResult{Ref: "reg.example/x:v1.0.0", Refused: "registry reg.example is not one the scan may contact"}
-	if fs := Checks(in); len(fs) != 1 || !strings.Contains(fs[0].Message, "was not contacted") {
+	if fs := Findings(in); len(fs) != 1 || !strings.Contains(fs[0].Message, "was not contacted") {
 		t.Fatalf("refused: %+v", fs)
 	}
 }

@@ -80,7 +80,7 @@ func Evaluate(ctx context.Context, snap *Snapshot, opts Options) (*report.Report
 		}
 	}
 	var fs []report.Finding
-	for _, f := range Checks(in) {
+	for _, f := range Findings(in) {
 		if pol.Enabled(f.Check) {
 			fs = append(fs, f)
 		}

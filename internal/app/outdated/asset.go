@@ -186,13 +186,13 @@ func (c *client) readAsset(ctx context.Context, tag string, a Asset, max int64) 
 	return data, nil
 }
 
-// Assets reads release assets the way Check reads metadata.yaml: through
+// Assets reads release assets the way LookUp reads metadata.yaml: through
 // the API's asset endpoint (else the download URL), only from the hosts
 // Options allow, the token only to the API's host, bounded in size and
 // time, checked against the API's digest when it gives one.
 type Assets struct{ c *client }
 
-// NewAssets is an asset reader with opts (as Check takes them).
+// NewAssets is an asset reader with opts (as LookUp takes them).
 func NewAssets(opts Options) (*Assets, error) {
 	c := &client{opts: opts}
 	if err := c.init(); err != nil {
@@ -233,7 +233,7 @@ type metaResult struct {
 
 // Releases lists the stable releases of repo (owner/name), newest first,
 // with their assets: drafts, pre-releases and tags that are not semantic
-// versions are left out. The pages are read as Check reads them.
+// versions are left out. The pages are read as LookUp reads them.
 func (r *Assets) Releases(ctx context.Context, repo string) ([]Release, error) {
 	if r.c.cache == nil {
 		r.c.cache = map[string]result{}
@@ -247,7 +247,7 @@ func (r *Assets) Releases(ctx context.Context, repo string) ([]Release, error) {
 }
 
 // Contract reads the contract of rel's release series from its own
-// metadata.yaml asset (as Check does): the contract and the metadata's
+// metadata.yaml asset (as LookUp does): the contract and the metadata's
 // bytes.
 func (r *Assets) Contract(ctx context.Context, rel Release) (string, []byte, error) {
 	i := slices.IndexFunc(rel.Assets, func(a Asset) bool { return a.Name == MetadataAsset })

@@ -65,7 +65,7 @@ func TestContracts(t *testing.T) {
 	api := releaseapi.New(t)
 	api.Token = "tok"
 	moving(api)
-	rep, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: api.URL(), Token: "tok", AllowHosts: []string{api.ObjectsHost()}})
+	rep, err := LookUp(context.Background(), []string{fixture.Root()}, Options{APIURL: api.URL(), Token: "tok", AllowHosts: []string{api.ObjectsHost()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestContractsPagination(t *testing.T) {
 		api.Add(capi, releaseapi.Release{Tag: fmt.Sprintf("v0.%d.%d", i/10, i%10)})
 	}
 	api.Add(capi, release("v1.10.2", "1.10=v1beta1"), release("v1.10.1", "1.10=v1beta1")) // page 3
-	rep, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}})
+	rep, err := LookUp(context.Background(), []string{fixture.Root()}, Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestAssetHostNotAllowed(t *testing.T) {
 	)
 	// The objects host is not allowed either: the default redirect fails.
 	api.Add(capi, release("v1.10.2", "1.10=v1beta1"))
-	rep, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: api.URL()})
+	rep, err := LookUp(context.Background(), []string{fixture.Root()}, Options{APIURL: api.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestAssetHostNotAllowed(t *testing.T) {
 	if n := watch.Count(); n != 0 {
 		t.Errorf("%d connection(s) to a host not allowed", n)
 	}
-	if _, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: api.URL(), AllowHosts: []string{"https://x"}}); err == nil {
+	if _, err := LookUp(context.Background(), []string{fixture.Root()}, Options{APIURL: api.URL(), AllowHosts: []string{"https://x"}}); err == nil {
 		t.Error("an allowed host with a scheme was accepted")
 	}
 }
@@ -175,7 +175,7 @@ func TestAssetDigest(t *testing.T) {
 		releaseapi.Release{Tag: "v0.7.10", Files: []releaseapi.File{{Name: "metadata.yaml", Data: make([]byte, 70<<10), Direct: true}}},
 	)
 	api.Add(capi, release("v1.10.1", "1.10=v1beta1"))
-	rep, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}})
+	rep, err := LookUp(context.Background(), []string{fixture.Root()}, Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestAssetRateLimit(t *testing.T) {
 	api.Limit = 1 // the releases page, and nothing more
 	api.Add(capi, release("v1.10.2", "1.10=v1beta1"))
 	core := fixture.Root() + "/packages/system/capi-providers-core"
-	_, err := Check(context.Background(), []string{core}, Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}})
+	_, err := LookUp(context.Background(), []string{core}, Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}})
 	var rl *RateLimitError
 	if !errors.As(err, &rl) || len(api.Requests()) != 2 {
 		t.Fatalf("err = %v after %v", err, api.Requests())

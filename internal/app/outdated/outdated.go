@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/version"
@@ -145,20 +146,23 @@ func (e *RateLimitError) Error() string {
 	return fmt.Sprintf("GitHub API rate limit of %d requests exhausted until %s; set %s to a token (5000 requests an hour) or wait", e.Limit, e.Reset.UTC().Format(time.RFC3339), TokenEnv)
 }
 
-var releaseURLRE = regexp.MustCompile(`^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/releases/download/`)
+var releaseURLRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/releases/download/`)
+})
 
 // RepoOf returns owner/name of a GitHub release download URL, "" for
 // other URLs.
 func RepoOf(u string) string {
-	m := releaseURLRE.FindStringSubmatch(u)
+	m := releaseURLRE().FindStringSubmatch(u)
 	if m == nil {
 		return ""
 	}
 	return m[1] + "/" + strings.TrimSuffix(m[2], ".git")
 }
 
-// Check loads each root and looks up every provider's repository.
-func Check(ctx context.Context, roots []string, opts Options) (*Report, error) {
+// LookUp loads each root and looks up the newer releases in every
+// provider's repository.
+func LookUp(ctx context.Context, roots []string, opts Options) (*Report, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	api := &client{opts: opts, cache: map[string]result{}, metaCache: map[string]metaResult{}}
 	if err := api.init(); err != nil {
@@ -402,7 +406,7 @@ func rateLimited(resp *http.Response) error {
 	return &RateLimitError{Limit: limit, Reset: time.Unix(reset, 0)}
 }
 
-var nextRE = regexp.MustCompile(`<([^>]+)>\s*;\s*rel="?next"?`)
+var nextRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<([^>]+)>\s*;\s*rel="?next"?`) })
 
 func (c *client) page(ctx context.Context, repo, u string) ([]ghRelease, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -448,7 +452,7 @@ func (c *client) page(ctx context.Context, repo, u string) ([]ghRelease, string,
 		return nil, "", fmt.Errorf("%s: the releases list does not parse as GitHub's JSON: %w", repo, err)
 	}
 	next := ""
-	if m := nextRE.FindStringSubmatch(resp.Header.Get("Link")); m != nil {
+	if m := nextRE().FindStringSubmatch(resp.Header.Get("Link")); m != nil {
 		next = m[1]
 	}
 	return rels, next, nil

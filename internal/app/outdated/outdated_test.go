@@ -35,7 +35,7 @@ func TestOutdated(t *testing.T) {
 	g.Add("kubernetes-sigs/cluster-api", capiReleases()...)
 	g.Add("ionos-cloud/cluster-api-provider-proxmox", rel("v0.7.7", false, false), rel("v0.7.6", false, false), rel("v0.8.0-beta.1", false, false))
 	// kubevirt and ipam: not on the stand-in (404).
-	rep, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: g.URL(), Token: g.Token})
+	rep, err := LookUp(context.Background(), []string{fixture.Root()}, Options{APIURL: g.URL(), Token: g.Token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestOutdatedRateLimit(t *testing.T) {
 	g := releaseapi.New(t)
 	g.Limit = 1 // anonymous and nearly used up: the second page is refused
 	g.Add("kubernetes-sigs/cluster-api", capiReleases()...)
-	_, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: g.URL()})
+	_, err := LookUp(context.Background(), []string{fixture.Root()}, Options{APIURL: g.URL()})
 	var rl *RateLimitError
 	if !errors.As(err, &rl) {
 		t.Fatalf("err = %v, want a rate limit error", err)
@@ -110,7 +110,7 @@ func TestOutdatedRefusesForeignNextPage(t *testing.T) {
 	g.Add("kubernetes-sigs/cluster-api", capiReleases()...)
 	g.NextHost = "http://127.0.0.2:1"
 	g.Token = "t"
-	rep, err := Check(context.Background(), []string{fixture.Root()}, Options{APIURL: g.URL(), Token: "t"})
+	rep, err := LookUp(context.Background(), []string{fixture.Root()}, Options{APIURL: g.URL(), Token: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

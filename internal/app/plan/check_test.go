@@ -32,7 +32,7 @@ func TestCheckBlockedReasons(t *testing.T) {
 		releaseapi.Release{Tag: "v0.7.9", Files: []releaseapi.File{{Name: "metadata.yaml", Data: releaseapi.Metadata("0.7=v1beta1")}}}, // components missing
 		releaseapi.Release{Tag: "v0.7.8", Files: files("0.7=v1beta1")},
 	)
-	pl, err := Check(context.Background(), []string{fixture.Root()}, Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}})
+	pl, err := FromUpstream(context.Background(), []string{fixture.Root()}, Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,13 +14,13 @@ import (
 	"github.com/pinseal/pinseal/pkg/bump"
 )
 
-// Check reads the newer releases of every provider of a tree, each with
-// the contract its own metadata.yaml declares, and orders the bumps. Here
-// a stand-in of GitHub's releases API lists a Cluster API v1.11.1, whose
+// FromUpstream reads the newer releases of every provider of a tree,
+// each with the contract its own metadata.yaml declares, and orders the
+// bumps. Here a stand-in of GitHub's releases API lists a Cluster API v1.11.1, whose
 // series moved to v1beta2 (still serving v1beta1), and a capmox v0.9.1
 // that needs v1beta2: the core moves first, then capmox. Each step
 // carries the bump safety report of its release's components.
-func ExampleCheck() {
+func ExampleFromUpstream() {
 	api := releaseapi.Start()
 	defer api.Close()
 	release := func(tag, provider, asset string, series ...string) releaseapi.Release {
@@ -37,7 +37,7 @@ func ExampleCheck() {
 		release("v0.9.1", "proxmox", "infrastructure-components.yaml", "0.9=v1beta2"),
 		release("v0.7.8", "proxmox", "infrastructure-components.yaml", "0.7=v1beta1"))
 
-	pl, err := plan.Check(context.Background(), []string{fixture.Root()}, plan.Options{
+	pl, err := plan.FromUpstream(context.Background(), []string{fixture.Root()}, plan.Options{
 		Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}},
 	})
 	if err != nil {

@@ -81,7 +81,7 @@ type Plan struct {
 	Failed []Blocked `json:"failed,omitempty"`
 }
 
-// Options configure Check.
+// Options configure FromUpstream.
 type Options struct {
 	// Outdated configures the releases look-up and the asset downloads.
 	Outdated outdated.Options
@@ -93,13 +93,13 @@ type Options struct {
 	AllowBreaking bool
 }
 
-// Check looks up the newer releases of every provider under roots, plans
-// the steps, and makes the safety report of each step from the release's
-// components and metadata.yaml assets (safety.go). A release whose report
-// is breaking is blocked unless AllowBreaking, and the plan is made again
-// without it.
-func Check(ctx context.Context, roots []string, opts Options) (*Plan, error) {
-	rep, err := outdated.Check(ctx, roots, opts.Outdated)
+// FromUpstream looks up the newer releases of every provider under
+// roots, plans the steps, and makes the safety report of each step from
+// the release's components and metadata.yaml assets (safety.go). A
+// release whose report is breaking is blocked unless AllowBreaking, and
+// the plan is made again without it.
+func FromUpstream(ctx context.Context, roots []string, opts Options) (*Plan, error) {
+	rep, err := outdated.LookUp(ctx, roots, opts.Outdated)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func Check(ctx context.Context, roots []string, opts Options) (*Plan, error) {
 }
 
 // Make plans from an outdated report: a pure function of it. It makes no
-// safety reports (Check does).
+// safety reports (FromUpstream does).
 func Make(rep *outdated.Report, builder string) *Plan {
 	return makePlan(rep, Options{Builder: builder}, nil)
 }

@@ -70,7 +70,7 @@ func capmox8(t *testing.T) releaseapi.File {
 func TestCheckBreakingBlocked(t *testing.T) {
 	api := safetyAPI(t, capmox8(t))
 	opts := Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}}
-	pl, err := Check(context.Background(), []string{fixture.Root()}, opts)
+	pl, err := FromUpstream(context.Background(), []string{fixture.Root()}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestCheckBreakingBlocked(t *testing.T) {
 
 	// Allowed: the plan goes to v0.7.9 with the change, and says so.
 	opts.AllowBreaking = true
-	if pl, err = Check(context.Background(), []string{fixture.Root()}, opts); err != nil {
+	if pl, err = FromUpstream(context.Background(), []string{fixture.Root()}, opts); err != nil {
 		t.Fatal(err)
 	}
 	if got := summary(pl); got != "InfrastructureProvider/proxmox v0.7.7->v0.7.9" {
@@ -114,7 +114,7 @@ func TestCheckComponentsHostNotAllowed(t *testing.T) {
 	f := capmox8(t)
 	f.URL = watch.URL("/components")
 	api := safetyAPI(t, f)
-	pl, err := Check(context.Background(), []string{fixture.Root()}, Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}})
+	pl, err := FromUpstream(context.Background(), []string{fixture.Root()}, Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestCheckPatchDoesNotApply(t *testing.T) {
 		t.Fatal("the patch's context is not in the components")
 	}
 	api := safetyAPI(t, comp)
-	pl, err := Check(context.Background(), []string{fixture.Root()}, Options{AllowBreaking: true, Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}})
+	pl, err := FromUpstream(context.Background(), []string{fixture.Root()}, Options{AllowBreaking: true, Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestCheckPatchDoesNotApply(t *testing.T) {
 		t.Fatalf("plan: %s", got)
 	}
 	api = safetyAPI(t, comp)
-	if pl, err = Check(context.Background(), []string{fixture.Root()}, Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}}); err != nil {
+	if pl, err = FromUpstream(context.Background(), []string{fixture.Root()}, Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := summary(pl); got != "blocked InfrastructureProvider/proxmox v0.7.9; blocked InfrastructureProvider/proxmox v0.7.8" {
@@ -186,7 +186,7 @@ func TestCheckComponentsDigestMismatch(t *testing.T) {
 	comp := capmox8(t)
 	comp.WrongDigest = true
 	api := safetyAPI(t, comp)
-	pl, err := Check(context.Background(), []string{fixture.Root()}, Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}})
+	pl, err := FromUpstream(context.Background(), []string{fixture.Root()}, Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestCheckHopReport(t *testing.T) {
 	api := releaseapi.New(t)
 	api.Add(capi, core("v1.14.0", true), core("v1.13.5", false))
 	opts := Options{Outdated: outdated.Options{APIURL: api.URL(), AllowHosts: []string{api.ObjectsHost()}}}
-	pl, err := Check(context.Background(), []string{fixture.Root()}, opts)
+	pl, err := FromUpstream(context.Background(), []string{fixture.Root()}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestCheckHopReport(t *testing.T) {
 		t.Fatalf("plan: %s %+v", got, pl.Blocked)
 	}
 	opts.AllowBreaking = true
-	if pl, err = Check(context.Background(), []string{fixture.Root()}, opts); err != nil {
+	if pl, err = FromUpstream(context.Background(), []string{fixture.Root()}, opts); err != nil {
 		t.Fatal(err)
 	}
 	if got := summary(pl); got != "CoreProvider/cluster-api v1.10.1->v1.13.5; CoreProvider/cluster-api v1.13.5->v1.14.0" {

@@ -19,7 +19,7 @@ import (
 // upstream bytes and the recorded relocation, byte for byte: a build (from
 // an offline cache holding the upstream bytes) changes no file.
 func TestRelocatedIsBuilt(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	core := filepath.Join(root, "packages/system/capi-providers-core")
 	cache := t.TempDir()
 	for _, f := range []string{"files/core-components.yaml", "files/metadata.yaml"} {

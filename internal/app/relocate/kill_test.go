@@ -46,7 +46,7 @@ func TestKilledRelocation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	dir := sysPackage(root, "capi-providers-core")
 	before := snapshot(t, root)
 	const files = 3 // pin.yaml, YAML, blob

@@ -34,7 +34,7 @@ var (
 // components (cpprovider: its YAML removed).
 func relocatedTree(t *testing.T) string {
 	t.Helper()
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	if err := os.Remove(filepath.Join(sysPackage(root, "capi-providers-cpprovider"), "files/control-plane-components.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestPackageFailureLeavesPackageWhole(t *testing.T) {
 // A relocation pin.yaml records that the files do not reflect is exactly
 // image-relocation's finding, once in the YAML and once in the blob.
 func TestRecordedRelocationMismatch(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	core := sysPackage(root, "capi-providers-core")
 	pf := filepath.Join(core, "pin.yaml")
 	data, _ := os.ReadFile(pf)
@@ -233,7 +233,7 @@ func TestRecordedRelocationMismatch(t *testing.T) {
 
 	// Relocated, then the recorded target changed by hand: the vendored
 	// file no longer reverses to its pin.
-	root = fixture.Tree(t)
+	root = fixture.CleanCopy(t)
 	core = sysPackage(root, "capi-providers-core")
 	if _, err := Package(context.Background(), core, Options{Maps: pin.Relocations{capiMap}}); err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestRecordedRelocationMismatch(t *testing.T) {
 }
 
 func TestPackageRefusals(t *testing.T) {
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	core := sysPackage(root, "capi-providers-core")
 	before := snapshot(t, root)
 	for name, c := range map[string]struct {

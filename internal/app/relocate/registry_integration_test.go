@@ -30,7 +30,7 @@ import (
 // every image the relocated YAML and blobs name there.
 func TestIntegrationRelocatedImagesResolve(t *testing.T) {
 	reg := testpeer.StartRegistry(t)
-	root := fixture.Tree(t)
+	root := fixture.CleanCopy(t)
 	pkgs := map[string]pin.Relocations{
 		"packages/system/capi-providers-core": {{From: "registry.k8s.io/cluster-api", To: reg.Host + "/mirror/capi"}},
 		"packages/system/capi-providers-infraprovider": {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
 
@@ -189,11 +190,11 @@ func maps(a, b map[string]string) bool {
 }
 
 var (
-	docSep    = regexp.MustCompile(`^---\s*$`)
-	ifLine    = regexp.MustCompile(`^\s*\{\{-?\s*if\b.*\}\}\s*$`)
-	endLine   = regexp.MustCompile(`^\s*\{\{-?\s*end\s*-?\}\}\s*$`)
-	keyLine   = regexp.MustCompile(`^(\s*)([A-Za-z]+):\s*(.*?)\s*$`)
-	commentRE = regexp.MustCompile(`^\s*(#.*)?$`)
+	docSep    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^---\s*$`) })
+	ifLine    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\{\{-?\s*if\b.*\}\}\s*$`) })
+	endLine   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\{\{-?\s*end\s*-?\}\}\s*$`) })
+	keyLine   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)([A-Za-z]+):\s*(.*?)\s*$`) })
+	commentRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(#.*)?$`) })
 )
 
 // selectTemplate edits the template that holds the provider object so
@@ -236,7 +237,7 @@ func (t *target) selectTemplate(labels map[string]string) (string, []byte, strin
 	body := lines[start:end]
 	if fc, fcEnd, indent, ok := findKey(body, "fetchConfig"); ok {
 		from, to := fc, fcEnd
-		if from > 0 && ifLine.MatchString(body[from-1]) && to < len(body) && endLine.MatchString(body[to]) {
+		if from > 0 && ifLine().MatchString(body[from-1]) && to < len(body) && endLine().MatchString(body[to]) {
 			from, to = from-1, to+1
 		}
 		out = append(out, body[:from]...)
@@ -257,7 +258,7 @@ func (t *target) selectTemplate(labels map[string]string) (string, []byte, strin
 // (the first indented namespace: before spec:), "" when none.
 func namespaceOf(body []string) string {
 	for _, l := range body {
-		m := keyLine.FindStringSubmatch(l)
+		m := keyLine().FindStringSubmatch(l)
 		switch {
 		case m == nil:
 		case m[1] == "" && m[2] == "spec":
@@ -275,7 +276,7 @@ func (t *target) objectLines(lines []string) (int, int, error) {
 	var found [][2]int
 	start := 0
 	for i := 0; i <= len(lines); i++ {
-		if i < len(lines) && !docSep.MatchString(lines[i]) {
+		if i < len(lines) && !docSep().MatchString(lines[i]) {
 			continue
 		}
 		if t.isObject(lines[start:i]) {
@@ -307,7 +308,7 @@ func (t *target) isObject(doc []string) bool {
 	wantKind, wantName := t.written()
 	kind, name := false, false
 	for _, l := range doc {
-		m := keyLine.FindStringSubmatch(l)
+		m := keyLine().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}
@@ -327,13 +328,13 @@ func (t *target) isObject(doc []string) bool {
 // not blank or a comment).
 func findKey(body []string, key string) (at, end int, indent string, ok bool) {
 	for i, l := range body {
-		m := keyLine.FindStringSubmatch(l)
+		m := keyLine().FindStringSubmatch(l)
 		if m == nil || m[2] != key || m[1] == "" {
 			continue
 		}
 		end = i + 1
 		for end < len(body) {
-			if !commentRE.MatchString(body[end]) && len(leading(body[end])) <= len(m[1]) {
+			if !commentRE().MatchString(body[end]) && len(leading(body[end])) <= len(m[1]) {
 				break
 			}
 			end++

@@ -180,7 +180,7 @@ func TestVendorConfigMap(t *testing.T) {
 	p := fetchedProvider(t, "InfrastructureProvider/proxmox")
 	comp, meta := fixture.FetchedRelease(p)
 	w.host.Publish(p.Repo, releaseapi.Release{Tag: "v0.7.8", Files: []releaseapi.File{{Name: p.Asset, Data: append(comp, "# v0.7.8\n"...)}, {Name: "metadata.yaml", Data: meta}}})
-	od, err := outdated.Check(ctx, []string{w.chart(p.ID(), t)}, outdated.Options{APIURL: w.host.URL()})
+	od, err := outdated.LookUp(ctx, []string{w.chart(p.ID(), t)}, outdated.Options{APIURL: w.host.URL()})
 	if err != nil || od.Outdated != 1 || od.Providers[0].Version != "v0.7.7" || od.Providers[0].Newer[0].Tag != "v0.7.8" {
 		t.Fatalf("outdated: %v %+v", err, od)
 	}

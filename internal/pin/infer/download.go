@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -19,14 +20,14 @@ type download struct {
 // substitution left in it).
 func (d download) known() bool { return !strings.Contains(d.URL, "$") }
 
-var alnumRunRE = regexp.MustCompile(`[0-9A-Za-z]+`)
+var alnumRunRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9A-Za-z]+`) })
 
 // hexDigests returns the distinct 64-hex-digit words in s, lowercased, in
 // order of appearance.
 func hexDigests(s string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, w := range alnumRunRE.FindAllString(s, -1) {
+	for _, w := range alnumRunRE().FindAllString(s, -1) {
 		if len(w) != 64 || !isHex(w) {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/pinseal/pinseal/pkg/pin"
@@ -70,9 +71,13 @@ func readMakefile(fsys fs.FS, name string, data []byte) *makefile {
 }
 
 var (
-	assignRE = regexp.MustCompile(`^([^\s:#=$(){}!?+]+)\s*(:::=|::=|:=|\?=|\+=|!=|=)\s*(.*)$`)
-	prefixRE = regexp.MustCompile(`^(export|override|private)\s+`)
-	defineRE = regexp.MustCompile(`^define\s+([^\s:#=$(){}!?+]+)\s*(:::=|::=|:=|\?=|\+=|!=|=)?\s*$`)
+	assignRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([^\s:#=$(){}!?+]+)\s*(:::=|::=|:=|\?=|\+=|!=|=)\s*(.*)$`)
+	})
+	prefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(export|override|private)\s+`) })
+	defineRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^define\s+([^\s:#=$(){}!?+]+)\s*(:::=|::=|:=|\?=|\+=|!=|=)?\s*$`)
+	})
 )
 
 // logicalLines joins backslash-continued lines. It returns each logical line
@@ -149,7 +154,7 @@ func (m *makefile) parse(file string, data []byte) {
 			inRule = false
 			continue
 		}
-		if a := assignRE.FindStringSubmatch(stripModifiers(line)); a != nil {
+		if a := assignRE().FindStringSubmatch(stripModifiers(line)); a != nil {
 			m.assign(a[1], a[2], strings.TrimSpace(a[3]), file, num, cond > 0)
 			inRule = false
 			continue
@@ -210,7 +215,7 @@ func (m *makefile) directive(word, rest string, lines []string, nums []int, i in
 // assignment may start with.
 func stripModifiers(line string) string {
 	for {
-		loc := prefixRE.FindStringIndex(line)
+		loc := prefixRE().FindStringIndex(line)
 		if loc == nil {
 			return line
 		}
@@ -223,13 +228,13 @@ func stripModifiers(line string) string {
 func (m *makefile) define(lines []string, nums []int, i int, file string, conditional bool) int {
 	head := strings.TrimSpace(stripComment(lines[i]))
 	for {
-		loc := prefixRE.FindStringIndex(head)
+		loc := prefixRE().FindStringIndex(head)
 		if loc == nil {
 			break
 		}
 		head = head[loc[1]:]
 	}
-	d := defineRE.FindStringSubmatch(head)
+	d := defineRE().FindStringSubmatch(head)
 	var body []string
 	nest := 0
 	j := i + 1
@@ -549,7 +554,7 @@ func urlStem(name string) string {
 	return u
 }
 
-var releaseTagRE = regexp.MustCompile(`/(v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?)/`)
+var releaseTagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/(v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?)/`) })
 
 // pinURLVar is a Makefile variable whose value is one HTTP(S) URL.
 type pinURLVar struct {
@@ -674,7 +679,7 @@ func (s *pinState) versionOf(raw, expanded string) string {
 	if len(found) == 1 {
 		return found[0]
 	}
-	if mm := releaseTagRE.FindStringSubmatch(expanded); mm != nil {
+	if mm := releaseTagRE().FindStringSubmatch(expanded); mm != nil {
 		return mm[1]
 	}
 	return ""

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pinseal/pinseal/pkg/pin"
 )
@@ -20,8 +21,10 @@ type Fetch struct {
 }
 
 var (
-	shAssignRE  = regexp.MustCompile(`^\s*(?:(?:export|readonly|local|declare(?:\s+-\w+)*)\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
-	shVarWordRE = regexp.MustCompile(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
+	shAssignRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*(?:(?:export|readonly|local|declare(?:\s+-\w+)*)\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
+	})
+	shVarWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)`) })
 )
 
 // maxShellVars bounds the variables a script's reader keeps.
@@ -57,7 +60,7 @@ func ScriptFetches(name string, data []byte) []Fetch {
 				digests++
 			}
 		}
-		if m := shAssignRE.FindStringSubmatch(line); m != nil && !strings.ContainsAny(m[2], ";|&") {
+		if m := shAssignRE().FindStringSubmatch(line); m != nil && !strings.ContainsAny(m[2], ";|&") {
 			if len(vars) < maxShellVars {
 				v := ""
 				if segs := shellSegments(m[2]); len(segs) > 0 && len(segs[0].words) > 0 {
@@ -82,7 +85,7 @@ func ScriptFetches(name string, data []byte) []Fetch {
 				}
 				f := Fetch{Var: pin.Var{Value: d.URL, Known: d.known(), File: name, Line: nums[i]}, Command: cmd}
 				for _, w := range seg.words {
-					if m := shVarWordRE.FindStringSubmatch(w); m != nil && expandShell(w, vars, 0) == d.URL {
+					if m := shVarWordRE().FindStringSubmatch(w); m != nil && expandShell(w, vars, 0) == d.URL {
 						f.Name = m[1]
 					}
 				}

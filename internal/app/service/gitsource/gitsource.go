@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
@@ -67,12 +68,12 @@ type Checkout struct {
 	Ref    string // the full ref name that was fetched
 }
 
-var scpLike = regexp.MustCompile(`^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+:[^/]`)
+var scpLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+:[^/]`) })
 
 // Scheme returns the transport of a git URL: https, http, ssh or file, or
 // an error naming what is accepted.
 func Scheme(rawURL string) (string, error) {
-	if scpLike.MatchString(rawURL) && !strings.Contains(rawURL, "://") {
+	if scpLike().MatchString(rawURL) && !strings.Contains(rawURL, "://") {
 		return "ssh", nil
 	}
 	u, err := url.Parse(rawURL)
@@ -336,7 +337,7 @@ func WebURL(gitURL, commit, path string, line int) string {
 
 // hostPath splits a git URL into host (lower case, no port) and path.
 func hostPath(raw string) (string, string) {
-	if scpLike.MatchString(raw) && !strings.Contains(raw, "://") {
+	if scpLike().MatchString(raw) && !strings.Contains(raw, "://") {
 		hostPart, path, _ := strings.Cut(raw, ":")
 		if i := strings.LastIndex(hostPart, "@"); i >= 0 {
 			hostPart = hostPart[i+1:]

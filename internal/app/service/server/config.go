@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -384,7 +385,10 @@ func setDur(p *Duration, v time.Duration) {
 	}
 }
 
-var sourceName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+// sourceName is a source's name, compiled on first use, not at init:
+// every process start (each verifier check, each render child) would pay
+// for it.
+var sourceName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`) })
 
 // Validate fills in defaults and reports every problem at once.
 func (c *Config) Validate() error {
@@ -432,7 +436,7 @@ func (c *Config) Validate() error {
 func (c *Config) validateSource(where string, s SourceConfig, seen map[string]bool) []error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if !sourceName.MatchString(s.Name) {
+	if !sourceName().MatchString(s.Name) {
 		bad("%s.name %q: want lower-case letters, digits, '.', '_', '-'", where, s.Name)
 	} else if seen[s.Name] {
 		bad("%s.name %q: duplicate", where, s.Name)

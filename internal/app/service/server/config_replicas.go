@@ -6,13 +6,14 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pinseal/pinseal/internal/app/service/gitsource"
 	"github.com/pinseal/pinseal/internal/app/service/store"
 )
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 func validateGit(where string, g *GitConfig) []error {
 	var errs []error
@@ -39,7 +40,7 @@ func validateGit(where string, g *GitConfig) []error {
 				bad("%s.credentials.%s %s: a directory, want a file", where, name, f)
 			}
 		}
-		if cr.PasswordEnv != "" && !envName.MatchString(cr.PasswordEnv) {
+		if cr.PasswordEnv != "" && !envName().MatchString(cr.PasswordEnv) {
 			bad("%s.credentials.passwordEnv %q: want the name of an environment variable", where, cr.PasswordEnv)
 		}
 		if cr.PasswordFile != "" && cr.PasswordEnv != "" {

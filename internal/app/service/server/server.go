@@ -115,34 +115,18 @@ func New(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger) (*Serve
 	return s, nil
 }
 
+// open builds the Server on the data directory New locked: the uploads
+// a killed process left removed, the scan history opened, the scheduler,
+// metrics and admission set up, the routes built.
 func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks tokens, pw *policyWatch, srcPolicy map[string]*policyWatch) (*Server, error) {
-	uploadDir := filepath.Join(cfg.DataDir, "uploads")
-	if err := os.MkdirAll(uploadDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create upload directory: %w", err)
-	}
-	// Remove uploads a killed process left behind; untar.RemoveAll copes
-	// with trees of any depth.
-	old, _ := filepath.Glob(filepath.Join(uploadDir, "verify-*"))
-	for _, d := range old {
-		if err := untar.RemoveAll(d); err != nil {
-			log.Warn("remove a left-over upload", "path", d, "err", err)
-		}
-	}
-	st, lease, err := openStore(ctx, cfg, log)
+	uploadDir, err := clearUploads(cfg.DataDir, log)
 	if err != nil {
 		return nil, err
 	}
-	if lease == nil {
-		// One process owns the SQLite file: whatever it left running died
-		// with it. (Replicas fail the scans of expired leases instead.)
-		if n, err := st.FailRunning(ctx, "the server stopped during the scan (it was killed or crashed); the scan did not finish"); err != nil {
-			st.Close()
-			return nil, err
-		} else if n > 0 {
-			log.Warn("recorded interrupted scans as failed", "count", n)
-		}
+	st, lease, err := openHistory(ctx, cfg, log)
+	if err != nil {
+		return nil, err
 	}
-
 	s := &Server{
 		cfg:       cfg,
 		engine:    eng,
@@ -160,48 +144,118 @@ func open(ctx context.Context, cfg *Config, eng Engine, log *slog.Logger, toks t
 		paths:     newPathScrubber(cfg.DataDir),
 		requests:  context.Background(),
 	}
-	var srcs []scan.Source
 	for _, src := range cfg.Sources {
 		s.sources[src.Name] = src
+	}
+	if err := s.setUp(ctx, lease); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// clearUploads makes the upload directory under dataDir and removes the
+// uploads a killed process left behind in it (untar.RemoveAll copes with
+// trees of any depth); a left-over it cannot remove is logged.
+func clearUploads(dataDir string, log *slog.Logger) (string, error) {
+	uploadDir := filepath.Join(dataDir, "uploads")
+	if err := os.MkdirAll(uploadDir, 0o700); err != nil {
+		return "", fmt.Errorf("create upload directory: %w", err)
+	}
+	old, _ := filepath.Glob(filepath.Join(uploadDir, "verify-*"))
+	for _, d := range old {
+		if err := untar.RemoveAll(d); err != nil {
+			log.Warn("remove a left-over upload", "path", d, "err", err)
+		}
+	}
+	return uploadDir, nil
+}
+
+// openHistory opens the scan history and, without a lease (one process
+// owns the SQLite file: whatever it left running died with it), records
+// the scans a previous process left running as failed. Replicas fail the
+// scans of expired leases instead.
+func openHistory(ctx context.Context, cfg *Config, log *slog.Logger) (*store.Store, *scan.LeaseOptions, error) {
+	st, lease, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if lease != nil {
+		return st, lease, nil
+	}
+	n, err := st.FailRunning(ctx, "the server stopped during the scan (it was killed or crashed); the scan did not finish")
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	if n > 0 {
+		log.Warn("recorded interrupted scans as failed", "count", n)
+	}
+	return st, nil, nil
+}
+
+// setUp gives s its scheduler, its metrics' first values from the
+// history, its admission webhook (when configured) and its routes.
+func (s *Server) setUp(ctx context.Context, lease *scan.LeaseOptions) error {
+	if err := s.newScheduler(lease); err != nil {
+		return err
+	}
+	if err := s.initMetrics(ctx); err != nil {
+		return err
+	}
+	if err := s.setUpAdmission(); err != nil {
+		return err
+	}
+	if len(s.tokens) == 0 {
+		s.log.Warn("no bearer tokens configured (tokensFile, " + TokensEnv + "): POST endpoints refuse every request")
+	}
+	s.handler = s.routes()
+	s.routePatterns = routePatterns(s.handler)
+	return nil
+}
+
+// newScheduler schedules the configured sources' scans, under lease when
+// replicas share the history, with the configured webhook told of each.
+func (s *Server) newScheduler(lease *scan.LeaseOptions) error {
+	var srcs []scan.Source
+	for _, src := range s.cfg.Sources {
 		srcs = append(srcs, scan.Source{Name: src.Name, Interval: src.Interval.D()})
 	}
 	var hook *scan.Webhook
-	if cfg.Webhook != nil {
-		if hook, err = scan.NewWebhook(cfg.Webhook.URL, cfg.Webhook.Timeout.D()); err != nil {
-			st.Close()
-			return nil, fmt.Errorf("config: %w", err)
+	if s.cfg.Webhook != nil {
+		var err error
+		if hook, err = scan.NewWebhook(s.cfg.Webhook.URL, s.cfg.Webhook.Timeout.D()); err != nil {
+			return fmt.Errorf("config: %w", err)
 		}
 	}
 	s.sched = scan.New(scan.Options{
-		Store:     st,
+		Store:     s.store,
 		Sources:   srcs,
 		Check:     s.checkSource,
 		CheckMeta: s.checkSourceMeta,
 		Lease:     lease,
-		Timeout:   cfg.Limits.ScanTimeout.D(),
+		Timeout:   s.cfg.Limits.ScanTimeout.D(),
 		Observe:   s.observeScan,
 		Webhook:   hook,
-		Logger:    log,
+		Logger:    s.log,
 	})
-	if err := s.initMetrics(ctx); err != nil {
-		st.Close()
-		return nil, err
+	return nil
+}
+
+// setUpAdmission makes the admitter that serves POST /admit when
+// admission is configured.
+func (s *Server) setUpAdmission() error {
+	if s.cfg.Admission == nil {
+		return nil
 	}
-	if cfg.Admission != nil {
-		if s.admitter, err = newAdmitter(cfg.Admission, eng, newGitTrees(cfg, eng, log)); err != nil {
-			st.Close()
-			return nil, fmt.Errorf("config: %w", err)
-		}
-		if s.admitter.lookup == nil {
-			log.Warn("admission: the engine cannot look releases up: no release is vouched for")
-		}
+	var err error
+	if s.admitter, err = newAdmitter(s.cfg.Admission, s.engine, newGitTrees(s.cfg, s.engine, s.log)); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
-	if len(toks) == 0 {
-		log.Warn("no bearer tokens configured (tokensFile, " + TokensEnv + "): POST endpoints refuse every request")
+	if s.admitter.lookup == nil {
+		s.log.Warn("admission: the engine cannot look releases up: no release is vouched for")
 	}
-	s.handler = s.routes()
-	s.routePatterns = routePatterns(s.handler)
-	return s, nil
+	return nil
 }
 
 // Handler is the HTTP handler of the service.
@@ -241,7 +295,27 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	requests, stopRequests := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopRequests(nil)
 	s.requests = requests
-	srv := &http.Server{
+	srv := s.httpServer(requests)
+	admitSrv, served, err := s.start(ctx, srv, ln)
+	if err != nil {
+		return err
+	}
+	s.ready.Store(true)
+	s.log.Info("serving", "addr", ln.Addr().String(), "sources", len(s.cfg.Sources))
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	s.ready.Store(false)
+	return s.shutdown(srv, admitSrv, serveErr, stopRequests)
+}
+
+// httpServer is the API's HTTP server: every request's context is based
+// on requests, and slow clients are bounded on top of
+// limits.requestTimeout.
+func (s *Server) httpServer(requests context.Context) *http.Server {
+	return &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.cfg.Limits.ReadHeaderTimeout.D(),
 		// A request's own deadline is limits.requestTimeout; these bound a
@@ -252,35 +326,39 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:  func(net.Listener) context.Context { return requests },
 	}
+}
+
+// start starts the scheduler and the hourly retention, serves srv on ln
+// and, when admission is configured, the admission listener (its server
+// returned; nil without one). Either server's end is sent on served. On
+// an error what was started is stopped and the data directory released.
+func (s *Server) start(ctx context.Context, srv *http.Server, ln net.Listener) (admitSrv *http.Server, served chan error, err error) {
 	if err := s.sched.Start(ctx); err != nil {
 		s.store.Close()
 		s.lock.Close()
-		return err
+		return nil, nil, err
 	}
 	s.prune(ctx, "")
 	go s.pruneHourly(ctx)
-	served := make(chan error, 2)
+	served = make(chan error, 2)
 	go func() { served <- srv.Serve(ln) }()
-	var admitSrv *http.Server
-	if s.admitter != nil {
-		var err error
-		if admitSrv, err = s.serveAdmission(ctx, srv, served); err != nil {
-			srv.Close()
-			s.sched.Shutdown(context.Background())
-			s.store.Close()
-			s.lock.Close()
-			return err
-		}
+	if s.admitter == nil {
+		return nil, served, nil
 	}
-	s.ready.Store(true)
-	s.log.Info("serving", "addr", ln.Addr().String(), "sources", len(s.cfg.Sources))
+	if admitSrv, err = s.serveAdmission(ctx, srv, served); err != nil {
+		srv.Close()
+		s.sched.Shutdown(context.Background())
+		s.store.Close()
+		s.lock.Close()
+		return nil, nil, err
+	}
+	return admitSrv, served, nil
+}
 
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-served:
-	}
-	s.ready.Store(false)
+// shutdown stops the servers (the admission one may be nil), the
+// scheduler and the store within limits.shutdownTimeout and releases the
+// data directory; serveErr is why serving ended early, if it did.
+func (s *Server) shutdown(srv, admitSrv *http.Server, serveErr error, stopRequests context.CancelCauseFunc) error {
 	s.log.Info("shutting down", "timeout", s.cfg.Limits.ShutdownTimeout.D())
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.Limits.ShutdownTimeout.D())
 	defer cancel()
@@ -294,19 +372,8 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 			admitSrv.Close()
 		}
 	}
-	if err := srv.Shutdown(sctx); err != nil {
-		// Requests outlasted the wait: stop them. Each is answered 503
-		// with Retry-After (writeError), removes its upload and kills its
-		// render child (the loader ends with the request's context) before
-		// its handler returns; ShutdownGrace bounds that.
-		s.log.Warn("shutdown: stopping requests still running", "after", s.cfg.Limits.ShutdownTimeout.D())
-		stopRequests(errStopping)
-		gctx, gcancel := context.WithTimeout(context.Background(), ShutdownGrace)
-		if err := srv.Shutdown(gctx); err != nil {
-			srv.Close()
-			errs = append(errs, fmt.Errorf("http shutdown: requests still running %s after they were stopped: %w", ShutdownGrace, err))
-		}
-		gcancel()
+	if err := s.stopHTTP(sctx, srv, stopRequests); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.sched.Shutdown(sctx); err != nil {
 		errs = append(errs, err)
@@ -316,6 +383,26 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	s.lock.Close()
 	return errors.Join(errs...)
+}
+
+// stopHTTP lets srv's requests finish until sctx ends, then stops those
+// still running: each is answered 503 with Retry-After (writeError),
+// removes its upload and kills its render child (the loader ends with
+// the request's context) before its handler returns; ShutdownGrace
+// bounds that, and past it the connections are closed.
+func (s *Server) stopHTTP(sctx context.Context, srv *http.Server, stopRequests context.CancelCauseFunc) error {
+	if err := srv.Shutdown(sctx); err == nil {
+		return nil
+	}
+	s.log.Warn("shutdown: stopping requests still running", "after", s.cfg.Limits.ShutdownTimeout.D())
+	stopRequests(errStopping)
+	gctx, gcancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	defer gcancel()
+	if err := srv.Shutdown(gctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("http shutdown: requests still running %s after they were stopped: %w", ShutdownGrace, err)
+	}
+	return nil
 }
 
 // errStopping ends the requests still running when a shutdown has waited

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -24,7 +25,7 @@ type migration struct {
 	sql     string
 }
 
-var migrationName = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
+var migrationName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`) })
 
 func loadMigrations(fsys fs.FS) ([]migration, error) {
 	entries, err := fs.ReadDir(fsys, "migrations")
@@ -33,7 +34,7 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 	}
 	var ms []migration
 	for _, e := range entries {
-		m := migrationName.FindStringSubmatch(e.Name())
+		m := migrationName().FindStringSubmatch(e.Name())
 		if m == nil {
 			return nil, fmt.Errorf("migration file %s: name must be NNNN_name.sql", e.Name())
 		}
