@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -21,6 +23,8 @@ import (
 
 	"github.com/pinseal/pinseal/internal/app/cli"
 	"github.com/pinseal/pinseal/internal/app/crdcache"
+	"github.com/pinseal/pinseal/internal/app/pkgcache"
+	"github.com/pinseal/pinseal/pkg/policy"
 	"github.com/pinseal/pinseal/pkg/render"
 
 	"github.com/pinseal/pinseal/internal/app/history"
@@ -42,7 +46,7 @@ type checkOptions struct {
 	render     render.Limits
 	exclude    []string
 	base       string // --base REV: the history gate
-	noCache    bool   // --no-cache: judge every CRD afresh
+	noCache    bool   // --no-cache: load every package and judge every CRD afresh
 	// Registry checks (verify.go holds the shared flags).
 	registry      string
 	allowRegistry []string // --allow-registry: where spec.fetchConfig.oci may be read from
@@ -171,7 +175,7 @@ func addCheckFlags(f *pflag.FlagSet, o *checkOptions) {
 	f.StringVar(&o.namespace, "namespace", "", "namespace of packages that name none (default \"default\")")
 	f.IntVar(&o.workers, "workers", 0, "packages loaded at once (default: number of CPUs)")
 	f.BoolVar(&o.listChecks, "list-checks", false, "print the check catalog (Markdown) and exit")
-	f.BoolVar(&o.noCache, "no-cache", false, "judge every CRD afresh: neither read nor write the verdicts kept in $XDG_CACHE_HOME/pinseal")
+	f.BoolVar(&o.noCache, "no-cache", false, "load every package and judge every CRD afresh: neither read nor write what is kept in $XDG_CACHE_HOME/pinseal")
 	f.Int64Var(&o.maxInflate, "max-inflate", blob.DefaultLimit, "stop inflating a blob past this many bytes (a gzip bomb is a finding)")
 	f.StringArrayVar(&o.exclude, "exclude", nil, "do not enter directories under ROOT matching `GLOB` (a path.Match pattern of slash paths relative to ROOT, e.g. packages/apps/*); repeatable; added to the policy's exclude list")
 	f.StringVar(&o.base, "base", "", "also compare every provider with the same tree at git revision `REV` (branch, tag, commit, HEAD~1): a release name whose bytes changed is version-reused, a lower one version-downgrade")
@@ -212,12 +216,37 @@ func tuneGC() {
 	debug.SetGCPercent(150)
 }
 
+// runCheck is `verifier check ROOT`: the flags checked, the tree verified,
+// the report written.
 func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	tuneGC()
 	format, pol, err := outputAndPolicy(o.output, o.policyFile)
 	if err != nil {
 		return err
 	}
+	if err := o.validate(root); err != nil {
+		return err
+	}
+	opts, err := o.verifyOptions(pol)
+	if err != nil {
+		return err
+	}
+	// Ctrl-C ends the check and kills the render children.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := o.verify(ctx, root, opts)
+	if err != nil {
+		return err
+	}
+	if r.Summary.Packages == 0 && r.Summary.Errors == 0 {
+		return nothingChecked(cmd, root, r, format)
+	}
+	return writeReport(cmd, r, format)
+}
+
+// validate refuses flags and a ROOT no check can be made of (usage
+// errors).
+func (o *checkOptions) validate(root string) error {
 	if o.workers < 0 || o.maxInflate <= 0 {
 		return usageError{Err: errors.New("--workers must be >= 0 and --max-inflate > 0")}
 	}
@@ -240,12 +269,17 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 	if !st.IsDir() {
 		return usageError{Err: fmt.Errorf("ROOT %s is not a directory (give the root directory of a tree of packages)", root)}
 	}
-
 	for _, g := range o.exclude {
 		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
 			return usageError{Err: fmt.Errorf("--exclude %q is not a path pattern relative to ROOT (e.g. packages/apps/*)", g)}
 		}
 	}
+	return nil
+}
+
+// verifyOptions are what the flags and the policy ask of the
+// verification (the registry checks with --registry).
+func (o *checkOptions) verifyOptions(pol *policy.Policy) (verify.Options, error) {
 	opts := verify.Options{
 		Options: load.Options{
 			Exclude:   o.exclude,
@@ -256,57 +290,58 @@ func runCheck(cmd *cobra.Command, root string, o *checkOptions) error {
 		},
 		Policy: pol,
 	}
-	if opts.Registry, err = registryOf(pol, o); err != nil {
-		return err
-	}
-	// Ctrl-C ends the check and kills the render children.
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// Closed before the report is written: the children are reaped, so
-	// their CPU time and memory count in this process's (time(1)).
+	var err error
+	opts.Registry, err = registryOf(pol, o)
+	return opts, err
+}
+
+// verify checks the tree at root with render children of its own, closed
+// before it returns (so that their CPU time and memory count in this
+// process's, for time(1)), the --base comparison and the caches, which
+// it saves once the tree was checked. A tree that cannot be checked at
+// all is a usage error, not a findings result.
+func (o *checkOptions) verify(ctx context.Context, root string, opts verify.Options) (*report.Report, error) {
 	opts.Sandbox = render.New(nil)
-	memo := openCRDCache(o.noCache, slog.Default())
-	if memo != nil {
-		opts.CRDMemo = memo
+	defer opts.Sandbox.Close()
+	c := openCaches(o.noCache, slog.Default())
+	if c.crd != nil {
+		opts.CRDMemo = c.crd
 	}
-	// One judge for the tree and its base: a CRD both hold is judged once.
+	// One CRD judge for the tree and its base: a CRD both hold is judged
+	// once.
 	opts.CRDs = check.NewCRDJudge(opts.CRDMemo)
 	if o.base != "" {
 		base, err := history.Base(ctx, root, o.base, history.BaseOptions{Verify: opts})
 		if err != nil {
-			opts.Sandbox.Close()
-			return usageError{Err: fmt.Errorf("--base: %w", err)}
+			return nil, usageError{Err: fmt.Errorf("--base: %w", err)}
 		}
 		opts.Extra = append(opts.Extra, history.Checks(base)...)
 	}
+	c.use(&opts)
 	_, r, err := verify.Run(ctx, root, opts)
-	opts.Sandbox.Close()
-	if memo != nil && err == nil {
-		if serr := memo.Save(); serr != nil {
-			slog.Default().Warn("the CRD verdict cache was not written", "err", serr)
-		}
-	}
 	if err != nil {
-		// The tree could not be checked at all: not a findings result.
-		return usageError{Err: err}
+		return nil, usageError{Err: err}
 	}
-	if r.Summary.Packages == 0 && r.Summary.Errors == 0 {
-		// A CI gate pointed at the wrong directory must not pass on
-		// nothing (exit 2), even when a tree-wide warning was found (an
-		// unpinned download in a script); a machine-readable format still
-		// gets its document, with why each chart was skipped, and the
-		// human one the warnings.
-		err := fmt.Errorf("ROOT %s holds no provider packages: nothing was checked (give the root of a tree of Helm charts or manifest directories with cluster-api-operator providers or their ConfigMaps)", root)
-		if format != report.FormatHuman || len(r.Findings) > 0 {
-			if werr := report.Write(cmd.OutOrStdout(), r, format, report.Options{Rules: check.Rules()}); werr != nil {
-				return werr
-			}
-		} else if reasons := skipReasons(r.Skipped, 10); reasons != "" {
-			err = fmt.Errorf("%w; skipped:\n%s", err, reasons)
+	c.save()
+	return r, nil
+}
+
+// nothingChecked is the exit of a check that found no provider package
+// and no error: a CI gate pointed at the wrong directory must not pass on
+// nothing (exit 2), even when a tree-wide warning was found (an unpinned
+// download in a script); a machine-readable format still gets its
+// document, with why each chart was skipped, and the human one the
+// warnings.
+func nothingChecked(cmd *cobra.Command, root string, r *report.Report, format report.Format) error {
+	err := fmt.Errorf("ROOT %s holds no provider packages: nothing was checked (give the root of a tree of Helm charts or manifest directories with cluster-api-operator providers or their ConfigMaps)", root)
+	if format != report.FormatHuman || len(r.Findings) > 0 {
+		if werr := report.Write(cmd.OutOrStdout(), r, format, report.Options{Rules: check.Rules()}); werr != nil {
+			return werr
 		}
-		return usageError{Err: err}
+	} else if reasons := skipReasons(r.Skipped, 10); reasons != "" {
+		err = fmt.Errorf("%w; skipped:\n%s", err, reasons)
 	}
-	return writeReport(cmd, r, format)
+	return usageError{Err: err}
 }
 
 // skipReasons lists up to n skipped charts with their reasons, one a line.
@@ -347,21 +382,57 @@ func colorFor(w io.Writer) bool {
 	return term.IsTerminal(int(f.Fd()))
 }
 
-// openCRDCache is the cache of components-apply's CRD verdicts in the
-// user's cache directory, nil with --no-cache or when there is no cache
-// directory; a cache file it does not believe is logged at debug level.
-func openCRDCache(off bool, log *slog.Logger) *crdcache.Cache {
+// caches are what `verifier check` keeps across runs in the user's cache
+// directory ($XDG_CACHE_HOME/pinseal): the loaded packages and
+// components-apply's CRD verdicts. Either is nil when off.
+type caches struct {
+	pkgs *pkgcache.Store
+	crd  *crdcache.Cache
+	log  *slog.Logger
+}
+
+// openCaches opens the caches, none with --no-cache or when there is no
+// cache directory; a cache file not believed is logged at debug level.
+func openCaches(off bool, log *slog.Logger) caches {
+	c := caches{log: log}
 	if off {
-		return nil
+		return c
 	}
 	dir, err := crdcache.Dir()
 	if err != nil {
-		log.Debug("no CRD verdict cache", "err", err)
-		return nil
+		log.Debug("no cache", "err", err)
+		return c
 	}
-	c := crdcache.Open(dir, crdcache.Build())
-	if why := c.Ignored(); why != "" {
+	build := crdcache.Build()
+	c.pkgs = pkgcache.Open(filepath.Join(dir, "packages"), build, log)
+	c.crd = crdcache.Open(dir, build)
+	if why := c.crd.Ignored(); why != "" {
 		log.Debug("the CRD verdict cache was ignored", "why", why)
 	}
 	return c
+}
+
+// use has the verification read and fill the caches.
+func (c caches) use(opts *verify.Options) {
+	if c.pkgs != nil {
+		opts.Cache = c.pkgs
+	}
+	if c.crd != nil {
+		opts.CRDMemo = c.crd
+	}
+}
+
+// save writes the CRD verdicts and trims the package cache to its bound;
+// a failure is a warning (the caches are an optimisation).
+func (c caches) save() {
+	if c.crd != nil {
+		if err := c.crd.Save(); err != nil {
+			c.log.Warn("the CRD verdict cache was not written", "err", err)
+		}
+	}
+	if c.pkgs != nil {
+		if err := c.pkgs.Trim(pkgcache.DefaultMaxBytes); err != nil {
+			c.log.Warn("the package cache was not trimmed", "err", err)
+		}
+	}
 }

@@ -75,6 +75,9 @@ type Options struct {
 	// verdict, check.NewCRDJudge; verify.Run sets it), and the model keeps
 	// the verdict, not the document. nil: the CRDs are listed unjudged.
 	CRDs CRDJudge
+	// Cache keeps loaded packages across loads (see Cache); nil loads
+	// every package.
+	Cache Cache
 }
 
 // CRDJudge judges the CustomResourceDefinition documents of the releases
@@ -142,6 +145,10 @@ func Tree(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Cache != nil {
+		opts.Logger.Debug("package cache", "recalled", l.stats.recalled.Load(), "loaded", l.stats.loaded.Load(),
+			"kept", l.stats.kept.Load(), "not keyed", l.stats.unkeyed.Load())
+	}
 	t := assemble(real, probs, results, sk)
 	resolveClusterctl(t)
 	t.Fetches = scanFetches(fsys, t, scripts)
@@ -207,7 +214,7 @@ func (l *scanner) loadAll(ctx context.Context, cands []candidate) ([]*model.Pack
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				results[i] = l.safeLoad(ctx, cands[i])
+				results[i] = l.cachedLoad(ctx, cands[i])
 			}
 		}()
 	}
@@ -358,6 +365,7 @@ type scanner struct {
 	// that needs one is found, so a tree without provider charts starts
 	// none; nil: children start on demand.
 	warmRender func()
+	stats      cacheStats // what Options.Cache did
 }
 
 // needRender tells the scanner that a package about to load renders (or
@@ -376,10 +384,11 @@ func (l *scanner) skip(c candidate, reason string) {
 }
 
 // safeLoad loads one candidate; a panic becomes a package-load Problem of
-// that package rather than ending the scan.
-func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package) {
+// that package rather than ending the scan (ok is then false).
+func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
+			ok = false
 			l.opts.Logger.Error("loader panic", "package", c.rel, "panic", r, "stack", string(debug.Stack()))
 			p = newPackage(c)
 			p.CommandDir = l.opts.CommandDir
@@ -389,9 +398,9 @@ func (l *scanner) safeLoad(ctx context.Context, c candidate) (p *model.Package) 
 		}
 	}()
 	if ctx.Err() != nil {
-		return nil
+		return nil, false
 	}
-	return l.loadPackage(ctx, c)
+	return l.loadPackage(ctx, c), true
 }
 
 func newPackage(c candidate) *model.Package {
@@ -416,7 +425,7 @@ func Package(ctx context.Context, dir string, opts Options) (*model.Package, err
 	}
 	l, done := newScanner(real, fsys, opts, nil)
 	defer done()
-	p := l.safeLoad(ctx, c)
+	p := l.cachedLoad(ctx, c)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

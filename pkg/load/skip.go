@@ -62,6 +62,22 @@ func (s *skips) add(rel, reason string) {
 	s.list = append(s.list, model.Skip{Path: rel, Reason: reason})
 }
 
+// reason is why the chart at rel was skipped; ok is false when it was not
+// (or s is nil).
+func (s *skips) reason(rel string) (why string, ok bool) {
+	if s == nil {
+		return "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.list) - 1; i >= 0; i-- {
+		if s.list[i].Path == rel {
+			return s.list[i].Reason, true
+		}
+	}
+	return "", false
+}
+
 func (s *skips) sorted() []model.Skip {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -137,6 +137,25 @@ type Sandbox struct {
 	// at once).
 	slots chan struct{}
 	pool  childPool
+	// unsure counts the answers that depended on the machine rather
+	// than on the chart: a time or memory bound passed, a child that
+	// failed (Unsure).
+	unsure atomic.Uint64
+}
+
+// Unsure counts the answers so far that depended on the machine rather
+// than on the input alone (a time or memory bound passed, a render child
+// that failed): a load that saw this count move may not give the same
+// result again, so it is not worth keeping.
+func (s *Sandbox) Unsure() uint64 { return s.unsure.Load() }
+
+// noteUnsure counts err, the failure of a child's answer, unless the
+// input alone decided it (the output bound).
+func (s *Sandbox) noteUnsure(err error) {
+	var le *limitError
+	if err != nil && !(errors.As(err, &le) && le.What == "output") {
+		s.unsure.Add(1)
+	}
 }
 
 // New returns a Sandbox that logs the bounds charts pass to log (nil: the
@@ -314,6 +333,7 @@ func (s *Sandbox) Render(ctx context.Context, c Chart) (*Rendering, *model.Probl
 		req.Files = append(req.Files, renderFile{Name: f.Name, Data: data})
 	}
 	res, err := s.inChild(ctx, req, lim)
+	s.noteUnsure(err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return &Rendering{Stage: StageRender, Err: ctx.Err()}, nil
@@ -752,6 +772,7 @@ func (s *Sandbox) Parse(ctx context.Context, lim Limits, name string, data []byt
 	}
 	req := renderRequest{Parse: true, Timeout: lim.Timeout, MaxOutput: lim.MaxOutput, Files: []renderFile{{Name: name, Data: data}}}
 	res, err := s.inChild(ctx, req, lim)
+	s.noteUnsure(err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, nil, ctx.Err()
