@@ -303,6 +303,13 @@ func (o *checkOptions) verifyOptions(pol *policy.Policy) (verify.Options, error)
 func (o *checkOptions) verify(ctx context.Context, root string, opts verify.Options) (*report.Report, error) {
 	opts.Sandbox = render.New(nil)
 	defer opts.Sandbox.Close()
+	c := openCaches(o.noCache, slog.Default())
+	if c.crd != nil {
+		opts.CRDMemo = c.crd
+	}
+	// One CRD judge for the tree and its base: a CRD both hold is judged
+	// once.
+	opts.CRDs = check.NewCRDJudge(opts.CRDMemo)
 	if o.base != "" {
 		base, err := history.Base(ctx, root, o.base, history.BaseOptions{Verify: opts})
 		if err != nil {
@@ -310,7 +317,6 @@ func (o *checkOptions) verify(ctx context.Context, root string, opts verify.Opti
 		}
 		opts.Extra = append(opts.Extra, history.Checks(base)...)
 	}
-	c := openCaches(o.noCache, slog.Default())
 	c.use(&opts)
 	_, r, err := verify.Run(ctx, root, opts)
 	if err != nil {

@@ -2,14 +2,11 @@ package check
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -82,145 +79,123 @@ func gvk(apiVersion, kind string) string { return apiVersion + "/" + kind }
 
 // addCRD records the kinds a CRD serves; a CRD that does not decode
 // serves none (its own finding says so).
-func (s servedKinds) addCRD(f *crdFacts) {
-	for _, k := range f.kinds {
+func (s servedKinds) addCRD(v *model.CRDVerdict) {
+	for _, k := range v.Kinds {
 		s[k] = true
 	}
 }
 
-// crdFacts is what components-apply reads of one CRD document: the kinds
-// it serves and, for an apiextensions.k8s.io/v1 CRD, the API server's
-// refusal ("" when it accepts it).
-type crdFacts struct {
-	kinds   []string
-	refusal string
-}
+// crdV1 is the API version of the CRDs the API server judges; CRDs of
+// other versions only serve kinds.
+const crdV1 = "apiextensions.k8s.io/v1"
 
-// CRDFacts is what components-apply learned of one CRD, as a CRDMemo
-// keeps it: the kinds it serves, and whether the API server accepts it
-// (Judged: Refusal is its answer, "" when it accepts it).
+// CRDFacts is what a CRDMemo keeps of one CustomResourceDefinition
+// document: the object its bytes parse to (Line relative to the
+// document's first line) and components-apply's verdict on it.
 type CRDFacts struct {
-	Kinds   []string `json:"k,omitempty"`
-	Refusal string   `json:"r,omitempty"`
-	Judged  bool     `json:"j,omitempty"`
+	APIVersion string   `json:"a,omitempty"`
+	Name       string   `json:"n,omitempty"`
+	Namespace  string   `json:"s,omitempty"`
+	Line       int      `json:"l,omitempty"`
+	Decoded    bool     `json:"d,omitempty"`
+	Kinds      []string `json:"k,omitempty"`
+	Refusal    string   `json:"r,omitempty"`
 }
 
-// CRDMemo keeps CRDFacts across runs, by the SHA-256 of a CRD's JSON (the
-// whole input of the facts; the keeper adds this build's identity to its
-// own key). Recall and Remember are called from several goroutines.
+// CRDMemo keeps CRDFacts across runs, by the SHA-256 of a CRD document's
+// bytes (the whole input of the facts; the keeper adds this build's
+// identity to its own key). Recall and Remember are called from several
+// goroutines.
 type CRDMemo interface {
 	Recall(sum [32]byte) (CRDFacts, bool)
 	Remember(sum [32]byte, f CRDFacts)
 }
 
-// crdKey names a CRD document by where its JSON lies: the loader gives
-// each document its own bytes, so one key is one document, however many
-// passes over the packages read it.
-type crdKey struct {
-	p *byte
-	n int
+// CRDJudge judges the CustomResourceDefinition documents of a tree while
+// its packages load (the loader's load.Options.CRDs), so that the model
+// keeps each one's verdict and not its text: what the memo remembers is
+// believed, and each document is judged once a process (packages that
+// share a CRD share its verdict). Safe for concurrent use.
+type CRDJudge struct {
+	memo CRDMemo
+	seen sync.Map // [32]byte -> CRDFacts
 }
 
-func keyOf(raw []byte) crdKey {
-	if len(raw) == 0 {
-		return crdKey{}
+// NewCRDJudge is a CRDJudge that remembers across runs in memo (nil: only
+// within the process).
+func NewCRDJudge(memo CRDMemo) *CRDJudge { return &CRDJudge{memo: memo} }
+
+// Recall is the object, its verdict set, that the document whose bytes
+// have SHA-256 sum parsed to when it was judged before.
+func (j *CRDJudge) Recall(sum [32]byte) (model.AppliedObject, bool) {
+	if f, ok := j.seen.Load(sum); ok {
+		return f.(CRDFacts).object(), true
 	}
-	return crdKey{&raw[0], len(raw)}
+	if j.memo == nil {
+		return model.AppliedObject{}, false
+	}
+	f, ok := j.memo.Recall(sum)
+	if !ok {
+		return model.AppliedObject{}, false
+	}
+	j.seen.Store(sum, f)
+	return f.object(), true
 }
 
-// crdFactsOf decodes every CRD of the tree once and judges each v1 one
-// (crdJudge), on as many goroutines as the process may run: validation
-// is most of the check's cost, and each CRD's is independent of the
-// others'. A panic in a judge is raised again on the caller's goroutine,
-// where the check's recovery reports it.
-func crdFactsOf(t *model.Tree, memo CRDMemo) map[crdKey]*crdFacts {
-	type job struct {
-		raw   []byte
-		judge bool
-		facts *crdFacts
-	}
-	index := map[crdKey]*job{}
-	var jobs []*job
-	for _, pkg := range t.Packages {
-		for _, o := range pkg.Applied {
-			v1 := o.Kind == "CustomResourceDefinition" && o.APIVersion == "apiextensions.k8s.io/v1"
-			if o.CRD == nil {
-				continue
-			}
-			k := keyOf(o.CRD)
-			j := index[k]
-			if j == nil {
-				j = &job{raw: o.CRD, facts: &crdFacts{}}
-				index[k] = j
-				jobs = append(jobs, j)
-			}
-			j.judge = j.judge || v1
+// Judge judges the CRD o (Line relative to its document) from its JSON
+// (nil when the document does not decode as JSON) and remembers the
+// verdict under sum, the SHA-256 of the document's bytes. A panic of the
+// API server's code is the CRD's refusal (never remembered), so the rest
+// of its package still loads.
+func (j *CRDJudge) Judge(sum [32]byte, o model.AppliedObject, crd []byte) (v *model.CRDVerdict) {
+	defer func() {
+		if r := recover(); r != nil {
+			v = &model.CRDVerdict{Decoded: crd != nil, Refusal: fmt.Sprintf("internal error while judging it: %v (report this as a pinseal bug with the CRD attached)", r)}
 		}
+	}()
+	v = judgeCRD(crd, o.APIVersion == crdV1)
+	f := CRDFacts{APIVersion: o.APIVersion, Name: o.Name, Namespace: o.Namespace, Line: o.Line,
+		Decoded: v.Decoded, Kinds: v.Kinds, Refusal: v.Refusal}
+	j.seen.Store(sum, f)
+	if j.memo != nil {
+		j.memo.Remember(sum, f)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var panicked atomic.Value
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					panicked.CompareAndSwap(nil, fmt.Sprint(r))
-				}
-			}()
-			for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
-				j := jobs[i]
-				*j.facts = crdRemembered(memo, j.raw, j.judge)
-			}
-		}()
-	}
-	wg.Wait()
-	if r := panicked.Load(); r != nil {
-		panic(r)
-	}
-	out := make(map[crdKey]*crdFacts, len(index))
-	for k, j := range index {
-		out[k] = j.facts
-	}
-	return out
+	return v
 }
 
-// crdRemembered is crdJudge's answer, from memo when it holds one for
-// raw (judged, when judge asks for it), else judged and remembered.
-func crdRemembered(memo CRDMemo, raw []byte, judge bool) crdFacts {
-	if memo == nil {
-		return crdJudge(raw, judge)
-	}
-	sum := sha256.Sum256(raw)
-	if f, ok := memo.Recall(sum); ok && (f.Judged || !judge) {
-		return crdFacts{kinds: f.Kinds, refusal: f.Refusal}
-	}
-	f := crdJudge(raw, judge)
-	memo.Remember(sum, CRDFacts{Kinds: f.kinds, Refusal: f.refusal, Judged: judge})
-	return f
+func (f CRDFacts) object() model.AppliedObject {
+	return model.AppliedObject{APIVersion: f.APIVersion, Kind: "CustomResourceDefinition", Name: f.Name, Namespace: f.Namespace,
+		Location: model.Location{Line: f.Line}, CRD: &model.CRDVerdict{Decoded: f.Decoded, Kinds: f.Kinds, Refusal: f.Refusal}}
 }
 
-// crdJudge decodes raw (JSON) once: the kinds it serves and, when judge,
-// the API server's answer to creating it.
-func crdJudge(raw []byte, judge bool) crdFacts {
+// judgeCRD decodes raw (JSON; nil when the document did not decode as
+// JSON) once: the kinds it serves and, when judge, the API server's answer
+// to creating it.
+func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
+	if raw == nil {
+		v := &model.CRDVerdict{}
+		if judge {
+			v.Refusal = "it does not decode as a Kubernetes object"
+		}
+		return v
+	}
+	v := &model.CRDVerdict{Decoded: true}
 	var v1 apiextv1.CustomResourceDefinition
 	if err := json.Unmarshal(raw, &v1); err != nil {
 		if judge {
-			return crdFacts{refusal: fmt.Sprintf("it does not decode: %v", err)}
+			v.Refusal = fmt.Sprintf("it does not decode: %v", err)
 		}
-		return crdFacts{}
+		return v
 	}
-	var f crdFacts
-	for _, v := range v1.Spec.Versions {
-		if v.Served {
-			f.kinds = append(f.kinds, gvk(v1.Spec.Group+"/"+v.Name, v1.Spec.Names.Kind))
+	for _, ver := range v1.Spec.Versions {
+		if ver.Served {
+			v.Kinds = append(v.Kinds, gvk(v1.Spec.Group+"/"+ver.Name, v1.Spec.Names.Kind))
 		}
 	}
 	if judge {
-		f.refusal = crdRefusalOf(&v1)
+		v.Refusal = crdRefusalOf(&v1)
 	}
-	return f
+	return v
 }
 
 // componentsApply: every object of a release's components is one the API
@@ -230,14 +205,13 @@ func crdJudge(raw []byte, judge bool) crdFacts {
 // the release's own components, or by an external CRD the policy names).
 func componentsApply(in *Input, external []string) []report.Finding {
 	t := in.Tree
-	facts := crdFactsOf(t, in.CRDMemo)
 	core := servedKinds{}
 	hasCore := false
 	for _, pkg := range t.Packages {
 		for _, o := range pkg.Applied {
-			if o.CRD != nil && slices.ContainsFunc(o.Providers, func(p string) bool { return strings.HasPrefix(p, "CoreProvider/") }) {
+			if o.CRD != nil && o.CRD.Decoded && slices.ContainsFunc(o.Providers, func(p string) bool { return strings.HasPrefix(p, "CoreProvider/") }) {
 				hasCore = true
-				core.addCRD(facts[keyOf(o.CRD)])
+				core.addCRD(o.CRD)
 			}
 		}
 	}
@@ -249,21 +223,23 @@ func componentsApply(in *Input, external []string) []report.Finding {
 	for _, pkg := range t.Packages {
 		own := map[string]servedKinds{}
 		for _, o := range pkg.Applied {
-			if o.CRD != nil {
+			if o.CRD != nil && o.CRD.Decoded {
 				if own[o.Release] == nil {
 					own[o.Release] = servedKinds{}
 				}
-				own[o.Release].addCRD(facts[keyOf(o.CRD)])
+				own[o.Release].addCRD(o.CRD)
 			}
 		}
 		for _, o := range pkg.Applied {
 			owner := strings.Join(o.Providers, ", ")
-			if o.Kind == "CustomResourceDefinition" && o.APIVersion == "apiextensions.k8s.io/v1" {
-				msg := "it does not decode as a Kubernetes object"
-				if o.CRD != nil {
-					msg = facts[keyOf(o.CRD)].refusal
+			if o.Kind == "CustomResourceDefinition" && o.APIVersion == crdV1 {
+				if o.CRD == nil {
+					out = append(out, newFinding(ComponentsApply, pkg, owner, o.Location,
+						fmt.Sprintf("release %s: CustomResourceDefinition %q was not judged: the tree was loaded without a CRD judge (load.Options.CRDs)", o.Release, o.Name),
+						"load the tree with verify.Run, or set load.Options.CRDs to check.NewCRDJudge(nil): this is a bug of the program that loaded it"))
+					continue
 				}
-				if msg != "" {
+				if msg := o.CRD.Refusal; msg != "" {
 					out = append(out, newFinding(ComponentsApply, pkg, owner, o.Location,
 						fmt.Sprintf("release %s: the API server refuses CustomResourceDefinition %q: %s", o.Release, o.Name, msg),
 						"fix the CRD upstream or in a patch (patches/, then `builder build`): a CRD the API server refuses installs nothing of the release, and the operator retries it for ever"))

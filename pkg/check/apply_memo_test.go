@@ -1,8 +1,7 @@
 package check_test
 
 import (
-	"crypto/sha256"
-	"slices"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -35,9 +34,8 @@ func (m *mapMemo) Remember(sum [32]byte, f check.CRDFacts) {
 	m.m[sum] = f
 }
 
-func applyFindings(tree *model.Tree, memo check.CRDMemo) []report.Finding {
+func applyFindings(tree *model.Tree) []report.Finding {
 	in := check.NewInput(tree)
-	in.CRDMemo = memo
 	for _, c := range check.Builtin(nil, nil) {
 		if c.ID == check.ComponentsApply {
 			return c.Run(in)
@@ -46,51 +44,66 @@ func applyFindings(tree *model.Tree, memo check.CRDMemo) []report.Finding {
 	return nil
 }
 
-// TestComponentsApplyMemo: a memo filled by one run answers the next with
-// the same findings; what the memo holds is believed (a refusal it holds
-// is reported), except facts not judged for a CRD that must be judged.
-func TestComponentsApplyMemo(t *testing.T) {
-	tree := loadExamples(t)
-	editCRD(t, tree, "capi-providers-infraprovider", func(v map[string]any) { version0(v)["storage"] = false })
-	want := applyFindings(tree, nil)
-	if len(want) != 1 {
-		t.Fatalf("the mutated tree has %d components-apply findings, want 1: %v", len(want), want)
+// applied lists every package's Applied objects.
+func applied(tree *model.Tree) [][]model.AppliedObject {
+	var out [][]model.AppliedObject
+	for _, p := range tree.Packages {
+		out = append(out, p.Applied)
 	}
+	return out
+}
+
+// TestComponentsApplyMemo: a memo filled by one load answers the next for
+// every CRD, which is then not parsed, with the same objects and
+// verdicts; what the memo holds is believed (a refusal it holds is
+// reported).
+func TestComponentsApplyMemo(t *testing.T) {
 	memo := &mapMemo{m: map[[32]byte]check.CRDFacts{}}
-	for run := range 2 {
-		if got := applyFindings(tree, memo); !slices.EqualFunc(got, want, func(a, b report.Finding) bool { return a.Message == b.Message && a.File == b.File }) {
-			t.Fatalf("run %d with the memo: %v, want %v", run, got, want)
+	first := loadExamplesWith(t, check.NewCRDJudge(memo))
+	var crds int
+	for _, objs := range applied(first) {
+		for _, o := range objs {
+			if o.Kind == "CustomResourceDefinition" {
+				crds++
+			}
 		}
 	}
-	if memo.recalled == 0 || len(memo.m) == 0 {
-		t.Fatalf("the second run recalled %d facts of %d remembered", memo.recalled, len(memo.m))
+	if crds == 0 || len(memo.m) != crds {
+		t.Fatalf("the first load remembered %d facts for %d CRDs", len(memo.m), crds)
+	}
+	if fs := applyFindings(first); len(fs) != 0 {
+		t.Fatalf("components-apply red on the examples: %v", fs)
+	}
+	second := loadExamplesWith(t, check.NewCRDJudge(memo))
+	if memo.recalled != crds {
+		t.Fatalf("the second load recalled %d facts for %d CRDs", memo.recalled, crds)
+	}
+	if !reflect.DeepEqual(applied(second), applied(first)) {
+		t.Fatal("the objects recalled are not the objects parsed")
 	}
 
-	clean := loadExamples(t)
-	var sum [32]byte
-	for _, o := range clean.Packages[0].Applied {
-		if o.CRD != nil {
-			sum = sha256.Sum256(o.CRD)
-			break
+	var held [32]byte
+	for sum, f := range memo.m {
+		if f.Name == "clusters.cluster.x-k8s.io" {
+			held = sum
+			f.Refusal = "[held]"
+			memo.m[sum] = f
 		}
 	}
-	for _, tc := range []struct {
-		name  string
-		facts check.CRDFacts
-		red   bool
-	}{
-		{"a refusal it holds is reported", check.CRDFacts{Refusal: "[held]", Judged: true}, true},
-		{"facts never judged are judged again", check.CRDFacts{Refusal: "[held]"}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			memo := &mapMemo{m: map[[32]byte]check.CRDFacts{sum: tc.facts}}
-			got := applyFindings(clean, memo)
-			if red := len(got) > 0; red != tc.red {
-				t.Fatalf("findings %v, want red %v", got, tc.red)
-			}
-			if tc.red && (len(got) != 1 || !strings.Contains(got[0].Message, "[held]")) {
-				t.Fatalf("findings %v, want one quoting the memo's refusal", got)
-			}
-		})
+	if held == ([32]byte{}) {
+		t.Fatal("no facts of clusters.cluster.x-k8s.io remembered")
+	}
+	got := applyFindings(loadExamplesWith(t, check.NewCRDJudge(memo)))
+	if len(got) != 1 || !strings.Contains(got[0].Message, "[held]") || !strings.Contains(got[0].Message, "clusters.cluster.x-k8s.io") {
+		t.Fatalf("findings %v, want one quoting the memo's refusal", got)
+	}
+}
+
+// TestComponentsApplyUnjudged: a tree loaded with no judge does not pass
+// components-apply on CRDs nobody judged.
+func TestComponentsApplyUnjudged(t *testing.T) {
+	got := applyFindings(loadExamplesWith(t, nil))
+	if len(got) == 0 || !strings.Contains(got[0].Message, "was not judged") {
+		t.Fatalf("findings %v, want the CRDs named as not judged", got)
 	}
 }

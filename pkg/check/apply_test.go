@@ -3,21 +3,29 @@ package check_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/pkg/check"
 	"github.com/pinseal/pinseal/pkg/load"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
 )
 
-// loadExamples loads examples/packages, the tree `make demo` builds.
+// loadExamples loads examples/packages, the tree `make demo` builds, its
+// CRDs judged as it loads (as verify.Run does).
 func loadExamples(t *testing.T) *model.Tree {
 	t.Helper()
-	tree, err := load.Tree(context.Background(), filepath.Join("..", "..", "examples", "packages"), load.Options{})
+	return loadExamplesWith(t, check.NewCRDJudge(nil))
+}
+
+func loadExamplesWith(t *testing.T, judge load.CRDJudge) *model.Tree {
+	t.Helper()
+	tree, err := load.Tree(context.Background(), filepath.Join("..", "..", "examples", "packages"), load.Options{CRDs: judge})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,28 +47,46 @@ func redChecks(tree *model.Tree, external []string) (ids []string, fs []report.F
 	return ids, fs
 }
 
-// editCRD rewrites the first CRD of the package at pkgPath with edit.
+// editCRD rewrites the first CRD of the package at pkgPath with edit and
+// judges it again (the model keeps verdicts, not the CRDs' text).
 func editCRD(t *testing.T, tree *model.Tree, pkgPath string, edit func(map[string]any)) string {
 	t.Helper()
-	for _, p := range tree.Packages {
-		if p.Path != pkgPath {
+	p := pkgOf(tree, pkgPath)
+	for i, o := range p.Applied {
+		if o.CRD == nil {
 			continue
 		}
-		for i, o := range p.Applied {
-			if o.CRD == nil {
-				continue
-			}
-			var v map[string]any
-			if err := json.Unmarshal(o.CRD, &v); err != nil {
-				t.Fatal(err)
-			}
-			edit(v)
-			p.Applied[i].CRD, _ = json.Marshal(v)
-			return o.Name
-		}
+		rejudge(t, p, i, edit)
+		return o.Name
 	}
 	t.Fatalf("no CRD in %s", pkgPath)
 	return ""
+}
+
+// rejudge reads the document of p.Applied[i] (a CRD) from its file,
+// edits it as JSON and sets the verdict on it to the judge's.
+func rejudge(t *testing.T, p *model.Package, i int, edit func(map[string]any)) {
+	t.Helper()
+	o := p.Applied[i]
+	data, err := os.ReadFile(filepath.Join(p.Dir, filepath.FromSlash(o.File)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range manifest.SplitDocs(data) {
+		obj, _ := manifest.ParseDoc(d, o.File)
+		if obj == nil || obj.Kind != "CustomResourceDefinition" || obj.Name != o.Name {
+			continue
+		}
+		var v map[string]any
+		if err := json.Unmarshal(manifest.JSON(obj.Root), &v); err != nil {
+			t.Fatal(err)
+		}
+		edit(v)
+		js, _ := json.Marshal(v)
+		p.Applied[i].CRD = check.NewCRDJudge(nil).Judge([32]byte{}, o, js)
+		return
+	}
+	t.Fatalf("%s: no CRD %s", o.File, o.Name)
 }
 
 func version0(v map[string]any) map[string]any {
@@ -167,12 +193,11 @@ func TestComponentsApplyOldExamples(t *testing.T) {
 		if o.CRD == nil {
 			continue
 		}
-		var v map[string]any
-		_ = json.Unmarshal(o.CRD, &v)
-		props := version0(v)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)
-		delete(props["spec"].(map[string]any), "type")
-		delete(props["status"].(map[string]any), "type")
-		p.Applied[i].CRD, _ = json.Marshal(v)
+		rejudge(t, p, i, func(v map[string]any) {
+			props := version0(v)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)
+			delete(props["spec"].(map[string]any), "type")
+			delete(props["status"].(map[string]any), "type")
+		})
 		n++
 	}
 	_, fs := redChecks(tree, nil)

@@ -31,9 +31,6 @@ type Func func(*Input) []report.Finding
 type Input struct {
 	Tree  *model.Tree
 	Index *Index
-	// CRDMemo, when set, keeps what components-apply learns of each CRD
-	// across runs (nil: every CRD is judged afresh).
-	CRDMemo CRDMemo
 }
 
 // NewInput indexes t for a run of checks. The checks only read it, one

@@ -28,7 +28,8 @@ func ExampleLookup() {
 // Builtin are the checks that read the tree alone; each is a pure
 // function of the loaded model, run over one Input. Here a copy of the
 // example core package whose components YAML was edited after its blob
-// was built.
+// was built, loaded with components-apply's CRD judge (verify.Run sets
+// it): the loader judges each CRD as its package loads.
 func ExampleBuiltin() {
 	dir, err := os.MkdirTemp("", "pinseal-example-")
 	if err != nil {
@@ -47,7 +48,7 @@ func ExampleBuiltin() {
 		log.Fatal(err)
 	}
 
-	tree, err := load.Tree(context.Background(), dir, load.Options{Workers: 2, Logger: slog.New(slog.DiscardHandler)})
+	tree, err := load.Tree(context.Background(), dir, load.Options{Workers: 2, Logger: slog.New(slog.DiscardHandler), CRDs: check.NewCRDJudge(nil)})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -3,9 +3,10 @@ package load
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"crypto/sha256"
 	"io"
 	"path/filepath"
+	"sync"
 
 	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/internal/manifest"
@@ -17,7 +18,9 @@ import (
 // server receives them (model.Package.Applied): the vendored blob,
 // inflated within the inflate limit, else the vendored YAML. A document
 // that does not parse is package-load's or the cluster's to report, not
-// listed here; a blob that does not inflate is blob-corrupt's.
+// listed here; a blob that does not inflate is blob-corrupt's. Each CRD
+// is judged here (Options.CRDs) and only its verdict kept, so the model
+// does not grow with the CRDs' text.
 func (l *scanner) applied(ctx context.Context, p *model.Package, mem map[string][]byte) {
 	for _, r := range p.Layout.Releases {
 		if ctx.Err() != nil {
@@ -44,21 +47,60 @@ func (l *scanner) applied(ctx context.Context, p *model.Package, mem map[string]
 		}
 		provs := releaseProviders(r)
 		for _, d := range manifest.SplitDocs(data) {
-			o, _ := manifest.ParseDoc(d, rel)
-			if o == nil || o.Kind == "" {
+			a, ok := l.appliedObject(d, rel)
+			if !ok {
 				continue
 			}
-			a := model.AppliedObject{Release: r.Name, Providers: provs, APIVersion: o.APIVersion, Kind: o.Kind,
-				Name: o.Name, Namespace: o.Namespace, InBlob: gz, Location: model.Location{File: rel, Line: o.Line}}
-			if o.Kind == "CustomResourceDefinition" {
-				var v any
-				if o.Root.Decode(&v) == nil {
-					a.CRD, _ = json.Marshal(v)
-				}
-			}
+			a.Release, a.Providers, a.InBlob, a.File = r.Name, provs, gz, rel
 			p.Applied = append(p.Applied, a)
 		}
 	}
+}
+
+const crdKind = "CustomResourceDefinition"
+
+// jsonBufs hold the buffers CRDs are written into as JSON for their
+// judge: a CRD's JSON is tens of kilobytes, judged and dropped.
+var jsonBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledJSON is the largest buffer jsonBufs keeps.
+const maxPooledJSON = 4 << 20
+
+// appliedObject is the object the document d of the file rel is (Line
+// set, the rest of its place left to the caller); false when it is none
+// (it does not parse, or has no kind). A CRD is judged with
+// Options.CRDs, and one the judge remembers is not parsed at all.
+func (l *scanner) appliedObject(d manifest.Doc, rel string) (model.AppliedObject, bool) {
+	judge := l.opts.CRDs
+	var sum [32]byte
+	hashed := false
+	if judge != nil && d.MayBeKind(crdKind) {
+		sum, hashed = sha256.Sum256(d.Bytes()), true
+		if a, ok := judge.Recall(sum); ok {
+			a.Line += d.Line()
+			return a, true
+		}
+	}
+	o, _ := manifest.ParseDoc(d, rel)
+	if o == nil || o.Kind == "" {
+		return model.AppliedObject{}, false
+	}
+	a := model.AppliedObject{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, Namespace: o.Namespace}
+	if o.Kind == crdKind && judge != nil {
+		if !hashed {
+			sum = sha256.Sum256(d.Bytes())
+		}
+		a.Line = o.Line - d.Line()
+		buf := jsonBufs.Get().(*[]byte)
+		js := manifest.AppendJSON((*buf)[:0], o.Root)
+		a.CRD = judge.Judge(sum, a, js)
+		if cap(js) <= maxPooledJSON {
+			*buf = js[:0]
+		}
+		jsonBufs.Put(buf)
+	}
+	a.Line = o.Line
+	return a, true
 }
 
 // readRelease reads a vendored file (from data when held in memory),

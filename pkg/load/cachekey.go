@@ -91,6 +91,7 @@ func (l *scanner) cacheKey(c candidate) (loadKey, bool) {
 	w.field(fmt.Sprint(os.Getuid(), os.Getgid(), groups)) // what may be read
 	o := l.opts
 	w.field(fmt.Sprintf("%q %q %d %#v %v %q", o.Namespace, o.CommandDir, o.Limit, o.Render, render.Available(o.Render), o.Exclude))
+	w.field("crds judged " + strconv.FormatBool(o.CRDs != nil)) // the verdicts on the model
 	l.keyValues(w, c.rel)
 	// The candidate's files are opened through a root of its own: one
 	// opened at the tree would walk every directory above each of them.

@@ -70,9 +70,28 @@ type Options struct {
 	Exclude []string
 	// Values give charts the values they need to render (policy values:).
 	Values []ValuesFiles
+	// CRDs, when set, judges each CustomResourceDefinition document of a
+	// package's releases while the package loads (components-apply's
+	// verdict, check.NewCRDJudge; verify.Run sets it), and the model keeps
+	// the verdict, not the document. nil: the CRDs are listed unjudged.
+	CRDs CRDJudge
 	// Cache keeps loaded packages across loads (see Cache); nil loads
 	// every package.
 	Cache Cache
+}
+
+// CRDJudge judges the CustomResourceDefinition documents of the releases
+// as their packages load. A document is named by the SHA-256 of its bytes
+// (manifest.Doc.Bytes); an object's Line is relative to its document's
+// first line. Called from several goroutines.
+type CRDJudge interface {
+	// Recall is the object, its verdict set, that the document whose
+	// bytes have SHA-256 sum parsed to when it was judged before.
+	Recall(sum [32]byte) (model.AppliedObject, bool)
+	// Judge judges the CRD o, of the document with SHA-256 sum, from its
+	// JSON (nil when the document does not decode as JSON; not kept after
+	// Judge returns: the loader reuses it), and remembers the verdict.
+	Judge(sum [32]byte, o model.AppliedObject, crd []byte) *model.CRDVerdict
 }
 
 func (o Options) withDefaults() Options {

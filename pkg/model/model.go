@@ -307,12 +307,27 @@ type AppliedObject struct {
 	// Providers are the package's providers that install the release.
 	Providers                         []string
 	APIVersion, Kind, Name, Namespace string
-	// CRD is the document as JSON when Kind is CustomResourceDefinition
-	// (what the API server validates), else nil.
-	CRD []byte
+	// CRD is components-apply's verdict on the document when Kind is
+	// CustomResourceDefinition, judged while the package loaded
+	// (load.Options.CRDs), so the model keeps no CRD's text; nil for other
+	// kinds, and for a CRD the loader had no judge for.
+	CRD *CRDVerdict
 	// InBlob: Location is a gzip file and Line a line of what it inflates to.
 	InBlob bool
 	Location
+}
+
+// CRDVerdict is what components-apply needs of one CustomResourceDefinition
+// document: the kinds it serves and the API server's answer to creating it.
+type CRDVerdict struct {
+	// Decoded: the document decodes as JSON (one that does not serves no
+	// kind, and an apiextensions.k8s.io/v1 one is refused).
+	Decoded bool
+	// Kinds are the GROUP/VERSION/KIND keys it serves.
+	Kinds []string
+	// Refusal is the API server's refusal of an apiextensions.k8s.io/v1
+	// CRD, "" when it accepts it (and for other versions, never judged).
+	Refusal string
 }
 
 // Provider is one cluster-api-operator provider object, or a Rancher

@@ -69,7 +69,9 @@ type Options struct {
 	Tool report.Tool
 
 	// CRDMemo, when set, keeps components-apply's judgement of each CRD
-	// across runs (the verifier keeps one in the user's cache directory).
+	// across runs (the verifier keeps one in the user's cache directory):
+	// Load judges the CRDs as the packages load with
+	// check.NewCRDJudge(CRDMemo), unless load.Options.CRDs is set.
 	CRDMemo check.CRDMemo
 }
 
@@ -111,10 +113,16 @@ func Run(ctx context.Context, root string, opts Options) (*model.Tree, *report.R
 }
 
 // Load loads the tree under root with opts' load options, plus the
-// policy's exclude list (before opts.Exclude) and values files.
+// policy's exclude list (before opts.Exclude) and values files. Its CRDs
+// are judged as their packages load by opts.CRDs, else by
+// check.NewCRDJudge(opts.CRDMemo): one judge given to several loads
+// judges a CRD they share once.
 func Load(ctx context.Context, root string, opts Options) (*model.Tree, error) {
 	start := time.Now()
 	lo := opts.Options
+	if lo.CRDs == nil {
+		lo.CRDs = check.NewCRDJudge(opts.CRDMemo)
+	}
 	if opts.Policy != nil {
 		lo.Exclude = append(slices.Clone(opts.Policy.Exclude), opts.Exclude...)
 		lo.Values = slices.Clone(lo.Values)
@@ -185,7 +193,6 @@ func Evaluate(ctx context.Context, t *model.Tree, opts Options) (*report.Report,
 	}
 
 	in := check.NewInput(t)
-	in.CRDMemo = opts.CRDMemo
 	var findings []report.Finding
 	for _, c := range Checks(opts) {
 		if err := ctx.Err(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -22,7 +23,7 @@ import (
 )
 
 // format names the file's layout; a file of another format is ignored.
-const format = "pinseal-crd-facts/1"
+const format = "pinseal-crd-facts/2"
 
 // maxFile bounds what Open reads: a bigger file is ignored.
 const maxFile = 64 << 20
@@ -96,7 +97,8 @@ func Open(dir, build string) *Cache {
 }
 
 // read parses the file: a header line (format, build, SHA-256 of the
-// body) and the body, JSON of the entries by hex SHA-256 of a CRD.
+// body) and the body, JSON of the entries by hex SHA-256 of a CRD
+// document.
 func read(path, build string) (map[string]check.CRDFacts, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -144,7 +146,8 @@ type header struct {
 // (or there was none).
 func (c *Cache) Ignored() string { return c.ignored }
 
-// Recall is the facts remembered for the CRD whose JSON has SHA-256 sum.
+// Recall is the facts remembered for the CRD document whose bytes have
+// SHA-256 sum.
 func (c *Cache) Recall(sum [32]byte) (check.CRDFacts, bool) {
 	k := hex.EncodeToString(sum[:])
 	c.mu.Lock()
@@ -158,7 +161,7 @@ func (c *Cache) Recall(sum [32]byte) (check.CRDFacts, bool) {
 	return f, ok
 }
 
-// Remember keeps f for the CRD whose JSON has SHA-256 sum.
+// Remember keeps f for the CRD document whose bytes have SHA-256 sum.
 func (c *Cache) Remember(sum [32]byte, f check.CRDFacts) {
 	k := hex.EncodeToString(sum[:])
 	c.mu.Lock()
@@ -215,7 +218,7 @@ func (c *Cache) unchanged() bool {
 	}
 	for k, f := range c.used {
 		o, ok := c.old[k]
-		if !ok || o.Refusal != f.Refusal || o.Judged != f.Judged || strings.Join(o.Kinds, " ") != strings.Join(f.Kinds, " ") {
+		if !ok || !reflect.DeepEqual(o, f) {
 			return false
 		}
 	}

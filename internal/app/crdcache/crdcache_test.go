@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -12,8 +13,9 @@ import (
 )
 
 var (
-	sumA   = sha256.Sum256([]byte(`{"kind":"CustomResourceDefinition","a":1}`))
-	factsA = check.CRDFacts{Kinds: []string{"x.io/v1/A"}, Refusal: "[spec: Required value]", Judged: true}
+	sumA   = sha256.Sum256([]byte("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"))
+	factsA = check.CRDFacts{APIVersion: "apiextensions.k8s.io/v1", Name: "as.x.io", Line: 4, Decoded: true,
+		Kinds: []string{"x.io/v1/A"}, Refusal: "[spec: Required value]"}
 )
 
 // saved is a directory whose cache holds factsA under sumA for build "b1".
@@ -35,7 +37,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("ignored: %s", c.Ignored())
 	}
 	f, ok := c.Recall(sumA)
-	if !ok || f.Refusal != factsA.Refusal || !f.Judged || len(f.Kinds) != 1 || f.Kinds[0] != factsA.Kinds[0] {
+	if !ok || !reflect.DeepEqual(f, factsA) {
 		t.Fatalf("recalled %+v %v, want %+v", f, ok, factsA)
 	}
 	if _, ok := c.Recall(sha256.Sum256([]byte("other"))); ok {
@@ -58,8 +60,8 @@ func TestUntrusted(t *testing.T) {
 		{"half written", "b1", func(t *testing.T, path string) {
 			rewrite(t, path, func(b []byte) []byte { return b[:len(b)-5] })
 		}},
-		{"other format", "b1", func(t *testing.T, path string) {
-			rewrite(t, path, func(b []byte) []byte { return bytes.Replace(b, []byte(format), []byte("pinseal-crd-facts/0"), 1) })
+		{"the format before documents were keyed by their bytes", "b1", func(t *testing.T, path string) {
+			rewrite(t, path, func(b []byte) []byte { return bytes.Replace(b, []byte(format), []byte("pinseal-crd-facts/1"), 1) })
 		}},
 		{"no header", "b1", func(t *testing.T, path string) {
 			rewrite(t, path, func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n"), nil) })
@@ -116,7 +118,7 @@ func TestConcurrentWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := Open(dir, "b1")
-	c.Remember(sha256.Sum256([]byte("new")), check.CRDFacts{Judged: true})
+	c.Remember(sha256.Sum256([]byte("new")), check.CRDFacts{Decoded: true})
 	if err := c.Save(); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ func TestSaveKeepsWhatWasUsed(t *testing.T) {
 	}
 	c = Open(dir, "b1")
 	sumB := sha256.Sum256([]byte("b"))
-	c.Remember(sumB, check.CRDFacts{Judged: true})
+	c.Remember(sumB, check.CRDFacts{Decoded: true})
 	if err := c.Save(); err != nil {
 		t.Fatal(err)
 	}

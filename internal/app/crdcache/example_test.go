@@ -14,10 +14,11 @@ import (
 func Example() {
 	dir, _ := os.MkdirTemp("", "crdcache")
 	defer os.RemoveAll(dir)
-	sum := sha256.Sum256([]byte(`{"kind":"CustomResourceDefinition"}`))
+	doc := []byte("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.x.io\n# ...\n")
+	sum := sha256.Sum256(doc)
 
 	first := crdcache.Open(dir, "build-1")
-	first.Remember(sum, check.CRDFacts{Kinds: []string{"x.io/v1/Widget"}, Judged: true})
+	first.Remember(sum, check.CRDFacts{APIVersion: "apiextensions.k8s.io/v1", Name: "widgets.x.io", Line: 3, Decoded: true, Kinds: []string{"x.io/v1/Widget"}})
 	if err := first.Save(); err != nil {
 		fmt.Println(err)
 	}
