@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// TestCollectChartReadsTemplatesFirst: a chart whose templates neither
-// name a provider marker nor read .Files is settled on its templates (its
-// other files are not read); one whose template reads .Files, or whose
-// unread file Helm could not load, is read in full, as before.
+// TestCollectChartReadsTemplatesFirst: a chart whose templates (with its
+// values.yaml and Chart.yaml, read with them) prove it writes no provider
+// marker and do not read .Files is settled on them (its other files are
+// not read); one whose template reads .Files, copies a value that holds a
+// marker, or whose unread file Helm could not load, is read in full.
 func TestCollectChartReadsTemplatesFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name, template string
@@ -17,17 +18,23 @@ func TestCollectChartReadsTemplatesFirst(t *testing.T) {
 		wantSkip       bool
 		wantFiles      int
 	}{
-		{"plain", "kind: Service\n", false, true, 1},
-		{"reads files", "data: {{ .Files.Get \"files/a.yaml\" }}\n", false, false, 3},
-		{"marker", "kind: CoreProvider\n", false, false, 3},
-		{"unloadable file", "kind: Service\n", true, false, 3},
+		{"plain", "kind: {{ .Values.kind }}\n", false, true, 3},
+		{"value with a marker", "kind: {{ .Values.kind }}\n", false, false, 4},
+		{"reads files", "data: {{ .Files.Get \"files/a.yaml\" }}\n", false, false, 4},
+		{"marker", "kind: CoreProvider\n", false, false, 4},
+		{"unloadable file", "kind: Service\n", true, false, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "c")
+			values := "kind: Service\n"
+			if tc.name == "value with a marker" {
+				values = "kind: CoreProvider\n"
+			}
 			for name, content := range map[string]string{
 				"Chart.yaml":       "apiVersion: v2\nname: c\nversion: 0.1.0\n",
 				"templates/x.yaml": tc.template,
 				"files/a.yaml":     "apiVersion: operator.cluster.x-k8s.io/v1alpha2\n",
+				"values.yaml":      values,
 			} {
 				if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
 					t.Fatal(err)
