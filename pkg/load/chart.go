@@ -307,7 +307,7 @@ func chartSettled(files []*loader.BufferedFile) bool {
 	for _, f := range files {
 		if isTemplateFile(f.Name) {
 			templates = append(templates, f)
-		} else if hasMarker([]byte(f.Name)) || hasMarker(f.Data) || copyHazard(f.Data, isCopiedFirst(f.Name)) {
+		} else if hasMarker([]byte(f.Name)) || hasMarker(f.Data) || copyHazard(f.Data, isDecodedYAML(f.Name)) {
 			return false
 		}
 	}

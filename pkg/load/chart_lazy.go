@@ -10,6 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 
 	"github.com/pinseal/pinseal/internal/layout"
+	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -52,10 +53,17 @@ func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile) bool {
 
 // isCopiedFirst tells the files read with the templates: those whose
 // text a render copies whatever the templates say (values.yaml, of the
-// chart and its subcharts, and Chart.yaml).
+// chart and its subcharts, and Chart.yaml), and the pin files the
+// release's name and namespace come from (Makefile, pin.yaml).
 func isCopiedFirst(n string) bool {
+	return isDecodedYAML(n) || n == "Makefile"
+}
+
+// isDecodedYAML tells the chart files whose YAML is decoded before a
+// render copies it (escapes and tags may then make letters).
+func isDecodedYAML(n string) bool {
 	b := path.Base(n)
-	return b == "values.yaml" || b == "Chart.yaml"
+	return b == "values.yaml" || b == "Chart.yaml" || n == pin.FileName
 }
 
 // readPending reads the pending files for which want is true.
@@ -102,7 +110,7 @@ func (c *chartReader) readAll() (skip bool) {
 			templates = append(templates, &loader.BufferedFile{Name: f.n, Data: f.data})
 		}
 	}
-	skip = !c.fatal && !c.l.hasPolicyValues(c.p.Path) && !chartNeedsRest(templates, c.pending) && c.unreadLoads()
+	skip = !c.fatal && !c.l.hasPolicyValues(c.p.Path) && !hasMarker([]byte(c.l.opts.Namespace)) && !chartNeedsRest(templates, c.pending) && c.unreadLoads()
 	if !skip {
 		c.readPending(func(string) bool { return true })
 	}
