@@ -10,8 +10,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 
 	"github.com/pinseal/pinseal/internal/layout"
-	"github.com/pinseal/pinseal/pkg/pin"
 	"github.com/pinseal/pinseal/pkg/model"
+	"github.com/pinseal/pinseal/pkg/pin"
 )
 
 // pendingFile is a chart file the walk found and has not read yet. A
