@@ -226,7 +226,7 @@ func (in *inertWalk) node(n parse.Node) (outSpan, error) {
 		if err := in.pipe(n.Pipe); err != nil {
 			return outSpan{}, err
 		}
-		if len(n.Pipe.Decl) > 0 {
+		if len(n.Pipe.Decl) > 0 || endsInFail(n.Pipe) {
 			return outSpan{empty: true}, nil
 		}
 		return printed, nil
@@ -248,6 +248,16 @@ func (in *inertWalk) node(n parse.Node) (outSpan, error) {
 		return printed, nil
 	}
 	return outSpan{}, fmt.Errorf("uses %s, which may build text", nodeKind(n))
+}
+
+// endsInFail reports whether p ends in fail, which prints nothing (the
+// render stops).
+func endsInFail(p *parse.PipeNode) bool {
+	if len(p.Cmds) == 0 || len(p.Cmds[len(p.Cmds)-1].Args) == 0 {
+		return false
+	}
+	id, ok := p.Cmds[len(p.Cmds)-1].Args[0].(*parse.IdentifierNode)
+	return ok && id.Ident == "fail"
 }
 
 // branch sums a control action: one of its bodies runs, or none; a

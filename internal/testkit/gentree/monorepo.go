@@ -186,7 +186,12 @@ var tplWords = []string{"deployment", "service", "configmap", "rbac", "secret", 
 func (g *chartGen) helpers(chart string, size int, density float64) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{{- define %q -}}\n{{ default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix \"-\" }}\n{{- end }}\n", chart+".name")
-	fmt.Fprintf(&b, "{{- define %q -}}\n{{ printf \"%%s-%%s\" .Release.Name (include %q .) | trunc 63 | trimSuffix \"-\" }}\n{{- end }}\n", chart+".fullname", chart+".name")
+	if g.m.took == TookSettled {
+		// A chart settled from its files only copies values (render.Inert).
+		fmt.Fprintf(&b, "{{- define %q -}}\n{{ include %q . | trunc 63 | trimSuffix \"-\" }}\n{{- end }}\n", chart+".fullname", chart+".name")
+	} else {
+		fmt.Fprintf(&b, "{{- define %q -}}\n{{ printf \"%%s-%%s\" .Release.Name (include %q .) | trunc 63 | trimSuffix \"-\" }}\n{{- end }}\n", chart+".fullname", chart+".name")
+	}
 	actions := 6
 	for b.Len() < size-40 {
 		if float64(actions) < density*float64(b.Len()) {
@@ -209,7 +214,11 @@ func (g *chartGen) template(chart string, i, size int, uses Construct, defines b
 	fmt.Fprintf(&b, "# %s %s\n", chart, valueWords[g.r.IntN(len(valueWords))])
 	if defines && uses&UsesInclude != 0 {
 		fmt.Fprintf(&b, "{{- define %q }}%s{{ end }}\n", chart+".name", chart)
-		fmt.Fprintf(&b, "{{- define %q }}{{ .Release.Name }}-{{ include %q . }}{{ end }}\n", chart+".fullname", chart+".name")
+		if m.took == TookSettled {
+			fmt.Fprintf(&b, "{{- define %q }}{{ include %q . }}{{ end }}\n", chart+".fullname", chart+".name")
+		} else {
+			fmt.Fprintf(&b, "{{- define %q }}{{ .Release.Name }}-{{ include %q . }}{{ end }}\n", chart+".fullname", chart+".name")
+		}
 	} else if uses&UsesDefine != 0 {
 		fmt.Fprintf(&b, "{{- define \"%s.t%02d\" }}%s{{ end }}\n", chart, i, g.words(2))
 	}
@@ -249,6 +258,17 @@ func (g *chartGen) template(chart string, i, size int, uses Construct, defines b
 	}
 	if uses&UsesToYaml != 0 {
 		b.WriteString("# {{ toYaml (default (dict \"cpu\" \"100m\") .Values.resources) | sha256sum }}\n")
+	}
+	// A settled chart's templates only copy text (render.Inert): the
+	// measured one names tpl or lookup outside an action (a comment).
+	if m.took == TookSettled {
+		if uses&UsesTpl != 0 {
+			b.WriteString("{{/* tpl (default \"{{ .Release.Name }}\" .Values.tplText) . */}}\n")
+		}
+		if uses&UsesLookup != 0 {
+			b.WriteString("{{/* lookup \"v1\" \"Secret\" .Release.Namespace \"credentials\" | len */}}\n")
+		}
+		uses &^= UsesTpl | UsesLookup
 	}
 	if uses&UsesTpl != 0 {
 		b.WriteString("# {{ tpl (default \"{{ .Release.Name }}\" .Values.tplText) . }}\n")
@@ -305,6 +325,8 @@ func (g *chartGen) dataLine(b *strings.Builder, chart string, k int, uses Constr
 		return 3
 	case uses&UsesInclude != 0:
 		fmt.Fprintf(b, "  %s%d: {{ include %q . | quote }}\n", w, k, chart+".fullname")
+	case g.m.took == TookSettled:
+		fmt.Fprintf(b, "  %s%d: {{ .Release.Name | quote }}\n", w, k)
 	default:
 		fmt.Fprintf(b, "  %s%d: {{ .Release.Name | printf \"%%s-%s\" | quote }}\n", w, k, w)
 	}
