@@ -31,8 +31,8 @@
 # 11 * N_LARGE/(10 * N_SMALL); peak RSS <= 120 MiB at N_SMALL and < 256 MiB at
 # N_LARGE; on the monorepo, verifier/before <= 1 (with BENCH_BEFORE); a warm
 # run (the verifier's cache in $XDG_CACHE_HOME filled by a run over the tree,
-# then one package changed) <= 0.2 x the floor at N_SMALL. The timed cold runs
-# each get an empty XDG_CACHE_HOME of their own. Missing a
+# then one package changed) <= 0.2 x the floor at N_SMALL. The timed cold runs (the
+# BENCH_BEFORE verifier's too) each get an empty XDG_CACHE_HOME of their own. Missing a
 # target is reported, never an error: timings depend on the machine (on a busy
 # shared machine wall time mostly measures waiting for a core; CPU time is
 # printed beside it, and the load average). The run fails only if the
@@ -204,7 +204,10 @@ run_size() { # N REPEAT
 	for ((i = 0; i < repeat; i++)); do
 		rm -rf "$work/cache" && mkdir "$work/cache"
 		measure "verifier-$n" env XDG_CACHE_HOME="$work/cache" "$VERIFIER" check --output json "$tree"
-		if [ -n "$BEFORE" ]; then measure "before-$n" "$work/verifier-before" check --output json "$tree"; fi
+		if [ -n "$BEFORE" ]; then
+			rm -rf "$work/cache" && mkdir "$work/cache"
+			measure "before-$n" env XDG_CACHE_HOME="$work/cache" "$work/verifier-before" check --output json "$tree"
+		fi
 		if [ "$n" = "$N_SMALL" ] || [ "${BENCH_SHELL_LARGE:-1}" = 1 ]; then
 			measure "shell-$n" bash "$SELF" --shell-pipeline "$tree"
 		else
@@ -241,7 +244,10 @@ run_monorepo() {
 	for ((i = 0; i < REPEAT_MONOREPO; i++)); do
 		rm -rf "$work/cache" && mkdir "$work/cache"
 		measure verifier-mono env XDG_CACHE_HOME="$work/cache" "$VERIFIER" check --output json "$tree"
-		if [ -n "$BEFORE" ]; then measure before-mono "$work/verifier-before" check --output json "$tree"; fi
+		if [ -n "$BEFORE" ]; then
+			rm -rf "$work/cache" && mkdir "$work/cache"
+			measure before-mono env XDG_CACHE_HOME="$work/cache" "$work/verifier-before" check --output json "$tree"
+		fi
 		measure floor-mono bash "$SELF" --floor "$tree"
 	done
 	if [ "${R_RC[verifier-mono]}" != 0 ]; then
