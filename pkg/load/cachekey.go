@@ -150,15 +150,15 @@ func (l *scanner) keyValues(w *keyWriter, rel string) {
 
 // keyRoot covers the directory dir of the tree (rel below the candidate,
 // or "linked" and its path when a link leads to it) opened as a root, as
-// the loader opens it: through the tree's root, never leaving it.
+// the loader opens it: through the tree's root, never leaving it. A
+// directory that cannot be opened so is not keyed.
 func (l *scanner) keyRoot(w *keyWriter, dir, rel string) {
 	r := l.subRoot(dir)
 	if r == nil && l.fsys == nil {
 		r, _ = os.OpenRoot(dir)
 	}
 	if r == nil {
-		w.field(rel)
-		w.field("error cannot open " + dir)
+		w.ok = false // not read, so not keyed: loaded every time
 		return
 	}
 	defer r.Close()
