@@ -11,12 +11,13 @@ import (
 // entry, one system call each, to fill in its FileInfo; a copy of its
 // descriptor, opened outside a Root, reads the same directory without.)
 func readDir(f *os.File) ([]fs.DirEntry, error) {
-	fd, err := syscall.Dup(int(f.Fd()))
-	if err != nil {
+	// Close-on-exec from the start: a render child started meanwhile
+	// must not inherit it.
+	fd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno != 0 {
 		return f.ReadDir(-1)
 	}
-	syscall.CloseOnExec(fd)
-	g := os.NewFile(uintptr(fd), f.Name())
+	g := os.NewFile(fd, f.Name())
 	defer g.Close()
 	return g.ReadDir(-1)
 }
