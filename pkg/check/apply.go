@@ -2,7 +2,6 @@ package check
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,8 +10,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -169,8 +168,9 @@ func (f CRDFacts) object() model.AppliedObject {
 }
 
 // judgeCRD decodes raw (JSON; nil when the document did not decode as
-// JSON) once: the kinds it serves and, when judge, the API server's answer
-// to creating it.
+// JSON) once, as the API server decodes a request's body (decodeCRD):
+// the kinds it serves and, when judge, the API server's answer to
+// creating it.
 func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 	if raw == nil {
 		v := &model.CRDVerdict{}
@@ -181,7 +181,7 @@ func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 	}
 	v := &model.CRDVerdict{Decoded: true}
 	var v1 apiextv1.CustomResourceDefinition
-	if err := json.Unmarshal(raw, &v1); err != nil {
+	if err := decodeCRD(raw, &v1); err != nil {
 		if judge {
 			v.Refusal = fmt.Sprintf("it does not decode: %v", err)
 		}
@@ -193,9 +193,53 @@ func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 		}
 	}
 	if judge {
-		v.Refusal = crdRefusalOf(&v1)
+		if v.Refusal = crdRefusalOf(&v1); v.Refusal != "" {
+			v.Refusal += droppedFields(raw)
+		}
 	}
 	return v
+}
+
+// decodeCRD decodes the JSON raw into v1 as the API server decodes a
+// CustomResourceDefinition in a create's or a patch's body: keys match
+// field names case-sensitively (a key that matches only by case, like
+// openAPIv3Schema for openAPIV3Schema, is an unknown field), unknown
+// fields are dropped, a duplicate key's last value wins, and numbers
+// decoded into untyped values keep their integers
+// (sigs.k8s.io/json.UnmarshalCaseSensitivePreserveInts, which
+// k8s.io/apimachinery v0.37.2 pkg/runtime/serializer/json/json.go
+// unmarshal calls). Unknown and duplicate fields are not refusals: the
+// cluster-api-operator creates components through clusterctl
+// (sigs.k8s.io/cluster-api v1.12.10 cmd/clusterctl/client/cluster/components.go
+// createObj: Create, or a merge Patch of an existing object) without a
+// fieldValidation, and the API server takes none as Warn
+// (k8s.io/apiserver v0.37.0 pkg/endpoints/handlers/rest.go fieldValidation),
+// under which it drops them with a warning and stores the rest
+// (handlers/create.go). Warn decodes with the strict serializer, whose
+// checks do not change what is stored.
+func decodeCRD(raw []byte, v1 *apiextv1.CustomResourceDefinition) error {
+	return kjson.UnmarshalCaseSensitivePreserveInts(raw, v1)
+}
+
+// droppedFields is, for a refused CRD, the unknown and duplicate fields of
+// raw the API server would warn of and drop (the first maxCRDErrors),
+// "" when there are none: a key spelt in the wrong case is often why a
+// required field is missing.
+func droppedFields(raw []byte) string {
+	var v1 apiextv1.CustomResourceDefinition
+	errs, err := kjson.UnmarshalStrict(raw, &v1)
+	if err != nil || len(errs) == 0 {
+		return ""
+	}
+	msgs := make([]string, 0, maxCRDErrors)
+	for _, e := range errs[:min(len(errs), maxCRDErrors)] {
+		msgs = append(msgs, e.Error())
+	}
+	s := " (the API server drops, with a warning: " + strings.Join(msgs, ", ")
+	if n := len(errs) - maxCRDErrors; n > 0 {
+		s += fmt.Sprintf(", and %d more", n)
+	}
+	return s + ")"
 }
 
 // componentsApply: every object of a release's components is one the API
@@ -268,29 +312,22 @@ func componentsApply(in *Input, external []string) []report.Finding {
 	return out
 }
 
-// crdScheme defaults apiextensions.k8s.io/v1 CRDs as the API server does
-// when it decodes one.
-var crdScheme = func() *kruntime.Scheme {
-	s := kruntime.NewScheme()
-	_ = apiextv1.AddToScheme(s)
-	_ = apiextensions.AddToScheme(s)
-	return s
-}()
-
 // maxCRDErrors is how many of a CRD's field errors a finding quotes.
 const maxCRDErrors = 4
 
 // crdRefusalOf is the API server's answer to creating the CRD v1 (as
 // decoded from its JSON; defaulted in place), "" when it accepts it:
-// defaulted as v1, converted to the internal version, prepared as for a
+// defaulted as v1 and converted to the internal version by the functions
+// the API server's scheme registers for them (called directly: the
+// scheme's lookup by type is work for nothing), prepared as for a
 // create (status cleared, the storage version stored:
 // customresourcedefinition strategy PrepareForCreate,
 // k8s.io/apiextensions-apiserver v0.37.0 pkg/registry/customresourcedefinition/strategy.go)
 // and validated by validation.ValidateCustomResourceDefinition.
 func crdRefusalOf(v1 *apiextv1.CustomResourceDefinition) string {
-	crdScheme.Default(v1)
+	apiextv1.SetObjectDefaults_CustomResourceDefinition(v1)
 	var crd apiextensions.CustomResourceDefinition
-	if err := crdScheme.Convert(v1, &crd, nil); err != nil {
+	if err := apiextv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(v1, &crd, nil); err != nil {
 		return fmt.Sprintf("it does not convert: %v", err)
 	}
 	crd.Status = apiextensions.CustomResourceDefinitionStatus{}
