@@ -169,8 +169,8 @@ func (f CRDFacts) object() model.AppliedObject {
 
 // judgeCRD decodes raw (JSON; nil when the document did not decode as
 // JSON) once, as the API server decodes a request's body (decodeCRD):
-// the kinds it serves and, when judge, the API server's answer to
-// creating it.
+// the kinds it serves and, when judge, the API server's answer to the
+// operator's applying it.
 func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 	if raw == nil {
 		v := &model.CRDVerdict{}
@@ -181,7 +181,8 @@ func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 	}
 	v := &model.CRDVerdict{Decoded: true}
 	var v1 apiextv1.CustomResourceDefinition
-	if err := decodeCRD(raw, &v1); err != nil {
+	unknown, err := decodeCRD(raw, &v1)
+	if err != nil {
 		if judge {
 			v.Refusal = fmt.Sprintf("it does not decode: %v", err)
 		}
@@ -193,53 +194,50 @@ func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 		}
 	}
 	if judge {
-		if v.Refusal = crdRefusalOf(&v1); v.Refusal != "" {
-			v.Refusal += droppedFields(raw)
-		}
+		v.Refusal = refusal(crdRefusalOf(&v1), unknown)
 	}
 	return v
 }
 
 // decodeCRD decodes the JSON raw into v1 as the API server decodes a
-// CustomResourceDefinition in a create's or a patch's body: keys match
-// field names case-sensitively (a key that matches only by case, like
-// openAPIv3Schema for openAPIV3Schema, is an unknown field), unknown
-// fields are dropped, a duplicate key's last value wins, and numbers
-// decoded into untyped values keep their integers
-// (sigs.k8s.io/json.UnmarshalCaseSensitivePreserveInts, which
-// k8s.io/apimachinery v0.37.2 pkg/runtime/serializer/json/json.go
-// unmarshal calls). Unknown and duplicate fields are not refusals: the
-// cluster-api-operator creates components through clusterctl
-// (sigs.k8s.io/cluster-api v1.12.10 cmd/clusterctl/client/cluster/components.go
-// createObj: Create, or a merge Patch of an existing object) without a
-// fieldValidation, and the API server takes none as Warn
-// (k8s.io/apiserver v0.37.0 pkg/endpoints/handlers/rest.go fieldValidation),
-// under which it drops them with a warning and stores the rest
-// (handlers/create.go). Warn decodes with the strict serializer, whose
-// checks do not change what is stored.
-func decodeCRD(raw []byte, v1 *apiextv1.CustomResourceDefinition) error {
-	return kjson.UnmarshalCaseSensitivePreserveInts(raw, v1)
+// CustomResourceDefinition in a create's or a patch's body, and returns
+// the fields it does not know. Keys match field names case-sensitively (a
+// key that matches only by case, like openAPIv3Schema for
+// openAPIV3Schema, is an unknown field), unknown fields are dropped, a
+// duplicate key's last value wins, and numbers decoded into untyped
+// values keep their integers (sigs.k8s.io/json, which k8s.io/apimachinery
+// v0.37.2 pkg/runtime/serializer/json/json.go unmarshal calls; its strict
+// check of unknown fields does not change what is stored). Duplicate keys
+// are no refusal, and so not looked for: the API server warns of them
+// under the Warn field validation it takes when a request names none
+// (k8s.io/apiserver v0.37.0 pkg/endpoints/handlers/rest.go
+// fieldValidation, create.go), as the operator's requests do, and warns
+// of them under server-side apply too.
+func decodeCRD(raw []byte, v1 *apiextv1.CustomResourceDefinition) (unknown []error, err error) {
+	return kjson.UnmarshalStrict(raw, v1, kjson.DisallowUnknownFields)
 }
 
-// droppedFields is, for a refused CRD, the unknown and duplicate fields of
-// raw the API server would warn of and drop (the first maxCRDErrors),
-// "" when there are none: a key spelt in the wrong case is often why a
-// required field is missing.
-func droppedFields(raw []byte) string {
-	var v1 apiextv1.CustomResourceDefinition
-	errs, err := kjson.UnmarshalStrict(raw, &v1)
-	if err != nil || len(errs) == 0 {
-		return ""
+// refusal is the finding's text for a CRD the API server's validation
+// answers with invalid ("" when it accepts it) that has the unknown
+// fields unknown, "" when the operator can apply it. An unknown field is
+// a refusal though a create only drops it (with a warning): the
+// cluster-api-operator creates components through clusterctl
+// (sigs.k8s.io/cluster-api v1.12.10 cmd/clusterctl/client/cluster/components.go
+// createObj, no fieldValidation), and then on every reconcile applies
+// the components it cached server-side (cluster-api-operator v0.28.0
+// internal/controller/genericprovider_controller.go
+// applyManifestsFromData), which the API server refuses for a field its
+// schema does not declare, whatever the field validation.
+func refusal(invalid string, unknown []error) string {
+	if len(unknown) == 0 {
+		return invalid
 	}
-	msgs := make([]string, 0, maxCRDErrors)
-	for _, e := range errs[:min(len(errs), maxCRDErrors)] {
-		msgs = append(msgs, e.Error())
+	fields := quoteErrors(unknown)
+	if invalid != "" {
+		return invalid + " (the API server drops what it does not know before it validates: " + fields + ")"
 	}
-	s := " (the API server drops, with a warning: " + strings.Join(msgs, ", ")
-	if n := len(errs) - maxCRDErrors; n > 0 {
-		s += fmt.Sprintf(", and %d more", n)
-	}
-	return s + ")"
+	return "the operator's server-side apply of it is refused: " + fields +
+		" (a create drops these fields with a warning, but the operator applies its cached components server-side on every later reconcile, and the API server refuses a field its schema does not declare)"
 }
 
 // componentsApply: every object of a release's components is one the API
@@ -348,13 +346,23 @@ func crdRefusalOf(v1 *apiextv1.CustomResourceDefinition) string {
 // fieldErrors renders the first maxCRDErrors errors as the API server
 // prints them (field: type: detail), and how many more there are.
 func fieldErrors(errs field.ErrorList) string {
-	var msgs []string
+	es := make([]error, len(errs))
+	for i, e := range errs {
+		es[i] = e
+	}
+	return "[" + quoteErrors(es) + "]"
+}
+
+// quoteErrors joins the first maxCRDErrors of errs, and says how many
+// more there are.
+func quoteErrors(errs []error) string {
+	msgs := make([]string, 0, maxCRDErrors)
 	for _, e := range errs[:min(len(errs), maxCRDErrors)] {
 		msgs = append(msgs, e.Error())
 	}
-	s := "[" + strings.Join(msgs, ", ")
+	s := strings.Join(msgs, ", ")
 	if n := len(errs) - maxCRDErrors; n > 0 {
 		s += fmt.Sprintf(", and %d more", n)
 	}
-	return s + "]"
+	return s
 }

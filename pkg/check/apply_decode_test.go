@@ -37,9 +37,10 @@ func judgedByStdlib(t *testing.T, raw []byte) (kinds []string, refusal string) {
 
 // TestJudgeCRDDecode: a CRD is decoded as the API server decodes it,
 // keys matched case-sensitively: a key spelt in another case is an
-// unknown field the API server drops (the operator creates without a
-// fieldValidation, so Warn), and the CRD is judged without it. Each case
-// is one encoding/json's case-insensitive match judged otherwise.
+// unknown field, which a create drops (the operator creates without a
+// fieldValidation, so Warn) and the operator's later server-side apply
+// is refused for; the CRD is validated without it. Each case is one
+// encoding/json's case-insensitive match judged otherwise.
 func TestJudgeCRDDecode(t *testing.T) {
 	served := []string{"example.com/v1/Widget"}
 	if v := judgeCRD([]byte(widgetCRD), true); v.Refusal != "" || !slices.Equal(v.Kinds, served) {
@@ -52,11 +53,13 @@ func TestJudgeCRDDecode(t *testing.T) {
 	}{
 		{"schema key in another case", `"openAPIV3Schema"`, `"openAPIv3Schema"`, served,
 			[]string{"spec.versions[0].schema.openAPIV3Schema: Required value",
-				`the API server drops, with a warning: unknown field "spec.versions[0].schema.openAPIv3Schema"`}},
+				`(the API server drops what it does not know before it validates: unknown field "spec.versions[0].schema.openAPIv3Schema")`}},
 		{"storage key capitalised", `"storage":true`, `"Storage":true`, served,
 			[]string{"must have exactly one version marked as storage version", `unknown field "spec.versions[0].Storage"`}},
-		{"served key capitalised", `"served":true`, `"Served":true`, nil, nil},
-		{"served twice, once in another case", `"served":true`, `"served":false,"Served":true`, nil, nil},
+		{"served key capitalised", `"served":true`, `"Served":true`, nil,
+			[]string{`the operator's server-side apply of it is refused: unknown field "spec.versions[0].Served" (a create drops`}},
+		{"served twice, once in another case", `"served":true`, `"served":false,"Served":true`, nil,
+			[]string{`server-side apply of it is refused: unknown field "spec.versions[0].Served"`}},
 		{"metadata name capitalised", `"metadata":{"name"`, `"metadata":{"Name"`, served,
 			[]string{"metadata.name: Required value", `unknown field "metadata.Name"`}},
 		{"group key in capitals", `"group":"example.com"`, `"GROUP":"example.com"`, []string{"/v1/Widget"},
@@ -91,7 +94,8 @@ func TestJudgeCRDDecode(t *testing.T) {
 
 // TestJudgeCRDDuplicateKeys: a key given twice in the same case keeps its
 // last value, as the API server's decoder keeps it (it warns, and drops
-// the first); nested objects given twice merge.
+// the first, on a create and a server-side apply alike), and is no
+// refusal of itself; nested objects given twice merge.
 func TestJudgeCRDDuplicateKeys(t *testing.T) {
 	for _, tc := range []struct {
 		name, old, new string
@@ -101,8 +105,6 @@ func TestJudgeCRDDuplicateKeys(t *testing.T) {
 		{"last served wins", `"served":true`, `"served":true,"served":false`, nil, ""},
 		{"last storage wins", `"storage":true`, `"storage":true,"storage":false`, []string{"example.com/v1/Widget"},
 			`must have exactly one version marked as storage version`},
-		{"last storage wins, and is named", `"storage":true`, `"storage":true,"storage":false`, []string{"example.com/v1/Widget"},
-			`(the API server drops, with a warning: duplicate field "spec.versions[0].storage")`},
 		{"names given twice merge", `"names":{"plural":"widgets",`, `"names":{"plural":"widgets"},"names":{`, []string{"example.com/v1/Widget"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
