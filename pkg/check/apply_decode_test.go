@@ -122,3 +122,28 @@ func TestJudgeCRDDuplicateKeys(t *testing.T) {
 		})
 	}
 }
+
+// FuzzJudgeCRD: whatever JSON a CRD document turns into, the judge
+// answers (no panic; Judge would report one as an internal error) and
+// answers the same twice, and a CRD it accepts is one the API server's
+// strict decode finds no unknown field in.
+func FuzzJudgeCRD(f *testing.F) {
+	f.Add([]byte(widgetCRD))
+	f.Add([]byte(strings.Replace(widgetCRD, `"openAPIV3Schema"`, `"openAPIv3Schema"`, 1)))
+	f.Add([]byte(strings.Replace(widgetCRD, `"served":true`, `"served":false,"Served":true`, 1)))
+	f.Add([]byte(`{"spec":{"versions":[{"served":1e400}]}}`))
+	f.Add([]byte(`{"metadata":{"name":"a.b"},"metadata":{"name":"c.d"}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		v := judgeCRD(raw, true)
+		if w := judgeCRD(raw, true); w.Refusal != v.Refusal || !slices.Equal(w.Kinds, v.Kinds) || w.Decoded != v.Decoded {
+			t.Fatalf("judged %+v, then %+v", v, w)
+		}
+		if v.Refusal != "" {
+			return
+		}
+		var v1 apiextv1.CustomResourceDefinition
+		if unknown, err := decodeCRD(raw, &v1); err != nil || len(unknown) > 0 {
+			t.Fatalf("accepted, but decodes with %v, unknown fields %v", err, unknown)
+		}
+	})
+}
