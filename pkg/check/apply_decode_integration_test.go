@@ -75,6 +75,7 @@ func TestJudgeCRDDecodeAgreesWithAPIServer(t *testing.T) {
 		{"served twice in the same case", `"served":true`, `"served":false,"served":true`, false, "",
 			[]string{"duplicate field", "spec.versions[0].served"}},
 		{"type of a property capitalised", `"size":{"type":"integer"`, `"size":{"Type":"integer"`, true, "", nil},
+		{"a key in another case within items", `"size":{"type":"integer"`, `"size":{"type":"array","items":{"type":"string","Format":"date"}`, false, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			group := fmt.Sprintf("c%d.example.com", i)

@@ -92,6 +92,29 @@ func TestJudgeCRDDecode(t *testing.T) {
 	}
 }
 
+// TestJudgeCRDKeysWithinItems: within items, which the API server decodes
+// by hand, a key in another case is dropped without a word (no unknown
+// field, on a create or a server-side apply): the schema is validated
+// without it, and only what that leaves invalid is refused.
+func TestJudgeCRDKeysWithinItems(t *testing.T) {
+	for _, tc := range []struct {
+		name, items string
+		want        string // in the refusal; "": accepted
+	}{
+		{"clean", `{"type":"string","format":"date"}`, ""},
+		{"an optional key dropped", `{"type":"string","Format":"date"}`, ""},
+		{"a required key dropped", `{"Type":"string"}`, "properties[spec].properties[size].items.type: Required value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := []byte(strings.Replace(widgetCRD, `"size":{"type":"integer","default":3`, `"size":{"type":"array","items":`+tc.items, 1))
+			v := judgeCRD(raw, true)
+			if (tc.want == "") != (v.Refusal == "") || !strings.Contains(v.Refusal, tc.want) || strings.Contains(v.Refusal, "unknown field") {
+				t.Errorf("refusal %q, want one with %q and no unknown field", v.Refusal, tc.want)
+			}
+		})
+	}
+}
+
 // TestJudgeCRDDuplicateKeys: a key given twice in the same case keeps its
 // last value, as the API server's decoder keeps it (it warns, and drops
 // the first, on a create and a server-side apply alike), and is no
