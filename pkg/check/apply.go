@@ -217,14 +217,15 @@ func decodeCRD(raw []byte, v1 *apiextv1.CustomResourceDefinition) (unknown []err
 	return kjson.UnmarshalStrict(raw, v1, kjson.DisallowUnknownFields)
 }
 
-// refusal is the finding's text for a CRD the API server's validation
-// answers with invalid ("" when it accepts it) that has the unknown
-// fields unknown, "" when the operator can apply it. An unknown field is
+// refusal is the finding's text for a CRD whose validation errors are
+// invalid ("" when it validates) and whose unknown fields are unknown, ""
+// when the operator can apply it. An unknown field is
 // a refusal though a create only drops it (with a warning): the
 // cluster-api-operator creates components through clusterctl
 // (sigs.k8s.io/cluster-api v1.12.10 cmd/clusterctl/client/cluster/components.go
-// createObj, no fieldValidation), and then on every reconcile applies
-// the components it cached server-side (cluster-api-operator v0.28.0
+// createObj, no fieldValidation), and then on every later reconcile
+// while its cache is current applies the components it cached
+// server-side (cluster-api-operator v0.28.0
 // internal/controller/genericprovider_controller.go
 // applyManifestsFromData), which the API server, under the field
 // validation the operator asks for (none: Warn), refuses for a field its
