@@ -12,6 +12,7 @@ import (
 	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // pendingFile is a chart file the walk found and has not read yet. A
@@ -35,8 +36,8 @@ func isTemplateFile(n string) bool {
 
 // chartNeedsRest reports whether the files read so far (the templates,
 // values.yaml and Chart.yaml files) leave chartWorthRendering's answer
-// open: a template reads chart files, a packed subchart is present, or
-// they do not settle the chart (chartSettled).
+// open: a template may read chart files (render.MayReadFiles), a packed
+// subchart is present, or they do not settle the chart (chartSettled).
 func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile) bool {
 	for _, f := range pending {
 		if strings.HasSuffix(f.n, ".tgz") && strings.HasPrefix(f.n, "charts/") {
@@ -44,7 +45,7 @@ func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile) bool {
 		}
 	}
 	for _, f := range files {
-		if isTemplateFile(f.Name) && bytes.Contains(f.Data, []byte(".Files")) {
+		if isTemplateFile(f.Name) && render.MayReadFiles(f.Data) {
 			return true
 		}
 	}

@@ -28,6 +28,7 @@ func TestHiddenProviderIsNotSettled(t *testing.T) {
 		name, api, kind string
 		files           map[string]string // beside Chart.yaml and templates/p.yaml
 		policyValues    string
+		inChild         bool // rendered in a render child, never in process
 	}{
 		{name: "values", api: "{{ .Values.api }}", kind: "{{ .Values.kind }}",
 			files: map[string]string{"values.yaml": "kind: CoreProvider\napi: " + api + "\n"}},
@@ -45,6 +46,16 @@ func TestHiddenProviderIsNotSettled(t *testing.T) {
 		{name: "Chart.yaml", api: "{{ .Chart.Annotations.api }}", kind: "{{ .Chart.Description }}"},
 		{name: "files", api: `{{ .Files.Get "files/api" }}`, kind: `{{ .Files.Get "files/kind" }}`,
 			files: map[string]string{"files/api": api, "files/kind": kind}},
+		{name: "files through a variable", api: `{{ $f := get . "Files" }}{{ $f.Get "files/api" }}`, kind: `{{ $f := index . "Files" }}{{ $f.Get "files/kind" }}`,
+			files: map[string]string{"files/api": api, "files/kind": kind}},
+		{name: "files through dot", api: `{{ with get . "Files" }}{{ .Get "files/api" }}{{ end }}`, kind: `{{ with get . "Files" }}{{ .Get "files/kind" }}{{ end }}`,
+			files: map[string]string{"files/api": api, "files/kind": kind}},
+		// Omitted from the render child's files if the read were missed:
+		// the files are over render's omitMin.
+		{name: "files through the values", api: `{{ with index . .Values.k }}{{ .Get "files/api" }}{{ end }}`, kind: `{{ with index . .Values.k }}{{ .Get "files/kind" }}{{ end }}`,
+			files: map[string]string{"values.yaml": "k: Files\n", "files/api": api + " #" + strings.Repeat("x", 8<<10), "files/kind": kind + " #" + strings.Repeat("x", 8<<10)}},
+		{name: "files through the values, rendered", api: `{{ with index . .Values.k }}{{ .Get "files/api" }}{{ end }}{{ lower "" }}`, kind: `{{ with index . .Values.k }}{{ .Get "files/kind" }}{{ end }}`,
+			files: map[string]string{"values.yaml": "k: Files\n", "files/api": api + " #" + strings.Repeat("x", 8<<10), "files/kind": kind + " #" + strings.Repeat("x", 8<<10)}, inChild: true},
 		{name: "tpl", api: `{{ tpl .Values.api . }}`, kind: `{{ tpl .Values.kind . }}`,
 			files: map[string]string{"values.yaml": "api: \"{{ print \\\"operator.cluster.x-k8s\\\" \\\".io/v1alpha2\\\" }}\"\nkind: \"{{ print \\\"CorePro\\\" \\\"vider\\\" }}\"\n"}},
 		{name: "policy values", api: "{{ .Values.api }}", kind: "{{ .Values.kind }}",
@@ -64,6 +75,7 @@ func TestHiddenProviderIsNotSettled(t *testing.T) {
 				write(t, root, x+"/"+n, []byte(b))
 			}
 			var opts Options
+			opts.Render.NoFastPath = tc.inChild
 			if tc.policyValues != "" {
 				f := filepath.Join(t.TempDir(), "values.yaml")
 				write(t, filepath.Dir(f), "values.yaml", []byte(tc.policyValues))
