@@ -38,7 +38,7 @@ func isTemplateFile(n string) bool {
 // values.yaml and Chart.yaml files) leave chartWorthRendering's answer
 // open: a template may read chart files (render.MayReadFiles), a packed
 // subchart is present, or they do not settle the chart (chartSettled).
-func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile) bool {
+func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile, namespace string) bool {
 	for _, f := range pending {
 		if strings.HasSuffix(f.n, ".tgz") && strings.HasPrefix(f.n, "charts/") {
 			return true
@@ -49,7 +49,7 @@ func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile) bool {
 			return true
 		}
 	}
-	return !chartSettled(files)
+	return !chartSettled(files, namespace)
 }
 
 // isCopiedFirst tells the files read with the templates: those whose
@@ -111,7 +111,7 @@ func (c *chartReader) readAll() (skip bool) {
 			templates = append(templates, &loader.BufferedFile{Name: f.n, Data: f.data})
 		}
 	}
-	skip = !c.fatal && !c.l.hasPolicyValues(c.p.Path) && !hasMarker([]byte(c.l.opts.Namespace)) && !chartNeedsRest(templates, c.pending) && c.unreadLoads()
+	skip = !c.fatal && !c.l.hasPolicyValues(c.p.Path) && !settleHazard([]byte(c.l.opts.Namespace)) && !chartNeedsRest(templates, c.pending, c.l.opts.Namespace) && c.unreadLoads()
 	if !skip {
 		c.readPending(func(string) bool { return true })
 	}

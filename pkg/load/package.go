@@ -101,7 +101,7 @@ func (l *scanner) readChart(ctx context.Context, c candidate, p *model.Package, 
 	pl.strong = sync.OnceValue(func() bool { return providerMarked(files) })
 	// The policy's values and the namespace option are texts a render
 	// copies too: a chart given them is not settled from its own files.
-	if !fatal && !l.hasPolicyValues(c.rel) && !hasMarker([]byte(l.opts.Namespace)) && (skip || !chartWorthRendering(files)) {
+	if !fatal && !l.hasPolicyValues(c.rel) && !settleHazard([]byte(l.opts.Namespace)) && (skip || !chartWorthRendering(files, l.opts.Namespace)) {
 		l.skip(c, "no template holds a provider object or components ConfigMap")
 		return nil, false
 	}
