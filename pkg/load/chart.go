@@ -120,7 +120,7 @@ const maxHelmignore = 1 << 20
 // path, so the vendored files need not be read twice. skip is set when the
 // templates alone show that the chart is not worth rendering
 // (chartWorthRendering); its other files are then not read.
-func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal, skip bool) {
+func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal bool, settle settleVerdict) {
 	c := &chartReader{l: l, p: p, mem: map[string][]byte{}, read: l.readFile, open: l.open}
 	// The chart's own files are read through a root opened at the chart:
 	// os.Root opens a path one component at a time, and most charts lie
@@ -142,9 +142,27 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 	}
 	c.readIgnore()
 	c.walk(dirs)
-	skip = c.readAll()
-	return c.files, c.mem, c.probs, c.fatal, skip
+	skip, unsettled := c.readAll()
+	settle = settleOpen
+	switch {
+	case skip:
+		settle = settleYes
+	case unsettled:
+		settle = settleNo
+	}
+	return c.files, c.mem, c.probs, c.fatal, settle
 }
+
+// settleVerdict is what reading a chart's templates settled: that the
+// chart is not worth rendering (settleYes), that it is (settleNo), or
+// neither (settleOpen: chartWorthRendering decides on all its files).
+type settleVerdict int
+
+const (
+	settleOpen settleVerdict = iota
+	settleYes
+	settleNo
+)
 
 // chartReader is collectChart's walk of one chart.
 type chartReader struct {
