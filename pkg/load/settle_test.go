@@ -171,6 +171,10 @@ func TestSettleJoins(t *testing.T) {
 		{"part before in the namespace", "a: {{ .Release.Namespace }}-{{ .Values.b }}\n", "b: k8s.io\n", "operator.cluster.x", false},
 		{"part before in a template", "a: {{ include \"p\" . }}.{{ .Values.b }}\n{{ define \"p\" }}operator.cluster{{ end }}\n", "b: x-k8s.io\n", "", false},
 		{"printf joins", "a: {{ printf \"%s-%s\" .Values.a .Values.b }}\n", "a: operator.cluster.x\nb: k8s.io\n", "", false},
+		// A cut ends a value inside a literal it holds: "operator.cluster" + ".x".
+		{"printf cut", "a: {{ printf \"%s.xyz\" .Values.a | trunc 18 }}-{{ .Values.b }}\n", "a: operator.cluster\nb: k8s.io\n", "", false},
+		{"define cut", "a: {{ include \"p\" . | trunc 18 }}-{{ .Values.b }}\n{{ define \"p\" }}{{ .Values.a }}.xyz{{ end }}\n", "a: operator.cluster\nb: k8s.io\n", "", false},
+		{"printf cut, a part after a part", "a: {{ printf \"%s.xz\" (printf \"%s.clusterz\" .Values.a | trunc 16) | trunc 18 }}-{{ .Values.b }}\n", "a: operator\nb: k8s.io\n", "", false},
 		{"printf of copies", "a: {{ printf \"%s-%s\" .Release.Name .Values.b }}\n", "b: k8s.io\n", "", true},
 		{"a library's define the chart lacks", "a: {{ include \"cozy-lib.x\" . }}\n{{ template \"cozy-lib.y\" . }}\n", "", "", true},
 		{"no value in the values", "a: {{ .Values.a }}\n", "a: CorePro<no value>vider\n", "", false},

@@ -73,20 +73,7 @@ func Inert(templates []*loader.BufferedFile, markers []string, copied func(part 
 		}
 	}
 	if copied != nil {
-		// A string literal with an escape is a text that is not in the
-		// template's source, where copied looks.
-		var escaped []string
-		for _, tr := range in.trees {
-			escaped = escapedLiterals(tr.Root, escaped)
-		}
-		in.copied = func(s string) bool {
-			for _, e := range escaped {
-				if strings.Contains(e, s) {
-					return true
-				}
-			}
-			return copied(s)
-		}
+		in.copied = in.heldStarts(copied)
 	}
 	for name, tr := range in.trees {
 		if tr.Root == nil {
@@ -101,48 +88,102 @@ func Inert(templates []*loader.BufferedFile, markers []string, copied func(part 
 	return true, ""
 }
 
-// escapedLiterals appends to out the texts of the string literals under n
-// whose source is not their text (an escape).
-func escapedLiterals(n parse.Node, out []string) []string {
+// heldStarts answers which starts of a marker (m[:i], 0 < i < len(m)) an
+// output may end with, given copied. A value is a copied text, or pieces
+// put together (printf, a define, join) then maybe cut (trunc, trimSuffix,
+// splitList…) inside a literal: so a start is held when a copied text or a
+// literal holds it, when it is short (one or two bytes), or when a shorter
+// held start is followed by a part of the marker that a literal starts
+// with (a text of a template, which may follow an action) or holds (a
+// string literal: a format, which a verb may precede).
+func (in *inertWalk) heldStarts(copied func(string) bool) func(string) bool {
+	var texts, literals []string
+	for _, tr := range in.trees {
+		texts, literals = literalsUnder(tr.Root, texts, literals)
+	}
+	// A string literal with an escape is a text that is not in the
+	// template's source, where copied looks.
+	inLiteral := func(s string) bool {
+		for _, l := range literals {
+			if strings.Contains(l, s) {
+				return true
+			}
+		}
+		return false
+	}
+	startsText := func(s string) bool {
+		for _, t := range texts {
+			if strings.HasPrefix(t, s) {
+				return true
+			}
+		}
+		return inLiteral(s)
+	}
+	held := map[string]bool{}
+	for _, m := range in.markers {
+		ok := make([]bool, len(m))
+		for i := 1; i < len(m); i++ {
+			ok[i] = ok[i] || i < 3 || copied(m[:i]) || inLiteral(m[:i])
+			if !ok[i] {
+				continue
+			}
+			for j := i + 1; j < len(m); j++ {
+				if startsText(m[i:j]) {
+					ok[j] = true
+				}
+			}
+		}
+		for i := 1; i < len(m); i++ {
+			if ok[i] {
+				held[m[:i]] = true
+			}
+		}
+	}
+	return func(s string) bool { return held[s] }
+}
+
+// literalsUnder appends to texts the texts under n and to literals its
+// string literals.
+func literalsUnder(n parse.Node, texts, literals []string) ([]string, []string) {
 	switch n := n.(type) {
 	case *parse.ListNode:
 		if n != nil {
 			for _, c := range n.Nodes {
-				out = escapedLiterals(c, out)
+				texts, literals = literalsUnder(c, texts, literals)
 			}
 		}
+	case *parse.TextNode:
+		texts = append(texts, string(n.Text))
 	case *parse.ActionNode:
-		out = escapedLiterals(n.Pipe, out)
+		texts, literals = literalsUnder(n.Pipe, texts, literals)
 	case *parse.IfNode:
-		out = escapedLiterals(&n.BranchNode, out)
+		texts, literals = literalsUnder(&n.BranchNode, texts, literals)
 	case *parse.RangeNode:
-		out = escapedLiterals(&n.BranchNode, out)
+		texts, literals = literalsUnder(&n.BranchNode, texts, literals)
 	case *parse.WithNode:
-		out = escapedLiterals(&n.BranchNode, out)
+		texts, literals = literalsUnder(&n.BranchNode, texts, literals)
 	case *parse.BranchNode:
-		out = escapedLiterals(n.Pipe, out)
-		out = escapedLiterals(n.List, out)
-		out = escapedLiterals(n.ElseList, out)
+		texts, literals = literalsUnder(n.Pipe, texts, literals)
+		texts, literals = literalsUnder(n.List, texts, literals)
+		texts, literals = literalsUnder(n.ElseList, texts, literals)
 	case *parse.TemplateNode:
-		out = escapedLiterals(n.Pipe, out)
+		texts, literals = literalsUnder(n.Pipe, texts, literals)
 	case *parse.PipeNode:
 		if n != nil {
 			for _, c := range n.Cmds {
-				out = escapedLiterals(c, out)
+				texts, literals = literalsUnder(c, texts, literals)
 			}
 		}
 	case *parse.CommandNode:
 		for _, a := range n.Args {
-			out = escapedLiterals(a, out)
+			texts, literals = literalsUnder(a, texts, literals)
 		}
 	case *parse.ChainNode:
-		out = escapedLiterals(n.Node, out)
+		texts, literals = literalsUnder(n.Node, texts, literals)
 	case *parse.StringNode:
-		if len(n.Quoted) < 2 || n.Quoted[1:len(n.Quoted)-1] != n.Text {
-			out = append(out, n.Text)
-		}
+		literals = append(literals, n.Text)
 	}
-	return out
+	return texts, literals
 }
 
 // CopiedBy answers, for Inert, whether a text that a render of the chart
@@ -180,6 +221,8 @@ var engineWords = sync.OnceValue(func() string {
 		"Helm true false <nil> <no value> map[] [] {} &{} null ~ 0x0123456789abcdef +-.eInfNaN",
 		"%!(PANIC=String method: runtime error: invalid memory address or nil pointer dereference) %!(BADINDEX) %!(EXTRA %!(MISSING) %!(NOVERB) %!(BADWIDTH) %!(BADPREC)",
 		"float64 float32 int64 int32 int uint8 uint string bool interface {} []interface {} map[string]interface {} []string",
+		// kindOf
+		"invalid int8 int16 uint16 uint32 uint64 uintptr complex64 complex128 array chan func map ptr slice struct unsafe.Pointer",
 	}, "\n")
 })
 
@@ -202,7 +245,7 @@ func init() {
 		max min splitList keys printf has mustHas toString int int64 float64 atoi
 		first last mustFirst mustLast rest initial append mustAppend prepend concat
 		merge mergeOverwrite deepCopy set unset pick omit pluck values regexMatch trimAll
-		add add1 sub mul div mod lookup join dig`) {
+		add add1 sub mul div mod lookup join dig print until untilStep kindOf`) {
 		inertFuncs[fn] = true
 	}
 }
@@ -427,7 +470,7 @@ func (in *inertWalk) mayJoinAcross(s string) bool {
 				break
 			}
 			at := from + k
-			if at > 0 && at+len(s) < len(m) && (at < 3 || in.copied == nil || in.copied(m[:at])) {
+			if at > 0 && at+len(s) < len(m) && (in.copied == nil || in.copied(m[:at])) {
 				return true
 			}
 			from = at + 1
@@ -467,6 +510,16 @@ func (in *inertWalk) command(c *parse.CommandNode, piped bool) error {
 		case "printf":
 			if err := in.printf(c.Args[1:], piped); err != nil {
 				return err
+			}
+		case "print":
+			// One value is printed as it is; more meet with nothing
+			// between them (or a space, by fmt's rules).
+			n := len(c.Args) - 1
+			if piped {
+				n++
+			}
+			if n != 1 {
+				return fmt.Errorf("calls print with %d values", n)
 			}
 		case "join":
 			// Values with a literal separator between them, as often as

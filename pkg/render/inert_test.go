@@ -35,6 +35,8 @@ func TestInert(t *testing.T) {
 		{"title", "kind: {{ title \"coreprovider\" }}\n", false, "calls title", ""},
 		{"tpl", "{{ tpl .Values.t . }}\n", false, "calls tpl", ""},
 		{"lookup finds nothing", "{{ (lookup \"v1\" \"Secret\" \"a\" \"b\").data }}\n", true, "", ""},
+		{"print of one value", "a: {{ print .Values.a }}\nb: {{ .Values.b | print }}\nc: {{ kindOf .Values.c }}\n{{ range until 3 }}- {{ . }}\n{{ end }}", true, "", ""},
+		{"print of two values", "a: {{ print .Values.a .Values.b }}\n", false, "print with 2 values", ""},
 		{"join of values", "a: {{ join \",\" .Values.l }}\nb: {{ .Values.l | join \"-\" }}\n", true, "", ""},
 		{"join, a part copied", "a: {{ join \"-\" .Values.l }}\n", false, "join: may print two values", "l: [operator.cluster.x, k8s.io]"},
 		{"join with nothing between", "a: {{ join \"\" .Values.l }}\n", false, "join: may print two values", ""},
