@@ -51,6 +51,32 @@ func FuzzCheckChartFiles(f *testing.F) {
 	})
 }
 
+// FuzzUndecodedValues: a YAML text without '*' decodes (as Helm decodes
+// values) to no more nodes and string bytes than withinUndecoded counts
+// for it.
+func FuzzUndecodedValues(f *testing.F) {
+	for _, s := range []string{"a:\n", "{a, b, c}", "n: y\n~: 1\n1e5: x\ny: n\n", "-\n-\n-\n", "? a\n? b\n", "\"\\L\\P\\N\": 1\n",
+		"[[[[]]]]", "{}", "a: {b: {c: }}\n", "<<: {a: 1, b: 2}\nc: 3\n", "a: !!binary aGVsbG8=\n", "2001-12-14t21:59:43.10-05:00: t\n", ".5: a\n.inf: b\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, values []byte) {
+		if bytes.IndexByte(values, '*') >= 0 {
+			return
+		}
+		var v any
+		if sigsyaml.Unmarshal(values, &v) != nil {
+			return
+		}
+		b := &yamlbound.Budget{}
+		if err := measureValues(b, v); err != nil {
+			t.Fatal(err)
+		}
+		if n := int64(len(values)); b.Used.Nodes > undecodedNodesPerByte*n+2 || b.Used.ScalarBytes > undecodedBytesPerByte*n {
+			t.Fatalf("%q decodes to %+v, over what withinUndecoded counts", values, b.Used)
+		}
+	})
+}
+
 // FuzzValuesSchema: whatever a values.schema.json holds, validating
 // values against it ends, without a panic, having loaded no document
 // (refusingLoader is the only loader; a refused ref is reported as such).
