@@ -73,7 +73,14 @@ func Inert(templates []*loader.BufferedFile, markers []string, copied func(part 
 		}
 	}
 	if copied != nil {
-		in.copied = in.heldStarts(copied)
+		// Worked out when a literal inside a marker first asks.
+		var held func(string) bool
+		in.copied = func(s string) bool {
+			if held == nil {
+				held = in.heldStarts(copied)
+			}
+			return held(s)
+		}
 	}
 	for name, tr := range in.trees {
 		if tr.Root == nil {
@@ -122,15 +129,18 @@ func (in *inertWalk) heldStarts(copied func(string) bool) func(string) bool {
 	held := map[string]bool{}
 	for _, m := range in.markers {
 		ok := make([]bool, len(m))
+		// A text that holds a start holds the shorter ones: the first
+		// start none holds ends the search.
+		for i := 1; i < len(m) && (i < 3 || copied(m[:i]) || inLiteral(m[:i])); i++ {
+			ok[i] = true
+		}
 		for i := 1; i < len(m); i++ {
-			ok[i] = ok[i] || i < 3 || copied(m[:i]) || inLiteral(m[:i])
 			if !ok[i] {
 				continue
 			}
-			for j := i + 1; j < len(m); j++ {
-				if startsText(m[i:j]) {
-					ok[j] = true
-				}
+			// Likewise a literal that starts with (holds) a part.
+			for j := i + 1; j < len(m) && startsText(m[i:j]); j++ {
+				ok[j] = true
 			}
 		}
 		for i := 1; i < len(m); i++ {
