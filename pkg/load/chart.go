@@ -183,10 +183,13 @@ type chartReader struct {
 	mem       map[string][]byte
 	probs     []model.Problem
 	fatal     bool
-	// held: a directory link could not be followed (out of the tree,
-	// dangling, a loop, past the bounds): what the chart installs is not
+	// held: a directory link was not followed (a loop, past the bounds,
+	// or one holdUnfollowed holds for): what the chart installs is not
 	// known, so it is kept as a package with that problem, never skipped.
 	held bool
+	// unfollowed are the problems (indexes in probs) of directory links
+	// not followed (holdUnfollowed).
+	unfollowed []int
 	// linkStack are the directories the directory links being followed
 	// lead to (loopAt); linkEntries and linkBytes what was reached through
 	// them (spendLinked).
@@ -388,24 +391,41 @@ func (c *chartReader) spendLinked(n string, entries, bytes int64) bool {
 // linkProblem records prob, the reason the symlink at fp is not followed.
 // A link to a file outside the tree is left out and the chart rendered
 // without it (a template so linked is a problem of its own). A link to a
-// directory outside the tree, or one that does not resolve (Helm refuses
-// the chart; on another checkout it may lead to a subchart), hides what
-// the chart installs: the chart is held (never skipped as no provider
-// package) and not rendered.
+// directory outside the tree, or one that does not resolve (on another
+// checkout it may lead to a directory), may hide what the chart installs:
+// holdUnfollowed decides once the templates are read.
 func (c *chartReader) linkProblem(fp string, prob *model.Problem) {
-	t, err := filepath.EvalSymlinks(fp)
-	if err == nil {
+	if t, err := filepath.EvalSymlinks(fp); err == nil {
 		if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
 			c.probs = append(c.probs, *prob)
 			return
 		}
-		prob.Message += "; Helm would read it as part of the chart, so what the chart installs is not known"
-		prob.Hint = "vendor the directory (the subchart) into the tree, or link to one inside it"
-	} else {
-		prob.Message += "; Helm refuses the chart, and a subchart may be missing"
-		prob.Hint = "fix the link (a directory it names must be in the tree) or remove it"
 	}
+	c.unfollowed = append(c.unfollowed, len(c.probs))
 	c.probs = append(c.probs, *prob)
+}
+
+// holdUnfollowed holds the chart when a directory link not followed
+// (linkProblem) may hide what it installs: the link is a subchart or in
+// one, or among templates, or a template may read the chart's files
+// (files is what was read). Its problem then says so.
+func (c *chartReader) holdUnfollowed(files []*loader.BufferedFile) {
+	if len(c.unfollowed) == 0 {
+		return
+	}
+	hides := slices.ContainsFunc(files, func(f *loader.BufferedFile) bool { return isTemplateFile(f.Name) && render.MayReadFiles(f.Data) })
+	for _, i := range c.unfollowed {
+		n := "/" + c.probs[i].Location.File
+		hides = hides || strings.Contains(n, "/charts/") || strings.Contains(n, "/templates/")
+	}
+	if !hides {
+		return
+	}
+	for _, i := range c.unfollowed {
+		pr := &c.probs[i]
+		pr.Message += "; Helm would read the directory as part of the chart, so what the chart installs is not known"
+		pr.Hint = "vendor the directory (a subchart) into the tree, or fix the link to lead to one inside it"
+	}
 	c.fatal, c.held = true, true
 }
 

@@ -160,3 +160,43 @@ func TestCacheKeyCoversLinkedSubchart(t *testing.T) {
 		t.Fatal("the key did not change with the linked subchart's template")
 	}
 }
+
+// TestUnfollowedLinkOutsideSubcharts: a dangling directory link that is
+// not a subchart nor among templates hides nothing from a chart whose
+// templates read no files (it is settled as before, as Cozystack's
+// flux-aio manifests link to a directory built later); once a template
+// may read files, the chart is held with the link's problem.
+func TestUnfollowedLinkOutsideSubcharts(t *testing.T) {
+	for _, readsFiles := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no file read", true: "a template reads files"}[readsFiles], func(t *testing.T) {
+			root := fixture.CleanCopy(t)
+			const app = "packages/extra/app"
+			write(t, root, app+"/Chart.yaml", []byte("apiVersion: v2\nname: app\nversion: 0.1.0\n"))
+			tpl := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n"
+			if readsFiles {
+				tpl += "data:\n  a: {{ .Files.Get \"manifests/a.yaml\" | quote }}\n"
+			}
+			write(t, root, app+"/templates/cm.yaml", []byte(tpl))
+			if err := os.Symlink("../../../internal/missing", filepath.Join(root, app, "manifests")); err != nil {
+				t.Skipf("symlinks: %v", err)
+			}
+			tr := loadTree(t, root, Options{})
+			skipped := false
+			for _, s := range tr.Skipped {
+				skipped = skipped || s.Path == app
+			}
+			if !readsFiles {
+				if !skipped || len(tr.Packages) != 5 {
+					t.Fatalf("the chart was not settled: %d packages\n%s", len(tr.Packages), summary(tr))
+				}
+				return
+			}
+			if skipped {
+				t.Fatal("the chart was skipped")
+			}
+			if pr := problem(find(t, tr, app), model.CheckPackageLoad, "what the chart installs is not known"); pr == nil || pr.File != "manifests" {
+				t.Fatalf("problems = %+v", find(t, tr, app).Problems)
+			}
+		})
+	}
+}
