@@ -196,6 +196,7 @@ type chartReader struct {
 	linkStack              []string
 	linkEntries, linkBytes int64
 	linkOver               bool
+	chartReal              string // the chart's directory, links resolved (loopAt)
 }
 
 // readIgnore reads the chart's .helmignore rules, and Helm's defaults.
@@ -269,13 +270,14 @@ func (c *chartReader) file(fp, n string, fi fs.FileInfo) { c.fileAt(fp, fp, n, f
 func (c *chartReader) fileAt(fp, real, n string, fi fs.FileInfo) {
 	target := real
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		t, tfi, prob := c.l.followLink(c.p.Dir, fp, n)
+		// Resolved from real: only its last component is a link.
+		t, tfi, prob := c.l.followLink(c.p.Dir, real, n)
 		if prob != nil {
-			c.linkProblem(fp, prob)
+			c.linkProblem(real, prob)
 			return
 		}
 		if tfi.IsDir() {
-			c.linkedDir(fp, n, t, tfi)
+			c.linkedDir(fp, real, n, t, tfi)
 			return
 		}
 		target, fi = t, tfi
@@ -303,12 +305,12 @@ func (c *chartReader) fileAt(fp, real, n string, fi fs.FileInfo) {
 // where the links lead. A link to a directory the walk is already in (the
 // chart, an ancestor of the link, a directory a link being followed leads
 // to) is a loop that Helm's walk never ends: the chart is held.
-func (c *chartReader) linkedDir(fp, n, t string, fi fs.FileInfo) {
+func (c *chartReader) linkedDir(fp, real, n, t string, fi fs.FileInfo) {
 	if skipDirs[path.Base(n)] || c.rules.Ignore(n, fi) {
 		return
 	}
-	if c.loopAt(fp, t) {
-		link, _ := os.Readlink(fp)
+	if c.loopAt(real, t) {
+		link, _ := os.Readlink(real)
 		c.bad(n, fmt.Sprintf("symlink %s (%s) leads to a directory that holds it or that a link is already followed into: a loop, which Helm's loader cannot read", n, link),
 			"point the link at the subchart itself, not at a directory above it")
 		c.held = true
@@ -351,14 +353,27 @@ func (c *chartReader) walkLinked(fp, real, n string) {
 	}
 }
 
-// loopAt reports whether following the directory link at fp to t loops:
-// t is the chart's directory or above it, above the link, or a directory
-// a link being followed leads to or above it.
-func (c *chartReader) loopAt(fp, t string) bool {
-	if parent, err := filepath.EvalSymlinks(filepath.Dir(fp)); err != nil || within(t, parent) {
+// loopAt reports whether following the directory link at real to t
+// loops: t is the chart's directory or above it, above the link, or a
+// directory a link being followed leads to or above it.
+func (c *chartReader) loopAt(real, t string) bool {
+	parent := filepath.Dir(real) // resolved already below a link followed
+	if len(c.linkStack) == 0 {
+		var err error
+		if parent, err = filepath.EvalSymlinks(parent); err != nil {
+			return true
+		}
+	}
+	if within(t, parent) {
 		return true
 	}
-	if chart, err := filepath.EvalSymlinks(c.p.Dir); err != nil || within(t, chart) {
+	if c.chartReal == "" {
+		var err error
+		if c.chartReal, err = filepath.EvalSymlinks(c.p.Dir); err != nil {
+			return true
+		}
+	}
+	if within(t, c.chartReal) {
 		return true
 	}
 	for _, s := range c.linkStack {
