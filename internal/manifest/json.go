@@ -163,7 +163,7 @@ func plainInt(s string) bool {
 // appendJSONString appends s quoted as encoding/json quotes strings: the
 // HTML characters <, > and & escaped, control characters escaped, invalid
 // UTF-8 replaced by U+FFFD and U+2028 and U+2029 escaped.
-func appendJSONString(dst []byte, s string) []byte {
+func appendJSONString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	const hexDigits = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
@@ -195,7 +195,8 @@ func appendJSONString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		var rb [utf8.UTFMax]byte
+		r, size := utf8.DecodeRune(rb[:copy(rb[:], s[i:])])
 		switch {
 		case r == utf8.RuneError && size == 1:
 			dst = append(dst, s[start:i]...)
