@@ -288,7 +288,7 @@ func FuzzDocJSON(f *testing.F) {
 		f.Add([]byte(c.doc))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > 1<<20 {
+		if len(data) > 1<<16 {
 			return
 		}
 		sameDocJSON(t, "fuzz", data)
