@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 	"sync"
 	"unicode/utf8"
@@ -137,6 +138,8 @@ type docReader struct {
 	depth int
 	why   string
 
+	endFrom, end int // lineEnd's last answer: src[endFrom:end] has no LF
+
 	apiVersion, kind, name, namespace string
 	rootLine, kindLine, nameLine      int
 }
@@ -192,16 +195,31 @@ func (r *docReader) document() bool {
 // LF the only controls; no NEL, LS, PS or BOM, which yaml.v3 reads as
 // line breaks or skips), and no line is a document marker.
 func docText(src []byte) bool {
-	lineStart := true
 	for i := 0; i < len(src); {
-		c := src[i]
-		if lineStart && (c == '-' || c == '.') && len(src)-i >= 3 && src[i+1] == c && src[i+2] == c &&
-			(len(src)-i == 3 || src[i+3] == ' ' || src[i+3] == '\t' || src[i+3] == '\n') {
-			return false
+		if i == 0 || src[i-1] == '\n' {
+			if rest := src[i:]; len(rest) >= 3 && (rest[0] == '-' || rest[0] == '.') && rest[1] == rest[0] && rest[2] == rest[0] &&
+				(len(rest) == 3 || rest[3] == ' ' || rest[3] == '\t' || rest[3] == '\n') {
+				return false
+			}
 		}
-		lineStart = c == '\n'
+		// Eight bytes at a time while none is below 0x20 or above 0x7e.
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		for i+8 <= len(src) {
+			w := binary.LittleEndian.Uint64(src[i:])
+			if (w-ones*0x20)&^w&highs != 0 || ((w&^highs)+ones|w)&highs != 0 {
+				break
+			}
+			i += 8
+		}
+		for i < len(src) && plainASCII[src[i]] {
+			i++
+		}
+		if i == len(src) {
+			break
+		}
+		c := src[i]
 		if c < utf8.RuneSelf {
-			if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+			if c != '\n' && c != '\t' {
 				return false
 			}
 			i++
@@ -218,12 +236,26 @@ func docText(src []byte) bool {
 	return true
 }
 
-// lineEnd is the index of the LF ending the line that holds p, or len(src).
-func (r *docReader) lineEnd(p int) int {
-	if i := bytes.IndexByte(r.src[p:], '\n'); i >= 0 {
-		return p + i
+// plainASCII are the printable ASCII characters.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
 	}
-	return len(r.src)
+	return t
+}()
+
+// lineEnd is the index of the LF ending the line that holds p, or
+// len(src); the last answer is kept, as a line is asked for several times.
+func (r *docReader) lineEnd(p int) int {
+	if p >= r.endFrom && p <= r.end && r.end > 0 {
+		return r.end
+	}
+	e := len(r.src)
+	if i := bytes.IndexByte(r.src[p:], '\n'); i >= 0 {
+		e = p + i
+	}
+	r.endFrom, r.end = p, e
+	return e
 }
 
 // nextLine moves to the start of the next line (len(src) at the last).

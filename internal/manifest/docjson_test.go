@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
 )
@@ -82,6 +83,10 @@ var docJSONDeclined = []struct{ doc, why string }{
 	{"kind: \x85A\n", declineText},
 	{"kind: A\u2028\n", declineText},
 	{"kind: A\x01\n", declineText},
+	{"kind: A\nb: 12345678\x7f\n", declineText},
+	{"kind: A\nb: 1234567\x1f\n", declineText},
+	{"kind: A\nb: 1234567\u0080\n", declineText},
+	{"kind: A\nb: \xef\xbf\xbe\n", declineText},
 	{"kind: \xffA\n", declineText},
 	{"kind: A\n---\nkind: B\n", declineText},
 	{"kind: A\n...\n", declineText},
@@ -292,5 +297,29 @@ func FuzzDocJSON(f *testing.F) {
 			return
 		}
 		sameDocJSON(t, "fuzz", data)
+		if got, want := docText(data), docTextByRune(data); got != want {
+			t.Fatalf("docText(%q) = %v, want %v", data, got, want)
+		}
 	})
+}
+
+// docTextByRune is docText a character at a time.
+func docTextByRune(src []byte) bool {
+	if !utf8.Valid(src) {
+		return false
+	}
+	for _, l := range strings.Split(string(src), "\n") {
+		for _, m := range []string{"---", "..."} {
+			if l == m || strings.HasPrefix(l, m+" ") || strings.HasPrefix(l, m+"\t") {
+				return false
+			}
+		}
+		for _, c := range l {
+			ok := c == '\t' || c >= 0x20 && c < 0x7f || c >= 0xa0 && c <= 0xfffd && c != 0x2028 && c != 0x2029 && c != 0xfeff || c >= 0x10000
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -160,6 +160,14 @@ func plainInt(s string) bool {
 	return true
 }
 
+// jsonSafe are the ASCII characters encoding/json writes as they are.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString appends s quoted as encoding/json quotes strings: the
 // HTML characters <, > and & escaped, control characters escaped, invalid
 // UTF-8 replaced by U+FFFD and U+2028 and U+2029 escaped.
@@ -170,7 +178,7 @@ func appendJSONString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonSafe[c] {
 				i++
 				continue
 			}
