@@ -121,7 +121,7 @@ const (
 	declineFlow     = "a flow collection DocJSON does not read"
 	declineTrailing = "text after a value on its line"
 	declineScalar   = "a scalar that does not convert to JSON"
-	declineNested   = "a sequence entry inside a sequence entry's line"
+	declineNested   = "a sequence entry on a key's or an entry's line"
 )
 
 // docReader reads one document; src[p:] starts at the line numbered ln.

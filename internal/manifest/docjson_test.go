@@ -160,6 +160,53 @@ var docJSONDeclined = []struct{ doc, why string }{
 	{"kind: A\nb: - a\n", declineNested},
 }
 
+// docJSONOdd are corner cases (comments, blank lines, indicators,
+// resolution) DocJSON must read as ParseDoc does or decline.
+var docJSONOdd = []string{
+	"kind: A\nl:\n- # c\n  a: 1\n",
+	"kind: A\nl:\n  # c\n  - a\n  # d\n  - b\n# e\nm: 1\n",
+	"kind: A\nl:\n  - |\n    a\n  - |1\n    b\n  - >2-\n     c\n",
+	"kind: A\nm:\n  k: |\n   a\n  j: >+\n\n   b\n\n",
+	"kind: A\nl:\n- a: |\n    x\n  b: 1\n",
+	"kind: A\nl:\n-   a: 1\n    b: 2\n",
+	"kind: A\nl:\n  -\n    a: 1\n",
+	"kind: A\na: \"x  \\\n  y\"\n",
+	"kind: A\na: 'x  \n\n  y  '\n",
+	"kind: A\na: x\n\n\n  # c\n",
+	"kind: A\na: x\n  #c\nb: 1\n",
+	"kind: A\na:\n  # c\n  x\n",
+	"kind: A\na: >\n\n  x\n",
+	"kind: A\na: |\n  x\n \n  y\n",
+	"kind: A\na: |\n  x\n   \n  y\n",
+	"kind: A\na: >\n  x\n   \n  y\n",
+	"kind: A\na: >\n  x\n\n\n",
+	"kind: A\na: |-\n\n",
+	"kind: A\na: |+\n",
+	"kind: A\na: |\n    \n  x\n",
+	"kind: A\nmetadata:\n  name: x\n  name2: y\nmetadata2: {}\n",
+	"kind: A # c\nmetadata: # c\n  name: x # c\n",
+	"apiVersion: v1\nkind: A\nmetadata:\n  namespace: n\n  name: \"x\\ty\"\n",
+	"kind: A\na: 'x'   # c\n",
+	"kind: A\na: \"\"\n",
+	"kind: A\n'': 1\n",
+	"kind: A\na: - \n",
+	"kind: A\na: -1\n",
+	"kind: A\na: ---\n",
+	"kind: A\na: ...x\n",
+	"kind: A\n-a: 1\n",
+	"kind: A\na-: 1\n",
+	"kind: A\na: 0.\n",
+	"kind: A\na: 1:2\n",
+	"kind: A\na: 1_0\n",
+	"kind: A\na: 0b1\n",
+	"kind: A\na: +0\n",
+	"kind: A\na: -0.0\n",
+	"kind: A\na: 2001-12-14 21:59:43.10 -5\n",
+	"kind: A\na: 1e5\n",
+	"kind: A\na: 0o\n",
+	"kind: A\na: [1e5, 0x, 2001-01-01]\n",
+}
+
 // deepMap is n nested mappings at column indent.
 func deepMap(indent, n int) string {
 	var b strings.Builder
@@ -235,6 +282,17 @@ func TestDocJSONDeclines(t *testing.T) {
 	}
 }
 
+func TestDocJSONOdd(t *testing.T) {
+	taken := 0
+	for _, doc := range docJSONOdd {
+		n, _ := sameDocJSON(t, "odd", []byte(doc))
+		taken += n
+	}
+	if taken < len(docJSONOdd)/2 {
+		t.Fatalf("%d of %d odd documents taken", taken, len(docJSONOdd))
+	}
+}
+
 // TestDocJSONTrees: DocJSON reads every CRD of the fixture trees and of a
 // cozystack-shaped bench tree, as JSON writes ParseDoc's tree, and
 // agrees with it on every other document.
@@ -291,6 +349,9 @@ func FuzzDocJSON(f *testing.F) {
 	}
 	for _, c := range docJSONDeclined {
 		f.Add([]byte(c.doc))
+	}
+	for _, doc := range docJSONOdd {
+		f.Add([]byte(doc))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
