@@ -78,6 +78,7 @@ var docReaders = sync.Pool{New: func() any { return new(docReader) }}
 func appendDocJSON(dst, src []byte) (DocHead, []byte, string) {
 	r := docReaders.Get().(*docReader)
 	defer func() {
+		clear(r.ents[:cap(r.ents)]) // keys point into src
 		*r = docReader{ents: r.ents[:0], buf: r.buf[:0], tmp: r.tmp[:0]}
 		if cap(r.buf) > maxPooledScratch {
 			r.buf = nil
