@@ -13,7 +13,7 @@ import (
 // A generated manifest's CRD is tens to hundreds of kilobytes of YAML
 // whose only use is its JSON (for the CRD judge) and its identity. Parsing
 // it into a yaml.Node tree to write that JSON costs most of a cold run;
-// DocJSON writes the JSON straight from the bytes instead, for the YAML
+// AppendDocJSON writes the JSON straight from the bytes instead, for the YAML
 // that controller-gen and upstream provider manifests are made of:
 //
 //   - a block mapping at column 0 as the root; block mappings and block
@@ -50,18 +50,18 @@ type DocHead struct {
 	Line int
 }
 
-// maxDocJSONDepth bounds the nesting DocJSON reads (a CRD's schema is a
+// maxDocJSONDepth bounds the nesting AppendDocJSON reads (a CRD's schema is a
 // few dozen deep).
 const maxDocJSONDepth = 100
 
-// maxDocJSONKey is the longest plain key DocJSON reads (yaml.v3 stops
+// maxDocJSONKey is the longest plain key AppendDocJSON reads (yaml.v3 stops
 // looking for a simple key's colon after 1,024 characters).
 const maxDocJSONKey = 512
 
 // AppendDocJSON appends to dst what AppendJSON writes of the document's
 // tree as ParseDoc parses it, and returns what ParseDoc reads of the
 // object; ok is false (and dst returned as it was) when the document is
-// not of the YAML DocJSON reads, and the caller parses it with ParseDoc.
+// not of the YAML AppendDocJSON reads, and the caller parses it with ParseDoc.
 func AppendDocJSON(dst []byte, d Doc) (head DocHead, js []byte, ok bool) {
 	h, out, why := appendDocJSON(dst, d.bytes())
 	if why != "" {
@@ -105,9 +105,9 @@ func appendDocJSON(dst, src []byte) (DocHead, []byte, string) {
 // maxPooledScratch is the largest scratch buffer a pooled reader keeps.
 const maxPooledScratch = 1 << 20
 
-// Why DocJSON declines a document (tests name them).
+// Why AppendDocJSON declines a document (tests name them).
 const (
-	declineText     = "a character or line DocJSON does not read (CR, tab, BOM, control, non-UTF-8, document marker)"
+	declineText     = "a character or line AppendDocJSON does not read (CR, tab, BOM, control, non-UTF-8, document marker)"
 	declineRoot     = "not a block mapping at column 0"
 	declineKey      = "a line that is not a key where a key is expected"
 	declineIndent   = "indentation yaml.v3 reads otherwise"
@@ -117,9 +117,9 @@ const (
 	declineTab      = "a tab outside a block scalar's text"
 	declineNode     = "an anchor, alias, tag, directive or other indicator"
 	declineColon    = "': ' inside a plain scalar"
-	declineQuoted   = "a quoted scalar DocJSON does not read"
-	declineBlock    = "a block scalar header DocJSON does not read"
-	declineFlow     = "a flow collection DocJSON does not read"
+	declineQuoted   = "a quoted scalar AppendDocJSON does not read"
+	declineBlock    = "a block scalar header AppendDocJSON does not read"
+	declineFlow     = "a flow collection AppendDocJSON does not read"
 	declineTrailing = "text after a value on its line"
 	declineScalar   = "a scalar that does not convert to JSON"
 	declineNested   = "a sequence entry on a key's or an entry's line"
@@ -411,7 +411,7 @@ func (r *docReader) sortEntries(base, start int) bool {
 
 // keyAt reads the key starting at q on the current line: its text, the
 // index past its colon, and whether there is one (false, with why set, when
-// it is one DocJSON does not read).
+// it is one AppendDocJSON does not read).
 func (r *docReader) keyAt(q int) (key []byte, after int, ok bool) {
 	src, e := r.src, r.lineEnd(r.p)
 	if q >= e {
@@ -1129,7 +1129,7 @@ func (r *docReader) flow(q, e int, s *slot) bool {
 	return r.afterValue(i + 1)
 }
 
-// flowPlainChar: c may be part of a plain scalar DocJSON reads in a flow
+// flowPlainChar: c may be part of a plain scalar AppendDocJSON reads in a flow
 // sequence.
 func flowPlainChar(c byte) bool {
 	return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z' || c == '-' || c == '_' || c == '.' || c == '/' || c == '+' || c == '~'

@@ -11,7 +11,7 @@ import (
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
 )
 
-// docJSONTaken are documents DocJSON must read, one construct each, and
+// docJSONTaken are documents AppendDocJSON must read, one construct each, and
 // write as JSON writes ParseDoc's tree.
 var docJSONTaken = []struct{ name, doc string }{
 	{"minimal", "kind: A\n"},
@@ -76,7 +76,7 @@ d: "<tag> & 'q'"
 	{"no final newline", "kind: A\nd: x"},
 }
 
-// docJSONDeclined are documents DocJSON leaves to ParseDoc, with why.
+// docJSONDeclined are documents AppendDocJSON leaves to ParseDoc, with why.
 var docJSONDeclined = []struct{ doc, why string }{
 	{"kind: A\r\n", declineText},
 	{"\ufeffkind: A\n", declineText},
@@ -161,7 +161,7 @@ var docJSONDeclined = []struct{ doc, why string }{
 }
 
 // docJSONOdd are corner cases (comments, blank lines, indicators,
-// resolution) DocJSON must read as ParseDoc does or decline.
+// resolution) AppendDocJSON must read as ParseDoc does or decline.
 var docJSONOdd = []string{
 	"kind: A\nl:\n- # c\n  a: 1\n",
 	"kind: A\nl:\n  # c\n  - a\n  # d\n  - b\n# e\nm: 1\n",
@@ -217,7 +217,7 @@ func deepMap(indent, n int) string {
 	return b.String()
 }
 
-// sameDocJSON checks DocJSON against ParseDoc and JSON on every document
+// sameDocJSON checks AppendDocJSON against ParseDoc and JSON on every document
 // of data: declined, or the same JSON and head. It returns how many
 // documents were taken and declined.
 func sameDocJSON(t *testing.T, name string, data []byte) (taken, declined int) {
@@ -234,7 +234,7 @@ func sameDocJSON(t *testing.T, name string, data []byte) (taken, declined int) {
 		taken++
 		o, probs := ParseDoc(d, name)
 		if o == nil {
-			t.Errorf("%s:%d: DocJSON read a document ParseDoc does not (%v)", name, d.Line(), probs)
+			t.Errorf("%s:%d: AppendDocJSON read a document ParseDoc does not (%v)", name, d.Line(), probs)
 			continue
 		}
 		want := append([]byte("x"), AppendJSON(nil, o.Root)...)
@@ -243,7 +243,7 @@ func sameDocJSON(t *testing.T, name string, data []byte) (taken, declined int) {
 			for i < len(js) && i < len(want) && js[i] == want[i] {
 				i++
 			}
-			t.Errorf("%s:%d: DocJSON differs from JSON at byte %d:\n got %q\nwant %q", name, d.Line(), i,
+			t.Errorf("%s:%d: AppendDocJSON differs from JSON at byte %d:\n got %q\nwant %q", name, d.Line(), i,
 				js[max(0, i-40):min(len(js), i+40)], want[max(0, i-40):min(len(want), i+40)])
 		}
 		if wh := (DocHead{o.APIVersion, o.Kind, o.Name, o.Namespace, o.Line}); h != wh {
@@ -293,7 +293,7 @@ func TestDocJSONOdd(t *testing.T) {
 	}
 }
 
-// TestDocJSONTrees: DocJSON reads every CRD of the fixture trees and of a
+// TestDocJSONTrees: AppendDocJSON reads every CRD of the fixture trees and of a
 // cozystack-shaped bench tree, as JSON writes ParseDoc's tree, and
 // agrees with it on every other document.
 func TestDocJSONTrees(t *testing.T) {
@@ -341,7 +341,7 @@ func TestDocJSONLinear(t *testing.T) {
 	}
 }
 
-// FuzzDocJSON holds DocJSON to ParseDoc and JSON on any text: it declines
+// FuzzDocJSON holds AppendDocJSON to ParseDoc and JSON on any text: it declines
 // or writes what they write.
 func FuzzDocJSON(f *testing.F) {
 	for _, c := range docJSONTaken {
@@ -383,4 +383,19 @@ func docTextByRune(src []byte) bool {
 		}
 	}
 	return true
+}
+
+func ExampleAppendDocJSON() {
+	text := []byte("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.io\nspec:\n  group: example.io\n  names: {}\n---\nkind: A\nx: &anchor 1\n")
+	for _, d := range SplitDocs(text) {
+		head, js, ok := AppendDocJSON(nil, d)
+		if !ok {
+			fmt.Printf("line %d: declined, parse it with ParseDoc\n", d.Line())
+			continue
+		}
+		fmt.Printf("%s %s at line %d: %s\n", head.Kind, head.Name, head.Line, js)
+	}
+	// Output:
+	// CustomResourceDefinition widgets.example.io at line 4: {"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.io"},"spec":{"group":"example.io","names":{}}}
+	// line 9: declined, parse it with ParseDoc
 }
