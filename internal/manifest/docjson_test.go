@@ -3,7 +3,10 @@ package manifest
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -398,4 +401,181 @@ func ExampleAppendDocJSON() {
 	// Output:
 	// CustomResourceDefinition widgets.example.io at line 4: {"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.io"},"spec":{"group":"example.io","names":{}}}
 	// line 9: declined, parse it with ParseDoc
+}
+
+// TestDocJSONGenerated compares AppendDocJSON with ParseDoc on documents
+// drawn from the YAML it reads and its neighbours: nested mappings and
+// sequences at varying indentation, every kind of scalar with odd
+// content, comments and blank lines anywhere. DOCJSON_GENERATED=n draws n.
+func TestDocJSONGenerated(t *testing.T) {
+	n := 3000
+	if s := os.Getenv("DOCJSON_GENERATED"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	rng := rand.New(rand.NewPCG(7, 32))
+	var taken int
+	for range n {
+		g := docGen{rng: rng}
+		g.b.WriteString("kind: A\n")
+		g.mapping(0, 0, false)
+		doc := g.b.String()
+		if k, _ := sameDocJSON(t, "generated", []byte(doc)); k > 0 {
+			taken++
+		} else if t.Failed() {
+			t.Fatalf("document:\n%s", doc)
+		}
+		if t.Failed() {
+			t.Fatalf("document:\n%s", doc)
+		}
+	}
+	if taken < n/4 {
+		t.Fatalf("%d of %d generated documents taken", taken, n)
+	}
+}
+
+type docGen struct {
+	rng *rand.Rand
+	b   strings.Builder
+	n   int
+}
+
+func (g *docGen) pick(xs ...string) string { return xs[g.rng.IntN(len(xs))] }
+
+// odd: draw something AppendDocJSON declines or yaml.v3 rejects.
+func (g *docGen) odd() bool { return g.rng.IntN(40) == 0 }
+
+// junk is a comment or blank line, sometimes.
+func (g *docGen) junk(indent int) {
+	switch g.rng.IntN(12) {
+	case 0:
+		g.b.WriteString("\n")
+	case 1:
+		g.b.WriteString(strings.Repeat(" ", g.rng.IntN(indent+4)) + "# c: - | \"\t\n")
+	case 2:
+		g.b.WriteString(strings.Repeat(" ", g.rng.IntN(indent+4)) + "\n")
+	}
+}
+
+// mapping writes a mapping at column indent, its first key already
+// there when compact (after "- ").
+func (g *docGen) mapping(indent, depth int, compact bool) {
+	for i := range 1 + g.rng.IntN(4) {
+		g.junk(indent)
+		g.n++
+		key := "k" + strconv.Itoa(g.n)
+		if g.rng.IntN(8) == 0 {
+			key = g.pick("a", "name", "\"q\"", "'s'", "x-y", "a b", "é", "\"k\\u00e9\"", "'it''s'", "1", "true")
+		}
+		if i > 0 || !compact {
+			g.b.WriteString(strings.Repeat(" ", indent))
+		}
+		g.b.WriteString(key + ":")
+		g.value(indent, depth, true)
+	}
+}
+
+func (g *docGen) sequence(indent, depth int) {
+	for range 1 + g.rng.IntN(3) {
+		g.junk(indent)
+		g.b.WriteString(strings.Repeat(" ", indent) + "-")
+		if g.rng.IntN(3) == 0 && depth < 6 {
+			// A compact mapping.
+			sp := 1 + g.rng.IntN(3)
+			g.b.WriteString(strings.Repeat(" ", sp))
+			g.mapping(indent+1+sp, depth+1, true)
+			continue
+		}
+		g.value(indent, depth, false)
+	}
+}
+
+// value writes what follows "key:" or "-" and its line break.
+func (g *docGen) value(indent, depth int, inMap bool) {
+	nested := depth < 6 && g.rng.IntN(3) == 0
+	if nested {
+		g.b.WriteString(g.pick("", " ", " # c", "  #c"))
+		g.b.WriteString("\n")
+		g.junk(indent)
+		in := indent + []int{1, 2, 2, 4}[g.rng.IntN(4)]
+		if g.odd() {
+			in = max(indent-1, 0)
+		}
+		if g.rng.IntN(2) == 0 {
+			if inMap && g.rng.IntN(2) == 0 {
+				in = indent // a sequence at its key's indentation
+			}
+			g.sequence(in, depth+1)
+		} else {
+			g.mapping(in, depth+1, false)
+		}
+		return
+	}
+	cont := strings.Repeat(" ", indent+1+g.rng.IntN(3))
+	switch g.rng.IntN(9) {
+	case 0:
+		g.b.WriteString("\n")
+	case 1, 2:
+		v := g.pick("x", "1", "-1", "0x1f", "1.5", ".5", "~", "null", "True", "yes", "2001-01-01", "a:b", "a#b", "a #b", "12e3", "007", "+1", "a  b", "x\"y'", "-x", "a-", "é ü")
+		if g.odd() {
+			v = g.pick("-.inf", "'", "<<", "&a", "*a", "!t", "%", "@", "[a]", "- x", "? x", ":x", "a:", "a\tb")
+		}
+		g.b.WriteString(" " + v + "\n")
+	case 3:
+		// Folded plain.
+		g.b.WriteString(" " + g.pick("one", "1", "a b") + "\n")
+		for range g.rng.IntN(4) {
+			if g.rng.IntN(3) == 0 {
+				g.b.WriteString(g.pick("\n", "  \n", strings.Repeat(" ", indent)+"# c\n"))
+			}
+			line := g.pick("two", "- three", "[c]", "d  ", "'e'")
+			if g.odd() {
+				line = g.pick("#four", "x: y", "a #b")
+			}
+			if g.odd() {
+				cont = strings.Repeat(" ", indent)
+			}
+			g.b.WriteString(cont + line + "\n")
+		}
+	case 4:
+		// Double-quoted, maybe over lines.
+		g.b.WriteString(" \"" + g.pick("a", "\\\"", "\\\\", "\\n", "\\t", "\\x41", "\\u00e9", "\\U0001F600", "\\0", "<&>", "  ", "\\N\\_\\L\\P", "'"))
+		if g.odd() {
+			g.b.WriteString(g.pick("\\/", "\\", "\\ud800", "\t"))
+		}
+		for range g.rng.IntN(3) {
+			g.b.WriteString(g.pick("", " ", "\\", "  \\") + "\n" + g.pick("", "", "\n", "  \n") + cont + g.pick("b", " c", "\\ d", "e  "))
+		}
+		end := ""
+		if g.odd() {
+			end = g.pick(": x", " y")
+		}
+		g.b.WriteString("\"" + g.pick("", " ", " # c") + end + "\n")
+	case 5:
+		// Single-quoted.
+		g.b.WriteString(" '" + g.pick("a", "''", "\\n", "b  "))
+		for range g.rng.IntN(3) {
+			g.b.WriteString(g.pick("", " ") + "\n" + g.pick("", "\n") + cont + g.pick("b", " c", "''"))
+		}
+		g.b.WriteString("'" + g.pick("", " ", " # c") + "\n")
+	case 6, 7:
+		// Block scalar.
+		g.b.WriteString(" " + g.pick("|", ">") + g.pick("", "-", "+", "1", "2", "-2", "2+") + g.pick("", " # c", " ") + "\n")
+		bi := strings.Repeat(" ", indent+1+g.rng.IntN(3))
+		for range g.rng.IntN(5) {
+			pre, text := g.pick(bi, bi, bi+" ", bi+"  "), g.pick("text", "more text", "", "", "# not", "\tt", "- x", "k: v", "a \"b\" 'c'")
+			if text == "" {
+				pre = g.pick(pre, "", " ", bi+"    ")
+			}
+			if g.odd() {
+				pre = g.pick("", " ", strings.Repeat(" ", indent))
+			}
+			g.b.WriteString(pre + text + "\n")
+		}
+	case 8:
+		f := g.pick("[]", "{}", "[ ]", "[a, b]", "['x', \"y\"]", "[1, 2.5, true]", "[ 0x1, ~ ]", "['a''b', \"c\\u00e9\"]")
+		if g.odd() {
+			f = g.pick("[a,]", "[a b]", "{a: 1}", "[[a]]", "[a] x")
+		}
+		g.b.WriteString(" " + f + g.pick("", " # c") + "\n")
+	}
 }
