@@ -2,7 +2,6 @@ package check
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,8 +10,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/report"
@@ -169,8 +168,9 @@ func (f CRDFacts) object() model.AppliedObject {
 }
 
 // judgeCRD decodes raw (JSON; nil when the document did not decode as
-// JSON) once: the kinds it serves and, when judge, the API server's answer
-// to creating it.
+// JSON) once, as the API server decodes a request's body (decodeCRD):
+// the kinds it serves and, when judge, the API server's answer to the
+// operator's applying it.
 func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 	if raw == nil {
 		v := &model.CRDVerdict{}
@@ -181,7 +181,8 @@ func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 	}
 	v := &model.CRDVerdict{Decoded: true}
 	var v1 apiextv1.CustomResourceDefinition
-	if err := json.Unmarshal(raw, &v1); err != nil {
+	unknown, err := decodeCRD(raw, &v1)
+	if err != nil {
 		if judge {
 			v.Refusal = fmt.Sprintf("it does not decode: %v", err)
 		}
@@ -193,9 +194,55 @@ func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 		}
 	}
 	if judge {
-		v.Refusal = crdRefusalOf(&v1)
+		v.Refusal = refusal(crdRefusalOf(&v1), unknown)
 	}
 	return v
+}
+
+// decodeCRD decodes the JSON raw into v1 as the API server decodes a
+// CustomResourceDefinition in a create's or a patch's body, and returns
+// the fields it does not know. Keys match field names case-sensitively (a
+// key that matches only by case, like openAPIv3Schema for
+// openAPIV3Schema, is an unknown field), unknown fields are dropped, a
+// duplicate key's last value wins, and numbers decoded into untyped
+// values keep their integers (sigs.k8s.io/json, which k8s.io/apimachinery
+// v0.37.2 pkg/runtime/serializer/json/json.go unmarshal calls; its strict
+// check of unknown fields does not change what is stored). Duplicate keys
+// are no refusal, and so not looked for: the API server warns of them
+// under the Warn field validation it takes when a request names none
+// (k8s.io/apiserver v0.37.0 pkg/endpoints/handlers/rest.go
+// fieldValidation, create.go), as the operator's requests do, and warns
+// of them under server-side apply too.
+func decodeCRD(raw []byte, v1 *apiextv1.CustomResourceDefinition) (unknown []error, err error) {
+	return kjson.UnmarshalStrict(raw, v1, kjson.DisallowUnknownFields)
+}
+
+// refusal is the finding's text for a CRD whose validation errors are
+// invalid ("" when it validates) and whose unknown fields are unknown, ""
+// when the operator can apply it. An unknown field is
+// a refusal though a create only drops it (with a warning): the
+// cluster-api-operator creates components through clusterctl
+// (sigs.k8s.io/cluster-api v1.12.10 cmd/clusterctl/client/cluster/components.go
+// createObj, no fieldValidation), and then on every later reconcile
+// while its cache is current applies the components it cached
+// server-side (cluster-api-operator v0.28.0
+// internal/controller/genericprovider_controller.go
+// applyManifestsFromData), which the API server, under the field
+// validation the operator asks for (none: Warn), refuses for a field its
+// schema does not declare. Within a schema the API server decodes by
+// hand (items, additionalProperties: apiextensions v1 marshal.go) it
+// drops unknown keys without a word on either path, and so do
+// decodeCRD and the judge.
+func refusal(invalid string, unknown []error) string {
+	if len(unknown) == 0 {
+		return invalid
+	}
+	fields := quoteErrors(unknown)
+	if invalid != "" {
+		return invalid + " (the API server drops what it does not know before it validates: " + fields + ")"
+	}
+	return "the operator's server-side apply of it is refused: " + fields +
+		" (a create drops these fields with a warning, but the operator applies its cached components server-side on every later reconcile, and the API server refuses a field its schema does not declare)"
 }
 
 // componentsApply: every object of a release's components is one the API
@@ -268,29 +315,22 @@ func componentsApply(in *Input, external []string) []report.Finding {
 	return out
 }
 
-// crdScheme defaults apiextensions.k8s.io/v1 CRDs as the API server does
-// when it decodes one.
-var crdScheme = func() *kruntime.Scheme {
-	s := kruntime.NewScheme()
-	_ = apiextv1.AddToScheme(s)
-	_ = apiextensions.AddToScheme(s)
-	return s
-}()
-
 // maxCRDErrors is how many of a CRD's field errors a finding quotes.
 const maxCRDErrors = 4
 
 // crdRefusalOf is the API server's answer to creating the CRD v1 (as
 // decoded from its JSON; defaulted in place), "" when it accepts it:
-// defaulted as v1, converted to the internal version, prepared as for a
+// defaulted as v1 and converted to the internal version by the functions
+// the API server's scheme registers for them (called directly: the
+// scheme's lookup by type is work for nothing), prepared as for a
 // create (status cleared, the storage version stored:
 // customresourcedefinition strategy PrepareForCreate,
 // k8s.io/apiextensions-apiserver v0.37.0 pkg/registry/customresourcedefinition/strategy.go)
 // and validated by validation.ValidateCustomResourceDefinition.
 func crdRefusalOf(v1 *apiextv1.CustomResourceDefinition) string {
-	crdScheme.Default(v1)
+	apiextv1.SetObjectDefaults_CustomResourceDefinition(v1)
 	var crd apiextensions.CustomResourceDefinition
-	if err := crdScheme.Convert(v1, &crd, nil); err != nil {
+	if err := apiextv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(v1, &crd, nil); err != nil {
 		return fmt.Sprintf("it does not convert: %v", err)
 	}
 	crd.Status = apiextensions.CustomResourceDefinitionStatus{}
@@ -311,13 +351,23 @@ func crdRefusalOf(v1 *apiextv1.CustomResourceDefinition) string {
 // fieldErrors renders the first maxCRDErrors errors as the API server
 // prints them (field: type: detail), and how many more there are.
 func fieldErrors(errs field.ErrorList) string {
-	var msgs []string
+	es := make([]error, len(errs))
+	for i, e := range errs {
+		es[i] = e
+	}
+	return "[" + quoteErrors(es) + "]"
+}
+
+// quoteErrors joins the first maxCRDErrors of errs, and says how many
+// more there are.
+func quoteErrors(errs []error) string {
+	msgs := make([]string, 0, maxCRDErrors)
 	for _, e := range errs[:min(len(errs), maxCRDErrors)] {
 		msgs = append(msgs, e.Error())
 	}
-	s := "[" + strings.Join(msgs, ", ")
+	s := strings.Join(msgs, ", ")
 	if n := len(errs) - maxCRDErrors; n > 0 {
 		s += fmt.Sprintf(", and %d more", n)
 	}
-	return s + "]"
+	return s
 }

@@ -2,8 +2,11 @@ package check
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/pkg/model"
 )
 
@@ -47,4 +50,32 @@ func BenchmarkBuiltin(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/package")
 		})
 	}
+}
+
+// BenchmarkJudgeCRD judges the CRDs of the examples' core components (as
+// JSON, as the loader hands them over), most of a cold check's CPU on
+// real provider packages: decode, defaulting, conversion, validation.
+func BenchmarkJudgeCRD(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "packages", "capi-providers-core", "files", "core-components.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var crds [][]byte
+	for _, d := range manifest.SplitDocs(data) {
+		if o, _ := manifest.ParseDoc(d, "core-components.yaml"); o != nil && o.Kind == "CustomResourceDefinition" {
+			crds = append(crds, manifest.JSON(o.Root))
+		}
+	}
+	if len(crds) == 0 {
+		b.Fatal("no CRD in the examples' core components")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range crds {
+			if v := judgeCRD(c, true); v.Refusal != "" {
+				b.Fatal(v.Refusal)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(crds)), "ns/crd")
 }
