@@ -10,15 +10,17 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 
-	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // keyFormat names what a key covers; it changes when that does.
-const keyFormat = "pinseal-load-key/1"
+const keyFormat = "pinseal-load-key/2"
 
 // Bounds on what a key reads: a directory past them is loaded every time.
 const (
@@ -61,8 +63,8 @@ func (k *loadKey) unchanged() bool {
 // no two lists of fields hash alike.
 type keyWriter struct {
 	h      hash.Hash
-	dir    string   // the candidate's
-	root   *os.Root // dir opened as a root; nil: files are opened through the tree's
+	kh     *keyHasher
+	dir    string // the candidate's
 	stamps []stamp
 	files  int
 	bytes  int64
@@ -75,30 +77,48 @@ func (w *keyWriter) field(s string) {
 	io.WriteString(w.h, s)
 }
 
-var keyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+// keyHasher is what a worker hashes a candidate's files with, reused from
+// one candidate to the next: a read buffer (a file's bytes are read into
+// it, never allocated per file) and a digest.
+type keyHasher struct {
+	buf []byte
+	h   hash.Hash
+}
+
+var keyHashers = sync.Pool{New: func() any { return &keyHasher{buf: make([]byte, 256<<10), h: sha256.New()} }}
+
+// keyConst is the part of every candidate's key that is the same for
+// all of them: the user (what may be read) and the options.
+func (l *scanner) keyConst() string {
+	l.keyConstOnce.Do(func() {
+		groups, _ := os.Getgroups()
+		o := l.opts
+		l.keyConstVal = fmt.Sprint(os.Getuid(), os.Getgid(), groups) + "\x00" +
+			fmt.Sprintf("%q %q %d %#v %v %q", o.Namespace, o.CommandDir, o.Limit, o.Render, render.Available(o.Render), o.Exclude) + "\x00" +
+			"crds judged " + strconv.FormatBool(o.CRDs != nil) // the verdicts on the model
+	})
+	return l.keyConstVal
+}
 
 // cacheKey is the key of loading c: the SHA-256 of everything the load
 // reads or is told. ok is false when c cannot be keyed (past the bounds,
 // or a link to a directory outside it): it is then loaded every time.
 func (l *scanner) cacheKey(c candidate) (loadKey, bool) {
-	w := &keyWriter{h: sha256.New(), dir: c.dir, ok: true}
+	kh := keyHashers.Get().(*keyHasher)
+	defer keyHashers.Put(kh)
+	w := &keyWriter{h: sha256.New(), kh: kh, dir: c.dir, ok: true}
 	w.field(keyFormat)
 	w.field(l.root)
 	w.field(c.dir)
 	w.field(c.rel)
 	w.field(strconv.FormatBool(c.chart))
-	groups, _ := os.Getgroups()
-	w.field(fmt.Sprint(os.Getuid(), os.Getgid(), groups)) // what may be read
-	o := l.opts
-	w.field(fmt.Sprintf("%q %q %d %#v %v %q", o.Namespace, o.CommandDir, o.Limit, o.Render, render.Available(o.Render), o.Exclude))
-	w.field("crds judged " + strconv.FormatBool(o.CRDs != nil)) // the verdicts on the model
+	w.field(l.keyConst())
 	l.keyValues(w, c.rel)
-	// The candidate's files are opened through a root of its own: one
-	// opened at the tree would walk every directory above each of them.
-	if w.root = l.subRoot(c.dir); w.root != nil {
-		defer w.root.Close()
-	}
-	l.keyDir(w, c.dir, ".", true)
+	// The candidate's files are opened through a root of its own (one
+	// opened at the tree would walk every directory above each of them),
+	// each directory's through one of its own, so that a file opens in
+	// one step, by name.
+	l.keyRoot(w, c.dir, ".")
 	k := loadKey{stamps: w.stamps}
 	w.h.Sum(k.sum[:0])
 	return k, w.ok
@@ -128,47 +148,77 @@ func (l *scanner) keyValues(w *keyWriter, rel string) {
 	}
 }
 
-// keyDir covers the directory dir (rel below the candidate; inside: dir
-// is the candidate's, not one a link leads to) and everything under it:
-// each entry's name, type and mode, a file's bytes, a link's target and
-// what it resolves to (what is there when that is outside the
-// candidate).
-func (l *scanner) keyDir(w *keyWriter, dir, rel string, inside bool) {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		w.field("error " + err.Error())
+// keyRoot covers the directory dir of the tree (rel below the candidate,
+// or "linked" and its path when a link leads to it) opened as a root, as
+// the loader opens it: through the tree's root, never leaving it. A
+// directory that cannot be opened so is not keyed.
+func (l *scanner) keyRoot(w *keyWriter, dir, rel string) {
+	r := l.subRoot(dir)
+	if r == nil && l.fsys == nil {
+		r, _ = os.OpenRoot(dir)
+	}
+	if r == nil {
+		w.ok = false // not read, so not keyed: loaded every time
 		return
 	}
-	w.entry(dir, rel, fi)
-	ents, err := os.ReadDir(dir)
+	defer r.Close()
+	l.keyDir(w, r, dir, rel)
+}
+
+// keyDir covers the directory d (at fp, rel below the candidate) and
+// everything under it: each entry's name, type and mode, a file's bytes,
+// a link's target and what it resolves to (what is there when that is
+// outside the candidate). The type of an entry is the directory's word
+// for it; a file's mode is that of the file opened, so a file is looked
+// up once.
+func (l *scanner) keyDir(w *keyWriter, d *os.Root, fp, rel string) {
+	f, err := d.Open(".")
 	if err != nil {
-		w.field("error " + err.Error())
+		w.field("error " + unwrapPath(err).Error())
+		return
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		w.field("error " + unwrapPath(err).Error())
+		return
+	}
+	w.entry(fp, rel, fi)
+	ents, err := readDir(f)
+	f.Close()
+	if err != nil {
+		w.field("error " + unwrapPath(err).Error())
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range ents {
 		if !w.ok {
 			return
 		}
-		fp, er := filepath.Join(dir, e.Name()), path.Join(rel, e.Name())
-		fi, err := e.Info()
-		if err != nil {
-			w.field(er)
-			w.field("error " + err.Error())
-			continue
-		}
-		switch {
-		case fi.IsDir():
-			l.keyDir(w, fp, er, inside)
-		case fi.Mode().IsRegular():
-			w.entry(fp, er, fi)
-			if !inside {
-				er = "" // opened through the tree's root
+		name := e.Name()
+		efp, er := filepath.Join(fp, name), path.Join(rel, name)
+		switch t := e.Type(); {
+		case t.IsDir():
+			sub, err := d.OpenRoot(name)
+			if err != nil {
+				w.field(er)
+				w.field("error " + unwrapPath(err).Error())
+				continue
 			}
-			l.keyFile(w, fp, er, fi.Size())
-		case fi.Mode()&fs.ModeSymlink != 0:
-			w.entry(fp, er, fi)
-			l.keyLink(w, fp)
+			l.keyDir(w, sub, efp, er)
+			sub.Close()
+		case t.IsRegular():
+			l.keyFile(w, d, name, efp, er)
 		default:
-			w.entry(fp, er, fi)
+			fi, err := d.Lstat(name)
+			if err != nil {
+				w.field(er)
+				w.field("error " + unwrapPath(err).Error())
+				continue
+			}
+			w.entry(efp, er, fi)
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				l.keyLink(w, efp)
+			}
 		}
 	}
 }
@@ -184,36 +234,60 @@ func (w *keyWriter) entry(fp, rel string, fi fs.FileInfo) {
 	w.stamps = append(w.stamps, stamp{path: fp, id: idOf(fi)})
 }
 
-// keyFile covers the bytes of the regular file at fp (in the tree; rel
-// below the candidate, "" when outside it), read as the loader reads it:
-// through a root, never blocking on what is not a regular file.
-func (l *scanner) keyFile(w *keyWriter, fp, rel string, size int64) {
+// keyFile covers the entry name of d (at fp, rel below the candidate): its
+// type and mode and, for a regular file, its bytes, read as the loader
+// reads them: never blocking on what is not a regular file.
+func (l *scanner) keyFile(w *keyWriter, d *os.Root, name, fp, rel string) {
+	f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		// Unreadable: what the directory says of it, and why.
+		if fi, lerr := d.Lstat(name); lerr == nil {
+			w.entry(fp, rel, fi)
+		} else {
+			w.field(rel)
+		}
+		w.field("error " + unwrapPath(err).Error())
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		w.field(rel)
+		w.field("error " + unwrapPath(err).Error())
+		return
+	}
+	w.entry(fp, rel, fi)
+	if !fi.Mode().IsRegular() {
+		return // swapped since the directory was read: its type says it
+	}
+	w.hashFile(f, fi.Size())
+}
+
+// hashFile covers the bytes of the regular file f, of size bytes when it
+// was opened; a file whose size changes while it is read is not keyed.
+func (w *keyWriter) hashFile(f *os.File, size int64) {
 	w.bytes += size
 	if w.bytes > maxKeyBytes {
 		w.ok = false
 		return
 	}
-	var f *os.File
-	var err error
-	if rel != "" && w.root != nil {
-		f, err = layout.OpenRegular(w.root, rel)
-	} else {
-		f, err = l.open(fp)
+	buf, h := w.kh.buf, w.kh.h
+	h.Reset()
+	var n int64
+	for n < size {
+		m, err := f.Read(buf[:min(int64(len(buf)), size-n)])
+		h.Write(buf[:m])
+		n += int64(m)
+		if err != nil || m == 0 {
+			break
+		}
 	}
-	if err != nil {
-		w.field("error " + unwrapPath(err).Error())
-		return
-	}
-	defer f.Close()
-	h := sha256.New()
-	buf := keyBuffers.Get().(*[]byte)
-	defer keyBuffers.Put(buf)
-	n, err := io.CopyBuffer(h, f, *buf)
-	if err != nil || n != size {
+	if n != size {
 		w.ok = false // changing under us: not keyed
 		return
 	}
-	w.field(string(h.Sum(nil)))
+	var sum [sha256.Size]byte
+	w.field(string(h.Sum(sum[:0])))
 }
 
 // keyLink covers a symlink: its target as written, where it resolves,
@@ -247,8 +321,14 @@ func (l *scanner) keyLink(w *keyWriter, fp string) {
 	case !within(l.root, real):
 		// Not followed: a package-load problem says so.
 	case fi.IsDir():
-		l.keyDir(w, real, "linked "+real, false)
+		l.keyRoot(w, real, "linked "+real)
 	case fi.Mode().IsRegular():
-		l.keyFile(w, real, "", fi.Size())
+		f, err := l.open(real)
+		if err != nil {
+			w.field("error " + unwrapPath(err).Error())
+			return
+		}
+		defer f.Close()
+		w.hashFile(f, fi.Size())
 	}
 }

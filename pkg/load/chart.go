@@ -120,7 +120,7 @@ const maxHelmignore = 1 << 20
 // path, so the vendored files need not be read twice. skip is set when the
 // templates alone show that the chart is not worth rendering
 // (chartWorthRendering); its other files are then not read.
-func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal, skip bool) {
+func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, mem map[string][]byte, probs []model.Problem, fatal bool, settle settleVerdict) {
 	c := &chartReader{l: l, p: p, mem: map[string][]byte{}, read: l.readFile, open: l.open}
 	// The chart's own files are read through a root opened at the chart:
 	// os.Root opens a path one component at a time, and most charts lie
@@ -142,9 +142,27 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 	}
 	c.readIgnore()
 	c.walk(dirs)
-	skip = c.readAll()
-	return c.files, c.mem, c.probs, c.fatal, skip
+	skip, unsettled := c.readAll()
+	settle = settleOpen
+	switch {
+	case skip:
+		settle = settleYes
+	case unsettled:
+		settle = settleNo
+	}
+	return c.files, c.mem, c.probs, c.fatal, settle
 }
+
+// settleVerdict is what reading a chart's templates settled: that the
+// chart is not worth rendering (settleYes), that it is (settleNo), or
+// neither (settleOpen: chartWorthRendering decides on all its files).
+type settleVerdict int
+
+const (
+	settleOpen settleVerdict = iota
+	settleYes
+	settleNo
+)
 
 // chartReader is collectChart's walk of one chart.
 type chartReader struct {
@@ -286,13 +304,13 @@ func within(root, p string) bool {
 // chartWorthRendering reports whether the chart may produce a provider or
 // components ConfigMap: a packed subchart (not read cheaply) is present,
 // or its files do not settle it (chartSettled).
-func chartWorthRendering(files []*loader.BufferedFile) bool {
+func chartWorthRendering(files []*loader.BufferedFile, namespace string) bool {
 	for _, f := range files {
 		if strings.HasSuffix(f.Name, ".tgz") && strings.HasPrefix(f.Name, "charts/") {
 			return true
 		}
 	}
-	return !chartSettled(files)
+	return !chartSettled(files, namespace)
 }
 
 // chartSettled reports whether the chart's files prove, without
@@ -302,27 +320,37 @@ func chartWorthRendering(files []*loader.BufferedFile) bool {
 // chart and its subcharts, the files .Files reads) holds a marker, or a
 // sequence a copy could decode or escape into one (copyHazard). The caller also checks the texts it adds (the
 // release's names, the policy's values).
-func chartSettled(files []*loader.BufferedFile) bool {
+func chartSettled(files []*loader.BufferedFile, namespace string) bool {
 	var templates []*loader.BufferedFile
 	for _, f := range files {
 		if isTemplateFile(f.Name) {
 			templates = append(templates, f)
-		} else if hasMarker([]byte(f.Name)) || hasMarker(f.Data) || copyHazard(f.Data, isDecodedYAML(f.Name)) {
+		} else if settleHazard([]byte(f.Name)) || settleHazard(f.Data) || copyHazard(f.Data, isDecodedYAML(f.Name)) {
 			return false
 		}
 	}
-	ok, _ := render.Inert(templates, markerStrings)
+	ok, _ := render.Inert(templates, settleMarkers, render.CopiedBy(files, namespace))
 	return ok
 }
 
-// markerStrings are the markers as strings, for render.Inert.
-var markerStrings = func() []string {
-	out := make([]string, len(markers))
-	for i, m := range markers {
-		out[i] = string(m)
+// noValue is what text/template prints for a missing value. Helm deletes
+// it from the rendered output, joining what was around it: to the settle
+// proof it is one more marker.
+const noValue = "<no value>"
+
+// settleMarkers are the markers as strings, and noValue, for render.Inert.
+var settleMarkers = func() []string {
+	out := make([]string, 0, len(markers)+1)
+	for _, m := range markers {
+		out = append(out, string(m))
 	}
-	return out
+	return append(out, noValue)
 }()
+
+// settleHazard reports whether b holds a marker or noValue.
+func settleHazard(b []byte) bool {
+	return hasMarker(b) || bytes.Contains(b, []byte(noValue))
+}
 
 // copyHazard reports whether b holds what a render may turn into letters
 // it does not hold: a character that toYaml or quote escape into letters

@@ -12,6 +12,7 @@ import (
 	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/pin"
+	"github.com/pinseal/pinseal/pkg/render"
 )
 
 // pendingFile is a chart file the walk found and has not read yet. A
@@ -35,21 +36,36 @@ func isTemplateFile(n string) bool {
 
 // chartNeedsRest reports whether the files read so far (the templates,
 // values.yaml and Chart.yaml files) leave chartWorthRendering's answer
-// open: a template reads chart files, a packed subchart is present, or
-// they do not settle the chart (chartSettled).
-func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile) bool {
+// open: a template may read chart files (render.MayReadFiles), a packed
+// subchart is present, or they do not settle the chart (chartSettled).
+//
+// unsettled is set when they do not settle it: the whole chart does not
+// either (its other files only add texts a render can copy), unless a
+// file read so far starts with a byte order mark (the loader trims it).
+func chartNeedsRest(files []*loader.BufferedFile, pending []pendingFile, namespace string) (need, unsettled bool) {
 	for _, f := range pending {
 		if strings.HasSuffix(f.n, ".tgz") && strings.HasPrefix(f.n, "charts/") {
-			return true
+			return true, false
 		}
 	}
 	for _, f := range files {
-		if isTemplateFile(f.Name) && bytes.Contains(f.Data, []byte(".Files")) {
-			return true
+		if isTemplateFile(f.Name) && render.MayReadFiles(f.Data) {
+			return true, false
 		}
 	}
-	return !chartSettled(files)
+	if chartSettled(files, namespace) {
+		return false, false
+	}
+	for _, f := range files {
+		if bytes.HasPrefix(f.Data, bom) {
+			return true, false
+		}
+	}
+	return true, true
 }
+
+// bom is the UTF-8 byte order mark.
+var bom = []byte{0xEF, 0xBB, 0xBF}
 
 // isCopiedFirst tells the files read with the templates: those whose
 // text a render copies whatever the templates say (values.yaml, of the
@@ -101,8 +117,9 @@ func (c *chartReader) unreadLoads() bool {
 // readAll reads the chart's templates, then its other files unless the
 // templates settle that the chart is not worth rendering; the files and
 // problems come in the walk's order, as if each had been read when found.
-// skip: the templates settled it (the rest was not read).
-func (c *chartReader) readAll() (skip bool) {
+// skip: the templates settled it (the rest was not read); unsettled:
+// they proved it cannot be settled (chartNeedsRest).
+func (c *chartReader) readAll() (skip, unsettled bool) {
 	c.readPending(func(n string) bool { return isTemplateFile(n) || isCopiedFirst(n) })
 	templates := c.files
 	for _, f := range c.pending {
@@ -110,7 +127,11 @@ func (c *chartReader) readAll() (skip bool) {
 			templates = append(templates, &loader.BufferedFile{Name: f.n, Data: f.data})
 		}
 	}
-	skip = !c.fatal && !c.l.hasPolicyValues(c.p.Path) && !hasMarker([]byte(c.l.opts.Namespace)) && !chartNeedsRest(templates, c.pending) && c.unreadLoads()
+	if !c.fatal && !c.l.hasPolicyValues(c.p.Path) && !settleHazard([]byte(c.l.opts.Namespace)) {
+		var need bool
+		need, unsettled = chartNeedsRest(templates, c.pending, c.l.opts.Namespace)
+		skip = !need && c.unreadLoads()
+	}
 	if !skip {
 		c.readPending(func(string) bool { return true })
 	}
@@ -130,10 +151,10 @@ func (c *chartReader) readAll() (skip bool) {
 		if f.ownRoot {
 			c.mem[f.n] = f.data
 		}
-		c.files = append(c.files, &loader.BufferedFile{Name: f.n, Data: bytes.TrimPrefix(f.data, []byte{0xEF, 0xBB, 0xBF})})
+		c.files = append(c.files, &loader.BufferedFile{Name: f.n, Data: bytes.TrimPrefix(f.data, bom)})
 	}
 	c.probs = append(probs, c.probs[k:]...)
-	return skip
+	return skip, unsettled
 }
 
 // readIgnoreFile reads the chart's .helmignore at fp (at most

@@ -1,9 +1,12 @@
 package load
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
 )
 
 // TestCollectChartReadsTemplatesFirst: a chart whose templates (with its
@@ -68,12 +71,40 @@ func TestCollectChartReadsTemplatesFirst(t *testing.T) {
 					}
 				}
 			}
-			skip := c.readAll()
+			skip, _ := c.readAll()
 			if skip != tc.wantSkip || len(c.files) != tc.wantFiles {
 				t.Fatalf("skip %v with %d files read, want %v with %d (problems %+v)", skip, len(c.files), tc.wantSkip, tc.wantFiles, c.probs)
 			}
 			if tc.unreadable && (!c.fatal || len(c.probs) != 2 || c.probs[1].Location.File != "files/unreadable.yaml") {
 				t.Fatalf("fatal %v, problems %+v: want the dangling link's, then the read error", c.fatal, c.probs)
+			}
+		})
+	}
+}
+
+// TestNeedsRestUnsettled: what the templates prove unsettled stays so with
+// every file read (the rest is not settled again), but a byte order mark,
+// which the loader trims, leaves it open.
+func TestNeedsRestUnsettled(t *testing.T) {
+	chartYAML := &loader.BufferedFile{Name: "Chart.yaml", Data: []byte("apiVersion: v2\nname: x\nversion: 0.1.0\n")}
+	for _, tc := range []struct {
+		name, values, tpl    string
+		need, unsettled, all bool // all: chartSettled with the BOM trimmed
+	}{
+		{"inert", "a: b\n", "a: {{ .Values.a }}\n", false, false, true},
+		{"not inert", "a: b\n", "a: {{ lower .Values.a }}\n", true, true, false},
+		{"a marker in the values", "a: CoreProvider\n", "a: {{ .Values.a }}\n", true, true, false},
+		{"a byte order mark", "\xEF\xBB\xBFa: b\n", "a: {{ .Values.a }}\n", true, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := []*loader.BufferedFile{chartYAML, {Name: "values.yaml", Data: []byte(tc.values)}, {Name: "templates/a.yaml", Data: []byte(tc.tpl)}}
+			need, unsettled := chartNeedsRest(files, nil, "")
+			if need != tc.need || unsettled != tc.unsettled {
+				t.Fatalf("chartNeedsRest = %v, %v; want %v, %v", need, unsettled, tc.need, tc.unsettled)
+			}
+			files[1].Data = bytes.TrimPrefix(files[1].Data, bom)
+			if got := chartSettled(files, ""); got != tc.all {
+				t.Fatalf("chartSettled of the files as loaded = %v, want %v", got, tc.all)
 			}
 		})
 	}

@@ -366,6 +366,10 @@ type scanner struct {
 	// none; nil: children start on demand.
 	warmRender func()
 	stats      cacheStats // what Options.Cache did
+	// keyConstVal is the part of every cache key the candidates share
+	// (keyConst), worked out once.
+	keyConstOnce sync.Once
+	keyConstVal  string
 }
 
 // needRender tells the scanner that a package about to load renders (or

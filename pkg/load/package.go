@@ -96,12 +96,13 @@ func (pl *pkgLoad) release() {
 // readChart reads the chart of c and renders it (hashing its files
 // meanwhile); ok is false when it is not a provider package (skipped).
 func (l *scanner) readChart(ctx context.Context, c candidate, p *model.Package, pl *pkgLoad) (probs []model.Problem, ok bool) {
-	files, mem, cprobs, fatal, skip := l.collectChart(p)
+	files, mem, cprobs, fatal, settle := l.collectChart(p)
 	pl.mem = mem
 	pl.strong = sync.OnceValue(func() bool { return providerMarked(files) })
 	// The policy's values and the namespace option are texts a render
 	// copies too: a chart given them is not settled from its own files.
-	if !fatal && !l.hasPolicyValues(c.rel) && !hasMarker([]byte(l.opts.Namespace)) && (skip || !chartWorthRendering(files)) {
+	if !fatal && !l.hasPolicyValues(c.rel) && !settleHazard([]byte(l.opts.Namespace)) &&
+		(settle == settleYes || (settle == settleOpen && !chartWorthRendering(files, l.opts.Namespace))) {
 		l.skip(c, "no template holds a provider object or components ConfigMap")
 		return nil, false
 	}

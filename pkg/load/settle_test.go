@@ -2,6 +2,8 @@ package load
 
 import (
 	"path/filepath"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
 	"strings"
 	"testing"
 
@@ -28,6 +30,7 @@ func TestHiddenProviderIsNotSettled(t *testing.T) {
 		name, api, kind string
 		files           map[string]string // beside Chart.yaml and templates/p.yaml
 		policyValues    string
+		inChild         bool // rendered in a render child, never in process
 	}{
 		{name: "values", api: "{{ .Values.api }}", kind: "{{ .Values.kind }}",
 			files: map[string]string{"values.yaml": "kind: CoreProvider\napi: " + api + "\n"}},
@@ -45,6 +48,20 @@ func TestHiddenProviderIsNotSettled(t *testing.T) {
 		{name: "Chart.yaml", api: "{{ .Chart.Annotations.api }}", kind: "{{ .Chart.Description }}"},
 		{name: "files", api: `{{ .Files.Get "files/api" }}`, kind: `{{ .Files.Get "files/kind" }}`,
 			files: map[string]string{"files/api": api, "files/kind": kind}},
+		{name: "files through a variable", api: `{{ $f := get . "Files" }}{{ $f.Get "files/api" }}`, kind: `{{ $f := index . "Files" }}{{ $f.Get "files/kind" }}`,
+			files: map[string]string{"files/api": api, "files/kind": kind}},
+		{name: "files through dot", api: `{{ with get . "Files" }}{{ .Get "files/api" }}{{ end }}`, kind: `{{ with get . "Files" }}{{ .Get "files/kind" }}{{ end }}`,
+			files: map[string]string{"files/api": api, "files/kind": kind}},
+		// Omitted from the render child's files if the read were missed:
+		// the files are over render's omitMin.
+		{name: "files through the values", api: `{{ with index . .Values.k }}{{ .Get "files/api" }}{{ end }}`, kind: `{{ with index . .Values.k }}{{ .Get "files/kind" }}{{ end }}`,
+			files: map[string]string{"values.yaml": "k: Files\n", "files/api": api + " #" + strings.Repeat("x", 8<<10), "files/kind": kind + " #" + strings.Repeat("x", 8<<10)}},
+		{name: "files through the values, rendered", api: `{{ with index . .Values.k }}{{ .Get "files/api" }}{{ end }}{{ lower "" }}`, kind: `{{ with index . .Values.k }}{{ .Get "files/kind" }}{{ end }}`,
+			files: map[string]string{"values.yaml": "k: Files\n", "files/api": api + " #" + strings.Repeat("x", 8<<10), "files/kind": kind + " #" + strings.Repeat("x", 8<<10)}, inChild: true},
+		// Helm deletes "<no value>" from the output, joining what was around it.
+		{name: "no value in the values", api: "{{ .Values.api }}", kind: "{{ .Values.kind }}",
+			files: map[string]string{"values.yaml": "kind: CorePro<no value>vider\napi: operator.cluster.x-k8s<no value>.io/v1alpha2\n"}},
+		{name: "no value in the text", api: "operator.cluster.x-k8s<no value>.io/v1alpha2", kind: "CorePro<no value>vider"},
 		{name: "tpl", api: `{{ tpl .Values.api . }}`, kind: `{{ tpl .Values.kind . }}`,
 			files: map[string]string{"values.yaml": "api: \"{{ print \\\"operator.cluster.x-k8s\\\" \\\".io/v1alpha2\\\" }}\"\nkind: \"{{ print \\\"CorePro\\\" \\\"vider\\\" }}\"\n"}},
 		{name: "policy values", api: "{{ .Values.api }}", kind: "{{ .Values.kind }}",
@@ -64,6 +81,7 @@ func TestHiddenProviderIsNotSettled(t *testing.T) {
 				write(t, root, x+"/"+n, []byte(b))
 			}
 			var opts Options
+			opts.Render.NoFastPath = tc.inChild
 			if tc.policyValues != "" {
 				f := filepath.Join(t.TempDir(), "values.yaml")
 				write(t, filepath.Dir(f), "values.yaml", []byte(tc.policyValues))
@@ -108,7 +126,7 @@ func TestPlainChartStaysSettled(t *testing.T) {
 	write(t, root, x+"/Chart.yaml", []byte("apiVersion: v2\nname: x\nversion: 0.1.0\n"))
 	write(t, root, x+"/values.yaml", []byte("name: web\nreplicas: 2\nlabels: {app: web}\n"))
 	write(t, root, x+"/templates/_helpers.tpl", []byte(`{{- define "x.name" -}}{{ default .Chart.Name .Values.name | trunc 63 }}{{- end }}`))
-	write(t, root, x+"/templates/d.yaml", []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"x.name\" . }}\n  labels:\n    {{- toYaml .Values.labels | nindent 4 }}\nspec:\n  replicas: {{ .Values.replicas }}\n"))
+	write(t, root, x+"/templates/d.yaml", []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"x.name\" . }}\n  annotations:\n    a: {{ printf \"%s-%s\" .Release.Name .Chart.Name | trunc 63 }}\n    b: {{ .Release.Namespace }}-{{ .Values.name }}.{{ .Values.replicas }}\n    c: {{ include \"cozy-lib.undefined\" . }}\n  labels:\n    {{- toYaml .Values.labels | nindent 4 }}\nspec:\n  replicas: {{ .Values.replicas }}\n"))
 	tr := loadTree(t, root, Options{})
 	if got := summary(tr); got != cleanSummary {
 		t.Errorf("summary:\n%s\nwant:\n%s", got, cleanSummary)
@@ -135,5 +153,38 @@ func cleanPlusOne(t *testing.T, tr *model.Tree, x string) {
 		if p.Path != x && len(p.Problems) > 0 {
 			t.Errorf("%s: unexpected problems %+v", p.Path, p.Problems)
 		}
+	}
+}
+
+// TestSettleJoins: two values may meet at a "-" or "." of the operator's
+// API group only when no text the render copies (a file, a file's name,
+// the namespace) holds the part of the group before it.
+func TestSettleJoins(t *testing.T) {
+	const chartYAML = "apiVersion: v2\nname: x\nversion: 0.1.0\n"
+	for _, tc := range []struct {
+		name, tpl, values, namespace string
+		settled                      bool
+	}{
+		{"part before not copied", "a: {{ .Values.a }}-{{ .Values.b }}\n", "a: operator.cluster\nb: k8s.io\n", "", true},
+		{"part before in the values", "a: {{ .Values.a }}-{{ .Values.b }}\n", "a: operator.cluster.x\nb: k8s.io\n", "", false},
+		{"part before in a longer value", "a: {{ .Values.a | trunc 18 }}-{{ .Values.b }}\n", "a: operator.cluster.xyz\nb: k8s.io\n", "", false},
+		{"part before in the namespace", "a: {{ .Release.Namespace }}-{{ .Values.b }}\n", "b: k8s.io\n", "operator.cluster.x", false},
+		{"part before in a template", "a: {{ include \"p\" . }}.{{ .Values.b }}\n{{ define \"p\" }}operator.cluster{{ end }}\n", "b: x-k8s.io\n", "", false},
+		{"printf joins", "a: {{ printf \"%s-%s\" .Values.a .Values.b }}\n", "a: operator.cluster.x\nb: k8s.io\n", "", false},
+		// A cut ends a value inside a literal it holds: "operator.cluster" + ".x".
+		{"printf cut", "a: {{ printf \"%s.xyz\" .Values.a | trunc 18 }}-{{ .Values.b }}\n", "a: operator.cluster\nb: k8s.io\n", "", false},
+		{"define cut", "a: {{ include \"p\" . | trunc 18 }}-{{ .Values.b }}\n{{ define \"p\" }}{{ .Values.a }}.xyz{{ end }}\n", "a: operator.cluster\nb: k8s.io\n", "", false},
+		{"printf cut, a part after a part", "a: {{ printf \"%s.xz\" (printf \"%s.clusterz\" .Values.a | trunc 16) | trunc 18 }}-{{ .Values.b }}\n", "a: operator\nb: k8s.io\n", "", false},
+		{"printf of copies", "a: {{ printf \"%s-%s\" .Release.Name .Values.b }}\n", "b: k8s.io\n", "", true},
+		{"a library's define the chart lacks", "a: {{ include \"cozy-lib.x\" . }}\n{{ template \"cozy-lib.y\" . }}\n", "", "", true},
+		{"no value in the values", "a: {{ .Values.a }}\n", "a: CorePro<no value>vider\n", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := []*loader.BufferedFile{{Name: "Chart.yaml", Data: []byte(chartYAML)}, {Name: "values.yaml", Data: []byte(tc.values)},
+				{Name: "templates/a.yaml", Data: []byte(tc.tpl)}}
+			if got := chartSettled(files, tc.namespace); got != tc.settled {
+				t.Errorf("chartSettled = %v, want %v", got, tc.settled)
+			}
+		})
 	}
 }

@@ -1,12 +1,15 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"text/template/parse"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 )
 
 // Inert tells from a chart's templates alone, without executing them,
@@ -29,13 +32,26 @@ import (
 //     one that may precede an action does not end with its start, two
 //     literals that may meet do not make one, and no two actions may meet
 //     with nothing, or only a part of a marker, between them (whichever
-//     branches run and however often a loop runs).
+//     branches run and however often a loop runs); printf of a literal
+//     format (%s, %v, %d) is checked as the pieces it prints.
 //
-// why says what rules it out. Anything else (printf, tpl, b64dec, title,
-// lookup, a template that does not parse…) is not inert: the chart
-// renders.
-func Inert(templates []*loader.BufferedFile, markers []string) (ok bool, why string) {
-	in := &inertWalk{markers: markers, trees: map[string]*parse.Tree{}}
+// A literal inside a marker (the "-" or "." of the operator's API group)
+// lets two actions meet only when the part of the marker before it can
+// end an action's output. Given the same checks, an output ends with a
+// marker's start only when one text the render copies holds that start
+// (a join of two pieces into it would have been refused), so copied says
+// whether one does (a file of the chart, its name, the release's names;
+// render words such as "true" are added here): nil means any may. Starts
+// of one or two bytes always count as held.
+//
+// An include or template of a name no template defines prints nothing:
+// it fails the render when it runs.
+//
+// why says what rules it out. Anything else (tpl, b64dec, title, lookup,
+// a computed format, a template that does not parse…) is not inert: the
+// chart renders.
+func Inert(templates []*loader.BufferedFile, markers []string, copied func(part string) bool) (ok bool, why string) {
+	in := &inertWalk{markers: markers, trees: map[string]*parse.Tree{}, copied: copied}
 	for _, m := range markers {
 		in.maxLen = max(in.maxLen, len(m))
 	}
@@ -56,6 +72,16 @@ func Inert(templates []*loader.BufferedFile, markers []string) (ok bool, why str
 			in.trees[name] = tr
 		}
 	}
+	if copied != nil {
+		// Worked out when a literal inside a marker first asks.
+		var held func(string) bool
+		in.copied = func(s string) bool {
+			if held == nil {
+				held = in.heldStarts(copied)
+			}
+			return held(s)
+		}
+	}
 	for name, tr := range in.trees {
 		if tr.Root == nil {
 			continue
@@ -69,6 +95,147 @@ func Inert(templates []*loader.BufferedFile, markers []string) (ok bool, why str
 	return true, ""
 }
 
+// heldStarts answers which starts of a marker (m[:i], 0 < i < len(m)) an
+// output may end with, given copied. A value is a copied text, or pieces
+// put together (printf, a define, join) then maybe cut (trunc, trimSuffix,
+// splitList…) inside a literal: so a start is held when a copied text or a
+// literal holds it, when it is short (one or two bytes), or when a shorter
+// held start is followed by a part of the marker that a literal starts
+// with (a text of a template, which may follow an action) or holds (a
+// string literal: a format, which a verb may precede).
+func (in *inertWalk) heldStarts(copied func(string) bool) func(string) bool {
+	var texts, literals []string
+	for _, tr := range in.trees {
+		texts, literals = literalsUnder(tr.Root, texts, literals)
+	}
+	// A string literal with an escape is a text that is not in the
+	// template's source, where copied looks.
+	inLiteral := func(s string) bool {
+		for _, l := range literals {
+			if strings.Contains(l, s) {
+				return true
+			}
+		}
+		return false
+	}
+	startsText := func(s string) bool {
+		for _, t := range texts {
+			if strings.HasPrefix(t, s) {
+				return true
+			}
+		}
+		return inLiteral(s)
+	}
+	held := map[string]bool{}
+	for _, m := range in.markers {
+		ok := make([]bool, len(m))
+		// A text that holds a start holds the shorter ones: the first
+		// start none holds ends the search.
+		for i := 1; i < len(m) && (i < 3 || copied(m[:i]) || inLiteral(m[:i])); i++ {
+			ok[i] = true
+		}
+		for i := 1; i < len(m); i++ {
+			if !ok[i] {
+				continue
+			}
+			// Likewise a literal that starts with (holds) a part.
+			for j := i + 1; j < len(m) && startsText(m[i:j]); j++ {
+				ok[j] = true
+			}
+		}
+		for i := 1; i < len(m); i++ {
+			if ok[i] {
+				held[m[:i]] = true
+			}
+		}
+	}
+	return func(s string) bool { return held[s] }
+}
+
+// literalsUnder appends to texts the texts under n and to literals its
+// string literals.
+func literalsUnder(n parse.Node, texts, literals []string) ([]string, []string) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n != nil {
+			for _, c := range n.Nodes {
+				texts, literals = literalsUnder(c, texts, literals)
+			}
+		}
+	case *parse.TextNode:
+		texts = append(texts, string(n.Text))
+	case *parse.ActionNode:
+		texts, literals = literalsUnder(n.Pipe, texts, literals)
+	case *parse.IfNode:
+		texts, literals = literalsUnder(&n.BranchNode, texts, literals)
+	case *parse.RangeNode:
+		texts, literals = literalsUnder(&n.BranchNode, texts, literals)
+	case *parse.WithNode:
+		texts, literals = literalsUnder(&n.BranchNode, texts, literals)
+	case *parse.BranchNode:
+		texts, literals = literalsUnder(n.Pipe, texts, literals)
+		texts, literals = literalsUnder(n.List, texts, literals)
+		texts, literals = literalsUnder(n.ElseList, texts, literals)
+	case *parse.TemplateNode:
+		texts, literals = literalsUnder(n.Pipe, texts, literals)
+	case *parse.PipeNode:
+		if n != nil {
+			for _, c := range n.Cmds {
+				texts, literals = literalsUnder(c, texts, literals)
+			}
+		}
+	case *parse.CommandNode:
+		for _, a := range n.Args {
+			texts, literals = literalsUnder(a, texts, literals)
+		}
+	case *parse.ChainNode:
+		texts, literals = literalsUnder(n.Node, texts, literals)
+	case *parse.StringNode:
+		literals = append(literals, n.Text)
+	}
+	return texts, literals
+}
+
+// CopiedBy answers, for Inert, whether a text that a render of the chart
+// of files can copy holds s: a file, a file's name, one of texts (the
+// release's names), or what Helm's engine and text/template print of their
+// own (the capabilities, booleans, "<nil>", fmt's wrappers, hex digits…).
+func CopiedBy(files []*loader.BufferedFile, texts ...string) func(string) bool {
+	return func(s string) bool {
+		if strings.Contains(engineWords(), s) {
+			return true
+		}
+		for _, t := range texts {
+			if strings.Contains(t, s) {
+				return true
+			}
+		}
+		for _, f := range files {
+			if strings.Contains(f.Name, s) || bytes.Contains(f.Data, []byte(s)) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// engineWords are the texts a render prints that no file of the chart
+// gives: Helm's default capabilities and release fields, and what
+// text/template and fmt print for values (generously: more words only
+// settle fewer charts).
+var engineWords = sync.OnceValue(func() string {
+	c := chartutil.DefaultCapabilities
+	return strings.Join([]string{
+		strings.Join(c.APIVersions, " "), c.KubeVersion.Version, c.KubeVersion.Major, c.KubeVersion.Minor,
+		c.HelmVersion.Version, c.HelmVersion.GitCommit, c.HelmVersion.GitTreeState, c.HelmVersion.GoVersion,
+		"Helm true false <nil> <no value> map[] [] {} &{} null ~ 0x0123456789abcdef +-.eInfNaN",
+		"%!(PANIC=String method: runtime error: invalid memory address or nil pointer dereference) %!(BADINDEX) %!(EXTRA %!(MISSING) %!(NOVERB) %!(BADWIDTH) %!(BADPREC)",
+		"float64 float32 int64 int32 int uint8 uint string bool interface {} []interface {} map[string]interface {} []string",
+		// kindOf
+		"invalid int8 int16 uint16 uint32 uint64 uintptr complex64 complex128 array chan func map ptr slice struct unsafe.Pointer",
+	}, "\n")
+})
+
 // inertFuncs are the functions whose output is made of their inputs'
 // text (quoted, indented, trimmed, chosen among them, dumped as YAML with
 // ASCII escapes the caller rules out) or of a few fixed words (booleans,
@@ -78,11 +245,17 @@ var inertFuncs = map[string]bool{}
 func init() {
 	// No function here changes case, so markers compare exactly (as the
 	// loader matches kinds and keys); dict and list print their parts
-	// apart ("map[k:v]", "[a b]").
+	// apart ("map[k:v]", "[a b]"); join is checked as the values and
+	// separators it prints (command); lookup finds nothing in a render
+	// without a cluster (markProvider, and Helm's engine without one):
+	// "map[]".
 	for _, fn := range strings.Fields(`quote squote default indent nindent toYaml trim trimSuffix trimPrefix trunc
 		required include and or not eq ne lt le gt ge empty contains hasPrefix hasSuffix hasKey len
 		semverCompare coalesce ternary kindIs typeIs sha256sum fail index dict list get
-		max min splitList keys`) {
+		max min splitList keys printf has mustHas toString int int64 float64 atoi
+		first last mustFirst mustLast rest initial append mustAppend prepend concat
+		merge mergeOverwrite deepCopy set unset pick omit pluck values regexMatch trimAll
+		add add1 sub mul div mod lookup join dig print until untilStep kindOf`) {
 		inertFuncs[fn] = true
 	}
 }
@@ -92,6 +265,7 @@ type inertWalk struct {
 	markers []string
 	maxLen  int // of a marker
 	trees   map[string]*parse.Tree
+	copied  func(string) bool // nil: any text
 }
 
 // piece is what may start or end a list's output: a literal's head or
@@ -99,7 +273,7 @@ type inertWalk struct {
 // counts as one, so that two values around it are caught).
 type piece struct {
 	print bool
-	text  string // head or tail, at most maxLen bytes
+	text  string // head or tail, at most maxLen bytes; a print's: the part of a marker it stands for
 }
 
 // outSpan sums a list's output for the boundary checks: the pieces it may
@@ -126,6 +300,9 @@ func (in *inertWalk) holdsMarker(s string) bool {
 func (in *inertWalk) join(a, b piece) error {
 	switch {
 	case a.print && b.print:
+		if part := a.text + b.text; part != "" {
+			return fmt.Errorf("may print two values with only %q between them, a part of a marker", part)
+		}
 		return fmt.Errorf("may print two values with nothing but a part of a marker between them")
 	case a.print:
 		for _, m := range in.markers {
@@ -213,13 +390,7 @@ func (in *inertWalk) node(n parse.Node) (outSpan, error) {
 		if in.holdsMarker(s) {
 			return outSpan{}, fmt.Errorf("its text holds a marker")
 		}
-		for _, m := range in.markers {
-			if strings.Contains(m, s) {
-				return printed, nil
-			}
-		}
-		head, tail := s[:min(len(s), in.maxLen)], s[max(0, len(s)-in.maxLen):]
-		return outSpan{first: []piece{{text: head}}, last: []piece{{text: tail}}}, nil
+		return in.text(s), nil
 	case *parse.CommentNode, *parse.BreakNode, *parse.ContinueNode:
 		return outSpan{empty: true}, nil
 	case *parse.ActionNode:
@@ -238,7 +409,7 @@ func (in *inertWalk) node(n parse.Node) (outSpan, error) {
 		return in.branch(n.Pipe, n.List, n.ElseList, true)
 	case *parse.TemplateNode:
 		if _, ok := in.trees[n.Name]; !ok {
-			return outSpan{}, fmt.Errorf("calls template %q, which the chart does not define", n.Name)
+			return outSpan{empty: true}, nil // fails the render when it runs
 		}
 		if n.Pipe != nil {
 			if err := in.pipe(n.Pipe); err != nil {
@@ -285,19 +456,54 @@ func (in *inertWalk) branch(p *parse.PipeNode, then, els *parse.ListNode, loop b
 	return alt(t, e), nil
 }
 
+// text is the span of a literal s that holds no marker: its head and
+// tail, or a copied value's wildcard when it may join the values around it
+// into a marker (mayJoinAcross).
+func (in *inertWalk) text(s string) outSpan {
+	if in.mayJoinAcross(s) {
+		p := []piece{{print: true, text: s}}
+		return outSpan{first: p, last: p}
+	}
+	head, tail := s[:min(len(s), in.maxLen)], s[max(0, len(s)-in.maxLen):]
+	return outSpan{first: []piece{{text: head}}, last: []piece{{text: tail}}}
+}
+
+// mayJoinAcross reports whether a literal s lies inside a marker (neither
+// at its start nor at its end) where the part before it may end a value
+// (copied). Where s starts or ends a marker, the checks of its edges as a
+// text suffice.
+func (in *inertWalk) mayJoinAcross(s string) bool {
+	for _, m := range in.markers {
+		for from := 0; ; {
+			k := strings.Index(m[from:], s)
+			if k < 0 {
+				break
+			}
+			at := from + k
+			if at > 0 && at+len(s) < len(m) && (in.copied == nil || in.copied(m[:at])) {
+				return true
+			}
+			from = at + 1
+		}
+	}
+	return false
+}
+
 func (in *inertWalk) pipe(p *parse.PipeNode) error {
 	if p == nil {
 		return fmt.Errorf("has an empty pipeline")
 	}
-	for _, c := range p.Cmds {
-		if err := in.command(c); err != nil {
+	for i, c := range p.Cmds {
+		if err := in.command(c, i > 0); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (in *inertWalk) command(c *parse.CommandNode) error {
+// command checks one command of a pipeline; piped says that it gets the
+// previous command's value as its last argument.
+func (in *inertWalk) command(c *parse.CommandNode, piped bool) error {
 	if len(c.Args) == 0 {
 		return fmt.Errorf("has an empty command")
 	}
@@ -305,13 +511,46 @@ func (in *inertWalk) command(c *parse.CommandNode) error {
 		if !inertFuncs[id.Ident] {
 			return fmt.Errorf("calls %s, which may build text", id.Ident)
 		}
-		if id.Ident == "include" {
-			name, ok := arg(c.Args, 1).(*parse.StringNode)
-			if !ok {
+		switch id.Ident {
+		case "include":
+			// A name no template defines fails the render when it runs.
+			if _, ok := arg(c.Args, 1).(*parse.StringNode); !ok {
 				return fmt.Errorf("includes a template by a computed name")
 			}
-			if _, ok := in.trees[name.Text]; !ok {
-				return fmt.Errorf("includes %q, which the chart does not define", name.Text)
+		case "printf":
+			if err := in.printf(c.Args[1:], piped); err != nil {
+				return err
+			}
+		case "print":
+			// One value is printed as it is; more meet with nothing
+			// between them (or a space, by fmt's rules).
+			n := len(c.Args) - 1
+			if piped {
+				n++
+			}
+			if n != 1 {
+				return fmt.Errorf("calls print with %d values", n)
+			}
+		case "join":
+			// Values with a literal separator between them, as often as
+			// the list is long.
+			sep, ok := arg(c.Args, 1).(*parse.StringNode)
+			if !ok {
+				return fmt.Errorf("calls join with a computed separator")
+			}
+			if in.holdsMarker(sep.Text) {
+				return fmt.Errorf("a join separator holds a marker")
+			}
+			if sep.Text != "" {
+				x, err := in.seq(printed, in.text(sep.Text))
+				if err == nil {
+					_, err = in.seq(x, printed)
+				}
+				if err != nil {
+					return fmt.Errorf("join: %w", err)
+				}
+			} else if _, err := in.seq(printed, printed); err != nil {
+				return fmt.Errorf("join: %w", err)
 			}
 		}
 		for _, a := range c.Args[1:] {
@@ -336,6 +575,64 @@ func (in *inertWalk) command(c *parse.CommandNode) error {
 		return nil
 	}
 	return in.operand(c.Args[0])
+}
+
+// printf checks a printf call of args (the format first; piped: one more
+// argument comes from the pipeline) as the sequence of the format's
+// literals and the values its verbs print: a literal format of %s, %v,
+// %d and %% only, one verb per argument.
+func (in *inertWalk) printf(args []parse.Node, piped bool) error {
+	format, ok := arg(args, 0).(*parse.StringNode)
+	if !ok {
+		return fmt.Errorf("calls printf with a computed format")
+	}
+	if in.holdsMarker(format.Text) {
+		return fmt.Errorf("a printf format holds a marker")
+	}
+	out, lit, verbs := outSpan{empty: true}, "", 0
+	flush := func() error {
+		if lit == "" {
+			return nil
+		}
+		var err error
+		out, err = in.seq(out, in.text(lit))
+		lit = ""
+		return err
+	}
+	f := format.Text
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			lit += f[i : i+1]
+			continue
+		}
+		if i+1 == len(f) || !strings.ContainsRune("svd%", rune(f[i+1])) {
+			return fmt.Errorf("calls printf with a format other than %%s, %%v and %%d")
+		}
+		i++
+		if f[i] == '%' {
+			lit += "%"
+			continue
+		}
+		if err := flush(); err != nil {
+			return fmt.Errorf("printf: %w", err)
+		}
+		var err error
+		if out, err = in.seq(out, printed); err != nil {
+			return fmt.Errorf("printf: %w", err)
+		}
+		verbs++
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("printf: %w", err)
+	}
+	n := len(args) - 1
+	if piped {
+		n++
+	}
+	if verbs != n {
+		return fmt.Errorf("calls printf with %d verbs for %d values", verbs, n)
+	}
+	return nil
 }
 
 // filesMethods are the methods of .Files whose output copies the chart's
@@ -399,7 +696,8 @@ func (in *inertWalk) operand(n parse.Node) error {
 // AsSecrets, encode or compute).
 func fieldsInert(idents []string) error {
 	for i, id := range idents {
-		if (valuesMethods[id] && id != "YAML") || (i > 0 && idents[i-1] == "Files" && !filesMethods[id]) {
+		// AsSecrets encodes, however .Files was reached.
+		if (valuesMethods[id] && id != "YAML") || id == "AsSecrets" || (i > 0 && idents[i-1] == "Files" && !filesMethods[id]) {
 			return fmt.Errorf("reads .%s, which may build text", strings.Join(idents, "."))
 		}
 	}

@@ -13,14 +13,33 @@ import (
 // nothing. The child is sent such a file empty, when the templates show
 // that no template can read it.
 //
-// The templates are read conservatively: every mention of "Files" must be
-// a .Files.Get, .Files.GetBytes or .Files.Lines of a literal name (quoted,
-// without escapes), and no
+// The templates are read conservatively: every mention of "Files", and
+// every call of a method of .Files however reached, must be a .Files.Get,
+// .Files.GetBytes or .Files.Lines of a literal name (quoted, without
+// escapes), and no
 // template may use tpl (which renders text a template builds). Anything
 // else (.Files.Glob, AsConfig, a computed name, a subchart, the word in a
-// comment) sends every file whole. A chart that hides a read from this
-// scan only renders differently for itself: an omitted file is empty, never
-// another file's bytes.
+// comment) sends every file whole.
+
+// filesMethodCalls are the methods of .Files. A template can reach .Files
+// without writing the word (`get . "Files"`, `index . .Values.k`), but it
+// calls a method by name, after a dot.
+var filesMethodCalls = []string{".Get", ".Lines", ".Glob", ".AsConfig", ".AsSecrets"}
+
+// MayReadFiles reports whether a template's source may read the chart's
+// files (.Files or one of its methods, however reached).
+func MayReadFiles(src []byte) bool {
+	s := string(src)
+	if strings.Contains(s, "Files") {
+		return true
+	}
+	for _, m := range filesMethodCalls {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
 
 // literalFilesRead matches one read of a chart file by a literal name.
 var literalFilesRead = regexp.MustCompile(`^Files\.(?:Get|GetBytes|Lines)[ \t]+("(?:[^"\\\n])*"|` + "`[^`]*`" + `)`)
@@ -76,6 +95,13 @@ func unreadFiles(files []*loader.BufferedFile) map[string]bool {
 			}
 			read[m[1][1:len(m[1])-1]] = true // a literal without escapes
 			i = at + len(m[0])
+		}
+		// A method of .Files reached another way (`get . "Files"`, a
+		// variable): what it reads is not known.
+		for _, m := range filesMethodCalls {
+			if strings.Count(text, m) != strings.Count(text, "Files"+m) {
+				return nil
+			}
 		}
 	}
 	var out map[string]bool

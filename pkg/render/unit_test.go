@@ -51,6 +51,32 @@ func FuzzCheckChartFiles(f *testing.F) {
 	})
 }
 
+// FuzzUndecodedValues: a YAML text without '*' decodes (as Helm decodes
+// values) to no more nodes and string bytes than withinUndecoded counts
+// for it.
+func FuzzUndecodedValues(f *testing.F) {
+	for _, s := range []string{"a:\n", "{a, b, c}", "n: y\n~: 1\n1e5: x\ny: n\n", "-\n-\n-\n", "? a\n? b\n", "\"\\L\\P\\N\": 1\n",
+		"[[[[]]]]", "{}", "a: {b: {c: }}\n", "<<: {a: 1, b: 2}\nc: 3\n", "a: !!binary aGVsbG8=\n", "2001-12-14t21:59:43.10-05:00: t\n", ".5: a\n.inf: b\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, values []byte) {
+		if bytes.IndexByte(values, '*') >= 0 {
+			return
+		}
+		var v any
+		if sigsyaml.Unmarshal(values, &v) != nil {
+			return
+		}
+		b := &yamlbound.Budget{}
+		if err := measureValues(b, v); err != nil {
+			t.Fatal(err)
+		}
+		if n := int64(len(values)); b.Used.Nodes > undecodedNodesPerByte*n+2 || b.Used.ScalarBytes > undecodedBytesPerByte*n {
+			t.Fatalf("%q decodes to %+v, over what withinUndecoded counts", values, b.Used)
+		}
+	})
+}
+
 // FuzzValuesSchema: whatever a values.schema.json holds, validating
 // values against it ends, without a panic, having loaded no document
 // (refusingLoader is the only loader; a refused ref is reported as such).
@@ -97,6 +123,9 @@ func TestUnreadFiles(t *testing.T) {
 		{"glob", `{{ (.Files.Glob "files/*").AsConfig }}`, nil, nil},
 		{"files in a variable", `{{ $f := .Files }}{{ $f.Get "files/big.yaml" }}`, nil, nil},
 		{"index", `{{ (index . "Files").Get "files/big.yaml" }}`, nil, nil},
+		{"files reached by a value", `{{ with index . .Values.k }}{{ .Get "files/big.yaml" }}{{ end }}`, nil, nil},
+		{"files reached by a value, in a variable", `{{ $f := index . .Values.k }}{{ $f.Lines "files/big.yaml" }}`, nil, nil},
+		{"a literal read beside a hidden one", `{{ .Files.Get "files/small.yaml" }}{{ with index . .Values.k }}{{ .Glob "files/*" }}{{ end }}`, nil, nil},
 		{"tpl", `{{ tpl .Values.t . }}`, nil, nil},
 		{"tpl in a pipeline", `{{ .Values.t | tpl }}`, nil, nil},
 		{"tpl file name is not tpl", `{{/* see _helpers.tpl */}}`, nil, []string{"files/big.yaml", "files/blob.gz"}},

@@ -87,7 +87,7 @@ func (s *Store) header(key [32]byte, payload []byte) []byte {
 // file is not one this build wrote whole for key (logged, ignored).
 func (s *Store) Get(key [32]byte) ([]byte, bool) {
 	path := s.name(key)
-	data, err := readEntry(path)
+	data, mod, err := readEntry(path)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			s.log.Debug("a package cache entry was ignored", "file", path, "why", err)
@@ -99,30 +99,38 @@ func (s *Store) Get(key [32]byte) ([]byte, bool) {
 		s.log.Debug("a package cache entry was ignored", "file", path, "why", err)
 		return nil, false
 	}
-	// Trim removes the least recently used first.
-	now := time.Now()
-	_ = os.Chtimes(path, now, now)
+	// Trim removes the least recently used first. An entry used in the
+	// last touchEvery is recent enough: not touching it again spares a
+	// write to the file system per entry recalled.
+	if now := time.Now(); now.Sub(mod) > touchEvery || mod.After(now) {
+		_ = os.Chtimes(path, now, now)
+	}
 	return payload, true
 }
 
-func readEntry(path string) ([]byte, error) {
+// touchEvery is how long an entry used counts as just used: Get moves
+// its modification time on (for Trim) only when it is older.
+const touchEvery = time.Hour
+
+// readEntry reads the entry at path and its modification time.
+func readEntry(path string) ([]byte, time.Time, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > maxEntry {
-		return nil, fmt.Errorf("not a regular file of at most %d bytes", maxEntry)
+		return nil, time.Time{}, fmt.Errorf("not a regular file of at most %d bytes", maxEntry)
 	}
 	data := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	return data, nil
+	return data, fi.ModTime(), nil
 }
 
 // parse checks an entry's header against this build and key and the

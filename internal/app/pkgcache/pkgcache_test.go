@@ -134,7 +134,7 @@ func TestTrim(t *testing.T) {
 	dir := t.TempDir()
 	s := Open(dir, "b1", nil)
 	payload := make([]byte, 1000)
-	old := time.Now().Add(-time.Hour)
+	old := time.Now().Add(-2 * touchEvery)
 	for i := range 5 {
 		k := [32]byte{byte(i)}
 		s.Put(k, payload)
@@ -162,5 +162,42 @@ func TestTrim(t *testing.T) {
 	}
 	if _, err := os.Stat(s.name([32]byte{0})); err != nil {
 		t.Error("a run that wrote nothing trimmed")
+	}
+}
+
+// TestGetTouches: Get marks an entry used (Trim keeps the most recently
+// used) by its modification time, moved on only when older than
+// touchEvery, so that a warm run writes nothing for entries it used
+// lately.
+func TestGetTouches(t *testing.T) {
+	s := Open(t.TempDir(), "b1", nil)
+	now := time.Now()
+	for name, tc := range map[string]struct {
+		at      time.Time
+		touched bool
+	}{
+		"used lately":   {now.Add(-touchEvery / 2), false},
+		"used long ago": {now.Add(-2 * touchEvery), true},
+		"in the future": {now.Add(touchEvery), true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s.Put(keyA, []byte("payload"))
+			if err := os.Chtimes(s.name(keyA), tc.at, tc.at); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := s.Get(keyA); !ok {
+				t.Fatal("not recalled")
+			}
+			fi, err := os.Stat(s.name(keyA))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if touched := !fi.ModTime().Equal(tc.at); touched != tc.touched {
+				t.Fatalf("touched: %v, want %v", touched, tc.touched)
+			}
+			if tc.touched && now.Sub(fi.ModTime()) > time.Minute {
+				t.Fatalf("touched to %v, not now", fi.ModTime())
+			}
+		})
 	}
 }
