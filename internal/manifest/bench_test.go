@@ -2,10 +2,14 @@ package manifest
 
 import (
 	"encoding/base64"
+	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pinseal/pinseal/internal/testkit/gentree"
 )
 
 // BenchmarkParseConfigMap parses a rendered components ConfigMap with a
@@ -76,4 +80,52 @@ func BenchmarkScanner(b *testing.B) {
 			b.Fatal(o.Problem)
 		}
 	}
+}
+
+// BenchmarkCRDJSON writes the JSON of a cozystack-shaped bench tree's
+// CRDs the way pkg/load hands them to the CRD judge: from the bytes
+// (AppendDocJSON), or parsed into a tree first (ParseDoc, AppendJSON).
+func BenchmarkCRDJSON(b *testing.B) {
+	dir := b.TempDir()
+	if _, err := gentree.Generate(dir, gentree.Options{Packages: 1, Shape: gentree.Cozystack, Size: 256 << 10, Seed: 7}); err != nil {
+		b.Fatal(err)
+	}
+	var docs []Doc
+	var size int64
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(path, "-components.yaml") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		for _, d := range SplitDocs(data) {
+			if d.MayBeKind("CustomResourceDefinition") {
+				docs, size = append(docs, d), size+int64(len(d.Bytes()))
+			}
+		}
+		return err
+	})
+	if err != nil || len(docs) == 0 {
+		b.Fatalf("%d CRDs: %v", len(docs), err)
+	}
+	var buf []byte
+	b.Run("bytes", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			for _, d := range docs {
+				var ok bool
+				if _, buf, ok = AppendDocJSON(buf[:0], d); !ok {
+					b.Fatal("declined")
+				}
+			}
+		}
+	})
+	b.Run("tree", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			for _, d := range docs {
+				o, _ := ParseDoc(d, "c.yaml")
+				buf = AppendJSON(buf[:0], o.Root)
+			}
+		}
+	})
 }

@@ -69,7 +69,9 @@ const maxPooledJSON = 4 << 20
 // appliedObject is the object the document d of the file rel is (Line
 // set, the rest of its place left to the caller); false when it is none
 // (it does not parse, or has no kind). A CRD is judged with
-// Options.CRDs, and one the judge remembers is not parsed at all.
+// Options.CRDs: one the judge remembers is not parsed at all, and one of
+// the YAML manifest.AppendDocJSON reads is written as JSON from its bytes
+// without a tree.
 func (l *scanner) appliedObject(d manifest.Doc, rel string) (model.AppliedObject, bool) {
 	judge := l.opts.CRDs
 	var sum [32]byte
@@ -79,6 +81,9 @@ func (l *scanner) appliedObject(d manifest.Doc, rel string) (model.AppliedObject
 		if a, ok := judge.Recall(sum); ok {
 			a.Line += d.Line()
 			return a, true
+		}
+		if a, ok, read := l.crdByBytes(d, sum); read {
+			return a, ok
 		}
 	}
 	o, _ := manifest.ParseDoc(d, rel)
@@ -101,6 +106,35 @@ func (l *scanner) appliedObject(d manifest.Doc, rel string) (model.AppliedObject
 	}
 	a.Line = o.Line
 	return a, true
+}
+
+// crdByBytes is appliedObject of a document that may be a CRD, its JSON
+// written straight from its bytes (manifest.AppendDocJSON) rather than
+// from a parsed tree; read is false when the document is not of the YAML
+// that reads, and appliedObject parses it.
+func (l *scanner) crdByBytes(d manifest.Doc, sum [32]byte) (a model.AppliedObject, ok, read bool) {
+	buf := jsonBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) > maxPooledJSON {
+			*buf = nil
+		}
+		jsonBufs.Put(buf)
+	}()
+	h, js, read := manifest.AppendDocJSON((*buf)[:0], d)
+	if !read {
+		return model.AppliedObject{}, false, false
+	}
+	*buf = js[:0]
+	if h.Kind == "" {
+		return model.AppliedObject{}, false, true
+	}
+	a = model.AppliedObject{APIVersion: h.APIVersion, Kind: h.Kind, Name: h.Name, Namespace: h.Namespace}
+	if h.Kind == crdKind {
+		a.Line = h.Line - d.Line()
+		a.CRD = l.opts.CRDs.Judge(sum, a, js)
+	}
+	a.Line = h.Line
+	return a, true, true
 }
 
 // readRelease reads a vendored file (from data when held in memory),

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pinseal/pinseal/internal/manifest"
 	"github.com/pinseal/pinseal/internal/testkit/fixture"
 	"github.com/pinseal/pinseal/internal/testkit/gentree"
 	"github.com/pinseal/pinseal/pkg/model"
@@ -154,6 +156,78 @@ func TestAppliedRecalled(t *testing.T) {
 		}
 		if unjudged := load(nil); !reflect.DeepEqual(unjudged, parsed) {
 			t.Fatalf("%s: the objects of a load with no judge differ", root)
+		}
+	}
+}
+
+// jsonJudge is a CRDJudge that keeps the JSON it is given.
+type jsonJudge struct {
+	mu   sync.Mutex
+	objs []model.AppliedObject
+	js   [][]byte
+}
+
+func (j *jsonJudge) Recall([32]byte) (model.AppliedObject, bool) { return model.AppliedObject{}, false }
+
+func (j *jsonJudge) Judge(_ [32]byte, o model.AppliedObject, crd []byte) *model.CRDVerdict {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.objs, j.js = append(j.objs, o), append(j.js, bytes.Clone(crd))
+	return &model.CRDVerdict{Decoded: true}
+}
+
+// TestAppliedObjectCRDJSON: a document that may be a CRD is listed and
+// judged the same whether its JSON is written from its bytes or, when
+// manifest.AppendDocJSON declines it, from its parsed tree: the judge gets
+// the JSON of the tree, and the object its identity and lines.
+func TestAppliedObjectCRDJSON(t *testing.T) {
+	const crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: as.x.io\n"
+	text := "kind: ConfigMap\n---\n" +
+		crd + "spec:\n  group: x.io\n  versions:\n  - name: v1\n    served: true\n    description: folded\n      text\n" + // read from its bytes
+		"---\n" + crd + "spec: &s\n  group: x.io\nother: *s\n" + // an anchor: parsed
+		"---\n" + crd + "spec: {a: 1}\n" + // a flow mapping: parsed
+		"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  x: |\n    kind: CustomResourceDefinition\n" + // not a CRD
+		"---\n" + crd + "metadata: {}\n" + // a duplicate key: not listed
+		"---\nkind:\n  x: 1\nkind: CustomResourceDefinition\n" // a duplicate key: not listed
+	docs := manifest.SplitDocs([]byte(text))
+	var read int
+	for _, d := range docs {
+		if _, _, ok := manifest.AppendDocJSON(nil, d); ok {
+			read++
+		}
+	}
+	if read != 3 {
+		t.Fatalf("AppendDocJSON reads %d documents, want 3 (the test no longer tests both ways)", read)
+	}
+	judge := &jsonJudge{}
+	l := &scanner{opts: Options{CRDs: judge}}
+	var got, want []model.AppliedObject
+	var wantJS [][]byte
+	for _, d := range docs {
+		if a, ok := l.appliedObject(d, "f.yaml"); ok {
+			a.CRD = nil
+			got = append(got, a)
+		}
+		o, _ := manifest.ParseDoc(d, "f.yaml")
+		if o == nil || o.Kind == "" {
+			continue
+		}
+		a := model.AppliedObject{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name, Namespace: o.Namespace}
+		a.Line = o.Line
+		want = append(want, a)
+		if o.Kind == "CustomResourceDefinition" {
+			wantJS = append(wantJS, manifest.JSON(o.Root))
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("objects\n%+v\nwant\n%+v", got, want)
+	}
+	if len(judge.js) != 3 || !reflect.DeepEqual(judge.js, wantJS) {
+		t.Fatalf("judged %d CRDs:\n%s\nwant the JSON of their trees:\n%s", len(judge.js), bytes.Join(judge.js, []byte("\n")), bytes.Join(wantJS, []byte("\n")))
+	}
+	for i, o := range judge.objs {
+		if o.Name != "as.x.io" || o.Line != 3 {
+			t.Errorf("CRD %d judged as %+v, want its name and its line within the document", i, o)
 		}
 	}
 }
