@@ -69,6 +69,9 @@ type keyWriter struct {
 	files  int
 	bytes  int64
 	ok     bool
+	// linked are the directories outside the candidate that links lead
+	// to, covered once each: a loop of links is not walked again.
+	linked map[string]bool
 }
 
 func (w *keyWriter) field(s string) {
@@ -292,8 +295,8 @@ func (w *keyWriter) hashFile(f *os.File, size int64) {
 
 // keyLink covers a symlink: its target as written, where it resolves,
 // and, when that is outside the candidate but in the tree, what is there:
-// a file's bytes, a directory's entries (the chart reader does not follow
-// it, but a pinned path through it is read).
+// a file's bytes, a directory's entries and files (the chart reader
+// follows it; a pinned path through it is read).
 func (l *scanner) keyLink(w *keyWriter, fp string) {
 	target, err := os.Readlink(fp)
 	if err != nil {
@@ -321,6 +324,13 @@ func (l *scanner) keyLink(w *keyWriter, fp string) {
 	case !within(l.root, real):
 		// Not followed: a package-load problem says so.
 	case fi.IsDir():
+		if w.linked[real] {
+			return // covered where a link first led to it
+		}
+		if w.linked == nil {
+			w.linked = map[string]bool{}
+		}
+		w.linked[real] = true
 		l.keyRoot(w, real, "linked "+real)
 	case fi.Mode().IsRegular():
 		f, err := l.open(real)

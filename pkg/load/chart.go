@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -145,6 +146,8 @@ func (l *scanner) collectChart(p *model.Package) (files []*loader.BufferedFile, 
 	skip, unsettled := c.readAll()
 	settle = settleOpen
 	switch {
+	case c.held:
+		settle = settleHeld
 	case skip:
 		settle = settleYes
 	case unsettled:
@@ -162,6 +165,9 @@ const (
 	settleOpen settleVerdict = iota
 	settleYes
 	settleNo
+	// settleHeld: a directory link could not be followed; the chart is
+	// kept as a package with that problem (chartReader.held).
+	settleHeld
 )
 
 // chartReader is collectChart's walk of one chart.
@@ -177,6 +183,20 @@ type chartReader struct {
 	mem       map[string][]byte
 	probs     []model.Problem
 	fatal     bool
+	// held: a directory link was not followed (a loop, past the bounds,
+	// or one holdUnfollowed holds for): what the chart installs is not
+	// known, so it is kept as a package with that problem, never skipped.
+	held bool
+	// unfollowed are the problems (indexes in probs) of directory links
+	// not followed (holdUnfollowed).
+	unfollowed []int
+	// linkStack are the directories the directory links being followed
+	// lead to (loopAt); linkEntries and linkBytes what was reached through
+	// them (spendLinked).
+	linkStack              []string
+	linkEntries, linkBytes int64
+	linkOver               bool
+	chartReal              string // the chart's directory, links resolved (loopAt)
 }
 
 // readIgnore reads the chart's .helmignore rules, and Helm's defaults.
@@ -242,18 +262,22 @@ func (c *chartReader) visit(fp string, d fs.DirEntry, err error) error {
 }
 
 // file reads the chart file at fp (n relative to the chart), following a
-// symlink to a file inside the tree, unless Helm ignores it.
-func (c *chartReader) file(fp, n string, fi fs.FileInfo) {
-	target := fp
+// symlink to a file or directory inside the tree, unless Helm ignores it.
+func (c *chartReader) file(fp, n string, fi fs.FileInfo) { c.fileAt(fp, fp, n, fi) }
+
+// fileAt is file for the entry at fp (the path through the links followed,
+// which names it) that is at real (where a link followed led, else fp).
+func (c *chartReader) fileAt(fp, real, n string, fi fs.FileInfo) {
+	target := real
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		t, tfi, prob := c.l.followLink(c.p.Dir, fp, n)
+		// Resolved from real: only its last component is a link.
+		t, tfi, prob := c.l.followLink(c.p.Dir, real, n)
 		if prob != nil {
-			c.probs = append(c.probs, *prob)
+			c.linkProblem(real, prob)
 			return
 		}
 		if tfi.IsDir() {
-			// Directory symlinks are not followed (Helm would).
-			c.l.opts.Logger.Debug("not following directory symlink", "package", c.p.Path, "file", n)
+			c.linkedDir(fp, real, n, t, tfi)
 			return
 		}
 		target, fi = t, tfi
@@ -269,7 +293,155 @@ func (c *chartReader) file(fp, n string, fi fs.FileInfo) {
 		c.bad(n, fmt.Sprintf("%s is %d bytes, more than the %d Helm loads; Helm refuses the chart", n, fi.Size(), loader.MaxDecompressedFileSize), "")
 		return
 	}
+	if len(c.linkStack) > 0 && !c.spendLinked(n, 1, fi.Size()) {
+		return
+	}
 	c.pending = append(c.pending, pendingFile{n: n, target: target, size: fi.Size(), ownRoot: target == fp, probsAt: len(c.probs)})
+}
+
+// linkedDir reads the directory t (in the tree) that the symlink at fp (n
+// in the chart) resolves to, as Helm's loader does (sympath.Walk follows
+// directory links): its files are the chart's, named below n, read from
+// where the links lead. A link to a directory the walk is already in (the
+// chart, an ancestor of the link, a directory a link being followed leads
+// to) is a loop that Helm's walk never ends: the chart is held.
+func (c *chartReader) linkedDir(fp, real, n, t string, fi fs.FileInfo) {
+	if skipDirs[path.Base(n)] || c.rules.Ignore(n, fi) {
+		return
+	}
+	if c.loopAt(real, t) {
+		link, _ := os.Readlink(real)
+		c.bad(n, fmt.Sprintf("symlink %s (%s) leads to a directory that holds it or that a link is already followed into: a loop, which Helm's loader cannot read", n, link),
+			"point the link at the subchart itself, not at a directory above it")
+		c.held = true
+		return
+	}
+	if !c.spendLinked(n, 1, 0) {
+		return
+	}
+	c.linkStack = append(c.linkStack, t)
+	defer func() { c.linkStack = c.linkStack[:len(c.linkStack)-1] }()
+	c.walkLinked(fp, t, n)
+}
+
+// walkLinked reads the directory real reached through a directory link
+// (fp: its path through the link; n: relative to the chart).
+func (c *chartReader) walkLinked(fp, real, n string) {
+	ents, err := c.l.readDirIn(real)
+	if err != nil {
+		c.bad(n, fmt.Sprintf("cannot read %s: %v", n, unwrapPath(err)), "make it readable")
+		return
+	}
+	for _, e := range ents {
+		if c.linkOver {
+			return
+		}
+		efp, ereal, en := filepath.Join(fp, e.Name()), filepath.Join(real, e.Name()), n+"/"+e.Name()
+		fi, err := e.Info()
+		if err != nil {
+			c.bad(en, fmt.Sprintf("cannot stat %s: %v", en, unwrapPath(err)), "")
+			continue
+		}
+		if !fi.IsDir() {
+			c.fileAt(efp, ereal, en, fi)
+			continue
+		}
+		if skipDirs[e.Name()] || c.rules.Ignore(en, fi) || !c.spendLinked(en, 1, 0) {
+			continue
+		}
+		c.walkLinked(efp, ereal, en)
+	}
+}
+
+// loopAt reports whether following the directory link at real to t
+// loops: t is the chart's directory or above it, above the link, or a
+// directory a link being followed leads to or above it.
+func (c *chartReader) loopAt(real, t string) bool {
+	parent := filepath.Dir(real) // resolved already below a link followed
+	if len(c.linkStack) == 0 {
+		var err error
+		if parent, err = filepath.EvalSymlinks(parent); err != nil {
+			return true
+		}
+	}
+	if within(t, parent) {
+		return true
+	}
+	if c.chartReal == "" {
+		var err error
+		if c.chartReal, err = filepath.EvalSymlinks(c.p.Dir); err != nil {
+			return true
+		}
+	}
+	if within(t, c.chartReal) {
+		return true
+	}
+	for _, s := range c.linkStack {
+		if within(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// spendLinked counts entries and bytes reached through directory links
+// (each time a link is followed: two links to one directory read it
+// twice) against the bounds on a chart's packed subcharts; false once
+// past them: the chart is then held, with a problem at n.
+func (c *chartReader) spendLinked(n string, entries, bytes int64) bool {
+	c.linkEntries += entries
+	c.linkBytes += bytes
+	if c.linkEntries <= render.MaxArchiveEntries && c.linkBytes <= render.MaxArchiveBytes {
+		return true
+	}
+	if !c.linkOver {
+		c.linkOver = true
+		c.bad(n, fmt.Sprintf("the files read through directory symlinks pass %d entries or %d MiB at %s (a directory is counted each time a link leads to it)", render.MaxArchiveEntries, render.MaxArchiveBytes>>20, n),
+			"link each subchart once, or vendor it into the chart")
+		c.held = true
+	}
+	return false
+}
+
+// linkProblem records prob, the reason the symlink at fp is not followed.
+// A link to a file outside the tree is left out and the chart rendered
+// without it (a template so linked is a problem of its own). A link to a
+// directory outside the tree, or one that does not resolve (on another
+// checkout it may lead to a directory), may hide what the chart installs:
+// holdUnfollowed decides once the templates are read.
+func (c *chartReader) linkProblem(fp string, prob *model.Problem) {
+	if t, err := filepath.EvalSymlinks(fp); err == nil {
+		if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
+			c.probs = append(c.probs, *prob)
+			return
+		}
+	}
+	c.unfollowed = append(c.unfollowed, len(c.probs))
+	c.probs = append(c.probs, *prob)
+}
+
+// holdUnfollowed holds the chart when a directory link not followed
+// (linkProblem) may hide what it installs: the link is a subchart or in
+// one, or among templates, or a template may read the chart's files
+// (files is what was read). Its problem then says so.
+func (c *chartReader) holdUnfollowed(files []*loader.BufferedFile) {
+	if len(c.unfollowed) == 0 {
+		return
+	}
+	hides := slices.ContainsFunc(files, func(f *loader.BufferedFile) bool { return isTemplateFile(f.Name) && render.MayReadFiles(f.Data) })
+	for _, i := range c.unfollowed {
+		n := "/" + c.probs[i].Location.File
+		hides = hides || strings.Contains(n, "/charts/") || strings.Contains(n, "/templates/")
+	}
+	if !hides {
+		return
+	}
+	for _, i := range c.unfollowed {
+		pr := &c.probs[i]
+		pr.Message += "; Helm would read the directory as part of the chart, so what the chart installs is not known"
+		pr.Hint = "vendor the directory (a subchart) into the tree, or fix the link to lead to one inside it"
+	}
+	c.fatal, c.held = true, true
 }
 
 // followLink resolves the symlink at fp (n relative to the package). It

@@ -127,6 +127,7 @@ func (c *chartReader) readAll() (skip, unsettled bool) {
 			templates = append(templates, &loader.BufferedFile{Name: f.n, Data: f.data})
 		}
 	}
+	c.holdUnfollowed(templates)
 	if !c.fatal && !c.l.hasPolicyValues(c.p.Path) && !settleHazard([]byte(c.l.opts.Namespace)) {
 		var need bool
 		need, unsettled = chartNeedsRest(templates, c.pending, c.l.opts.Namespace)

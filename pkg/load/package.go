@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -98,7 +99,9 @@ func (pl *pkgLoad) release() {
 func (l *scanner) readChart(ctx context.Context, c candidate, p *model.Package, pl *pkgLoad) (probs []model.Problem, ok bool) {
 	files, mem, cprobs, fatal, settle := l.collectChart(p)
 	pl.mem = mem
-	pl.strong = sync.OnceValue(func() bool { return providerMarked(files) })
+	// A chart held for a directory link not followed may install
+	// anything: it is kept, with that problem, as one that names providers.
+	pl.strong = sync.OnceValue(func() bool { return settle == settleHeld || providerMarked(files) })
 	// The policy's values and the namespace option are texts a render
 	// copies too: a chart given them is not settled from its own files.
 	if !fatal && !l.hasPolicyValues(c.rel) && !settleHazard([]byte(l.opts.Namespace)) &&
@@ -446,6 +449,26 @@ func (l *scanner) open(fp string) (*os.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: fp, Err: errors.New("not in the tree")}
 	}
 	return layout.OpenRegular(l.fsys, filepath.ToSlash(rel))
+}
+
+// readDirIn lists the directory dir of the tree, through the tree's root,
+// sorted by name; the open does not wait.
+func (l *scanner) readDirIn(dir string) ([]fs.DirEntry, error) {
+	if l.fsys == nil {
+		return os.ReadDir(dir)
+	}
+	rel, err := filepath.Rel(l.root, dir)
+	if err != nil || !within(l.root, dir) {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: errors.New("not in the tree")}
+	}
+	f, err := l.fsys.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
 }
 
 // subRoot opens dir (in the tree) as a root of its own; nil when the tree
