@@ -465,6 +465,12 @@ func (l *scanner) readDirIn(dir string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sortedEntries(f)
+}
+
+// sortedEntries reads the open directory f whole, sorted by name, and
+// closes it.
+func sortedEntries(f *os.File) ([]fs.DirEntry, error) {
 	defer f.Close()
 	ents, err := f.ReadDir(-1)
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
