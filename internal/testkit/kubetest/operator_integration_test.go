@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/pinseal/pinseal/pkg/model"
 	"github.com/pinseal/pinseal/pkg/verify"
@@ -148,16 +149,23 @@ func playControllerManager(t *testing.T, w *World, in installed) {
 			continue
 		}
 		ri := w.Dyn.Resource(GVRDeployment).Namespace(NS)
-		d, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+		// The operator may write the Deployment between our read and our
+		// write (it re-applies components while it reconciles): a
+		// conflict is read again and retried, as a controller would.
+		err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+			d, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			now := time.Now().UTC().Format(time.RFC3339)
+			_ = unstructured.SetNestedSlice(d.Object, []any{map[string]any{
+				"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
+				"lastUpdateTime": now, "lastTransitionTime": now,
+			}}, "status", "conditions")
+			_, err = ri.UpdateStatus(ctx, d, metav1.UpdateOptions{})
+			return err
+		})
 		if err != nil {
-			t.Fatalf("Deployment %s/%s: %v", NS, u.GetName(), err)
-		}
-		now := time.Now().UTC().Format(time.RFC3339)
-		_ = unstructured.SetNestedSlice(d.Object, []any{map[string]any{
-			"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
-			"lastUpdateTime": now, "lastTransitionTime": now,
-		}}, "status", "conditions")
-		if _, err := ri.UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
 			t.Fatalf("Deployment %s/%s: mark Available: %v", NS, u.GetName(), err)
 		}
 	}
