@@ -105,11 +105,13 @@ func Namespace(t testing.TB, d dynamic.Interface, ns string) {
 	}
 }
 
-// WaitFor retries fn every 100 ms for up to 30 s, failing the test with
-// its last error.
+// WaitFor retries fn every 100 ms for up to 3 minutes, failing the test
+// with its last error. The bound only ends a wait that will never succeed:
+// on a loaded machine the API server's own controllers (a CRD's deletion
+// waits for its instances to be cleaned up) took over 30 s.
 func WaitFor(t testing.TB, what string, fn func() error) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		err := fn()
 		if err == nil {
