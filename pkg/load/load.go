@@ -203,17 +203,17 @@ func newScanner(real string, fsys *os.Root, opts Options, sk *skips) (l *scanner
 
 // loadAll loads the candidates, opts.Workers at a time on this process's
 // CPU, in childFirst order; a candidate that is not a provider package is
-// nil. It starts the render
-// children once the first package that needs one is found, so a tree
-// without provider charts starts none.
+// nil. It starts the render children once the first package that needs
+// one is found, so a tree without provider charts starts none.
 func (l *scanner) loadAll(ctx context.Context, cands []candidate) ([]*model.Package, error) {
 	results := make([]*model.Package, len(cands))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	// Workers turns at this process's CPU; a package waiting for its
-	// render child gives its turn up meanwhile (awayInChild), so up to
-	// twice as many packages are in flight while renders are outstanding,
-	// and none more in a tree without renders.
+	// opts.Workers turns at this process's CPU. A package waiting for its
+	// render child gives its turn up meanwhile (awayInChild), so that
+	// this process loads another while the children render: up to twice
+	// as many packages are in flight (and in memory) while renders are
+	// outstanding, and no more than before in a tree without renders.
 	l.turns = make(chan struct{}, l.opts.Workers)
 	workers := min(2*l.opts.Workers, max(len(cands), 1))
 	// One child first: more start only when renders queue up for it
