@@ -25,6 +25,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/blob"
@@ -213,28 +214,39 @@ func (l *scanner) loadAll(ctx context.Context, cands []candidate) ([]*model.Pack
 	// render child gives its turn up meanwhile (awayInChild), so that
 	// this process loads another while the children render: up to twice
 	// as many packages are in flight (and in memory) while renders are
-	// outstanding, and no more than before in a tree without renders.
+	// outstanding. The workers beyond opts.Workers start only then
+	// (l.spare), so a tree without renders has no more than before, nor
+	// their stacks.
 	l.turns = make(chan struct{}, l.opts.Workers)
-	workers := min(2*l.opts.Workers, max(len(cands), 1))
+	worker := func() {
+		defer wg.Done()
+		for {
+			l.turns <- struct{}{}
+			i, ok := <-jobs
+			if !ok {
+				<-l.turns
+				return
+			}
+			results[i] = l.cachedLoad(ctx, cands[i])
+			<-l.turns
+		}
+	}
+	workers := min(l.opts.Workers, max(len(cands), 1))
+	var spares atomic.Int64
+	l.spare = func() {
+		// Called by a running worker: wg is above zero.
+		if spares.Add(1) <= int64(workers) {
+			wg.Add(1)
+			go worker()
+		}
+	}
 	// One child first: more start only when renders queue up for it
 	// (render.Sandbox's patience), as each start costs tens of
 	// milliseconds of CPU.
 	l.warmRender = sync.OnceFunc(func() { l.sandbox.Warm(1, l.opts.Render) })
 	for range workers {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				l.turns <- struct{}{}
-				i, ok := <-jobs
-				if !ok {
-					<-l.turns
-					return
-				}
-				results[i] = l.cachedLoad(ctx, cands[i])
-				<-l.turns
-			}
-		}()
+		go worker()
 	}
 	order := childFirst(cands)
 feed:
@@ -386,8 +398,11 @@ type scanner struct {
 	// none; nil: children start on demand.
 	warmRender func()
 	// turns are the turns at this process's CPU of the packages loading
-	// (loadAll); nil: one package loads, and keeps its turn.
+	// (loadAll); nil: one package loads, and keeps its turn. spare starts
+	// a worker to take a turn given up, if there are fewer than loadAll
+	// allows.
 	turns chan struct{}
+	spare func()
 	stats cacheStats // what Options.Cache did
 	// keyConstVal is the part of every cache key the candidates share
 	// (keyConst), worked out once.
@@ -410,6 +425,9 @@ func (l *scanner) awayInChild(fn func()) {
 	if l.turns == nil {
 		fn()
 		return
+	}
+	if l.spare != nil {
+		l.spare()
 	}
 	<-l.turns
 	defer func() { l.turns <- struct{}{} }()

@@ -53,7 +53,8 @@ func TestWalkMarksSubcharts(t *testing.T) {
 // TestAwayInChild: a package waiting for its render child gives its turn
 // at the CPU up (another package can take it) and has it back after.
 func TestAwayInChild(t *testing.T) {
-	l := &scanner{turns: make(chan struct{}, 1)}
+	spares := 0
+	l := &scanner{turns: make(chan struct{}, 1), spare: func() { spares++ }}
 	l.turns <- struct{}{} // this package's turn
 	freed := false
 	l.awayInChild(func() {
@@ -66,6 +67,9 @@ func TestAwayInChild(t *testing.T) {
 	})
 	if !freed {
 		t.Fatal("the turn was not given up while waiting for the child")
+	}
+	if spares != 1 {
+		t.Fatalf("%d spare workers asked for, want 1 to take the turn", spares)
 	}
 	if len(l.turns) != 1 {
 		t.Fatalf("%d turns held after the wait, want this package's one", len(l.turns))
