@@ -334,3 +334,61 @@ func TestReleaseJSONIsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamBoundsHold: the exact size lies between the bounds
+// streamBounds gives on releases whose text compresses the most and the
+// least against Helm's encoding: CRDs in templates rendered into the
+// manifest (the longer search of best compression finds the most there),
+// many tiny files, random and zero bytes, little text.
+func TestStreamBoundsHold(t *testing.T) {
+	meta := &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}
+	crds := func(n, size int) *Input {
+		in := &Input{Chart: &chart.Chart{Metadata: meta}, Name: "x", Namespace: "ns"}
+		for i := range n {
+			yml := manifestgen.Generate(manifestgen.Spec{Provider: "p", Prefix: "p", Group: fmt.Sprintf("g%d.io", i), Kinds: []string{"PCluster", "PMachine"}, Size: size, Seed: int64(i)})
+			name := fmt.Sprintf("templates/crds-%d.yaml", i)
+			in.Chart.Templates = append(in.Chart.Templates, &chart.File{Name: name, Data: yml})
+			in.AddManifest("x/"+name, string(yml))
+		}
+		return in
+	}
+	tiny := func(n int, data func(i int) []byte) *Input {
+		in := &Input{Chart: &chart.Chart{Metadata: meta, Templates: []*chart.File{testTemplate}}, Name: "x", Namespace: "ns"}
+		for i := range n {
+			in.Chart.Files = append(in.Chart.Files, &chart.File{Name: fmt.Sprintf("files/f%04d", i), Data: data(i)})
+		}
+		in.AddManifest("x/templates/cm.yaml", string(testTemplate.Data))
+		return in
+	}
+	// Real CRDs, as a CRD chart ships them: templates rendered as they are.
+	real := &Input{Chart: &chart.Chart{Metadata: meta}, Name: "x", Namespace: "ns"}
+	for _, f := range []string{"../../internal/app/cluster/testdata/turtles/capiprovider-crd.yaml", "../../examples/upstream/cluster-api/v1.10.1/core-components.yaml",
+		"../../examples/upstream/cluster-api-provider-proxmox/v0.7.7/infrastructure-components.yaml"} {
+		yml, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "templates/" + filepath.Base(f)
+		real.Chart.Templates = append(real.Chart.Templates, &chart.File{Name: name, Data: yml})
+		real.AddManifest("x/"+name, string(yml))
+	}
+	for name, in := range map[string]*Input{
+		"real CRDs in templates":       real,
+		"CRDs in templates, 4 x 1 MiB": crds(4, 1<<20),
+		"CRDs in templates, 40 x 8 KiB": crds(40, 8<<10),
+		"one small CRD":                crds(1, 0),
+		"2000 tiny text files":         tiny(2000, func(i int) []byte { return fmt.Appendf(nil, "key%d: value%d\n", i, i*7) }),
+		"2000 tiny random files":       tiny(2000, func(i int) []byte { return randomBytes(64, uint64(i)) }),
+		"1000 tiny zero files":         tiny(1000, func(int) []byte { return make([]byte, 100) }),
+		"random MiB":                   tiny(1, func(int) []byte { return randomBytes(1<<20, 3) }),
+		"zero MiB":                     tiny(1, func(int) []byte { return make([]byte, 1<<20) }),
+	} {
+		exact, ok := in.exact()
+		slo, shi, sok := in.streamBounds()
+		if !ok || !sok || slo > exact || exact > shi {
+			t.Errorf("%s: exact %d outside the stream bounds [%d, %d]", name, exact, slo, shi)
+			continue
+		}
+		t.Logf("%s: exact %d, stream bounds %.3f–%.3f of it (level %d: %.3f)", name, exact, float64(slo)/float64(exact), float64(shi)/float64(exact), streamLevel, float64(shi)/streamHi/float64(exact))
+	}
+}

@@ -10,8 +10,8 @@ import (
 )
 
 // measuredTwin bounds a twin by compressing its base64 alone at
-// streamLevel, within the range of the exact size streamBounds uses
-// (streamLo, streamHi). Alone is about as in the release: from inside a
+// twinLevel, within the range of the exact size that level gives
+// (twinStreamLo, twinStreamHi). Alone is about as in the release: from inside a
 // twin of hundreds of KiB gzip's 32 KiB window sees little of the rest
 // (its edges: twinEdge), and a twin shorter than windowPart counts on the
 // upper side only, where what it shares with the parts before it only
@@ -20,8 +20,20 @@ import (
 // the JSON writer: about 70 % of the cost of streamBounds.
 func measuredTwin(t twin) (lo, hi float64) {
 	k := float64(compressedBase64(t.yaml))
-	return k*streamLo - twinEdge, k*streamHi + twinEdge
+	return k*twinStreamLo - twinEdge, k*twinStreamHi + twinEdge
 }
+
+// twinLevel and the range of the exact size in multiples of what it gives
+// (of a whole release: 1.5–2.5 % larger than the exact encoding; on
+// incompressible parts klauspost's block coding can come out a little
+// smaller). A twin is measured at a lower level than streamBounds
+// compresses at: on the base64 of YAML level 7 costs 60 % of level 8,
+// and the twins decide most releases their bounds reach.
+const (
+	twinLevel    = 7
+	twinStreamLo = 1 / 1.06
+	twinStreamHi = 1.02
+)
 
 // twinEdge is what the JSON around a twin can change of its compressed
 // size, either way: matches reaching back into the part before it, a
@@ -36,7 +48,7 @@ const twinChunk = 48 << 10
 var twinBufs sync.Pool
 
 // compressedBase64 is the length of the base64 of data compressed at
-// streamLevel, encoded a chunk at a time into a reused buffer.
+// twinLevel, encoded a chunk at a time into a reused buffer.
 func compressedBase64(data []byte) int64 {
 	bp, _ := twinBufs.Get().(*[]byte)
 	if bp == nil {
@@ -44,11 +56,11 @@ func compressedBase64(data []byte) int64 {
 		bp = &b
 	}
 	defer twinBufs.Put(bp)
-	zw, _ := streamWriters.Get().(*kgzip.Writer)
+	zw, _ := twinWriters.Get().(*kgzip.Writer)
 	if zw == nil {
-		zw, _ = kgzip.NewWriterLevel(io.Discard, streamLevel)
+		zw, _ = kgzip.NewWriterLevel(io.Discard, twinLevel)
 	}
-	defer streamWriters.Put(zw)
+	defer twinWriters.Put(zw)
 	cw := &countWriter{}
 	zw.Reset(cw)
 	for off := 0; off < len(data); off += twinChunk {
