@@ -373,15 +373,15 @@ func TestStreamBoundsHold(t *testing.T) {
 		real.AddManifest("x/"+name, string(yml))
 	}
 	for name, in := range map[string]*Input{
-		"real CRDs in templates":       real,
-		"CRDs in templates, 4 x 1 MiB": crds(4, 1<<20),
+		"real CRDs in templates":        real,
+		"CRDs in templates, 4 x 1 MiB":  crds(4, 1<<20),
 		"CRDs in templates, 40 x 8 KiB": crds(40, 8<<10),
-		"one small CRD":                crds(1, 0),
-		"2000 tiny text files":         tiny(2000, func(i int) []byte { return fmt.Appendf(nil, "key%d: value%d\n", i, i*7) }),
-		"2000 tiny random files":       tiny(2000, func(i int) []byte { return randomBytes(64, uint64(i)) }),
-		"1000 tiny zero files":         tiny(1000, func(int) []byte { return make([]byte, 100) }),
-		"random MiB":                   tiny(1, func(int) []byte { return randomBytes(1<<20, 3) }),
-		"zero MiB":                     tiny(1, func(int) []byte { return make([]byte, 1<<20) }),
+		"one small CRD":                 crds(1, 0),
+		"2000 tiny text files":          tiny(2000, func(i int) []byte { return fmt.Appendf(nil, "key%d: value%d\n", i, i*7) }),
+		"2000 tiny random files":        tiny(2000, func(i int) []byte { return randomBytes(64, uint64(i)) }),
+		"1000 tiny zero files":          tiny(1000, func(int) []byte { return make([]byte, 100) }),
+		"random MiB":                    tiny(1, func(int) []byte { return randomBytes(1<<20, 3) }),
+		"zero MiB":                      tiny(1, func(int) []byte { return make([]byte, 1<<20) }),
 	} {
 		exact, ok := in.exact()
 		slo, shi, sok := in.streamBounds()
