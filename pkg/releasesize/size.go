@@ -269,7 +269,8 @@ var fixedTime = helmTime()
 //     release count uncompressed (upper), zero (lower).
 //   - A gzip file (a blob) is stored base64 in the JSON, and base64 of
 //     deflate data compresses back to about the bytes it encodes: its
-//     size within gzipMargin, up or down. The lower side holds only for
+//     size plus gzipMargin and gzipSlack (upper), less gzipMarginLow
+//     (lower). The lower side holds only for
 //     parts longer than gzip's window (windowPart) of compressed data (deflated: the stream starts with a dynamic-Huffman
 //     block, as every compressor writes for text); other gzip files count
 //     zero (lower).
@@ -284,7 +285,7 @@ var fixedTime = helmTime()
 //     than Helm's best compression) gets on two 32 KiB samples of it,
 //     plus 5 % (upper), zero (lower).
 //   - The manifest's long base64 values of gzip data (a ConfigMap's blob)
-//     count as the bytes they encode, within gzipMargin (a base64 text
+//     count as the bytes they encode, within the same margins (a base64 text
 //     never compresses to more than the bytes it encodes: 6 bits a
 //     character, what Huffman coding alone gives its 64 symbols).
 //
@@ -426,7 +427,7 @@ func (p *releaseParts) gzip(stored int, size float64, deflated bool) {
 	if stored < smallPart {
 		p.hi += float64(stored) * 1.1
 	} else {
-		p.hi += size * (1 + gzipMargin)
+		p.hi += size*(1+gzipMargin) + gzipSlack
 		if deflated && (stored >= windowPart || p.pos-p.lastGzip >= window) {
 			p.lo += size * (1 - gzipMarginLow)
 		}
@@ -441,9 +442,16 @@ const (
 	smallPart = 8 << 10
 	// gzipMargin and gzipMarginLow are how far from its own size the
 	// base64 of deflate data of smallPart or more compresses, up and
-	// down: measured 0.999–1.014 (a block's Huffman tables weigh most in
-	// the shortest).
-	gzipMargin    = 0.03
+	// down, and gzipSlack what a part adds up regardless of its size:
+	// measured 0.999–1.016, 0.3–0.5 % and 40–130 bytes over it above.
+	// The upper side holds by what deflate can do with base64: a
+	// Huffman code for a block's symbols is never longer on average
+	// than the 6 bits a character its 64 symbols need, so a block costs
+	// at most the bytes its characters encode, plus its code tables
+	// (tens of bytes a block of 16 Ki symbols: the 0.3 %), plus where the
+	// part shares its first and last block with other text.
+	gzipMargin    = 0.01
+	gzipSlack     = 256
 	gzipMarginLow = 0.015
 	// windowPart is the length (as stored) from which a part counts on the
 	// lower side wherever it lies: a repeat of it then lies beyond gzip's

@@ -392,3 +392,49 @@ func TestStreamBoundsHold(t *testing.T) {
 		t.Logf("%s: exact %d, stream bounds %.3f–%.3f of it (level %d: %.3f)", name, exact, float64(slo)/float64(exact), float64(shi)/float64(exact), streamLevel, float64(shi)/streamHi/float64(exact))
 	}
 }
+
+// TestGzipPartBound: the base64 of a gzip file, as the release JSON holds
+// it, compresses at best compression to at most its size plus gzipMargin
+// and gzipSlack, and (deflated text, windowPart or longer) to at least its
+// size less gzipMarginLow: blobs of YAML at every level and length from
+// smallPart up, of random bytes (stored blocks), of a few repeated
+// bytes (deflate output that repeats itself: only the upper side holds),
+// and random bytes behind gzip's magic.
+func TestGzipPartBound(t *testing.T) {
+	yml := manifestgen.Generate(manifestgen.Spec{Size: 3 << 20, Seed: 8})
+	r := rand.New(rand.NewPCG(4, 5))
+	type blob struct {
+		name  string
+		gz    []byte
+		lower bool
+	}
+	var blobs []blob
+	for range 24 {
+		n, level := 24<<10+r.IntN(len(yml)-24<<10), []int{1, 5, 6, 9}[r.IntN(4)]
+		blobs = append(blobs, blob{fmt.Sprintf("%d bytes of YAML at level %d", n, level), gzipAt(t, yml[:n], level), true})
+	}
+	for _, n := range []int{6 << 10, 40 << 10, 700 << 10} {
+		blobs = append(blobs,
+			blob{fmt.Sprintf("%d random bytes", n), gzipAt(t, randomBytes(n, uint64(n)), 9), false},
+			blob{fmt.Sprintf("%d random bytes behind the magic", n), append([]byte{0x1f, 0x8b, 8, 0}, randomBytes(n, uint64(n)+1)...), false})
+	}
+	blobs = append(blobs, blob{"64 MiB of a repeated line", gzipAt(t, bytes.Repeat([]byte("spec: {}\n"), 64<<20/9), 9), false})
+	for _, b := range blobs {
+		stored := base64.StdEncoding.EncodedLen(len(b.gz))
+		if stored < smallPart {
+			t.Fatalf("%s: %d bytes stored, under smallPart: pick a longer one", b.name, stored)
+		}
+		cw := &countWriter{}
+		zw, _ := gzip.NewWriterLevel(cw, gzip.BestCompression)
+		_, _ = fmt.Fprintf(zw, `{"data":"%s"}`, base64.StdEncoding.EncodeToString(b.gz))
+		_ = zw.Close()
+		size := float64(len(b.gz))
+		if hi := size*(1+gzipMargin) + gzipSlack; float64(cw.n) > hi {
+			t.Errorf("%s: compresses to %d, over the upper bound %.0f", b.name, cw.n, hi)
+		}
+		if lo := size * (1 - gzipMarginLow); b.lower && stored >= windowPart && deflated(b.gz) && float64(cw.n) < lo {
+			t.Errorf("%s: compresses to %d, under the lower bound %.0f", b.name, cw.n, lo)
+		}
+		t.Logf("%s: %d bytes compress to %.4f of them", b.name, len(b.gz), float64(cw.n)/size)
+	}
+}
