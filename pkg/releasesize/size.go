@@ -65,9 +65,10 @@ func (r *Input) AddManifest(source, text string) {
 //  2. measureTwins: the same with the twins (the raw YAML beside its
 //     blob, the widest part of 1) compressed alone at twinLevel, the
 //     smallest first, until no line lies between (the twins of a release
-//     cost about 70 % of 3);
+//     cost about two thirds of 3);
 //  3. streamBounds: the whole release JSON compressed at streamLevel, only
-//     when its bounds are narrower than those of 1 and 2;
+//     where its bounds may take a line out of those of 1 and 2
+//     (streamMayDecide);
 //  4. exact.
 //
 // Each stage's bounds hold the size, so the range it lies in is their

@@ -17,7 +17,7 @@ import (
 // upper side only, where what it shares with the parts before it only
 // makes it smaller. Compressing the twin alone skips the
 // blobs' base64 (whose share bounds already knows within gzipMargin) and
-// the JSON writer: about 70 % of the cost of streamBounds.
+// the JSON writer: about two thirds of the cost of streamBounds.
 func measuredTwin(t twin) (lo, hi float64) {
 	k := float64(compressedBase64(t.yaml))
 	return k*twinStreamLo - twinEdge, k*twinStreamHi + twinEdge
