@@ -65,7 +65,7 @@ func (r *Input) AddManifest(source, text string) {
 //  2. measureTwins: the same with the twins (the raw YAML beside its
 //     blob, the widest part of 1) compressed alone at twinLevel, the
 //     smallest first, until no line lies between (the twins of a release
-//     cost about two thirds of 3);
+//     cost about half of 3);
 //  3. streamBounds: the whole release JSON compressed at streamLevel, only
 //     where its bounds may take a line out of those of 1 and 2
 //     (streamMayDecide);
@@ -201,14 +201,14 @@ func (r *Input) compressedLen(zw interface {
 }
 
 // streamBounds bounds the encoded release by compressing its JSON stream
-// with klauspost's gzip at streamLevel: under half the cost of the exact
-// encoding, within a per cent or two of it (the same lazy matching, a
-// shorter search). TestReleaseBoundsHold and TestStreamBoundsHold hold
-// the exact size between the bounds.
+// at streamLevel with the standard library's gzip, Helm's own: under half
+// the cost of the exact encoding, within a per cent of it from above.
+// TestReleaseBoundsHold and TestStreamBoundsHold hold the exact size
+// between the bounds.
 func (r *Input) streamBounds() (lo, hi int64, ok bool) {
-	zw, _ := streamWriters.Get().(*kgzip.Writer)
+	zw, _ := streamWriters.Get().(*gzip.Writer)
 	if zw == nil {
-		zw, _ = kgzip.NewWriterLevel(io.Discard, streamLevel)
+		zw, _ = gzip.NewWriterLevel(io.Discard, streamLevel)
 	}
 	defer streamWriters.Put(zw)
 	c, ok := r.compressedLen(zw)
@@ -220,25 +220,28 @@ func (r *Input) streamBounds() (lo, hi int64, ok bool) {
 }
 
 // streamLevel and the range of the exact size in multiples of what it
-// gives. Level 8 searches longer hash chains than level 7 for about the
-// same cost on a release (its blobs' base64 offers little to search) and
-// comes closer to Helm's encoding from above: 0.1–1 % over it on
-// real-shaped provider releases, where level 7 is 2–4 % over, so that the
-// stage decides releases a line lies 3 % above. Measured on Cozystack's
-// charts, real-shaped releases, random, compressible and small parts:
-// 0.987–1.105 times the exact encoding at level 8 (0.994–1.127 at level
-// 7). The most on releases of CRDs that compress ten to one, where gzip's
-// longer search finds much more; the least on releases of little text,
-// where klauspost's block coding comes out a little smaller.
+// gives. The standard library's levels 4 to 9 share one lazy matcher and
+// one block coder (a block every 16 Ki tokens, its Huffman codes built
+// for it): a lower level only gives up sooner on the hash chains, so its
+// output is the best compression's or a little larger, and where
+// matches are few (random and base64 parts) it is the same. klauspost's
+// levels are cheaper, but its block coder splits blocks where the
+// statistics change: on text whose alphabet changes every few KiB it
+// comes out 3 % under Helm's encoding, and no bound above holds.
+// Measured at level 6 on Cozystack's charts, real-shaped releases, such
+// adversarial text and text of few words, near and far repeats:
+// 0.9991–1.059 times the exact encoding (the most on releases of CRDs
+// that compress ten to one, where the longer search finds much more;
+// 1.007–1.009 on provider releases). streamHi leaves five times the
+// largest deficit seen.
 const (
-	streamLevel = 8
-	streamLo    = 1 / 1.15
-	streamHi    = 1.02
+	streamLevel = 6
+	streamLo    = 1 / 1.08
+	streamHi    = 1.005
 )
 
-// streamWriters are reused gzip writers at streamLevel, twinWriters at
-// twinLevel.
-var streamWriters, twinWriters sync.Pool
+// streamWriters are reused gzip writers at streamLevel.
+var streamWriters sync.Pool
 
 // exactWriters are reused gzip writers at best compression (each holds
 // about a megabyte of compressor state).

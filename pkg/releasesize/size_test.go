@@ -339,9 +339,32 @@ func TestReleaseJSONIsMarshal(t *testing.T) {
 // streamBounds gives on releases whose text compresses the most and the
 // least against Helm's encoding: CRDs in templates rendered into the
 // manifest (the longer search of best compression finds the most there),
-// many tiny files, random and zero bytes, little text.
+// text whose alphabet changes every few KiB (a block coder that splits
+// blocks there, as klauspost's does, beats Helm's), many tiny files,
+// random and zero bytes, little text.
 func TestStreamBoundsHold(t *testing.T) {
 	meta := &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}
+	// alternating is random digits and random letters by turns, chunk
+	// bytes each.
+	alternating := func(chunk int) []byte {
+		r := rand.New(rand.NewPCG(1, 2))
+		var data []byte
+		for len(data) < 1<<20 {
+			alpha := "0123456789"
+			if (len(data)/chunk)%2 == 1 {
+				alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			}
+			for range chunk {
+				data = append(data, alpha[r.IntN(len(alpha))])
+			}
+		}
+		return data
+	}
+	inManifest := func(data []byte) *Input {
+		in := &Input{Chart: &chart.Chart{Metadata: meta, Templates: []*chart.File{testTemplate}}, Name: "x", Namespace: "ns"}
+		in.AddManifest("x/templates/a.txt", string(data))
+		return in
+	}
 	crds := func(n, size int) *Input {
 		in := &Input{Chart: &chart.Chart{Metadata: meta}, Name: "x", Namespace: "ns"}
 		for i := range n {
@@ -374,6 +397,10 @@ func TestStreamBoundsHold(t *testing.T) {
 	}
 	for name, in := range map[string]*Input{
 		"real CRDs in templates":        real,
+		"alphabet by turns, 1 KiB":      inManifest(alternating(1 << 10)),
+		"alphabet by turns, 4 KiB":      inManifest(alternating(4 << 10)),
+		"alphabet by turns, 64 KiB":     inManifest(alternating(64 << 10)),
+		"alphabet by turns in a file":   tiny(1, func(int) []byte { return alternating(4 << 10) }),
 		"CRDs in templates, 4 x 1 MiB":  crds(4, 1<<20),
 		"CRDs in templates, 40 x 8 KiB": crds(40, 8<<10),
 		"one small CRD":                 crds(1, 0),
