@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"hash/crc32"
 	"io"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -176,11 +177,8 @@ func streamMayDecide(lo, hi int64) bool {
 // The JSON is streamed into the compressor (writeReleaseJSON), never held
 // whole: memory stays at the compressor's state and a buffer.
 func (r *Input) exact() (int64, bool) {
-	zw, _ := exactWriters.Get().(*gzip.Writer)
-	if zw == nil {
-		zw, _ = gzip.NewWriterLevel(io.Discard, gzip.BestCompression)
-	}
-	defer exactWriters.Put(zw)
+	zw := exactWriters.get()
+	defer exactWriters.put(zw)
 	n, ok := r.compressedLen(zw)
 	return int64(base64.StdEncoding.EncodedLen(int(n))), ok
 }
@@ -206,11 +204,8 @@ func (r *Input) compressedLen(zw interface {
 // TestReleaseBoundsHold and TestStreamBoundsHold hold the exact size
 // between the bounds.
 func (r *Input) streamBounds() (lo, hi int64, ok bool) {
-	zw, _ := streamWriters.Get().(*gzip.Writer)
-	if zw == nil {
-		zw, _ = gzip.NewWriterLevel(io.Discard, streamLevel)
-	}
-	defer streamWriters.Put(zw)
+	zw := streamWriters.get()
+	defer streamWriters.put(zw)
 	c, ok := r.compressedLen(zw)
 	if !ok {
 		return 0, 0, false
@@ -241,11 +236,11 @@ const (
 )
 
 // streamWriters are reused gzip writers at streamLevel.
-var streamWriters sync.Pool
+var streamWriters = newWriters(func() *gzip.Writer { zw, _ := gzip.NewWriterLevel(io.Discard, streamLevel); return zw })
 
 // exactWriters are reused gzip writers at best compression (each holds
 // about a megabyte of compressor state).
-var exactWriters sync.Pool
+var exactWriters = newWriters(func() *gzip.Writer { zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestCompression); return zw })
 
 // release is the release Helm would store.
 func (r *Input) release() *release.Release {
@@ -674,3 +669,33 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 var _ io.Writer = (*countWriter)(nil)
 
 func helmTime() helmtime.Time { return helmtime.Time{Time: time.Unix(1700000000, 0).UTC()} }
+
+// writers keeps a few gzip writers for reuse. Unlike a sync.Pool, which
+// drops what it holds at every other collection, it keeps them across
+// collections: a writer holds about a megabyte of compressor state, and
+// allocating one anew each time a release is compressed churns the heap
+// by that much.
+type writers[W any] struct {
+	free  chan W
+	alloc func() W
+}
+
+func newWriters[W any](alloc func() W) *writers[W] {
+	return &writers[W]{free: make(chan W, runtime.GOMAXPROCS(0)), alloc: alloc}
+}
+
+func (p *writers[W]) get() W {
+	select {
+	case w := <-p.free:
+		return w
+	default:
+		return p.alloc()
+	}
+}
+
+func (p *writers[W]) put(w W) {
+	select {
+	case p.free <- w:
+	default:
+	}
+}

@@ -203,3 +203,27 @@ func threadCPU(t testing.TB) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestWritersReused: a writer put back is the one the next get returns,
+// across a collection (where a sync.Pool drops what it holds); with none
+// kept, get makes one; past its capacity, put drops the writer.
+func TestWritersReused(t *testing.T) {
+	made := 0
+	p := newWriters(func() *[]byte { made++; b := make([]byte, 1); return &b })
+	w := p.get()
+	p.put(w)
+	runtime.GC()
+	runtime.GC()
+	if got := p.get(); got != w || made != 1 {
+		t.Errorf("after a put and two collections: got %p (made %d), want the writer put, %p, and none made", got, made, w)
+	}
+	if p.get() == w || made != 2 {
+		t.Errorf("with none kept, get made %d writers, want a second one", made)
+	}
+	for range cap(p.free) + 1 {
+		p.put(p.alloc())
+	}
+	if len(p.free) != cap(p.free) {
+		t.Errorf("%d writers kept, want at most %d", len(p.free), cap(p.free))
+	}
+}

@@ -43,9 +43,11 @@ const twinEdge = 1 << 10
 // of 3, so the chunks' encodings add up to the whole's.
 const twinChunk = 48 << 10
 
-// twinBufs are reused buffers for the base64 of a twinChunk, twinWriters
-// gzip writers at twinLevel.
-var twinBufs, twinWriters sync.Pool
+// twinBufs are reused buffers for the base64 of a twinChunk.
+var twinBufs sync.Pool
+
+// twinWriters are reused gzip writers at twinLevel.
+var twinWriters = newWriters(func() *kgzip.Writer { zw, _ := kgzip.NewWriterLevel(io.Discard, twinLevel); return zw })
 
 // compressedBase64 is the length of the base64 of data compressed at
 // twinLevel, encoded a chunk at a time into a reused buffer.
@@ -56,11 +58,8 @@ func compressedBase64(data []byte) int64 {
 		bp = &b
 	}
 	defer twinBufs.Put(bp)
-	zw, _ := twinWriters.Get().(*kgzip.Writer)
-	if zw == nil {
-		zw, _ = kgzip.NewWriterLevel(io.Discard, twinLevel)
-	}
-	defer twinWriters.Put(zw)
+	zw := twinWriters.get()
+	defer twinWriters.put(zw)
 	cw := &countWriter{}
 	zw.Reset(cw)
 	for off := 0; off < len(data); off += twinChunk {
