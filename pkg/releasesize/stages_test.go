@@ -90,7 +90,7 @@ func TestReleaseStagesOnTree(t *testing.T) {
 	var nTwin, nStream, nExact, twinBytes, yamlBytes int
 	var took [4]time.Duration
 	// The stages as they were before the twins were measured alone (the
-	// whole JSON at level 7, then exact), from the same first bounds.
+	// whole JSON at streamLevel, then exact), from the same first bounds.
 	var oldStream, oldExact int
 	var oldTook time.Duration
 	var loR, hiR, tloR, thiR, sloR, shiR []float64
