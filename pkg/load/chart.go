@@ -645,7 +645,10 @@ func (l *scanner) renderBounded(ctx context.Context, files []*loader.BufferedFil
 		}
 		return nil, nil, true
 	}
-	child, prob := l.sandbox.Render(ctx, render.Chart{Files: files, Values: values, Release: release, Namespace: namespace, Limits: l.opts.Render, Lean: lean})
+	var prob *model.Problem
+	l.awayInChild(func() {
+		child, prob = l.sandbox.Render(ctx, render.Chart{Files: files, Values: values, Release: release, Namespace: namespace, Limits: l.opts.Render, Lean: lean})
+	})
 	if prob != nil {
 		return nil, []model.Problem{*prob}, false
 	}

@@ -25,6 +25,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pinseal/pinseal/internal/layout"
 	"github.com/pinseal/pinseal/pkg/blob"
@@ -50,7 +51,9 @@ type Options struct {
 	// Limit bounds the inflated size of every blob (blob.DefaultLimit when
 	// <= 0): a gzip bomb stops there and says so.
 	Limit int64
-	// Workers is how many packages load at once (runtime.NumCPU() when <= 0).
+	// Workers is how many packages load at once on this process's CPU
+	// (runtime.NumCPU() when <= 0); as many more may be in flight while
+	// packages wait for their render child.
 	Workers int
 	// Logger receives debug and warning logs (slog.Default() when nil).
 	Logger *slog.Logger
@@ -118,6 +121,9 @@ type candidate struct {
 	dir   string // absolute
 	rel   string // slash path relative to the root
 	chart bool
+	// subcharts: the chart has a charts/ directory, so it renders in a
+	// render child, not in this process (render.FastCandidate).
+	subcharts bool
 }
 
 // Tree loads every provider package under root. It returns an error only
@@ -196,30 +202,55 @@ func newScanner(real string, fsys *os.Root, opts Options, sk *skips) (l *scanner
 	return l, done
 }
 
-// loadAll loads the candidates on opts.Workers workers, in the order given;
-// a candidate that is not a provider package is nil. It starts the render
-// children once the first package that needs one is found, so a tree
-// without provider charts starts none.
+// loadAll loads the candidates, opts.Workers at a time on this process's
+// CPU, in childFirst order; a candidate that is not a provider package is
+// nil. It starts the render children once the first package that needs
+// one is found, so a tree without provider charts starts none.
 func (l *scanner) loadAll(ctx context.Context, cands []candidate) ([]*model.Package, error) {
 	results := make([]*model.Package, len(cands))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
+	// opts.Workers turns at this process's CPU. A package waiting for its
+	// render child gives its turn up meanwhile (awayInChild), so that
+	// this process loads another while the children render: up to twice
+	// as many packages are in flight (and in memory) while renders are
+	// outstanding. The workers beyond opts.Workers start only then
+	// (l.spare), so a tree without renders has no more than before, nor
+	// their stacks.
+	l.turns = make(chan struct{}, l.opts.Workers)
+	worker := func() {
+		defer wg.Done()
+		for {
+			l.turns <- struct{}{}
+			i, ok := <-jobs
+			if !ok {
+				<-l.turns
+				return
+			}
+			results[i] = l.cachedLoad(ctx, cands[i])
+			<-l.turns
+		}
+	}
 	workers := min(l.opts.Workers, max(len(cands), 1))
+	var spares atomic.Int64
+	l.spare = func() {
+		// Called by a running worker: wg is above zero.
+		if spares.Add(1) <= int64(workers) {
+			wg.Add(1)
+			go worker()
+		}
+	}
 	// One child first: more start only when renders queue up for it
 	// (render.Sandbox's patience), as each start costs tens of
 	// milliseconds of CPU.
 	l.warmRender = sync.OnceFunc(func() { l.sandbox.Warm(1, l.opts.Render) })
 	for range workers {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				results[i] = l.cachedLoad(ctx, cands[i])
-			}
-		}()
+		go worker()
 	}
+	order := childFirst(cands)
 feed:
-	for i := range cands {
+	for _, i := range order {
 		select {
 		case jobs <- i:
 		case <-ctx.Done():
@@ -293,7 +324,8 @@ func walk(ctx context.Context, root string, exclude []string, sk *skips) ([]cand
 				}
 			}
 			if fi, err := os.Lstat(filepath.Join(p, "Chart.yaml")); err == nil && !fi.IsDir() {
-				cands = append(cands, candidate{dir: p, rel: rel, chart: true})
+				sub, err := os.Lstat(filepath.Join(p, "charts"))
+				cands = append(cands, candidate{dir: p, rel: rel, chart: true, subcharts: err == nil && sub.IsDir()})
 				return fs.SkipDir
 			}
 			return nil
@@ -365,7 +397,13 @@ type scanner struct {
 	// that needs one is found, so a tree without provider charts starts
 	// none; nil: children start on demand.
 	warmRender func()
-	stats      cacheStats // what Options.Cache did
+	// turns are the turns at this process's CPU of the packages loading
+	// (loadAll); nil: one package loads, and keeps its turn. spare starts
+	// a worker to take a turn given up, if there are fewer than loadAll
+	// allows.
+	turns chan struct{}
+	spare func()
+	stats cacheStats // what Options.Cache did
 	// keyConstVal is the part of every cache key the candidates share
 	// (keyConst), worked out once.
 	keyConstOnce sync.Once
@@ -378,6 +416,22 @@ func (l *scanner) needRender() {
 	if l.warmRender != nil {
 		l.warmRender()
 	}
+}
+
+// awayInChild runs fn, which waits for a render child, with the calling
+// package's turn at this process's CPU given up meanwhile: another
+// package loads while the child renders.
+func (l *scanner) awayInChild(fn func()) {
+	if l.turns == nil {
+		fn()
+		return
+	}
+	if l.spare != nil {
+		l.spare()
+	}
+	<-l.turns
+	defer func() { l.turns <- struct{}{} }()
+	fn()
 }
 
 // skip records a chart that is not checked, and why.
@@ -434,4 +488,27 @@ func Package(ctx context.Context, dir string, opts Options) (*model.Package, err
 		return nil, err
 	}
 	return p, nil
+}
+
+// childFirst is the order to load cands in: the charts with subcharts
+// first, which render in a render child (render.FastCandidate), then the
+// others, each in walk order. The children are the busiest part of a
+// monorepo's run and one chart's render can take a second (Sprig's genCA
+// makes RSA keys), so their work starts at once and the loads left at the
+// end are the short ones this process does on its own, which its workers
+// share out: the run does not end waiting for one render. The order of the
+// loads is not the order of the report.
+func childFirst(cands []candidate) []int {
+	order := make([]int, 0, len(cands))
+	for i, c := range cands {
+		if c.subcharts {
+			order = append(order, i)
+		}
+	}
+	for i, c := range cands {
+		if !c.subcharts {
+			order = append(order, i)
+		}
+	}
+	return order
 }

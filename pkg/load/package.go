@@ -380,7 +380,10 @@ func (l *scanner) readPlain(ctx context.Context, p *model.Package) (objs []sourc
 		}
 		// Parsed in a bounded render child first: a file of millions of
 		// tiny YAML nodes must not take the service's memory.
-		kept, ps, prob, err := l.sandbox.Parse(ctx, l.opts.Render, name, data)
+		var kept []byte
+		var ps []model.Problem
+		var prob *model.Problem
+		l.awayInChild(func() { kept, ps, prob, err = l.sandbox.Parse(ctx, l.opts.Render, name, data) })
 		if err != nil {
 			return nil, nil, false // ctx ended: the load ends
 		}

@@ -38,10 +38,16 @@ const (
 	// free before another child starts. A warm render takes milliseconds;
 	// a child's start costs tens of milliseconds of CPU (the exec, the Go
 	// runtime, the package initialisers of everything the verifier links),
-	// so a tree with few charts to render is served by one child, and a
-	// second starts only when renders queue up (or one runs long: a
-	// hostile chart holds its child up to the time bound).
-	workerPatience = 400 * time.Millisecond
+	// so a tree with few charts to render is served by one child. Waiting
+	// about what a start costs, and no longer, bounds what either choice
+	// can lose against the other (the rent-or-buy rule): a tree whose
+	// renders keep queueing (a monorepo's charts with subcharts, where
+	// the children are the busiest part of the run) has its second child
+	// within that wait, not after it rendered the first dozen charts
+	// alone, and one chart that runs long (a hostile chart holds its child
+	// up to the time bound; Sprig's genCA spends a second on RSA keys)
+	// holds up the others that long at most.
+	workerPatience = 50 * time.Millisecond
 )
 
 // renderWorker is one render child process.
