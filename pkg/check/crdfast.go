@@ -44,7 +44,11 @@ func fastInternalCRD(raw []byte) (v1 *apiextv1.CustomResourceDefinition, crd *ap
 	// class[k]: the first span whose schema is semantically equal, as
 	// the conversion compares them.
 	class := make([]int, len(spans))
-	rewritten := make([]byte, 0, 512)
+	size := len(raw)
+	for _, sp := range spans {
+		size -= sp.end - sp.start - 64
+	}
+	rewritten := make([]byte, 0, size)
 	last := 0
 	for k, sp := range spans {
 		class[k] = k

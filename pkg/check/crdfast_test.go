@@ -95,6 +95,7 @@ func TestFastCRDCases(t *testing.T) {
 				`"i":{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]},` +
 				`"o":{"type":"object","default":{"a":[1,2.5,"x",null,true]},"oneOf":[{"required":["a"]}],"allOf":[{"required":["a"]}],"not":{"required":["b"]},"properties":{"a":{"type":"array","items":{"type":"string"}},"b":{"type":"string"}}}`,
 			true},
+		{"empty lists and maps", `"size":{"type":"integer","default":3}`, `"size":{"type":"object","required":[],"properties":{},"allOf":[],"x-kubernetes-list-map-keys":[],"x-kubernetes-validations":[]}`, true},
 		{"items as a list", `"size":{"type":"integer","default":3}`, `"size":{"type":"array","items":[{"type":"string"}]}`, true},
 		{"a null default", `"default":3`, `"default":null`, true},
 		{"a key with an escape", `"type":"integer"`, `"typ\u0065":"integer"`, true},
