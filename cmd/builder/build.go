@@ -26,6 +26,7 @@ type buildOptions struct {
 	timeout  time.Duration
 	retries  int
 	maxBytes int64
+	allow    []string
 	dryRun   bool
 	json     bool
 	verbose  bool
@@ -53,6 +54,10 @@ of the vendored YAML the package layout pairs it with (by pin, content or,
 for a YAML edited after its blob was made, name). The YAML is not touched
 and nothing is fetched.
 
+A download is redirected only to the host it was sent to, GitHub's
+download storage or an --allow-host host; a redirect elsewhere is refused
+before anything is sent there.
+
 --provider Kind/name builds that provider's files only: the package's other
 providers are neither fetched nor written, so nothing about them (a download
 that fails, a patch that no longer applies) stops the build.
@@ -76,6 +81,7 @@ Exit status: 0 built, 1 a package failed (nothing of it was changed), 2 usage.`,
 	f := cmd.Flags()
 	addFetchFlags(f, &o.mirrors, &o.cache, &o.timeout, &o.retries)
 	f.Int64Var(&o.maxBytes, "max-bytes", fetch.DefaultMaxBytes, "largest file downloaded (held in memory while it is hashed)")
+	f.StringArrayVar(&o.allow, "allow-host", nil, "a host a download may be redirected to, besides the one it was sent to and GitHub's download storage (repeatable)")
 	f.BoolVar(&o.offline, "offline", false, "use the cache (and file: URLs) only, never the network")
 	f.BoolVar(&o.dryRun, "dry-run", false, "fetch, verify, patch and compress, but write nothing; report what would change")
 	f.StringVar(&o.provider, "provider", "", "build this provider (Kind/name) of the package only; its other providers are not fetched or written")
@@ -93,7 +99,7 @@ func runBuild(ctx context.Context, stdout, stderr io.Writer, o *buildOptions, di
 		return err
 	}
 	fetcher.Offline = o.offline
-	fetcher.MaxBytes = o.maxBytes
+	boundFetcher(fetcher, o.maxBytes, o.allow)
 	interactive := isTerminal(stderr)
 	if interactive {
 		fetcher.Progress = stderr

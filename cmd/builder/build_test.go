@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pinseal/pinseal/pkg/build"
@@ -114,5 +115,48 @@ func TestBuildCommandUsage(t *testing.T) {
 		if !errors.As(err, new(usageError)) {
 			t.Errorf("%v: err = %v, want a usage error (exit 2)", args, err)
 		}
+	}
+}
+
+// TestBuildRedirectElsewhere: a pinned URL that redirects to another host
+// is refused before anything is sent there, naming the host and
+// --allow-host, and the package stays as it was; with --allow-host HOST
+// the same build succeeds.
+func TestBuildRedirectElsewhere(t *testing.T) {
+	var reached atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		w.Write([]byte(buildTestYAML))
+	}))
+	defer other.Close()
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer origin.Close()
+	otherHost := strings.TrimPrefix(other.URL, "http://")
+	sum := sha256.Sum256([]byte(buildTestYAML))
+	dir := writeBuildTestPkg(t, origin.URL, hex.EncodeToString(sum[:]))
+
+	_, stderr, err := runBuildTestCmd(t, "build", "--cache", t.TempDir(), "--retries", "0", dir)
+	if err == nil || errors.As(err, new(usageError)) {
+		t.Fatalf("err = %v, want a build failure (exit 1)", err)
+	}
+	for _, want := range []string{"/core-components.yaml", otherHost, "not among the allowed hosts", "--allow-host " + otherHost} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the error does not say %q:\n%s", want, stderr)
+		}
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("%d requests reached the host nobody allowed", n)
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "files")); len(left) != 0 {
+		t.Errorf("the refused build wrote %v", left)
+	}
+
+	if _, stderr, err := runBuildTestCmd(t, "build", "--cache", t.TempDir(), "--retries", "0", "--allow-host", otherHost, dir); err != nil {
+		t.Fatalf("with --allow-host %s: %v\n%s", otherHost, err, stderr)
+	}
+	if n := reached.Load(); n != 1 {
+		t.Errorf("%d requests reached the allowed host, want 1", n)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -121,12 +120,12 @@ func fetcherFor(mirrors []string, cache string, timeout time.Duration, retries i
 	return &fetch.Fetcher{CacheDir: cache, Timeout: timeout, Retries: retries, Mirrors: ms}, nil
 }
 
-// boundFetcher applies bump's bounds on an upstream to f: the largest
-// file, and the hosts a download may be redirected to (GitHub's download
-// storage and allowHosts, besides the host it was sent to).
+// boundFetcher applies bump's and build's bounds on an upstream to f: the
+// largest file, and the hosts a download may be redirected to besides the
+// host it was sent to and GitHub's download storage.
 func boundFetcher(f *fetch.Fetcher, maxBytes int64, allowHosts []string) {
 	f.MaxBytes = maxBytes
-	f.RedirectHosts = slices.Concat(fetch.GitHubDownloadHosts, allowHosts)
+	f.RedirectHosts = allowHosts
 }
 
 func runBump(ctx context.Context, stdout, stderr io.Writer, o *bumpOptions, dir string) error {

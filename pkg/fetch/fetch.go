@@ -89,11 +89,13 @@ type Fetcher struct {
 	Backoff time.Duration
 	// MaxBytes bounds one file; 0 = DefaultMaxBytes (64 MiB).
 	MaxBytes int64
-	// RedirectHosts, when not nil, are the hosts (host or host:port) a
-	// download may be redirected to besides the one it was sent to; a
-	// redirect elsewhere is refused before anything is sent to it. nil
-	// follows redirects to any host. Only the default client (Client nil)
-	// applies it.
+	// RedirectHosts are the hosts (host or host:port) a download may be
+	// redirected to besides the one it was sent to and
+	// GitHubDownloadHosts; a redirect elsewhere is refused before
+	// anything is sent to it (an upstream's answer must not send the
+	// caller to an address nobody allowed, such as a cloud metadata
+	// endpoint or a service inside the network). Only the default client
+	// (Client nil) applies it.
 	RedirectHosts []string
 	// Progress receives a byte counter for downloads; nil = quiet.
 	Progress io.Writer
@@ -299,23 +301,25 @@ func (f *Fetcher) client() *http.Client {
 	if f.Client != nil {
 		return f.Client
 	}
-	if f.RedirectHosts == nil {
-		return defaultClient
-	}
+	allowed := slices.Concat(GitHubDownloadHosts, f.RedirectHosts)
 	return &http.Client{Transport: http.DefaultTransport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if err := checkRedirect(req, via); err != nil {
 			return err
 		}
-		host := strings.ToLower(req.URL.Host)
-		if host == strings.ToLower(via[0].URL.Host) || slices.Contains(f.RedirectHosts, host) || slices.Contains(f.RedirectHosts, req.URL.Hostname()) {
-			return nil
-		}
-		return fmt.Errorf("%w: %s is not among the allowed hosts (%s), so nothing was sent to it; if it is the release's download storage, allow it with --allow-host %s",
-			ErrRedirectNotAllowed, host, strings.Join(f.RedirectHosts, ", "), host)
+		return redirectAllowed(req, via, allowed)
 	}}
 }
 
-var defaultClient = &http.Client{Transport: http.DefaultTransport, CheckRedirect: checkRedirect}
+// redirectAllowed refuses a redirect of a request first sent to
+// via[0]'s host to a host allowed does not name.
+func redirectAllowed(req *http.Request, via []*http.Request, allowed []string) error {
+	host := strings.ToLower(req.URL.Host)
+	if host == strings.ToLower(via[0].URL.Host) || slices.Contains(allowed, host) || slices.Contains(allowed, strings.ToLower(req.URL.Hostname())) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is not among the allowed hosts (%s and %s), so nothing was sent to it; if it is the release's download storage, allow it with --allow-host %s",
+		ErrRedirectNotAllowed, host, strings.ToLower(via[0].URL.Host), strings.Join(allowed, ", "), host)
+}
 
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {

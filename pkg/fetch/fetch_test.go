@@ -458,9 +458,9 @@ func TestFetchRefusesHTTPSDowngrade(t *testing.T) {
 	}))
 	t.Cleanup(tlsSrv.Close)
 	// The default client's redirect policy, with the test server's TLS trust.
-	client := *defaultClient
-	client.Transport = tlsSrv.Client().Transport
 	f := quickFetcher(t)
+	client := *f.client()
+	client.Transport = tlsSrv.Client().Transport
 	f.Client = &client
 	_, err := f.Fetch(context.Background(), pin.Source{URL: tlsSrv.URL + "/c.yaml", SHA256: digest(manifest)})
 	if err == nil || !strings.Contains(err.Error(), "refusing redirect from https") {
@@ -468,6 +468,60 @@ func TestFetchRefusesHTTPSDowngrade(t *testing.T) {
 	}
 	if n := plain.hits.Load(); n != 0 {
 		t.Errorf("followed the downgrade")
+	}
+}
+
+// TestFetchRedirectHosts: a download follows a redirect only to the host
+// it was sent to, GitHub's download storage or a RedirectHosts host;
+// anything else is refused before a request reaches it.
+func TestFetchRedirectHosts(t *testing.T) {
+	target := newServer(t, manifest, nil)
+	targetHost := strings.TrimPrefix(target.URL, "http://")
+	for _, tc := range []struct {
+		name    string
+		allow   []string
+		to      string // the redirect's target: "same" the origin itself, "other" the target server
+		wantErr string
+	}{
+		{name: "same host", to: "same"},
+		{name: "another host, not allowed", to: "other", wantErr: "--allow-host " + targetHost},
+		{name: "another host, allowed as host:port", allow: []string{targetHost}, to: "other"},
+		{name: "another port of an allowed host name only", allow: []string{"example.com"}, to: "other", wantErr: "not among the allowed hosts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := target.hits.Load()
+			var origin *server
+			origin = newServer(t, manifest, func(n int64, w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path != "/c.yaml" {
+					return false
+				}
+				to := target.URL
+				if tc.to == "same" {
+					to = origin.URL
+				}
+				http.Redirect(w, r, to+"/moved.yaml", http.StatusFound)
+				return true
+			})
+			f := quickFetcher(t)
+			f.RedirectHosts = tc.allow
+			_, err := f.Fetch(context.Background(), pin.Source{URL: origin.URL + "/c.yaml", SHA256: digest(manifest)})
+			hits := target.hits.Load() - before
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if tc.to == "other" && hits != 1 {
+					t.Errorf("%d requests reached the allowed host, want 1", hits)
+				}
+				return
+			}
+			if !errors.Is(err, ErrRedirectNotAllowed) || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), targetHost) {
+				t.Errorf("got %v, want ErrRedirectNotAllowed naming %s and %q", err, targetHost, tc.wantErr)
+			}
+			if hits != 0 {
+				t.Errorf("%d requests reached the host nobody allowed", hits)
+			}
+		})
 	}
 }
 
