@@ -334,3 +334,134 @@ func TestReleaseJSONIsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamBoundsHold: the exact size lies between the bounds
+// streamBounds gives on releases whose text compresses the most and the
+// least against Helm's encoding: CRDs in templates rendered into the
+// manifest (the longer search of best compression finds the most there),
+// text whose alphabet changes every few KiB (a block coder that splits
+// blocks there, as klauspost's does, beats Helm's), many tiny files,
+// random and zero bytes, little text.
+func TestStreamBoundsHold(t *testing.T) {
+	meta := &chart.Metadata{Name: "x", Version: "0.1.0", APIVersion: "v2"}
+	// alternating is random digits and random letters by turns, chunk
+	// bytes each.
+	alternating := func(chunk int) []byte {
+		r := rand.New(rand.NewPCG(1, 2))
+		var data []byte
+		for len(data) < 1<<20 {
+			alpha := "0123456789"
+			if (len(data)/chunk)%2 == 1 {
+				alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			}
+			for range chunk {
+				data = append(data, alpha[r.IntN(len(alpha))])
+			}
+		}
+		return data
+	}
+	inManifest := func(data []byte) *Input {
+		in := &Input{Chart: &chart.Chart{Metadata: meta, Templates: []*chart.File{testTemplate}}, Name: "x", Namespace: "ns"}
+		in.AddManifest("x/templates/a.txt", string(data))
+		return in
+	}
+	crds := func(n, size int) *Input {
+		in := &Input{Chart: &chart.Chart{Metadata: meta}, Name: "x", Namespace: "ns"}
+		for i := range n {
+			yml := manifestgen.Generate(manifestgen.Spec{Provider: "p", Prefix: "p", Group: fmt.Sprintf("g%d.io", i), Kinds: []string{"PCluster", "PMachine"}, Size: size, Seed: int64(i)})
+			name := fmt.Sprintf("templates/crds-%d.yaml", i)
+			in.Chart.Templates = append(in.Chart.Templates, &chart.File{Name: name, Data: yml})
+			in.AddManifest("x/"+name, string(yml))
+		}
+		return in
+	}
+	tiny := func(n int, data func(i int) []byte) *Input {
+		in := &Input{Chart: &chart.Chart{Metadata: meta, Templates: []*chart.File{testTemplate}}, Name: "x", Namespace: "ns"}
+		for i := range n {
+			in.Chart.Files = append(in.Chart.Files, &chart.File{Name: fmt.Sprintf("files/f%04d", i), Data: data(i)})
+		}
+		in.AddManifest("x/templates/cm.yaml", string(testTemplate.Data))
+		return in
+	}
+	// Real CRDs, as a CRD chart ships them: templates rendered as they are.
+	real := &Input{Chart: &chart.Chart{Metadata: meta}, Name: "x", Namespace: "ns"}
+	for _, f := range []string{"../../internal/app/cluster/testdata/turtles/capiprovider-crd.yaml", "../../examples/upstream/cluster-api/v1.10.1/core-components.yaml",
+		"../../examples/upstream/cluster-api-provider-proxmox/v0.7.7/infrastructure-components.yaml"} {
+		yml, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "templates/" + filepath.Base(f)
+		real.Chart.Templates = append(real.Chart.Templates, &chart.File{Name: name, Data: yml})
+		real.AddManifest("x/"+name, string(yml))
+	}
+	for name, in := range map[string]*Input{
+		"real CRDs in templates":        real,
+		"alphabet by turns, 1 KiB":      inManifest(alternating(1 << 10)),
+		"alphabet by turns, 4 KiB":      inManifest(alternating(4 << 10)),
+		"alphabet by turns, 64 KiB":     inManifest(alternating(64 << 10)),
+		"alphabet by turns in a file":   tiny(1, func(int) []byte { return alternating(4 << 10) }),
+		"CRDs in templates, 4 x 1 MiB":  crds(4, 1<<20),
+		"CRDs in templates, 40 x 8 KiB": crds(40, 8<<10),
+		"one small CRD":                 crds(1, 0),
+		"2000 tiny text files":          tiny(2000, func(i int) []byte { return fmt.Appendf(nil, "key%d: value%d\n", i, i*7) }),
+		"2000 tiny random files":        tiny(2000, func(i int) []byte { return randomBytes(64, uint64(i)) }),
+		"1000 tiny zero files":          tiny(1000, func(int) []byte { return make([]byte, 100) }),
+		"random MiB":                    tiny(1, func(int) []byte { return randomBytes(1<<20, 3) }),
+		"zero MiB":                      tiny(1, func(int) []byte { return make([]byte, 1<<20) }),
+	} {
+		exact, ok := in.exact()
+		slo, shi, sok := in.streamBounds()
+		if !ok || !sok || slo > exact || exact > shi {
+			t.Errorf("%s: exact %d outside the stream bounds [%d, %d]", name, exact, slo, shi)
+			continue
+		}
+		t.Logf("%s: exact %d, stream bounds %.3f–%.3f of it (level %d: %.3f)", name, exact, float64(slo)/float64(exact), float64(shi)/float64(exact), streamLevel, float64(shi)/streamHi/float64(exact))
+	}
+}
+
+// TestGzipPartBound: the base64 of a gzip file, as the release JSON holds
+// it, compresses at best compression to at most its size plus gzipMargin
+// and gzipSlack, and (deflated text, windowPart or longer) to at least its
+// size less gzipMarginLow: blobs of YAML at every level and length from
+// smallPart up, of random bytes (stored blocks), of a few repeated
+// bytes (deflate output that repeats itself: only the upper side holds),
+// and random bytes behind gzip's magic.
+func TestGzipPartBound(t *testing.T) {
+	yml := manifestgen.Generate(manifestgen.Spec{Size: 3 << 20, Seed: 8})
+	r := rand.New(rand.NewPCG(4, 5))
+	type blob struct {
+		name  string
+		gz    []byte
+		lower bool
+	}
+	var blobs []blob
+	for range 24 {
+		n, level := 24<<10+r.IntN(len(yml)-24<<10), []int{1, 5, 6, 9}[r.IntN(4)]
+		blobs = append(blobs, blob{fmt.Sprintf("%d bytes of YAML at level %d", n, level), gzipAt(t, yml[:n], level), true})
+	}
+	for _, n := range []int{6 << 10, 40 << 10, 700 << 10} {
+		blobs = append(blobs,
+			blob{fmt.Sprintf("%d random bytes", n), gzipAt(t, randomBytes(n, uint64(n)), 9), false},
+			blob{fmt.Sprintf("%d random bytes behind the magic", n), append([]byte{0x1f, 0x8b, 8, 0}, randomBytes(n, uint64(n)+1)...), false})
+	}
+	blobs = append(blobs, blob{"64 MiB of a repeated line", gzipAt(t, bytes.Repeat([]byte("spec: {}\n"), 64<<20/9), 9), false})
+	for _, b := range blobs {
+		stored := base64.StdEncoding.EncodedLen(len(b.gz))
+		if stored < smallPart {
+			t.Fatalf("%s: %d bytes stored, under smallPart: pick a longer one", b.name, stored)
+		}
+		cw := &countWriter{}
+		zw, _ := gzip.NewWriterLevel(cw, gzip.BestCompression)
+		_, _ = fmt.Fprintf(zw, `{"data":"%s"}`, base64.StdEncoding.EncodeToString(b.gz))
+		_ = zw.Close()
+		size := float64(len(b.gz))
+		if hi := size*(1+gzipMargin) + gzipSlack; float64(cw.n) > hi {
+			t.Errorf("%s: compresses to %d, over the upper bound %.0f", b.name, cw.n, hi)
+		}
+		if lo := size * (1 - gzipMarginLow); b.lower && stored >= windowPart && deflated(b.gz) && float64(cw.n) < lo {
+			t.Errorf("%s: compresses to %d, under the lower bound %.0f", b.name, cw.n, lo)
+		}
+		t.Logf("%s: %d bytes compress to %.4f of them", b.name, len(b.gz), float64(cw.n)/size)
+	}
+}

@@ -90,10 +90,10 @@ func TestReleaseStagesOnTree(t *testing.T) {
 	var nTwin, nStream, nExact, twinBytes, yamlBytes int
 	var took [4]time.Duration
 	// The stages as they were before the twins were measured alone (the
-	// whole JSON at level 7, then exact), from the same first bounds.
+	// whole JSON at streamLevel, then exact), from the same first bounds.
 	var oldStream, oldExact int
 	var oldTook time.Duration
-	var loR, hiR, tloR, thiR []float64
+	var loR, hiR, tloR, thiR, sloR, shiR []float64
 	for _, name := range names {
 		in := ins[name]
 		log := stageLog{clock: clock}
@@ -132,8 +132,10 @@ func TestReleaseStagesOnTree(t *testing.T) {
 			tlo, thi = p.bounds(measuredTwin)
 			tloR, thiR = append(tloR, float64(tlo)/e), append(thiR, float64(thi)/e)
 		}
-		if lo > exact || exact > hi || tlo > exact || exact > thi || got.Bytes < exact {
-			t.Errorf("%s: exact %d outside the bounds [%d, %d], [%d, %d] or over the size given %d", name, exact, lo, hi, tlo, thi, got.Bytes)
+		slo, shi, _ := in.streamBounds()
+		sloR, shiR = append(sloR, float64(slo)/e), append(shiR, float64(shi)/e)
+		if lo > exact || exact > hi || tlo > exact || exact > thi || slo > exact || exact > shi || got.Bytes < exact {
+			t.Errorf("%s: exact %d outside the bounds [%d, %d], [%d, %d], [%d, %d] or over the size given %d", name, exact, lo, hi, tlo, thi, slo, shi, got.Bytes)
 		}
 		t.Logf("%s: exact %d (%.1f %%), bounds %.3f–%.3f, twin bounds %.3f–%.3f, stages %+v", name, exact, 100*e/model.ReleaseLimit,
 			float64(lo)/e, float64(hi)/e, float64(tlo)/e, float64(thi)/e, log)
@@ -144,7 +146,7 @@ func TestReleaseStagesOnTree(t *testing.T) {
 	for _, r := range []struct {
 		name string
 		v    []float64
-	}{{"lower bound", loR}, {"upper bound", hiR}, {"twin lower", tloR}, {"twin upper", thiR}} {
+	}{{"lower bound", loR}, {"upper bound", hiR}, {"twin lower", tloR}, {"twin upper", thiR}, {"stream lower", sloR}, {"stream upper", shiR}} {
 		if len(r.v) > 0 {
 			sort.Float64s(r.v)
 			t.Logf("%s / exact: min %.3f median %.3f max %.3f", r.name, r.v[0], r.v[len(r.v)/2], r.v[len(r.v)-1])
@@ -200,4 +202,28 @@ func threadCPU(t testing.TB) time.Duration {
 		t.Skip("no per-thread CPU time here:", err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestWritersReused: a writer put back is the one the next get returns,
+// across a collection (where a sync.Pool drops what it holds); with none
+// kept, get makes one; past its capacity, put drops the writer.
+func TestWritersReused(t *testing.T) {
+	made := 0
+	p := newWriters(func() *[]byte { made++; b := make([]byte, 1); return &b })
+	w := p.get()
+	p.put(w)
+	runtime.GC()
+	runtime.GC()
+	if got := p.get(); got != w || made != 1 {
+		t.Errorf("after a put and two collections: got %p (made %d), want the writer put, %p, and none made", got, made, w)
+	}
+	if p.get() == w || made != 2 {
+		t.Errorf("with none kept, get made %d writers, want a second one", made)
+	}
+	for range cap(p.free) + 1 {
+		p.put(p.alloc())
+	}
+	if len(p.free) != cap(p.free) {
+		t.Errorf("%d writers kept, want at most %d", len(p.free), cap(p.free))
+	}
 }
