@@ -180,6 +180,13 @@ func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 		return v
 	}
 	v := &model.CRDVerdict{Decoded: true}
+	if judge {
+		if v1, crd, ok := fastInternalCRD(raw); ok {
+			v.Kinds = kindsServed(v1)
+			v.Refusal = validateCRD(crd)
+			return v
+		}
+	}
 	var v1 apiextv1.CustomResourceDefinition
 	unknown, err := decodeCRD(raw, &v1)
 	if err != nil {
@@ -188,15 +195,22 @@ func judgeCRD(raw []byte, judge bool) *model.CRDVerdict {
 		}
 		return v
 	}
-	for _, ver := range v1.Spec.Versions {
-		if ver.Served {
-			v.Kinds = append(v.Kinds, gvk(v1.Spec.Group+"/"+ver.Name, v1.Spec.Names.Kind))
-		}
-	}
+	v.Kinds = kindsServed(&v1)
 	if judge {
 		v.Refusal = refusal(crdRefusalOf(&v1), unknown)
 	}
 	return v
+}
+
+// kindsServed lists the kinds (gvk) the CRD v1 serves.
+func kindsServed(v1 *apiextv1.CustomResourceDefinition) []string {
+	var kinds []string
+	for _, ver := range v1.Spec.Versions {
+		if ver.Served {
+			kinds = append(kinds, gvk(v1.Spec.Group+"/"+ver.Name, v1.Spec.Names.Kind))
+		}
+	}
+	return kinds
 }
 
 // decodeCRD decodes the JSON raw into v1 as the API server decodes a
@@ -328,11 +342,27 @@ const maxCRDErrors = 4
 // k8s.io/apiextensions-apiserver v0.37.0 pkg/registry/customresourcedefinition/strategy.go)
 // and validated by validation.ValidateCustomResourceDefinition.
 func crdRefusalOf(v1 *apiextv1.CustomResourceDefinition) string {
-	apiextv1.SetObjectDefaults_CustomResourceDefinition(v1)
-	var crd apiextensions.CustomResourceDefinition
-	if err := apiextv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(v1, &crd, nil); err != nil {
+	crd, err := internalOf(v1)
+	if err != nil {
 		return fmt.Sprintf("it does not convert: %v", err)
 	}
+	return validateCRD(crd)
+}
+
+// internalOf is the CRD v1 defaulted (in place) and converted to the
+// internal version.
+func internalOf(v1 *apiextv1.CustomResourceDefinition) (*apiextensions.CustomResourceDefinition, error) {
+	apiextv1.SetObjectDefaults_CustomResourceDefinition(v1)
+	crd := new(apiextensions.CustomResourceDefinition)
+	if err := apiextv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(v1, crd, nil); err != nil {
+		return nil, err
+	}
+	return crd, nil
+}
+
+// validateCRD is the API server's answer to creating the internal CRD
+// crd (prepared in place), "" when it accepts it.
+func validateCRD(crd *apiextensions.CustomResourceDefinition) string {
 	crd.Status = apiextensions.CustomResourceDefinitionStatus{}
 	crd.Generation = 1
 	for _, v := range crd.Spec.Versions {
@@ -341,7 +371,7 @@ func crdRefusalOf(v1 *apiextv1.CustomResourceDefinition) string {
 			break
 		}
 	}
-	errs := validation.ValidateCustomResourceDefinition(context.Background(), &crd)
+	errs := validation.ValidateCustomResourceDefinition(context.Background(), crd)
 	if len(errs) == 0 {
 		return ""
 	}

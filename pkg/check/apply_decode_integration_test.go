@@ -30,6 +30,18 @@ const serverCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
 "versions":[{"name":"v1","served":true,"storage":true,
 "schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"size":{"type":"integer"}}}}}}}]}}`
 
+// richSchema is a property of each field the judge decodes by hand.
+const richSchema = `"size":{"type":"integer","minimum":0,"maximum":10,"multipleOf":1,"default":3,"enum":[1,2,3],"description":"a \"size\"\nof it"},` +
+	`"name":{"type":"string","maxLength":10,"minLength":1,"pattern":"^[a-z]+$","x-kubernetes-validations":[{"rule":"self.size() > 0","message":"empty"}]},` +
+	`"ports":{"type":"array","maxItems":4,"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["port"],"items":{"type":"object","required":["port"],"properties":{"port":{"type":"integer","format":"int32"},"proto":{"type":"string","default":"TCP","Format":"dropped"}}}},` +
+	`"labels":{"type":"object","additionalProperties":{"type":"string"},"x-kubernetes-map-type":"granular","maxProperties":8},` +
+	`"any":{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]},` +
+	`"free":{"type":"object","nullable":true,"x-kubernetes-preserve-unknown-fields":true}`
+
+// secondVersion is a version v2 of serverCRD, its property size's schema
+// SIZE.
+const secondVersion = `{"name":"v2","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"size":SIZE}}}}}}`
+
 // TestJudgeCRDDecodeAgreesWithAPIServer: the real kube-apiserver, sent
 // each CRD as the operator sends it, first a create without a
 // fieldValidation (clusterctl's), then a server-side apply of the same
@@ -76,6 +88,15 @@ func TestJudgeCRDDecodeAgreesWithAPIServer(t *testing.T) {
 			[]string{"duplicate field", "spec.versions[0].served"}},
 		{"type of a property capitalised", `"size":{"type":"integer"`, `"size":{"Type":"integer"`, true, "", nil},
 		{"a key in another case within items", `"size":{"type":"integer"`, `"size":{"type":"array","items":{"type":"string","Format":"date"}`, false, "", nil},
+		// The schemas the judge decodes by hand (fastInternalCRD), and the
+		// conversion's hoisting of equal per-version schemas, which names
+		// the fields of its errors.
+		{"a schema of each field decoded by hand", `"size":{"type":"integer"}`, richSchema, false, "", nil},
+		{"an invalid default", `"size":{"type":"integer"}`, `"size":{"type":"integer","default":"x"}`, true, "", nil},
+		{"two versions, the same invalid schema", `"size":{"type":"integer"}}}}}}}]`,
+			`"size":{"type":"integer","default":"x"}}}}}}},` + strings.Replace(secondVersion, "SIZE", `{"type":"integer","default":"x"}`, 1) + `]`, true, "", nil},
+		{"two versions, the second's schema invalid", `"size":{"type":"integer"}}}}}}}]`,
+			`"size":{"type":"integer"}}}}}}},` + strings.Replace(secondVersion, "SIZE", `{"type":"integer","default":"x"}`, 1) + `]`, true, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			group := fmt.Sprintf("c%d.example.com", i)
