@@ -201,13 +201,13 @@ func checkRender(r render.Limits) error {
 }
 
 // tuneGC gives a one-shot check a lazier garbage collector: the heap may
-// grow to two and a half times what is live (GOGC=150). Lazier still
-// costs memory over the 120 MiB peak-RSS target: on 100 real-shaped
-// provider packages what is live after a collection stays under 20 MiB
-// while judging CRDs allocates about 1 MiB a CRD, so GOGC=150 collects
-// about 140 times (10 % of the CPU) for a 52 MiB peak heap and about
-// 115 MiB of RSS, GOGC=200 about 90 times (7 %) for 134 MiB of RSS, and
-// GOGC=300 or a 100 MiB memory limit under GOGC=400 for 145 to 167 MiB.
+// grow to 2.3 times what is live (GOGC=130). Lazier still costs memory
+// over the peak-RSS targets (120 MiB at 100 real-shaped provider
+// packages, 256 MiB at 1,000), as what is live grows with the packages
+// the model holds while judging CRDs allocates much: at 17e4ccb on 100
+// packages GOGC=150 peaks at 124–125 MiB for 3.9–4.0 s of CPU, 130 at
+// 117–118 MiB for 4.0, 110 at 109–110 MiB for 4.2–4.3; on 1,000 packages
+// 150 peaks at 269–278 MiB, 130 at 238 MiB for 5 % more CPU.
 // It sets no memory limit: a limit below what a check keeps live makes
 // the collector run without end, and a fixed 192 MiB limit did so from
 // about 150 packages (300 packages: 45 s and 27 s of system time
@@ -217,7 +217,7 @@ func tuneGC() {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetGCPercent(150)
+	debug.SetGCPercent(130)
 }
 
 // runCheck is `verifier check ROOT`: the flags checked, the tree verified,
