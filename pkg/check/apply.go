@@ -379,12 +379,16 @@ func validateCRD(crd *apiextensions.CustomResourceDefinition) string {
 }
 
 // fieldErrors renders the first maxCRDErrors errors as the API server
-// prints them (field: type: detail), and how many more there are.
+// prints them (field: type: detail), and how many more there are, in
+// the order of their text: the validation walks a schema's properties in
+// Go's map order, so the errors come in a different order each run, and
+// which of them the first maxCRDErrors are must not.
 func fieldErrors(errs field.ErrorList) string {
 	es := make([]error, len(errs))
 	for i, e := range errs {
 		es[i] = e
 	}
+	slices.SortStableFunc(es, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return "[" + quoteErrors(es) + "]"
 }
 

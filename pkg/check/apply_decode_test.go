@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -169,4 +170,32 @@ func FuzzJudgeCRD(f *testing.F) {
 			t.Fatalf("accepted, but decodes with %v, unknown fields %v", err, unknown)
 		}
 	})
+}
+
+// TestCRDRefusalIsStable: a CRD with more errors than the refusal shows
+// (maxCRDErrors), from properties the validation walks in Go's map order,
+// gets the same refusal every time it is judged, on the fast road and on
+// the slow one.
+func TestCRDRefusalIsStable(t *testing.T) {
+	props := make([]string, 0, 2*maxCRDErrors)
+	for i := range 2 * maxCRDErrors {
+		props = append(props, fmt.Sprintf(`"p%d":{"type":"integer","default":"x"}`, i))
+	}
+	raw := []byte(strings.Replace(widgetCRD, `"size":{"type":"integer","default":3}`, strings.Join(props, ","), 1))
+	first := judgeCRD(raw, true).Refusal
+	if !strings.Contains(first, fmt.Sprintf("and %d more", maxCRDErrors)) {
+		t.Fatalf("refusal %q, want %d errors shown and %d more", first, maxCRDErrors, maxCRDErrors)
+	}
+	var v1 apiextv1.CustomResourceDefinition
+	if _, err := decodeCRD(raw, &v1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if got := judgeCRD(raw, true).Refusal; got != first {
+			t.Fatalf("judged again (%d): %q, first %q", i, got, first)
+		}
+		if got := crdRefusalOf(v1.DeepCopy()); got != first {
+			t.Fatalf("slow road (%d): %q, fast %q", i, got, first)
+		}
+	}
 }
